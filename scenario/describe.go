@@ -1,0 +1,204 @@
+package scenario
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Describe writes the resolved scenario for `sixpin validate`: name, seed,
+// the six pins one per line with their resolved values, the run bounds,
+// windows, SLO, target and warnings. Means come from the plan
+// (Plan.Expected). s should be valid (as Load returns it).
+func (s *Scenario) Describe(w io.Writer) error {
+	d := &describer{w: w}
+	p := NewPlan(s)
+	exp := p.Expected()
+	pins := s.Pins
+
+	d.line("scenario", "%s", s.Name)
+	if s.Description != "" {
+		d.line("description", "%s", strings.TrimSpace(s.Description))
+	}
+	if s.Path != "" {
+		sum := s.SHA256
+		if len(sum) > 12 {
+			sum = sum[:12]
+		}
+		d.line("file", "%s (sha256 %s)", s.Path, sum)
+	}
+	d.line("seed", "%d", s.Seed)
+
+	m := pins.Model
+	model := []string{m.Name}
+	if m.ParamsB > 0 {
+		size := num(m.ParamsB) + "B params"
+		if m.ActiveParamsB > 0 {
+			size += " (" + num(m.ActiveParamsB) + "B active)"
+		}
+		model = append(model, size)
+	}
+	if m.Dtype != "" {
+		model = append(model, m.Dtype)
+	}
+	d.line("model", "%s", strings.Join(model, ", "))
+
+	classes := pins.Mix.Classes
+	tokenLine := func(label string, t Dist, mean float64, exact bool) {
+		var text string
+		switch {
+		case t.IsZero():
+			text = "per class"
+		case len(classes) > 0:
+			text = t.String() + " tokens where a class sets none"
+		default:
+			text = t.String() + " tokens"
+		}
+		if exact {
+			text += ", exact"
+		}
+		if len(classes) > 0 {
+			text += fmt.Sprintf(" (mean %s over the mix)", thousands(mean))
+		} else if t.Kind != DistFixed {
+			text += fmt.Sprintf(" (mean %s)", thousands(mean))
+		}
+		d.line(label, "%s", text)
+	}
+	tokenLine("prompt", pins.Prompt.Tokens, exp.MeanPromptTokens, false)
+	tokenLine("output", pins.Output.Tokens, exp.MeanOutputTokens, pins.Output.Exact)
+
+	c := pins.Concurrency
+	switch c.Mode {
+	case ModeClosed:
+		d.line("concurrency", "closed loop, %d streams", c.Streams)
+	case ModeOpen:
+		arrival := c.Arrival + " arrivals"
+		if c.Arrival == ArrivalGamma {
+			arrival += " (burstiness " + num(c.Burstiness) + ")"
+		}
+		limit := "no in-flight cap"
+		if c.MaxInFlight > 0 {
+			limit = fmt.Sprintf("at most %d in flight", c.MaxInFlight)
+		}
+		d.line("concurrency", "open loop, %s req/s, %s, %s", num(c.Rate), arrival, limit)
+	default:
+		d.line("concurrency", "%q", c.Mode)
+	}
+
+	k := pins.KVCache
+	var kv []string
+	if k.MaxModelLen > 0 {
+		kv = append(kv, fmt.Sprintf("max_model_len %d", k.MaxModelLen))
+	}
+	if k.GPUMemoryUtilization > 0 {
+		kv = append(kv, "gpu_memory_utilization "+num(k.GPUMemoryUtilization))
+	}
+	if k.MaxNumSeqs > 0 {
+		kv = append(kv, fmt.Sprintf("max_num_seqs %d", k.MaxNumSeqs))
+	}
+	if k.Batching != "" {
+		kv = append(kv, k.Batching+" batching")
+	}
+	if k.PrefixCaching != nil {
+		kv = append(kv, fmt.Sprintf("prefix_caching %t", *k.PrefixCaching))
+	}
+	if len(kv) == 0 {
+		kv = []string{"undeclared"}
+	}
+	d.line("kv_cache", "%s", strings.Join(kv, ", "))
+
+	mix := "one class"
+	if len(classes) > 0 {
+		mix = fmt.Sprintf("%d classes", len(classes))
+	}
+	mix += ", input:output " + ratio(exp.Ratio)
+	if r := pins.Mix.InputOutputRatio; r > 0 {
+		mix += " (declared " + num(r) + ")"
+	}
+	d.line("mix", "%s", mix)
+	var total float64
+	for _, cl := range classes {
+		total += cl.Weight
+	}
+	for _, cl := range classes {
+		prompt, output := "inherited", "inherited"
+		if cl.Prompt != nil {
+			prompt = cl.Prompt.Tokens.String()
+		}
+		if cl.Output != nil {
+			output = cl.Output.Tokens.String()
+			if cl.Output.Exact {
+				output += " exact"
+			}
+		}
+		d.printf("  %-10s weight %s (%s%%): prompt %s, output %s\n",
+			cl.Name, num(cl.Weight), ratio(100*cl.Weight/total), prompt, output)
+	}
+
+	var run []string
+	switch {
+	case s.Duration > 0 && s.Requests > 0:
+		run = append(run, fmt.Sprintf("%s or %d requests, whichever comes first", s.Duration, s.Requests))
+	case s.Duration > 0:
+		run = append(run, s.Duration.String())
+	default:
+		run = append(run, fmt.Sprintf("%d requests", s.Requests))
+	}
+	if c.Mode == ModeOpen && s.Duration > 0 {
+		run = append(run, fmt.Sprintf("%d arrivals planned", p.Len()))
+	}
+	run = append(run, "request_timeout "+s.RequestTimeout.String())
+	d.line("run", "%s", strings.Join(run, "; "))
+
+	win := s.Windows
+	d.line("windows", "warmup %s, burst %s, steady %s", win.Warmup, win.Burst, win.Steady)
+
+	var slo []string
+	for _, b := range []struct {
+		name string
+		ms   float64
+	}{{"ttft", s.SLO.TTFTMs}, {"tpot", s.SLO.TPOTMs}, {"e2e", s.SLO.E2EMs}} {
+		if b.ms > 0 {
+			slo = append(slo, fmt.Sprintf("%s ≤ %s ms", b.name, num(b.ms)))
+		}
+	}
+	if s.SLO.MaxErrorRate > 0 {
+		slo = append(slo, "error rate ≤ "+num(100*s.SLO.MaxErrorRate)+"%")
+	}
+	if len(slo) == 0 {
+		slo = []string{"none"}
+	}
+	d.line("slo", "%s", strings.Join(slo, ", "))
+
+	t := s.Target
+	var target []string
+	for _, f := range []struct{ name, v string }{{"profile", t.Profile}, {"endpoint", t.Endpoint}, {"model", t.Model}} {
+		if f.v != "" {
+			target = append(target, f.name+" "+f.v)
+		}
+	}
+	if len(target) > 0 {
+		d.line("target", "%s", strings.Join(target, ", "))
+	}
+	for _, wn := range s.Warnings {
+		d.line("warning", "%s", wn)
+	}
+	return d.err
+}
+
+// describer writes aligned lines and keeps the first write error.
+type describer struct {
+	w   io.Writer
+	err error
+}
+
+func (d *describer) printf(format string, args ...any) {
+	if d.err == nil {
+		_, d.err = fmt.Fprintf(d.w, format, args...)
+	}
+}
+
+// line writes "label        text": labels in a 13-column gutter.
+func (d *describer) line(label, format string, args ...any) {
+	d.printf("%-12s %s\n", label, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,116 @@
+package scenario
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+
+	"github.com/sixpin/sixpin/internal/strictyaml"
+	"gopkg.in/yaml.v3"
+)
+
+// Load reads the scenario file at path and returns it parsed, with defaults
+// applied and validated (see Parse). A file that cannot be read gives a
+// wrapped *fs.PathError; a bad scenario gives an ErrorList.
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load scenario: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes one scenario from data, strictly: exactly one YAML
+// document, no unknown keys, every value of its field's type. It then
+// applies defaults, validates, and sets Path to path and SHA256 to the hex
+// digest of data. path is used for error positions and the default name.
+//
+// On failure it returns a nil Scenario and an ErrorList holding every
+// problem found, each positioned at file:line:col. Warnings land in the
+// returned Scenario's Warnings.
+func Parse(path string, data []byte) (*Scenario, error) {
+	var s Scenario
+	doc, all := strictyaml.Decode(path, data, &s)
+	if doc == nil {
+		return nil, all
+	}
+
+	sum := sha256.Sum256(data)
+	s.Path, s.SHA256 = path, hex.EncodeToString(sum[:])
+	if !doc.Has("seed") {
+		s.Seed = DefaultSeed
+	}
+	s.applyDefaults(doc.Has)
+	verrs, warns := s.validate(doc.Has)
+
+	for _, e := range verrs {
+		if !doc.Failed(e.Field) {
+			all = append(all, doc.Place(e))
+		}
+	}
+	if len(all) > 0 {
+		all.Sort()
+		return nil, all
+	}
+	for _, w := range warns {
+		doc.Place(w)
+	}
+	warns.Sort()
+	s.Warnings = warns
+	return &s, nil
+}
+
+// Shorthand lets the strict decoder accept steady: auto.
+func (s *Steady) Shorthand(n *yaml.Node) string {
+	if n.ShortTag() != "!!str" || n.Value != "auto" {
+		return "must be " + s.YAMLWant() + " (got " + strictyaml.Got(n) + ")"
+	}
+	*s = Steady{Auto: true}
+	return ""
+}
+
+// YAMLWant describes Steady's YAML forms for messages.
+func (s *Steady) YAMLWant() string { return `"auto" or a mapping {start, end}` }
+
+// String formats s as "auto", "[30s, 5m)" or "[30s, last arrival)".
+func (s Steady) String() string {
+	switch {
+	case s.Auto:
+		return "auto"
+	case s.End == 0:
+		return fmt.Sprintf("[%s, last arrival)", shortDur(s.Start))
+	}
+	return fmt.Sprintf("[%s, %s)", shortDur(s.Start), shortDur(s.End))
+}
+
+// UnmarshalYAML accepts "auto" or {start, end}, for plain yaml.v3 decoding.
+// It is lenient and does not validate; Load is strict.
+func (s *Steady) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode && n.Value == "auto" {
+		*s = Steady{Auto: true}
+		return nil
+	}
+	var y struct {
+		Start Duration `yaml:"start"`
+		End   Duration `yaml:"end"`
+	}
+	if err := n.Decode(&y); err != nil {
+		return err
+	}
+	*s = Steady{Start: y.Start.D(), End: y.End.D()}
+	return nil
+}
+
+// MarshalYAML writes "auto" or {start, end} as duration strings, so it reads
+// back through Load.
+func (s Steady) MarshalYAML() (any, error) {
+	if s.Auto {
+		return "auto", nil
+	}
+	type bounds struct {
+		Start Duration `yaml:"start"`
+		End   Duration `yaml:"end,omitempty"`
+	}
+	return bounds{Duration(s.Start), Duration(s.End)}, nil
+}

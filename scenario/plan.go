@@ -1,0 +1,263 @@
+package scenario
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Stream constants keep the Plan's random streams apart: request i draws
+// from PCG(seed, splitmix64(i ^ requestStream)), arrivals from PCG(seed,
+// arrivalStream). Changing them changes every plan; don't.
+const (
+	requestStream = 0x7369_7870_696e_7271 // "sixpinrq"
+	arrivalStream = 0x7369_7870_696e_6172 // "sixpinar"
+)
+
+// ExpectationSamples is how many requests Plan.Expected averages over.
+const ExpectationSamples = 20_000
+
+// Request is one planned request.
+type Request struct {
+	// Index is the request's position in the plan, from 0.
+	Index int
+	// Class is the mix class's name; empty when the mix has no classes.
+	Class string
+	// PromptTokens and OutputTokens are the pinned lengths in tokens.
+	PromptTokens int
+	OutputTokens int
+	// Seed seeds the synthesis of this request's prompt text.
+	Seed uint64
+	// Arrival is the scheduled send time as an offset from the start of
+	// load (open loop); 0 in closed loop and from Plan.Request.
+	Arrival time.Duration
+}
+
+// Expectation is what the plan's requests average to.
+type Expectation struct {
+	// MeanPromptTokens and MeanOutputTokens are mean lengths in tokens.
+	MeanPromptTokens float64
+	MeanOutputTokens float64
+	// Ratio is the input:output token ratio, MeanPromptTokens /
+	// MeanOutputTokens.
+	Ratio float64
+	// Samples is the number of requests averaged (the first ones of the plan).
+	Samples int
+}
+
+// effectiveClass is a request class with inherited pins resolved.
+type effectiveClass struct {
+	name           string
+	weight         float64
+	prompt, output Dist
+}
+
+// effectiveClasses returns s's classes with their own or the top-level
+// token pins; a mix without classes is one unnamed class of weight 1.
+func (s *Scenario) effectiveClasses() []effectiveClass {
+	top := effectiveClass{weight: 1, prompt: s.Pins.Prompt.Tokens, output: s.Pins.Output.Tokens}
+	if len(s.Pins.Mix.Classes) == 0 {
+		return []effectiveClass{top}
+	}
+	cs := make([]effectiveClass, len(s.Pins.Mix.Classes))
+	for i, c := range s.Pins.Mix.Classes {
+		cs[i] = effectiveClass{name: c.Name, weight: c.Weight, prompt: top.prompt, output: top.output}
+		if c.Prompt != nil {
+			cs[i].prompt = c.Prompt.Tokens
+		}
+		if c.Output != nil {
+			cs[i].output = c.Output.Tokens
+		}
+	}
+	return cs
+}
+
+// Plan is the materialised, reproducible workload of a scenario: request i
+// is a pure function of (seed, i), and the arrival times a pure function of
+// the seed. A Plan is safe for concurrent use; the Scenario it was made from
+// must not change afterwards.
+type Plan struct {
+	s       *Scenario
+	seed    uint64
+	classes []effectiveClass
+	cum     []float64 // cumulative class weights
+
+	lenOnce sync.Once
+	n       int
+	expOnce sync.Once
+	exp     Expectation
+}
+
+// NewPlan returns the plan of a valid scenario (as returned by Load).
+func NewPlan(s *Scenario) *Plan {
+	p := &Plan{s: s, seed: uint64(s.Seed), classes: s.effectiveClasses()}
+	var total float64
+	for i := range p.classes {
+		c := &p.classes[i]
+		c.prompt.Values, c.prompt.Weights = slices.Clone(c.prompt.Values), slices.Clone(c.prompt.Weights)
+		c.output.Values, c.output.Weights = slices.Clone(c.output.Values), slices.Clone(c.output.Weights)
+		total += c.weight
+		p.cum = append(p.cum, total)
+	}
+	return p
+}
+
+// Scenario returns the scenario the plan was made from.
+func (p *Plan) Scenario() *Scenario { return p.s }
+
+// Request returns request i (from 0). It depends only on the seed and i,
+// so any worker can compute any request in any order. From request i's own
+// stream it draws, in order: the class (when there are several), the prompt
+// tokens, the output tokens, and Seed. Arrival is left 0; see Materialize
+// and Arrivals.
+func (p *Plan) Request(i int) Request {
+	r := rand.New(rand.NewPCG(p.seed, splitmix64(uint64(i)^requestStream)))
+	c := p.classes[0]
+	if len(p.classes) > 1 {
+		u := r.Float64() * p.cum[len(p.cum)-1]
+		j := sort.Search(len(p.cum), func(j int) bool { return p.cum[j] > u })
+		c = p.classes[min(j, len(p.classes)-1)]
+	}
+	return Request{
+		Index:        i,
+		Class:        c.name,
+		PromptTokens: c.prompt.SampleInt(r),
+		OutputTokens: c.output.SampleInt(r),
+		Seed:         r.Uint64(),
+	}
+}
+
+// Materialize returns requests 0 to n-1 with, in open loop, their arrival
+// times filled in.
+func (p *Plan) Materialize(n int) []Request {
+	if n <= 0 {
+		return nil
+	}
+	reqs := make([]Request, n)
+	var a *Arrivals
+	if p.s.Pins.Concurrency.Mode == ModeOpen {
+		a = p.Arrivals()
+	}
+	for i := range reqs {
+		reqs[i] = p.Request(i)
+		if a != nil {
+			reqs[i].Arrival = a.Next()
+		}
+	}
+	return reqs
+}
+
+// Len returns the number of requests the run issues: in open loop with a
+// duration, the arrivals before it (capped by requests when set); else the
+// scenario's requests when set; else -1 (closed loop until the duration).
+func (p *Plan) Len() int {
+	p.lenOnce.Do(func() {
+		s := p.s
+		p.n = -1
+		if s.Requests > 0 {
+			p.n = s.Requests
+		}
+		c := s.Pins.Concurrency
+		if c.Mode != ModeOpen || c.Rate <= 0 || s.Duration <= 0 {
+			return
+		}
+		a, n := p.Arrivals(), 0
+		for (p.n < 0 || n < p.n) && a.Next() < s.Duration.D() {
+			n++
+		}
+		p.n = n
+	})
+	return p.n
+}
+
+// Expected returns the mean prompt and output lengths and their ratio over
+// the plan's first ExpectationSamples requests (deterministic for a seed).
+func (p *Plan) Expected() Expectation {
+	p.expOnce.Do(func() {
+		var sp, so float64
+		for i := range ExpectationSamples {
+			r := p.Request(i)
+			sp += float64(r.PromptTokens)
+			so += float64(r.OutputTokens)
+		}
+		e := Expectation{
+			MeanPromptTokens: sp / ExpectationSamples,
+			MeanOutputTokens: so / ExpectationSamples,
+			Samples:          ExpectationSamples,
+		}
+		if e.MeanOutputTokens > 0 {
+			e.Ratio = e.MeanPromptTokens / e.MeanOutputTokens
+		}
+		p.exp = e
+	})
+	return p.exp
+}
+
+// Arrivals returns a new iterator over the open-loop arrival offsets, from
+// its own random stream of the seed (independent of Request's): every call
+// gives the same sequence.
+func (p *Plan) Arrivals() *Arrivals {
+	c := p.s.Pins.Concurrency
+	return &Arrivals{
+		r:     rand.New(rand.NewPCG(p.seed, arrivalStream)),
+		open:  c.Mode == ModeOpen,
+		kind:  c.Arrival,
+		rate:  c.Rate,
+		shape: c.Burstiness,
+	}
+}
+
+// Arrivals iterates over open-loop arrival times. It is not safe for
+// concurrent use.
+type Arrivals struct {
+	r     *rand.Rand
+	open  bool
+	kind  string
+	rate  float64 // requests per second
+	shape float64 // gamma burstiness
+	i     int     // arrivals returned so far
+	t     float64 // seconds from the start of load
+}
+
+// Next returns the next arrival as an offset from the start of load. The
+// first is 0; the gaps after it are 1/rate (constant), exponential with
+// mean 1/rate (poisson), or Gamma(shape = burstiness, scale = 1/(rate ·
+// burstiness)) (gamma, vLLM's convention: mean 1/rate, coefficient of
+// variation 1/√burstiness). In closed loop every offset is 0.
+func (a *Arrivals) Next() time.Duration {
+	if !a.open || a.rate <= 0 {
+		return 0
+	}
+	i := a.i
+	a.i++
+	switch {
+	case i == 0:
+	case a.kind == ArrivalConstant:
+		a.t = float64(i) / a.rate
+	case a.kind == ArrivalGamma && a.shape > 0:
+		a.t += gamma(a.r, a.shape) / (a.rate * a.shape)
+	default: // poisson
+		a.t += a.r.ExpFloat64() / a.rate
+	}
+	return seconds(a.t)
+}
+
+// seconds converts seconds to a Duration, saturating.
+func seconds(t float64) time.Duration {
+	if ns := t * float64(time.Second); ns < math.MaxInt64 {
+		return time.Duration(ns)
+	}
+	return math.MaxInt64
+}
+
+// splitmix64 scrambles x so that neighbouring request indices seed
+// unrelated PCG streams.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}

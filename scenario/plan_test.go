@@ -1,0 +1,282 @@
+package scenario
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// mustParse parses src as "t.yaml" or fails.
+func mustParse(t *testing.T, src string) *Scenario {
+	t.Helper()
+	s, err := Parse("t.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// openSrc is an open-loop scenario with a mix, for plan tests.
+const openSrc = `seed: 42
+pins:
+  model: {name: m}
+  prompt: {tokens: {dist: lognormal, median: 5000, sigma: 0.8, min: 100, max: 60000}}
+  output: {tokens: {dist: uniform, min: 10, max: 900}}
+  concurrency: {mode: open, rate: 20, arrival: %s}
+  mix:
+    classes:
+      - {name: chat, weight: 3}
+      - {name: agent, weight: 1, output: {tokens: 50}}
+duration: 1h
+`
+
+func openScenario(t *testing.T, arrival string) *Scenario {
+	return mustParse(t, fmt.Sprintf(openSrc, arrival))
+}
+
+func TestPlanDeterminism(t *testing.T) {
+	s := openScenario(t, ArrivalPoisson)
+	a := NewPlan(s).Materialize(1000)
+	b := NewPlan(openScenario(t, ArrivalPoisson)).Materialize(1000)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("same seed, different plans")
+	}
+
+	other := openScenario(t, ArrivalPoisson)
+	other.Seed = 43
+	c := NewPlan(other).Materialize(1000)
+	same := 0
+	for i := range a {
+		if a[i].PromptTokens == c[i].PromptTokens && a[i].Seed == c[i].Seed {
+			same++
+		}
+		if a[i].Arrival == c[i].Arrival && i > 0 {
+			t.Fatalf("arrival %d is %v under both seeds", i, a[i].Arrival)
+		}
+	}
+	if same > 10 {
+		t.Errorf("seeds 42 and 43 agree on %d of 1000 requests", same)
+	}
+
+	t.Run("Request is pure in i", func(t *testing.T) {
+		p := NewPlan(s)
+		for i := len(a) - 1; i >= 0; i-- {
+			got := p.Request(i)
+			got.Arrival = a[i].Arrival
+			if got != a[i] {
+				t.Fatalf("Request(%d) in reverse = %+v, want %+v", i, got, a[i])
+			}
+		}
+	})
+	t.Run("concurrent workers", func(t *testing.T) {
+		p := NewPlan(s)
+		got := make([]Request, len(a))
+		var wg sync.WaitGroup
+		for w := range 8 {
+			wg.Go(func() {
+				for i := w; i < len(got); i += 8 {
+					got[i] = p.Request(i)
+					got[i].Arrival = a[i].Arrival
+				}
+			})
+		}
+		wg.Wait()
+		if !reflect.DeepEqual(got, a) {
+			t.Error("sharded requests differ from Materialize")
+		}
+	})
+	t.Run("requests differ", func(t *testing.T) {
+		seeds := map[uint64]bool{}
+		for _, r := range a {
+			seeds[r.Seed] = true
+		}
+		if len(seeds) != len(a) {
+			t.Errorf("%d distinct prompt seeds in %d requests", len(seeds), len(a))
+		}
+	})
+}
+
+// TestPlanGolden pins the exact plan of a seed. If it fails, recorded
+// scenarios no longer replay the same requests: change it only on purpose.
+func TestPlanGolden(t *testing.T) {
+	got := NewPlan(openScenario(t, ArrivalGamma)).Materialize(3)
+	var b strings.Builder
+	for _, r := range got {
+		fmt.Fprintf(&b, "%d %s %d %d %#x %v\n", r.Index, r.Class, r.PromptTokens, r.OutputTokens, r.Seed, r.Arrival)
+	}
+	want := `0 agent 2549 50 0x2c3bce953ac0e26e 0s
+1 agent 2569 50 0xdd0be8e80bbe573b 31.250434ms
+2 chat 1806 559 0x9041e5a08bbdfbb7 72.854918ms
+`
+	if b.String() != want {
+		t.Errorf("plan =\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+func TestPlanClasses(t *testing.T) {
+	p := NewPlan(openScenario(t, ArrivalPoisson))
+	const n = 40_000
+	counts := map[string]int{}
+	for i := range n {
+		r := p.Request(i)
+		counts[r.Class]++
+		switch r.Class {
+		case "agent":
+			if r.OutputTokens != 50 {
+				t.Fatalf("agent request %d has %d output tokens, want its own 50", i, r.OutputTokens)
+			}
+		case "chat":
+			if r.OutputTokens < 10 || r.OutputTokens > 900 {
+				t.Fatalf("chat request %d has %d output tokens, want the inherited [10, 900]", i, r.OutputTokens)
+			}
+		default:
+			t.Fatalf("request %d has class %q", i, r.Class)
+		}
+		if r.PromptTokens < 100 || r.PromptTokens > 60000 {
+			t.Fatalf("request %d has %d prompt tokens", i, r.PromptTokens)
+		}
+	}
+	if share := float64(counts["chat"]) / n; math.Abs(share-0.75) > 0.01 {
+		t.Errorf("chat share = %.3f, want 0.75 (weights 3:1)", share)
+	}
+}
+
+func TestArrivals(t *testing.T) {
+	const n = 200_000
+	gaps := func(t *testing.T, arrival string) []float64 {
+		t.Helper()
+		a := NewPlan(openScenario(t, arrival)).Arrivals()
+		if first := a.Next(); first != 0 {
+			t.Fatalf("first arrival = %v, want 0", first)
+		}
+		prev, gs := time.Duration(0), make([]float64, n)
+		for i := range gs {
+			next := a.Next()
+			gs[i] = (next - prev).Seconds()
+			if gs[i] < 0 {
+				t.Fatalf("arrival %d goes back in time", i+1)
+			}
+			prev = next
+		}
+		return gs
+	}
+	const rate = 20.0 // from openSrc
+
+	t.Run("constant", func(t *testing.T) {
+		for i, g := range gaps(t, ArrivalConstant)[:1000] {
+			if math.Abs(g-1/rate) > 1e-6 {
+				t.Fatalf("gap %d = %v s, want %v", i, g, 1/rate)
+			}
+		}
+	})
+	t.Run("poisson", func(t *testing.T) {
+		gs := gaps(t, ArrivalPoisson)
+		if m := mean(gs); math.Abs(m-1/rate) > 0.03/rate {
+			t.Errorf("mean gap = %v s, want %v ± 3%%", m, 1/rate)
+		}
+		if cv := stddev(gs) / mean(gs); math.Abs(cv-1) > 0.03 {
+			t.Errorf("coefficient of variation = %v, want 1", cv)
+		}
+	})
+	for _, b := range []float64{0.25, 1, 4} {
+		t.Run(fmt.Sprintf("gamma burstiness %v", b), func(t *testing.T) {
+			s := openScenario(t, ArrivalGamma)
+			s.Pins.Concurrency.Burstiness = b
+			a := NewPlan(s).Arrivals()
+			a.Next()
+			gs, prev := make([]float64, n), time.Duration(0)
+			for i := range gs {
+				next := a.Next()
+				gs[i], prev = (next - prev).Seconds(), next
+			}
+			if m := mean(gs); math.Abs(m-1/rate) > 0.03/rate {
+				t.Errorf("mean gap = %v s, want %v ± 3%%", m, 1/rate)
+			}
+			want := 1 / math.Sqrt(b)
+			if cv := stddev(gs) / mean(gs); math.Abs(cv-want) > 0.05*want {
+				t.Errorf("coefficient of variation = %v, want %v", cv, want)
+			}
+		})
+	}
+	t.Run("repeatable and independent of requests", func(t *testing.T) {
+		p := NewPlan(openScenario(t, ArrivalPoisson))
+		a, b := p.Arrivals(), p.Arrivals()
+		for range 100 {
+			p.Request(7) // must not disturb the arrival stream
+			if x, y := a.Next(), b.Next(); x != y {
+				t.Fatalf("two iterators disagree: %v vs %v", x, y)
+			}
+		}
+	})
+	t.Run("closed loop", func(t *testing.T) {
+		p := NewPlan(mustParse(t, valid))
+		for _, r := range p.Materialize(10) {
+			if r.Arrival != 0 {
+				t.Fatalf("closed-loop arrival = %v", r.Arrival)
+			}
+		}
+	})
+}
+
+func TestPlanLen(t *testing.T) {
+	closed := func(run string) string { return strings.Replace(valid, "requests: 10\n", run, 1) }
+	open := func(run string) string {
+		return strings.Replace(closed(run), "{mode: closed, streams: 1}", "{mode: open, rate: 2.5, arrival: constant}", 1)
+	}
+	tests := []struct {
+		name string
+		src  string
+		want int
+	}{
+		{"requests", closed("requests: 10\n"), 10},
+		{"closed loop until the duration", closed("duration: 5m\n"), -1},
+		{"closed loop, both", closed("duration: 5m\nrequests: 10\n"), 10},
+		// Arrivals at i/2.5 s before 60 s: i = 0..149.
+		{"open over a duration", open("duration: 1m\n"), 150},
+		{"open, requests first", open("duration: 1h\nrequests: 10\n"), 10},
+		{"open, duration first", open("duration: 1m\nrequests: 1000\n"), 150},
+		{"open, requests only", open("requests: 7\n"), 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := NewPlan(mustParse(t, tt.src)).Len(); got != tt.want {
+				t.Errorf("Len() = %d, want %d", got, tt.want)
+			}
+		})
+	}
+	t.Run("poisson matches the arrivals", func(t *testing.T) {
+		p := NewPlan(openScenario(t, ArrivalPoisson))
+		n := p.Len()
+		reqs := p.Materialize(n + 1)
+		if reqs[n-1].Arrival >= time.Hour || reqs[n].Arrival < time.Hour {
+			t.Errorf("Len() = %d but arrivals %v, %v straddle the 1h duration", n, reqs[n-1].Arrival, reqs[n].Arrival)
+		}
+		if math.Abs(float64(n)-20*3600) > 4*math.Sqrt(20*3600) {
+			t.Errorf("Len() = %d, want about %d", n, 20*3600)
+		}
+	})
+}
+
+func TestPlanExpected(t *testing.T) {
+	s := mustParse(t, strings.Replace(valid, "{tokens: 100}", "{tokens: 8000}", 1))
+	e := NewPlan(s).Expected()
+	if e.MeanPromptTokens != 8000 || e.MeanOutputTokens != 10 || e.Ratio != 800 || e.Samples != ExpectationSamples {
+		t.Errorf("Expected() = %+v", e)
+	}
+
+	e = NewPlan(openScenario(t, ArrivalPoisson)).Expected()
+	// Output: chat (3/4) uniform [10, 900] with mean 455; agent (1/4) 50.
+	if want := 0.75*455 + 0.25*50; math.Abs(e.MeanOutputTokens-want) > 0.02*want {
+		t.Errorf("mean output = %v, want %v", e.MeanOutputTokens, want)
+	}
+	if math.Abs(e.Ratio-e.MeanPromptTokens/e.MeanOutputTokens) > 1e-9 {
+		t.Errorf("ratio %v ≠ %v / %v", e.Ratio, e.MeanPromptTokens, e.MeanOutputTokens)
+	}
+	if again := NewPlan(openScenario(t, ArrivalPoisson)).Expected(); again != e {
+		t.Errorf("Expected() not deterministic: %+v vs %+v", again, e)
+	}
+}

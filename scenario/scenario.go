@@ -1,0 +1,214 @@
+// Package scenario is sixpin's workload description: the YAML schema with the
+// six pins, strict loading with file:line:col errors, validation, seeded
+// distributions, and the Plan (the materialised, reproducible list of requests
+// and arrival times).
+package scenario
+
+import (
+	"strings"
+	"time"
+)
+
+// Scenario is one benchmark workload as declared in YAML. Load fills it,
+// applies defaults and validates it; a Scenario returned by Load is complete.
+type Scenario struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Seed drives every random choice of the Plan. Same seed, same plan.
+	// Parse defaults an absent seed to 1; a written 0 is kept.
+	Seed int64 `yaml:"seed"`
+	Pins Pins  `yaml:"pins"`
+	// Duration bounds the run in wall time (issuing stops after it); zero
+	// means unbounded in time (then Requests must be set).
+	Duration Duration `yaml:"duration"`
+	// Requests bounds the run by a request count; zero means unbounded
+	// (then Duration must be set). When both are set, whichever comes first.
+	Requests int `yaml:"requests"`
+	// RequestTimeout bounds one request from send to last byte (default 10m).
+	RequestTimeout Duration `yaml:"request_timeout"`
+	Windows        Windows  `yaml:"windows"`
+	SLO            SLO      `yaml:"slo"`
+	// Target optionally names where to run; CLI flags override it.
+	Target Target `yaml:"target"`
+
+	// Path is the file the scenario was read from (not YAML).
+	Path string `yaml:"-"`
+	// SHA256 is the hex digest of the file's bytes (not YAML).
+	SHA256 string `yaml:"-"`
+	// Warnings are non-fatal findings of validation (e.g. more closed-loop
+	// streams than the declared max_num_seqs), positioned like errors when
+	// the scenario came from a file (not YAML).
+	Warnings []*FieldError `yaml:"-"`
+}
+
+// Pins are the six parameters every figure is bound to (DESIGN §1).
+type Pins struct {
+	Model       ModelPin       `yaml:"model"`
+	Prompt      PromptPin      `yaml:"prompt"`
+	Output      OutputPin      `yaml:"output"`
+	Concurrency ConcurrencyPin `yaml:"concurrency"`
+	KVCache     KVCachePin     `yaml:"kv_cache"`
+	Mix         MixPin         `yaml:"mix"`
+}
+
+// ModelPin is pin 1: which model, and how big.
+type ModelPin struct {
+	Name string `yaml:"name"`
+	// ParamsB is the total parameter count in billions.
+	ParamsB float64 `yaml:"params_b"`
+	// ActiveParamsB is the active parameter count in billions (MoE); zero
+	// means dense (= ParamsB).
+	ActiveParamsB float64 `yaml:"active_params_b"`
+	Dtype         string  `yaml:"dtype"`
+}
+
+// PromptPin is pin 2: prompt length in tokens.
+type PromptPin struct {
+	Tokens Dist `yaml:"tokens"`
+}
+
+// OutputPin is pin 3: output length in tokens.
+type OutputPin struct {
+	Tokens Dist `yaml:"tokens"`
+	// Exact asks the endpoint not to stop early (ignore_eos/min_tokens).
+	Exact bool `yaml:"exact"`
+}
+
+// Concurrency modes and arrival processes.
+const (
+	ModeClosed = "closed"
+	ModeOpen   = "open"
+
+	ArrivalConstant = "constant"
+	ArrivalPoisson  = "poisson"
+	ArrivalGamma    = "gamma"
+)
+
+// ConcurrencyPin is pin 4: closed loop (Streams always in flight) or open
+// loop (arrivals at Rate requests/s).
+type ConcurrencyPin struct {
+	Mode    string `yaml:"mode"`
+	Streams int    `yaml:"streams"`
+	// Rate is the open-loop arrival rate in requests per second.
+	Rate float64 `yaml:"rate"`
+	// Arrival is the open-loop inter-arrival process (default poisson).
+	Arrival string `yaml:"arrival"`
+	// Burstiness is the gamma shape factor: 1 is Poisson, < 1 burstier,
+	// > 1 more regular. Only for arrival: gamma (default 1).
+	Burstiness float64 `yaml:"burstiness"`
+	// MaxInFlight caps open-loop requests in flight; zero means no cap.
+	MaxInFlight int `yaml:"max_in_flight"`
+}
+
+// KVCachePin is pin 5: the server's KV-cache budget as declared. sixpin
+// cannot set it; it records it, checks it for consistency, and verifies it
+// against discovery where the server exposes it.
+type KVCachePin struct {
+	MaxModelLen          int     `yaml:"max_model_len"`
+	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization"`
+	MaxNumSeqs           int     `yaml:"max_num_seqs"`
+	// Batching is "continuous" or "static"; empty means undeclared.
+	Batching string `yaml:"batching"`
+	// PrefixCaching is nil when undeclared.
+	PrefixCaching *bool `yaml:"prefix_caching"`
+}
+
+// MixPin is pin 6: the prefill/decode mix, as one request class (the
+// top-level prompt and output pins) or weighted classes.
+type MixPin struct {
+	// InputOutputRatio is the declared expected prompt:output token ratio
+	// (mean prompt / mean output); zero means derive it from the pins.
+	InputOutputRatio float64 `yaml:"input_output_ratio"`
+	Classes          []Class `yaml:"classes"`
+}
+
+// Class is one request class of a mix. A class without its own prompt or
+// output pin inherits the top-level one.
+type Class struct {
+	Name   string     `yaml:"name"`
+	Weight float64    `yaml:"weight"`
+	Prompt *PromptPin `yaml:"prompt"`
+	Output *OutputPin `yaml:"output"`
+}
+
+// Windows declares how the timeline is cut (DESIGN §3). All offsets are
+// from the start of load.
+type Windows struct {
+	// Warmup is excluded from headline figures (default 0).
+	Warmup Duration `yaml:"warmup"`
+	// Burst is the length of the burst window at the start of load
+	// (default 10s).
+	Burst Duration `yaml:"burst"`
+	// Steady is "auto" (MSER-5 trims the start) or explicit bounds.
+	Steady Steady `yaml:"steady"`
+}
+
+// Steady is the steady-state window: Auto, or [Start, End) offsets from the
+// start of load. A zero End means "to the last scheduled arrival".
+//
+// In YAML it is the string "auto" or a mapping {start: D, end: D} of Go
+// duration strings; an absent steady means auto.
+type Steady struct {
+	Auto  bool          `yaml:"-"`
+	Start time.Duration `yaml:"start"`
+	End   time.Duration `yaml:"end"`
+}
+
+// SLO bounds a "good" request for goodput. Zero fields are not checked.
+type SLO struct {
+	TTFTMs float64 `yaml:"ttft_ms"`
+	TPOTMs float64 `yaml:"tpot_ms"`
+	E2EMs  float64 `yaml:"e2e_ms"`
+	// MaxErrorRate is the error budget as a fraction (0.01 = 1%); a run
+	// whose error rate exceeds it fails (exit 1). Zero means no budget.
+	MaxErrorRate float64 `yaml:"max_error_rate"`
+}
+
+// Target optionally names the endpoint in the scenario itself.
+type Target struct {
+	Profile  string `yaml:"profile"`
+	Endpoint string `yaml:"endpoint"`
+	Model    string `yaml:"model"`
+}
+
+// Duration is a time.Duration that reads from YAML as a Go duration string
+// ("30s", "5m", "1h30m"; a bare number is an error, except 0) and writes
+// as one, in YAML and JSON.
+type Duration time.Duration
+
+// D returns d as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// YAMLDuration marks Duration for the strict decoder (strictyaml.Durationer).
+func (Duration) YAMLDuration() {}
+
+// String formats d like time.Duration without trailing zero units: "30s",
+// "5m", "1h30m", "1.5s".
+func (d Duration) String() string { return shortDur(time.Duration(d)) }
+
+// shortDur formats d like time.Duration.String without trailing zero units.
+func shortDur(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// MarshalText encodes d as a Go duration string, so Duration reads back the
+// same way from YAML and JSON.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText parses a Go duration string ("30s", "5m"). It is used by
+// plain yaml.v3 or encoding/json decoding; Load has its own, stricter path.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
