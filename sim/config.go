@@ -1,0 +1,375 @@
+// Package sim is a simulated OpenAI-compatible inference server: an
+// http.Handler whose timing comes from a roofline model of an accelerator
+// with continuous batching. It is sixpin's default target and its test
+// double; results measured against it are always marked simulated.
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// Batching modes.
+const (
+	// BatchingContinuous admits waiting requests at every step boundary.
+	BatchingContinuous = "continuous"
+	// BatchingStatic admits a new batch only when the running one is done.
+	BatchingStatic = "static"
+)
+
+// Fault classes, the keys of Config.Faults.
+const (
+	// FaultHTTP400 .. FaultHTTP503 answer that status with an OpenAI-style
+	// error body and no timing.
+	FaultHTTP400 = "http_400"
+	FaultHTTP429 = "http_429" // also sets Retry-After: 1 (seconds)
+	FaultHTTP500 = "http_500"
+	FaultHTTP503 = "http_503"
+	// FaultCut closes the connection abruptly after half the output
+	// tokens: no finish chunk, no [DONE].
+	FaultCut = "cut"
+	// FaultMalformed sends the event `data: {"choices":[{"delta":{"content":`
+	// after half the output tokens, then continues normally (not
+	// streaming: the body is cut in half).
+	FaultMalformed = "malformed"
+	// FaultEmpty answers with no tokens: role chunk, finish chunk
+	// ("stop"), usage with completion_tokens 0, [DONE].
+	FaultEmpty = "empty"
+	// FaultStall sends the first token and then nothing, holding the
+	// connection until the client leaves or the Server closes.
+	FaultStall = "stall"
+)
+
+// Defaults of Config, applied by Defaults to zero fields.
+const (
+	DefaultModel                  = "sim-model"
+	DefaultMaxModelLen            = 32768 // tokens
+	DefaultMaxNumSeqs             = 256
+	DefaultMaxBatchedTokens       = 8192 // tokens per step
+	DefaultTokensPerChunk         = 1
+	DefaultTemplateOverheadTokens = 5   // tokens per message
+	DefaultNaturalOutputTokens    = 200 // tokens, median
+	DefaultSeed                   = 1
+	DefaultFixedTTFT              = 200 * time.Millisecond
+	DefaultFixedITL               = 10 * time.Millisecond
+)
+
+// Timing models.
+const (
+	// TimingRoofline derives every delay from the Roofline model and a
+	// batching engine shared by all requests.
+	TimingRoofline = "roofline"
+	// TimingFixed gives every request the same TTFT and inter-token gap,
+	// independent of load (useful for testing the client).
+	TimingFixed = "fixed"
+	// TimingNone sends every token as fast as the connection takes it.
+	TimingNone = "none"
+)
+
+// Config configures a simulated server. The zero value of a field means its
+// default (see Defaults). It is read from a profile's `sim:` section.
+type Config struct {
+	// Model is the served model id (default "sim-model").
+	Model string `yaml:"model"`
+	// Timing is TimingRoofline (default), TimingFixed or TimingNone.
+	Timing   string   `yaml:"timing"`
+	Roofline Roofline `yaml:"roofline"`
+	Fixed    Fixed    `yaml:"fixed"`
+
+	// MaxModelLen is the context window in tokens (prompt + output); a
+	// longer request gets vLLM's 400 error (default 32768).
+	MaxModelLen int `yaml:"max_model_len"`
+	// MaxNumSeqs caps the running batch (default 256).
+	MaxNumSeqs int `yaml:"max_num_seqs"`
+	// KVBudgetTokens is the KV cache size in tokens; requests wait while it
+	// is full (default: MaxNumSeqs × MaxModelLen, i.e. never binding). A
+	// request reserves prompt + max_tokens (prompt + its actual output
+	// when it sets no max_tokens) from admission to its end; a request
+	// larger than the whole budget runs alone.
+	KVBudgetTokens int `yaml:"kv_budget_tokens"`
+	// Batching is "continuous" (default) or "static".
+	Batching string `yaml:"batching"`
+	// MaxBatchedTokens is the per-step token budget for chunked prefill
+	// (default 8192); prefill of a long prompt spreads over several steps.
+	MaxBatchedTokens int `yaml:"max_batched_tokens"`
+
+	// TokensPerChunk is how many tokens each streamed chunk carries
+	// (default 1); >1 imitates servers that coalesce tokens.
+	TokensPerChunk int `yaml:"tokens_per_chunk"`
+	// TemplateOverheadTokens is what the chat template adds per message
+	// (default 5) plus a fixed 3 for the assistant prime.
+	TemplateOverheadTokens *int `yaml:"template_overhead_tokens"`
+	// NaturalOutputTokens is the median length of an answer when the
+	// request does not ask to ignore EOS (default 200); lengths are
+	// lognormal around it, deterministic per request, capped by max_tokens.
+	NaturalOutputTokens int `yaml:"natural_output_tokens"`
+	// ReasoningShare is the fraction of output tokens sent as
+	// reasoning_content before the answer (default 0).
+	ReasoningShare float64 `yaml:"reasoning_share"`
+	// Seed makes token counts deterministic (default 1).
+	Seed int64 `yaml:"seed"`
+	// SendStamps adds "sixpin_sent_unix_ns" to each chunk: the wall-clock
+	// time just before the chunk was written (default true).
+	SendStamps *bool `yaml:"send_stamps"`
+	// Faults injects failures: class → probability per request, decided
+	// deterministically from hash(Seed, prompt text), so a given prompt
+	// always meets the same fault. Probabilities sum to ≤ 1. Classes:
+	// http_400, http_429 (with Retry-After: 1), http_500, http_503;
+	// cut (connection closed after half the tokens, without [DONE]);
+	// malformed (an invalid JSON event after half the tokens, then the
+	// rest as normal); empty (a stream with no tokens); stall (nothing
+	// more after the first token, until the client leaves or Close).
+	Faults map[string]float64 `yaml:"faults"`
+}
+
+// Roofline is the accelerator and model in DESIGN §7's terms. Calibrate it
+// by observed figures (single-stream decode tok/s at a short and a long
+// context, prefill tok/s), not datasheet peaks.
+//
+// A zero Roofline becomes DefaultRoofline(). In a partly given one, zero
+// BytesPerParam and KVBytes become 2, zero KVHeads becomes Heads, and zero
+// utilisations become 1; the other fields must be given (see Validate).
+// Its methods are pure and safe for concurrent use.
+type Roofline struct {
+	// ParamsB is P in billions of parameters (active, for MoE).
+	ParamsB float64 `yaml:"params_b"`
+	// BytesPerParam is b (2 for bf16, ~0.56 for 4-bit quantisation).
+	BytesPerParam float64 `yaml:"bytes_per_param"`
+	// Layers is L, the layers that hold a KV cache.
+	Layers int `yaml:"layers"`
+	// Heads is H, attention (query) heads, for attention FLOPs.
+	Heads int `yaml:"heads"`
+	// KVHeads is H_kv.
+	KVHeads int `yaml:"kv_heads"`
+	// HeadDim is d.
+	HeadDim int `yaml:"head_dim"`
+	// KVBytes is b_kv, bytes per KV element (2 for fp16).
+	KVBytes float64 `yaml:"kv_bytes"`
+	// PeakTFLOPS is the accelerator's peak dense throughput in TFLOP/s.
+	PeakTFLOPS float64 `yaml:"peak_tflops"`
+	// MemBandwidthGBs is memory bandwidth in GB/s.
+	MemBandwidthGBs float64 `yaml:"mem_bandwidth_gbs"`
+	// ComputeUtil and MemUtil are the achieved fractions (0–1] of peak
+	// (default 1: the peak figures given are already achieved ones).
+	ComputeUtil float64 `yaml:"compute_util"`
+	MemUtil     float64 `yaml:"mem_util"`
+	// StepOverhead is a fixed cost per engine step (default 0).
+	StepOverhead time.Duration `yaml:"step_overhead"`
+}
+
+// Fixed is the load-independent timing of TimingFixed. The two fields are
+// defaulted together: only when both are zero do they become
+// DefaultFixedTTFT and DefaultFixedITL, so {ttft: 1s, itl: 0} is honoured.
+type Fixed struct {
+	// TTFT is the wait from the request to the first token chunk.
+	TTFT time.Duration `yaml:"ttft"`
+	// ITL is the gap between consecutive chunks (each carries
+	// TokensPerChunk tokens).
+	ITL time.Duration `yaml:"itl"`
+}
+
+// DefaultRoofline is an 8B dense bf16 model with Llama-3-8B's shape (32
+// layers, 32 query heads, 8 KV heads of 128) on one H100-class accelerator
+// (989 dense TFLOP/s at 50%, 3,350 GB/s at 80%): about 167 tok/s single
+// stream at a short context, 132 tok/s at 32K, and ~27K tok/s prefill.
+func DefaultRoofline() Roofline {
+	return Roofline{
+		ParamsB:         8,
+		BytesPerParam:   2,
+		Layers:          32,
+		Heads:           32,
+		KVHeads:         8,
+		HeadDim:         128,
+		KVBytes:         2,
+		PeakTFLOPS:      989,
+		MemBandwidthGBs: 3350,
+		ComputeUtil:     0.5,
+		MemUtil:         0.8,
+	}
+}
+
+// Defaults returns c with every zero field set to its default (see the
+// field docs and the Default constants). It does not validate.
+func Defaults(c Config) Config {
+	if c.Model == "" {
+		c.Model = DefaultModel
+	}
+	if c.Timing == "" {
+		c.Timing = TimingRoofline
+	}
+	if c.Roofline == (Roofline{}) {
+		c.Roofline = DefaultRoofline()
+	} else {
+		r := &c.Roofline
+		if r.BytesPerParam == 0 {
+			r.BytesPerParam = 2
+		}
+		if r.KVBytes == 0 {
+			r.KVBytes = 2
+		}
+		if r.KVHeads == 0 {
+			r.KVHeads = r.Heads
+		}
+		if r.ComputeUtil == 0 {
+			r.ComputeUtil = 1
+		}
+		if r.MemUtil == 0 {
+			r.MemUtil = 1
+		}
+	}
+	if c.Fixed == (Fixed{}) {
+		c.Fixed = Fixed{TTFT: DefaultFixedTTFT, ITL: DefaultFixedITL}
+	}
+	if c.MaxModelLen == 0 {
+		c.MaxModelLen = DefaultMaxModelLen
+	}
+	if c.MaxNumSeqs == 0 {
+		c.MaxNumSeqs = DefaultMaxNumSeqs
+	}
+	if c.KVBudgetTokens == 0 && c.MaxNumSeqs > 0 && c.MaxModelLen > 0 {
+		c.KVBudgetTokens = c.MaxNumSeqs * c.MaxModelLen
+	}
+	if c.Batching == "" {
+		c.Batching = BatchingContinuous
+	}
+	if c.MaxBatchedTokens == 0 {
+		c.MaxBatchedTokens = DefaultMaxBatchedTokens
+	}
+	if c.TokensPerChunk == 0 {
+		c.TokensPerChunk = DefaultTokensPerChunk
+	}
+	if c.TemplateOverheadTokens == nil {
+		v := DefaultTemplateOverheadTokens
+		c.TemplateOverheadTokens = &v
+	}
+	if c.NaturalOutputTokens == 0 {
+		c.NaturalOutputTokens = DefaultNaturalOutputTokens
+	}
+	if c.Seed == 0 {
+		c.Seed = DefaultSeed
+	}
+	if c.SendStamps == nil {
+		v := true
+		c.SendStamps = &v
+	}
+	return c
+}
+
+// Validate reports every invalid field of c, named by its YAML path
+// ("roofline.mem_bandwidth_gbs: must be > 0 for timing roofline"). Zero
+// fields are taken as their defaults, so a raw profile section validates.
+func (c Config) Validate() error {
+	c = Defaults(c)
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	switch c.Timing {
+	case TimingRoofline, TimingFixed, TimingNone:
+	default:
+		bad("timing", "must be %q, %q or %q, got %q", TimingRoofline, TimingFixed, TimingNone, c.Timing)
+	}
+	switch c.Batching {
+	case BatchingContinuous, BatchingStatic:
+	default:
+		bad("batching", "must be %q or %q, got %q", BatchingContinuous, BatchingStatic, c.Batching)
+	}
+	positive := func(field string, v int) {
+		if v <= 0 {
+			bad(field, "must be > 0, got %d", v)
+		}
+	}
+	positive("max_model_len", c.MaxModelLen)
+	positive("max_num_seqs", c.MaxNumSeqs)
+	positive("kv_budget_tokens", c.KVBudgetTokens)
+	positive("max_batched_tokens", c.MaxBatchedTokens)
+	positive("tokens_per_chunk", c.TokensPerChunk)
+	positive("natural_output_tokens", c.NaturalOutputTokens)
+	if *c.TemplateOverheadTokens < 0 {
+		bad("template_overhead_tokens", "must be ≥ 0, got %d", *c.TemplateOverheadTokens)
+	}
+	if !(c.ReasoningShare >= 0 && c.ReasoningShare <= 1) {
+		bad("reasoning_share", "must be in [0, 1], got %g", c.ReasoningShare)
+	}
+	if c.Fixed.TTFT < 0 {
+		bad("fixed.ttft", "must be ≥ 0, got %s", c.Fixed.TTFT)
+	}
+	if c.Fixed.ITL < 0 {
+		bad("fixed.itl", "must be ≥ 0, got %s", c.Fixed.ITL)
+	}
+	if c.Timing == TimingRoofline {
+		errs = append(errs, c.Roofline.validate()...)
+	}
+	errs = append(errs, validateFaults(c.Faults)...)
+	return errors.Join(errs...)
+}
+
+func (r Roofline) validate() []error {
+	var errs []error
+	const why = "for timing roofline"
+	pos := func(field string, v float64) {
+		if !(v > 0) || math.IsInf(v, 0) {
+			errs = append(errs, fmt.Errorf("roofline.%s: must be > 0 %s, got %g", field, why, v))
+		}
+	}
+	pos("params_b", r.ParamsB)
+	pos("bytes_per_param", r.BytesPerParam)
+	pos("layers", float64(r.Layers))
+	pos("heads", float64(r.Heads))
+	pos("kv_heads", float64(r.KVHeads))
+	pos("head_dim", float64(r.HeadDim))
+	pos("kv_bytes", r.KVBytes)
+	pos("peak_tflops", r.PeakTFLOPS)
+	pos("mem_bandwidth_gbs", r.MemBandwidthGBs)
+	util := func(field string, v float64) {
+		if !(v > 0 && v <= 1) {
+			errs = append(errs, fmt.Errorf("roofline.%s: must be in (0, 1], got %g", field, v))
+		}
+	}
+	util("compute_util", r.ComputeUtil)
+	util("mem_util", r.MemUtil)
+	if r.StepOverhead < 0 {
+		errs = append(errs, fmt.Errorf("roofline.step_overhead: must be ≥ 0, got %s", r.StepOverhead))
+	}
+	return errs
+}
+
+// faultClasses lists the fault classes in the order their probability bands
+// are laid out on [0, 1).
+var faultClasses = []string{
+	FaultHTTP400, FaultHTTP429, FaultHTTP500, FaultHTTP503,
+	FaultCut, FaultMalformed, FaultEmpty, FaultStall,
+}
+
+func validateFaults(f map[string]float64) []error {
+	var errs []error
+	keys := make([]string, 0, len(f))
+	for k := range f {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	sum := 0.0
+	for _, k := range keys {
+		p := f[k]
+		known := false
+		for _, c := range faultClasses {
+			known = known || c == k
+		}
+		if !known {
+			errs = append(errs, fmt.Errorf("faults.%s: unknown fault class (want one of %v)", k, faultClasses))
+			continue
+		}
+		if !(p >= 0 && p <= 1) {
+			errs = append(errs, fmt.Errorf("faults.%s: must be a probability in [0, 1], got %g", k, p))
+			continue
+		}
+		sum += p
+	}
+	if sum > 1+1e-9 {
+		errs = append(errs, fmt.Errorf("faults: probabilities must sum to ≤ 1, got %g", sum))
+	}
+	return errs
+}

@@ -1,0 +1,176 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// maxBodyBytes bounds a request body; a 32K-token prompt of sixpin's words
+// is about 200 KB, so this leaves room for long contexts.
+const maxBodyBytes = 64 << 20
+
+// Server is the simulated inference server: an http.Handler serving
+//
+//	POST /v1/chat/completions   streaming (SSE) and not
+//	GET  /v1/models             vLLM's and llama.cpp's model metadata
+//	GET  /health                200
+//	GET  /metrics               vLLM-style gauges (requests running and
+//	                            waiting, cache_config_info)
+//
+// With TimingRoofline one engine goroutine, started by New, times every
+// request; Close stops it. A Server is safe for concurrent use.
+type Server struct {
+	cfg      Config
+	mux      *http.ServeMux
+	eng      *engine // nil unless TimingRoofline
+	faults   []faultBand
+	overhead int  // template tokens per message
+	stamps   bool // add sixpin_sent_unix_ns
+	created  int64
+
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+// New returns a Server for c after applying Defaults and Validate. With
+// TimingRoofline it starts the engine goroutine; call Close to stop it.
+func New(c Config) (*Server, error) {
+	c = Defaults(c)
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("sim config: %w", err)
+	}
+	// Copy the map so the caller may not change faults under us.
+	faults := make(map[string]float64, len(c.Faults))
+	for k, v := range c.Faults {
+		faults[k] = v
+	}
+	c.Faults = faults
+	s := &Server{
+		cfg:      c,
+		faults:   faultBands(c.Faults),
+		overhead: *c.TemplateOverheadTokens,
+		stamps:   *c.SendStamps,
+		created:  time.Now().Unix(),
+		done:     make(chan struct{}),
+	}
+	if c.Timing == TimingRoofline {
+		s.eng = startEngine(c, s.done)
+	}
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
+	s.mux.HandleFunc("GET /v1/models", s.handleModels)
+	s.mux.HandleFunc("GET /health", s.handleHealth)
+	s.mux.HandleFunc("GET /metrics", s.handleMetrics)
+	return s, nil
+}
+
+// Config returns the effective configuration (defaults applied).
+func (s *Server) Config() Config { return s.cfg }
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mux.ServeHTTP(w, r)
+}
+
+// Close stops the engine goroutine and ends every in-flight response: a
+// stream stops where it is, without its finish chunk or [DONE]. Requests
+// after Close get 503. Close is idempotent, safe for concurrent use, and
+// returns once the engine goroutine has exited; it always returns nil.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.done)
+		if s.eng != nil {
+			<-s.eng.exited
+		}
+	})
+	return nil
+}
+
+func (s *Server) closed() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	if s.closed() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+type modelMeta struct {
+	NParams   int64 `json:"n_params"`
+	NCtxTrain int   `json:"n_ctx_train"`
+}
+
+type modelCard struct {
+	ID          string    `json:"id"`
+	Object      string    `json:"object"`
+	Created     int64     `json:"created"`
+	OwnedBy     string    `json:"owned_by"`
+	MaxModelLen int       `json:"max_model_len"`
+	Meta        modelMeta `json:"meta"`
+}
+
+type modelList struct {
+	Object string      `json:"object"`
+	Data   []modelCard `json:"data"`
+}
+
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, modelList{
+		Object: "list",
+		Data: []modelCard{{
+			ID:          s.cfg.Model,
+			Object:      "model",
+			Created:     s.created,
+			OwnedBy:     "sixpin-sim",
+			MaxModelLen: s.cfg.MaxModelLen,
+			Meta: modelMeta{
+				NParams:   int64(s.cfg.Roofline.ParamsB * 1e9),
+				NCtxTrain: s.cfg.MaxModelLen,
+			},
+		}},
+	})
+}
+
+// handleMetrics serves the few vLLM gauges sixpin's discovery reads.
+func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	var running, waiting int64
+	if s.eng != nil {
+		running, waiting = s.eng.running.Load(), s.eng.waiting.Load()
+	}
+	model := strconv.Quote(s.cfg.Model)
+	const blockSize = 16
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	fmt.Fprintf(w, "# HELP vllm:num_requests_running Number of requests in model execution batches.\n")
+	fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\n")
+	fmt.Fprintf(w, "vllm:num_requests_running{model_name=%s} %d\n", model, running)
+	fmt.Fprintf(w, "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n")
+	fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\n")
+	fmt.Fprintf(w, "vllm:num_requests_waiting{model_name=%s} %d\n", model, waiting)
+	fmt.Fprintf(w, "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n")
+	fmt.Fprintf(w, "# TYPE vllm:cache_config_info gauge\n")
+	fmt.Fprintf(w, "vllm:cache_config_info{block_size=\"%d\",cache_dtype=\"auto\",enable_prefix_caching=\"False\",num_gpu_blocks=\"%d\"} 1.0\n",
+		blockSize, s.cfg.KVBudgetTokens/blockSize)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
