@@ -1,0 +1,226 @@
+// Package profiles holds endpoint and vendor profiles: how an endpoint is
+// addressed (base URL, model, API-key variable), which request extensions
+// it honours, and, for the simulator, its calibrated model. Ready profiles
+// are embedded in the binary, so `--profile NAME` works from any directory;
+// a path to a YAML file works too.
+package profiles
+
+import (
+	"embed"
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/sixpin/sixpin/internal/strictyaml"
+	"github.com/sixpin/sixpin/sim"
+)
+
+// Kinds of endpoint.
+const (
+	KindSimulator        = "simulator"
+	KindOpenAICompatible = "openai-compatible"
+)
+
+// kinds are the accepted kinds; all but the simulator are OpenAI-compatible
+// servers, named so reports can say which stack they measured.
+var kinds = []string{KindSimulator, KindOpenAICompatible, "vllm", "llamacpp", "sglang", "ollama", "openai", "tgi"}
+
+// Output controls an endpoint may honour (see runner.Target).
+var outputControls = []string{"none", "ignore_eos", "min_tokens", "ignore_eos+min_tokens"}
+
+// Profile describes one endpoint.
+type Profile struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Kind is "simulator" or the serving stack of an OpenAI-compatible
+	// endpoint (openai-compatible, vllm, llamacpp, sglang, ollama, openai,
+	// tgi).
+	Kind string `yaml:"kind"`
+	// BaseURL ends in /v1 (not used by the simulator, which is served
+	// in-process on a loopback port).
+	BaseURL string `yaml:"base_url"`
+	// Model is the id to request; empty means the scenario's model pin
+	// name (or --model).
+	Model string `yaml:"model"`
+	// APIKeyEnv names the environment variable holding the API key
+	// (default OPENAI_API_KEY). The key itself never appears in a profile.
+	APIKeyEnv string `yaml:"api_key_env"`
+	// MaxTokensField is max_tokens (default) or max_completion_tokens.
+	MaxTokensField string `yaml:"max_tokens_field"`
+	// OutputControl is the endpoint's don't-stop-early control: none,
+	// ignore_eos, min_tokens or ignore_eos+min_tokens (default none).
+	OutputControl string `yaml:"output_control"`
+	// ExtraBody members are added to every request body.
+	ExtraBody map[string]any `yaml:"extra_body"`
+	// Headers are added to every request (not for secrets: use api_key_env).
+	Headers map[string]string `yaml:"headers"`
+	// ContextWindow is the endpoint's context length in tokens, if known.
+	ContextWindow int `yaml:"context_window"`
+	// Sim configures the simulator (kind simulator only).
+	Sim *sim.Config `yaml:"sim"`
+
+	// Source is "embedded" or the file the profile was read from.
+	Source string `yaml:"-"`
+}
+
+// DefaultSimulator is the profile `sixpin run` uses when no target is given.
+const DefaultSimulator = "sim-local-27b"
+
+// DefaultAPIKeyEnv is read when a profile names no api_key_env.
+const DefaultAPIKeyEnv = "OPENAI_API_KEY"
+
+//go:embed *.yaml
+var embedded embed.FS
+
+// Simulated reports whether the profile is the built-in simulator.
+func (p *Profile) Simulated() bool { return p.Kind == KindSimulator }
+
+// KeyEnv returns the environment variable the API key is read from.
+func (p *Profile) KeyEnv() string {
+	if p.APIKeyEnv != "" {
+		return p.APIKeyEnv
+	}
+	return DefaultAPIKeyEnv
+}
+
+// Parse decodes a profile strictly (unknown keys are errors with
+// file:line:col), applies defaults and validates it.
+func Parse(file string, data []byte) (*Profile, error) {
+	var p Profile
+	doc, errs := strictyaml.Decode(file, data, &p)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	p.Source = file
+	if p.MaxTokensField == "" {
+		p.MaxTokensField = "max_tokens"
+	}
+	if p.OutputControl == "" {
+		p.OutputControl = "none"
+	}
+	if p.Name == "" {
+		p.Name = strings.TrimSuffix(path.Base(file), path.Ext(file))
+	}
+	if errs := p.validate(); len(errs) > 0 {
+		for _, e := range errs {
+			doc.Place(e)
+		}
+		errs.Sort()
+		return nil, errs
+	}
+	return &p, nil
+}
+
+func (p *Profile) validate() strictyaml.ErrorList {
+	var errs strictyaml.ErrorList
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &strictyaml.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	if !contains(kinds, p.Kind) {
+		bad("kind", "must be one of %s (got %q)", strings.Join(kinds, ", "), p.Kind)
+	}
+	if p.Kind == KindSimulator {
+		if p.Sim == nil {
+			bad("sim", "required for kind simulator")
+		} else if err := sim.Defaults(*p.Sim).Validate(); err != nil {
+			bad("sim", "%v", err)
+		}
+		if p.BaseURL != "" {
+			bad("base_url", "not used by kind simulator (it is served in-process)")
+		}
+	} else {
+		if p.Sim != nil {
+			bad("sim", "only for kind simulator")
+		}
+		if p.BaseURL != "" {
+			if u, err := url.Parse(p.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				bad("base_url", "must be an http(s) URL ending in /v1 (got %q)", p.BaseURL)
+			}
+		}
+	}
+	if p.MaxTokensField != "max_tokens" && p.MaxTokensField != "max_completion_tokens" {
+		bad("max_tokens_field", "must be max_tokens or max_completion_tokens (got %q)", p.MaxTokensField)
+	}
+	if !contains(outputControls, p.OutputControl) {
+		bad("output_control", "must be one of %s (got %q)", strings.Join(outputControls, ", "), p.OutputControl)
+	}
+	for k := range p.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			bad("headers."+k, "must not hold credentials: name the variable in api_key_env")
+		}
+	}
+	if p.ContextWindow < 0 {
+		bad("context_window", "must be ≥ 0")
+	}
+	return errs
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Load reads a profile file.
+func Load(file string) (*Profile, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("load profile: %w", err)
+	}
+	return Parse(file, data)
+}
+
+// Embedded returns the embedded profile called name.
+func Embedded(name string) (*Profile, error) {
+	data, err := embedded.ReadFile(name + ".yaml")
+	if err != nil {
+		return nil, fmt.Errorf("no profile %q (see sixpin profiles list)", name)
+	}
+	p, err := Parse(name+".yaml", data)
+	if err != nil {
+		return nil, err
+	}
+	p.Source = "embedded"
+	return p, nil
+}
+
+// Resolve returns the profile a --profile value names: a path to a YAML file
+// (anything with a slash or a .yaml/.yml ending), else an embedded name.
+func Resolve(ref string) (*Profile, error) {
+	if strings.ContainsRune(ref, os.PathSeparator) || strings.HasSuffix(ref, ".yaml") || strings.HasSuffix(ref, ".yml") {
+		return Load(ref)
+	}
+	return Embedded(ref)
+}
+
+// List returns every embedded profile, sorted by name.
+func List() ([]*Profile, error) {
+	entries, err := embedded.ReadDir(".")
+	if err != nil {
+		return nil, err
+	}
+	var out []*Profile
+	for _, e := range entries {
+		p, err := Embedded(strings.TrimSuffix(e.Name(), ".yaml"))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Text returns the YAML a profile was read from (for profiles show).
+func Text(p *Profile) ([]byte, error) {
+	if p.Source == "embedded" {
+		return embedded.ReadFile(p.Name + ".yaml")
+	}
+	return os.ReadFile(p.Source)
+}

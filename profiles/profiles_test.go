@@ -1,0 +1,95 @@
+package profiles
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sixpin/sixpin/internal/strictyaml"
+	"github.com/sixpin/sixpin/sim"
+)
+
+func TestEmbeddedProfilesLoad(t *testing.T) {
+	list, err := List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"llamacpp", "ollama", "openai", "openai-compatible", "sglang", "sim-instant", "sim-local-27b", "vllm"}
+	var got []string
+	for _, p := range list {
+		got = append(got, p.Name)
+		if p.Source != "embedded" {
+			t.Errorf("%s: source %q", p.Name, p.Source)
+		}
+		if !p.Simulated() && !strings.HasSuffix(p.BaseURL, "/v1") {
+			t.Errorf("%s: base_url %q does not end in /v1", p.Name, p.BaseURL)
+		}
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("profiles = %v, want %v", got, want)
+	}
+}
+
+// The default simulator must match the field report's local 27B: roughly
+// 150–160 tok/s single-stream decode at short context.
+func TestSimLocal27BCalibration(t *testing.T) {
+	p, err := Embedded(DefaultSimulator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := sim.Defaults(*p.Sim)
+	r := cfg.Roofline
+	if got := r.SingleStreamDecodeTokS(1000); got < 150 || got > 160 {
+		t.Errorf("single-stream decode at 1K context = %.1f tok/s, want 150–160", got)
+	}
+	// Long outputs slow down as the KV cache grows (steady below burst).
+	if short, long := r.SingleStreamDecodeTokS(1000), r.SingleStreamDecodeTokS(120_000); long >= short {
+		t.Errorf("decode at 120K (%.1f) not below decode at 1K (%.1f)", long, short)
+	}
+	if cfg.MaxModelLen != 262144 {
+		t.Errorf("max_model_len = %d, want 256K", cfg.MaxModelLen)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mine.yaml")
+	os.WriteFile(file, []byte("kind: vllm\nbase_url: http://gpu-box:8000/v1\nmodel: qwen\napi_key_env: MY_KEY\n"), 0o644)
+	p, err := Resolve(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "mine" || p.Model != "qwen" || p.KeyEnv() != "MY_KEY" || p.OutputControl != "none" || p.MaxTokensField != "max_tokens" {
+		t.Errorf("resolved %+v", p)
+	}
+	if p, err := Resolve("vllm"); err != nil || p.OutputControl != "ignore_eos+min_tokens" {
+		t.Errorf("Resolve(vllm) = %+v, %v", p, err)
+	}
+	if _, err := Resolve("no-such-profile"); err == nil || !strings.Contains(err.Error(), "profiles list") {
+		t.Errorf("unknown profile: %v", err)
+	}
+	if p, _ := Resolve("openai-compatible"); p.KeyEnv() != DefaultAPIKeyEnv {
+		t.Errorf("default key env = %q", p.KeyEnv())
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	cases := []struct{ src, want string }{
+		{"kind: vllm\nbase_url: http://x/v1\nmodle: q\n", "p.yaml:3:1: modle: unknown field (did you mean \"model\"?)"},
+		{"kind: triton\n", "p.yaml:1:7: kind: must be one of"},
+		{"kind: vllm\nbase_url: ftp://x\n", "p.yaml:2:11: base_url: must be an http(s) URL"},
+		{"kind: vllm\noutput_control: always\n", "p.yaml:2:17: output_control: must be one of"},
+		{"kind: simulator\n", "p.yaml:1:1: sim: required for kind simulator"},
+		{"kind: vllm\nheaders: {Authorization: Bearer x}\n", "p.yaml:2:26: headers.Authorization: must not hold credentials"},
+		{"kind: simulator\nsim: {timing: warp}\n", "p.yaml:2:1: sim: timing: must be"},
+	}
+	for _, c := range cases {
+		_, err := Parse("p.yaml", []byte(c.src))
+		var list strictyaml.ErrorList
+		if err == nil || !errors.As(err, &list) || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("Parse(%q) = %v, want prefix %q", c.src, err, c.want)
+		}
+	}
+}
