@@ -1,0 +1,579 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Collector receives every finished Record of a run, keeps the per-second
+// series and error tallies, and spills the records to disk; Finish cuts the
+// windows and fills their histograms in one pass. A Collector is owned by
+// one goroutine (the consumer of the runner's channel): it is not safe for
+// concurrent use, and needs no locks.
+type Collector struct {
+	spill *spill
+	s     Series
+	// events are in-flight changes (+1 at Sent, −1 at End), packed as
+	// µs<<1 | start, for the exact in-flight count over any window.
+	events        []int64
+	lastScheduled time.Duration
+	lastEnd       time.Duration
+	firstSent     time.Duration
+	lastSent      time.Duration
+	n             int
+	examples      map[ErrorClass][]string
+	model         string
+}
+
+// maxExamples is how many failure messages are kept per class.
+const maxExamples = 3
+
+// NewCollector returns a Collector that spills records into dir ("" for
+// the system's temporary directory). Call Close when done with it.
+func NewCollector(dir string) (*Collector, error) {
+	sp, err := newSpill(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Collector{spill: sp, examples: map[ErrorClass][]string{}, firstSent: -1}, nil
+}
+
+// Close removes the spill file.
+func (c *Collector) Close() error { return c.spill.close() }
+
+// Requests returns how many records have been added.
+func (c *Collector) Requests() int { return c.n }
+
+// Add takes a finished record. It fills in each chunk's token count
+// (apportioned from usage when the client could not count them) and may
+// modify r; r is not used after Add returns.
+func (c *Collector) Add(r *Record) error {
+	assignChunkTokens(r)
+	c.n++
+	c.lastScheduled = max(c.lastScheduled, r.Scheduled)
+	c.lastEnd = max(c.lastEnd, r.End)
+	if c.firstSent < 0 || r.Sent < c.firstSent {
+		c.firstSent = r.Sent
+	}
+	c.lastSent = max(c.lastSent, r.Sent)
+
+	c.s.bump(&c.s.Started, r.Scheduled, 1)
+	if r.Failed() {
+		c.s.bump(&c.s.Failed, r.End, 1)
+		if ex := c.examples[r.Err]; len(ex) < maxExamples && r.ErrMsg != "" {
+			c.examples[r.Err] = append(ex, r.ErrMsg)
+		}
+	} else {
+		c.s.bump(&c.s.Completed, r.End, 1)
+	}
+	for _, ch := range r.Chunks {
+		c.s.bump(&c.s.OutputTokens, ch.At, int64(ch.Tokens))
+	}
+	if c.model == "" && r.Model != "" {
+		c.model = r.Model
+	}
+	c.s.addInFlight(r.Sent, r.End)
+	c.events = append(c.events, us(r.Sent)<<1|1, us(r.End)<<1)
+	return c.spill.put(r)
+}
+
+// assignChunkTokens sets each chunk's token count where the client left it
+// unknown: one token per chunk when the server's usage says no more, else
+// the usage total apportioned across chunks by text length (every chunk at
+// least one token; cumulative rounding keeps the sum exact).
+func assignChunkTokens(r *Record) {
+	if len(r.Chunks) == 0 || r.Chunks[0].Tokens > 0 {
+		return
+	}
+	extra := 0
+	if r.HasUsage {
+		extra = r.Usage.CompletionTokens - len(r.Chunks)
+	}
+	if extra <= 0 {
+		for i := range r.Chunks {
+			r.Chunks[i].Tokens = 1
+		}
+		return
+	}
+	var total int64
+	for _, ch := range r.Chunks {
+		total += int64(ch.Bytes)
+	}
+	var cum, given int64
+	for i := range r.Chunks {
+		cum += int64(r.Chunks[i].Bytes)
+		var upto int64
+		if total > 0 {
+			upto = (cum*int64(extra) + total/2) / total
+		} else {
+			upto = int64(extra) * int64(i+1) / int64(len(r.Chunks))
+		}
+		r.Chunks[i].Tokens = int32(1 + upto - given)
+		given = upto
+	}
+}
+
+// outputTokens is the request's generated token count (reasoning
+// included): the server's usage, else the chunks' count.
+func outputTokens(r *Record) int {
+	if r.HasUsage {
+		return r.Usage.CompletionTokens
+	}
+	n := 0
+	for _, ch := range r.Chunks {
+		n += int(ch.Tokens)
+	}
+	return n
+}
+
+// SLO bounds a good request for goodput; zero fields are not checked.
+type SLO struct {
+	TTFT time.Duration
+	TPOT time.Duration
+	E2E  time.Duration
+}
+
+func (s SLO) set() bool { return s.TTFT > 0 || s.TPOT > 0 || s.E2E > 0 }
+
+// Measurement is what a run measured, window by window.
+type Measurement struct {
+	Windows    map[string]*Window
+	Series     Series
+	Errors     Errors
+	Histograms map[string]map[string]EncodedHistogram
+	// ClientAddedLatency is receive time − the server's send stamp over all
+	// chunks, when the server stamps them (sixpin's simulator does).
+	ClientAddedLatency *Dist
+	// MSERTrim is how much steady: auto trimmed off the steady start.
+	MSERTrim time.Duration
+	// FirstSent and LastSent bound the send times (for the achieved rate).
+	FirstSent, LastSent time.Duration
+	// TokensFromChunks is true when some successful request had no usage,
+	// so its token count is the client's chunk count.
+	TokensFromChunks bool
+	// ReportedModel is the model id the server put in its responses.
+	ReportedModel string
+	// PromptDrift and OutputDrift compare usage with the requested token
+	// counts over successful requests (nil without usage).
+	PromptDrift, OutputDrift *Drift
+}
+
+// Window holds one window's figures. Requests belong to the window in
+// which they were scheduled to start; aggregate throughput counts every
+// chunk by its arrival time.
+type Window struct {
+	StartS    float64 `json:"start_s"`
+	EndS      float64 `json:"end_s"`
+	DurationS float64 `json:"duration_s"`
+	// Requests started (were scheduled) in the window; Completed of them
+	// succeeded, Failed did not.
+	Requests  int `json:"requests"`
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
+	// OutputTokens arrived inside the window (reasoning included).
+	OutputTokens int64 `json:"output_tokens"`
+	// AggregateOutputTokS is OutputTokens / DurationS: all streams together.
+	AggregateOutputTokS float64 `json:"aggregate_output_tok_s"`
+	// MeanInFlight and MaxInFlight are the observed concurrency.
+	MeanInFlight float64 `json:"mean_in_flight"`
+	MaxInFlight  int     `json:"max_in_flight"`
+	// AggregatePerStreamTokS is the aggregate divided by MeanInFlight: what
+	// one stream got on average while streams overlapped.
+	AggregatePerStreamTokS float64 `json:"aggregate_per_stream_tok_s"`
+	// PeakAggregateOutputTokS is the highest aggregate over any span of the
+	// burst length (burst window only): the brochure number.
+	PeakAggregateOutputTokS float64 `json:"peak_aggregate_output_tok_s,omitempty"`
+	PeakStartS              float64 `json:"peak_start_s,omitempty"`
+	// Goodput counts successful requests that met the SLO (nil without one).
+	Goodput *Goodput `json:"goodput,omitempty"`
+	// PrefillShare is Σ TTFT / Σ E2E over successful requests.
+	PrefillShare float64 `json:"prefill_share"`
+	// InputOutputRatio is Σ prompt tokens / Σ output tokens (successful).
+	InputOutputRatio float64 `json:"input_output_ratio"`
+
+	TTFTMs        *Dist          `json:"ttft_ms"`
+	TTFTAnswerMs  *Dist          `json:"ttft_answer_ms"`
+	ITLMs         *Dist          `json:"itl_ms"`
+	TPOTMs        *Dist          `json:"tpot_ms"`
+	E2EMs         *Dist          `json:"e2e_ms"`
+	DecodeTokS    *Dist          `json:"decode_tok_s"`
+	EffectiveTokS *Dist          `json:"effective_tok_s"`
+	ScheduleLagMs *Dist          `json:"schedule_lag_ms"`
+	PromptTokens  *Dist          `json:"prompt_tokens_per_request"`
+	OutputPerReq  *Dist          `json:"output_tokens_per_request"`
+	ErrorsByClass map[string]int `json:"errors"`
+	Note          string         `json:"note,omitempty"`
+}
+
+// Goodput is the SLO-meeting share of a window.
+type Goodput struct {
+	Requests int     `json:"requests"`
+	RateRPS  float64 `json:"rate_rps"`
+	Fraction float64 `json:"fraction"`
+}
+
+// Errors tallies failures over the whole run.
+type Errors struct {
+	Requests int `json:"requests"`
+	Failed   int `json:"failed"`
+	// Rate is failures / requests, excluding requests cut off by an
+	// interrupt (not the endpoint's fault).
+	Rate     float64             `json:"rate"`
+	ByClass  map[string]int      `json:"by_class"`
+	Examples map[string][]string `json:"examples,omitempty"`
+}
+
+// winAcc accumulates one window during the final pass.
+type winAcc struct {
+	name                 string
+	span                 Span
+	w                    *Window
+	h                    map[string]*hdrhistogram.Histogram
+	sumTTFT, sumE2E      float64
+	sumPrompt, sumOutput int64
+	good                 int
+}
+
+// Finish cuts the windows and computes every window's figures from the
+// spilled records. It may be called once.
+func (c *Collector) Finish(spec WindowSpec, slo SLO) (*Measurement, error) {
+	c.s.pad(int(c.lastEnd/time.Second) + 1)
+	perSecond := make([]float64, len(c.s.OutputTokens))
+	for i, v := range c.s.OutputTokens {
+		perSecond[i] = float64(v)
+	}
+	ct := cutWindows(spec, perSecond, c.lastScheduled, c.lastEnd)
+	m := &Measurement{
+		Windows:       map[string]*Window{},
+		Series:        c.s,
+		Histograms:    map[string]map[string]EncodedHistogram{},
+		MSERTrim:      ct.mserTrim,
+		FirstSent:     max(c.firstSent, 0),
+		LastSent:      c.lastSent,
+		ReportedModel: c.model,
+	}
+	var promptDrift, outputDrift driftAcc
+	accs := make([]*winAcc, 0, len(WindowNames))
+	for _, name := range WindowNames {
+		sp := ct.spans[name]
+		a := &winAcc{name: name, span: sp, h: map[string]*hdrhistogram.Histogram{},
+			w: &Window{StartS: sp.Start.Seconds(), EndS: sp.End.Seconds(), DurationS: sp.Len().Seconds(),
+				ErrorsByClass: map[string]int{}, Note: ct.notes[name]}}
+		for _, mt := range windowMetrics {
+			a.h[mt.Name] = mt.new()
+		}
+		accs = append(accs, a)
+		m.Windows[name] = a.w
+	}
+	clientLag := MetricClientLag.new()
+	errs := Errors{ByClass: map[string]int{}, Examples: map[string][]string{}}
+	interrupted := 0
+
+	err := c.spill.each(func(r *Record) {
+		errs.Requests++
+		if r.Failed() {
+			errs.Failed++
+			errs.ByClass[string(r.Err)]++
+			if r.Err == ErrInterrupted {
+				interrupted++
+			}
+		} else if !r.HasUsage {
+			m.TokensFromChunks = true
+		} else {
+			promptDrift.add(r.Usage.PromptTokens, r.RequestedPromptTokens)
+			outputDrift.add(r.Usage.CompletionTokens, r.RequestedOutputTokens)
+		}
+		for _, ch := range r.Chunks {
+			if ch.ClientLagUS >= 0 {
+				record(clientLag, float64(ch.ClientLagUS), 1)
+			}
+			for _, a := range accs {
+				if a.name == WindowAll || a.span.Contains(ch.At) {
+					a.w.OutputTokens += int64(ch.Tokens)
+				}
+			}
+		}
+		for _, a := range accs {
+			if a.name == WindowAll || a.span.Contains(r.Scheduled) {
+				a.add(r, slo)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if n := errs.Requests - interrupted; n > 0 {
+		errs.Rate = float64(errs.Failed-interrupted) / float64(n)
+	}
+	for cl, ex := range c.examples {
+		errs.Examples[string(cl)] = ex
+	}
+	m.Errors = errs
+	m.PromptDrift, m.OutputDrift = promptDrift.result(), outputDrift.result()
+	m.ClientAddedLatency = Summarize(MetricClientLag, clientLag)
+
+	slices.Sort(c.events)
+	for _, a := range accs {
+		a.finish(slo, c.events)
+		hs := map[string]EncodedHistogram{}
+		for _, mt := range windowMetrics {
+			if h := a.h[mt.Name]; h.TotalCount() > 0 {
+				e, err := encode(mt, h)
+				if err != nil {
+					return nil, err
+				}
+				hs[mt.Name] = e
+			}
+		}
+		m.Histograms[a.name] = hs
+	}
+	if b := m.Windows[WindowBurst]; b != nil {
+		b.PeakAggregateOutputTokS, b.PeakStartS = peakRate(perSecond, ct.spans[WindowBurst].Len())
+	}
+	return m, nil
+}
+
+// add records one request that started in the window.
+func (a *winAcc) add(r *Record, slo SLO) {
+	w := a.w
+	w.Requests++
+	lag := r.Sent - r.Scheduled
+	record(a.h[MetricLag.Name], float64(lag.Microseconds()), 1)
+	if r.Failed() {
+		w.Failed++
+		w.ErrorsByClass[string(r.Err)]++
+		return
+	}
+	w.Completed++
+	out := outputTokens(r)
+	e2e := r.End - r.Scheduled
+	record(a.h[MetricE2E.Name], float64(e2e.Microseconds()), 1)
+	if r.HasUsage {
+		record(a.h[MetricPrompt.Name], float64(r.Usage.PromptTokens), 1)
+		a.sumPrompt += int64(r.Usage.PromptTokens)
+	}
+	record(a.h[MetricOutput.Name], float64(out), 1)
+	a.sumOutput += int64(out)
+	if e2e > 0 {
+		record(a.h[MetricEffective.Name], float64(out)/e2e.Seconds()*1e3, 1)
+	}
+	if len(r.Chunks) == 0 {
+		return
+	}
+	ttft := r.Chunks[0].At - r.Scheduled
+	record(a.h[MetricTTFT.Name], float64(ttft.Microseconds()), 1)
+	for _, ch := range r.Chunks {
+		if !ch.Reasoning {
+			record(a.h[MetricTTFTAnswer.Name], float64((ch.At - r.Scheduled).Microseconds()), 1)
+			break
+		}
+	}
+	a.sumTTFT += ttft.Seconds()
+	a.sumE2E += e2e.Seconds()
+	// ITL: a chunk of k tokens after a gap g counts as k gaps of g/k, so
+	// coalesced chunks neither inflate nor hide the per-token latency.
+	for i := 1; i < len(r.Chunks); i++ {
+		k := int64(max(r.Chunks[i].Tokens, 1))
+		g := r.Chunks[i].At - r.Chunks[i-1].At
+		record(a.h[MetricITL.Name], float64(g.Microseconds())/float64(k), k)
+	}
+	good := true
+	if decodeSpan := e2e - ttft; out > 1 && decodeSpan > 0 {
+		tpot := decodeSpan / time.Duration(out-1)
+		record(a.h[MetricTPOT.Name], float64(tpot.Microseconds()), 1)
+		record(a.h[MetricDecode.Name], float64(out-1)/decodeSpan.Seconds()*1e3, 1)
+		if slo.TPOT > 0 && tpot > slo.TPOT {
+			good = false
+		}
+	}
+	if slo.TTFT > 0 && ttft > slo.TTFT || slo.E2E > 0 && e2e > slo.E2E {
+		good = false
+	}
+	if good {
+		a.good++
+	}
+}
+
+// finish computes the window's derived figures.
+func (a *winAcc) finish(slo SLO, events []int64) {
+	w := a.w
+	d := a.span.Len().Seconds()
+	if d > 0 {
+		w.AggregateOutputTokS = float64(w.OutputTokens) / d
+	}
+	w.MeanInFlight, w.MaxInFlight = inFlight(events, a.span)
+	if w.MeanInFlight > 0 {
+		w.AggregatePerStreamTokS = w.AggregateOutputTokS / w.MeanInFlight
+	}
+	if slo.set() && w.Requests > 0 {
+		w.Goodput = &Goodput{Requests: a.good, Fraction: float64(a.good) / float64(w.Requests)}
+		if d > 0 {
+			w.Goodput.RateRPS = float64(a.good) / d
+		}
+	}
+	if a.sumE2E > 0 {
+		w.PrefillShare = a.sumTTFT / a.sumE2E
+	}
+	if a.sumOutput > 0 {
+		w.InputOutputRatio = float64(a.sumPrompt) / float64(a.sumOutput)
+	}
+	h := a.h
+	w.TTFTMs = Summarize(MetricTTFT, h[MetricTTFT.Name])
+	w.TTFTAnswerMs = Summarize(MetricTTFTAnswer, h[MetricTTFTAnswer.Name])
+	w.ITLMs = Summarize(MetricITL, h[MetricITL.Name])
+	w.TPOTMs = Summarize(MetricTPOT, h[MetricTPOT.Name])
+	w.E2EMs = Summarize(MetricE2E, h[MetricE2E.Name])
+	w.DecodeTokS = Summarize(MetricDecode, h[MetricDecode.Name])
+	w.EffectiveTokS = Summarize(MetricEffective, h[MetricEffective.Name])
+	w.ScheduleLagMs = Summarize(MetricLag, h[MetricLag.Name])
+	w.PromptTokens = Summarize(MetricPrompt, h[MetricPrompt.Name])
+	w.OutputPerReq = Summarize(MetricOutput, h[MetricOutput.Name])
+}
+
+// inFlight returns the time-weighted mean and the maximum number of
+// requests in flight during span, from sorted events (µs<<1 | start). At
+// equal times ends sort before starts, so a closed-loop worker's next
+// request never counts as overlapping its last.
+func inFlight(events []int64, span Span) (mean float64, peak int) {
+	if span.Len() <= 0 {
+		return 0, 0
+	}
+	lo, hi := us(span.Start), us(span.End)
+	cur, i := 0, 0
+	for ; i < len(events) && events[i]>>1 <= lo; i++ {
+		cur += eventDelta(events[i])
+	}
+	peak = cur
+	prev := lo
+	var area float64
+	for ; i < len(events) && events[i]>>1 < hi; i++ {
+		t := events[i] >> 1
+		area += float64(cur) * float64(t-prev)
+		prev = t
+		cur += eventDelta(events[i])
+		peak = max(peak, cur)
+	}
+	area += float64(cur) * float64(hi-prev)
+	return area / float64(hi-lo), peak
+}
+
+func eventDelta(e int64) int {
+	if e&1 == 1 {
+		return 1
+	}
+	return -1
+}
+
+// peakRate returns the highest mean of the per-second series over any run
+// of whole seconds as long as span, and where that run starts (s).
+func peakRate(perSecond []float64, span time.Duration) (rate, startS float64) {
+	k := int(math.Round(span.Seconds()))
+	if k <= 0 || len(perSecond) == 0 {
+		return 0, 0
+	}
+	k = min(k, len(perSecond))
+	var sum float64
+	for _, v := range perSecond[:k] {
+		sum += v
+	}
+	best, at := sum, 0
+	for i := k; i < len(perSecond); i++ {
+		sum += perSecond[i] - perSecond[i-k]
+		if sum > best {
+			best, at = sum, i-k+1
+		}
+	}
+	return best / float64(k), float64(at)
+}
+
+// Series is the run's per-second time series; slot i covers [i, i+1) s
+// from the start of load.
+type Series struct {
+	StepS int `json:"step_s"`
+	// OutputTokens arrived in each second (reasoning included).
+	OutputTokens []int64 `json:"output_tokens"`
+	// InFlight is the time-weighted mean number of requests in flight.
+	InFlight []float64 `json:"in_flight"`
+	// Started, Completed and Failed count requests by scheduled start and
+	// by end.
+	Started   []int64 `json:"started"`
+	Completed []int64 `json:"completed"`
+	Failed    []int64 `json:"failed"`
+}
+
+func grow[T int64 | float64](s []T, n int) []T {
+	if len(s) < n {
+		s = append(s, make([]T, n-len(s))...)
+	}
+	return s
+}
+
+// pad gives every series the same length n.
+func (s *Series) pad(n int) {
+	s.StepS = 1
+	s.OutputTokens = grow(s.OutputTokens, n)
+	s.InFlight = grow(s.InFlight, n)
+	s.Started = grow(s.Started, n)
+	s.Completed = grow(s.Completed, n)
+	s.Failed = grow(s.Failed, n)
+}
+
+func (s *Series) bump(dst *[]int64, at time.Duration, n int64) {
+	i := max(int(at/time.Second), 0)
+	*dst = grow(*dst, i+1)
+	(*dst)[i] += n
+}
+
+// addInFlight adds the request's presence over [from, to) to InFlight.
+func (s *Series) addInFlight(from, to time.Duration) {
+	s.StepS = 1
+	if to <= from {
+		return
+	}
+	last := int(to / time.Second)
+	s.InFlight = grow(s.InFlight, last+1)
+	for i := int(from / time.Second); i <= last; i++ {
+		a := max(from, time.Duration(i)*time.Second)
+		b := min(to, time.Duration(i+1)*time.Second)
+		if b > a {
+			s.InFlight[i] += (b - a).Seconds()
+		}
+	}
+}
+
+// String is for debugging.
+func (s Span) String() string { return fmt.Sprintf("[%v, %v)", s.Start, s.End) }
+
+// driftAcc accumulates per-request drift of a token count, in percent.
+type driftAcc struct {
+	d          Drift
+	sum, sumAb float64
+}
+
+func (a *driftAcc) add(got, want int) {
+	if want <= 0 {
+		return
+	}
+	pct := float64(got-want) / float64(want) * 100
+	a.d.Requests++
+	a.sum += pct
+	a.sumAb += math.Abs(pct)
+	a.d.MaxAbsPct = max(a.d.MaxAbsPct, math.Abs(pct))
+	if got == want {
+		a.d.Exact++
+	}
+}
+
+func (a *driftAcc) result() *Drift {
+	if a.d.Requests == 0 {
+		return nil
+	}
+	d := a.d
+	d.MeanPct = a.sum / float64(d.Requests)
+	d.MeanAbsPct = a.sumAb / float64(d.Requests)
+	return &d
+}

@@ -1,0 +1,125 @@
+package results
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Metric names a distribution sixpin records. Its histogram stores integer
+// values in Unit; reports divide by Scale to get the unit in the name.
+type Metric struct {
+	// Name is the JSON key, with its reporting unit (ttft_ms, decode_tok_s).
+	Name string
+	// Unit is what the histogram's integers count ("us", "mtok/s", "tokens").
+	Unit string
+	// Scale converts a recorded value to the reported unit: reported =
+	// recorded / Scale.
+	Scale float64
+	lo    int64
+	hi    int64
+}
+
+// The histogram geometries: 3 significant figures; latencies in µs from 1 µs
+// to 24 h; rates in milli-tokens/s up to 10M tok/s; token counts to 100M.
+const (
+	sigFigs      = 3
+	maxLatencyUS = int64(24 * 3600 * 1e6)
+	maxRateMilli = int64(1e10)
+	maxTokens    = int64(1e8)
+)
+
+// Metrics recorded per window (DESIGN §2).
+var (
+	MetricTTFT       = Metric{"ttft_ms", "us", 1e3, 1, maxLatencyUS}
+	MetricTTFTAnswer = Metric{"ttft_answer_ms", "us", 1e3, 1, maxLatencyUS}
+	MetricITL        = Metric{"itl_ms", "us", 1e3, 1, maxLatencyUS}
+	MetricTPOT       = Metric{"tpot_ms", "us", 1e3, 1, maxLatencyUS}
+	MetricE2E        = Metric{"e2e_ms", "us", 1e3, 1, maxLatencyUS}
+	MetricDecode     = Metric{"decode_tok_s", "mtok/s", 1e3, 1, maxRateMilli}
+	MetricEffective  = Metric{"effective_tok_s", "mtok/s", 1e3, 1, maxRateMilli}
+	MetricLag        = Metric{"schedule_lag_ms", "us", 1e3, 1, maxLatencyUS}
+	MetricPrompt     = Metric{"prompt_tokens", "tokens", 1, 1, maxTokens}
+	MetricOutput     = Metric{"output_tokens", "tokens", 1, 1, maxTokens}
+	MetricClientLag  = Metric{"client_added_latency_ms", "us", 1e3, 1, maxLatencyUS}
+)
+
+// windowMetrics are recorded for every window, in this order.
+var windowMetrics = []Metric{MetricTTFT, MetricTTFTAnswer, MetricITL, MetricTPOT, MetricE2E,
+	MetricDecode, MetricEffective, MetricLag, MetricPrompt, MetricOutput}
+
+func (m Metric) new() *hdrhistogram.Histogram { return hdrhistogram.New(m.lo, m.hi, sigFigs) }
+
+// record adds v (in the metric's unit) n times, clamped into range so an
+// outlier is counted rather than dropped.
+func record(h *hdrhistogram.Histogram, v float64, n int64) {
+	iv := int64(math.Round(v))
+	if iv < h.LowestTrackableValue() {
+		iv = h.LowestTrackableValue()
+	}
+	if iv > h.HighestTrackableValue() {
+		iv = h.HighestTrackableValue()
+	}
+	_ = h.RecordValues(iv, n) // cannot fail: iv is in range
+}
+
+// Dist summarises a distribution in its reporting unit.
+type Dist struct {
+	Count  int64   `json:"count"`
+	Min    float64 `json:"min"`
+	Mean   float64 `json:"mean"`
+	Stddev float64 `json:"stddev"`
+	P10    float64 `json:"p10"`
+	P50    float64 `json:"p50"`
+	P90    float64 `json:"p90"`
+	P95    float64 `json:"p95"`
+	P99    float64 `json:"p99"`
+	P999   float64 `json:"p99_9"`
+	Max    float64 `json:"max"`
+}
+
+// Summarize reads h's percentiles in m's reporting unit. It returns nil for
+// an empty histogram, so that "no data" is never printed as zero.
+func Summarize(m Metric, h *hdrhistogram.Histogram) *Dist {
+	if h == nil || h.TotalCount() == 0 {
+		return nil
+	}
+	q := h.ValueAtPercentilesSlice([]float64{10, 50, 90, 95, 99, 99.9})
+	s := m.Scale
+	return &Dist{
+		Count:  h.TotalCount(),
+		Min:    float64(h.Min()) / s,
+		Mean:   h.Mean() / s,
+		Stddev: h.StdDev() / s,
+		P10:    float64(q[0]) / s,
+		P50:    float64(q[1]) / s,
+		P90:    float64(q[2]) / s,
+		P95:    float64(q[3]) / s,
+		P99:    float64(q[4]) / s,
+		P999:   float64(q[5]) / s,
+		Max:    float64(h.Max()) / s,
+	}
+}
+
+// EncodedHistogram is a histogram stored losslessly in a results file: the
+// standard HdrHistogram V2 compressed encoding (base64), so files from
+// several shards or runs merge exactly and other HDR tools can read them.
+type EncodedHistogram struct {
+	Unit  string  `json:"unit"`
+	Scale float64 `json:"scale"`
+	HDR   string  `json:"hdr"`
+}
+
+func encode(m Metric, h *hdrhistogram.Histogram) (EncodedHistogram, error) {
+	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return EncodedHistogram{}, fmt.Errorf("encode %s histogram: %w", m.Name, err)
+	}
+	return EncodedHistogram{Unit: m.Unit, Scale: m.Scale, HDR: string(b)}, nil
+}
+
+// Decode returns the histogram e holds.
+func (e EncodedHistogram) Decode() (*hdrhistogram.Histogram, error) {
+	return hdrhistogram.Decode([]byte(e.HDR))
+}

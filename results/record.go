@@ -1,0 +1,111 @@
+// Package results turns request records into sixpin's figures: HDR
+// histograms per metric and window, per-second time series, the pin card,
+// and the versioned results file (schema sixpin/result/v1).
+package results
+
+import "time"
+
+// ErrorClass classifies a failed request. The empty class means success.
+type ErrorClass string
+
+// Error classes. A failed request is data: it is recorded with its class
+// and the run goes on.
+const (
+	OK ErrorClass = ""
+	// ErrConnect: the connection could not be made (refused, DNS, TLS).
+	ErrConnect ErrorClass = "connect"
+	// ErrTimeout: the request timed out or the stream stalled.
+	ErrTimeout ErrorClass = "timeout"
+	// ErrHTTP4xx: a 4xx status other than 429.
+	ErrHTTP4xx ErrorClass = "http_4xx"
+	// ErrHTTP429: rate limited.
+	ErrHTTP429 ErrorClass = "http_429"
+	// ErrHTTP5xx: a 5xx status.
+	ErrHTTP5xx ErrorClass = "http_5xx"
+	// ErrStreamCut: the stream ended before a finish_reason.
+	ErrStreamCut ErrorClass = "stream_cut"
+	// ErrMalformed: a chunk was not valid JSON.
+	ErrMalformed ErrorClass = "malformed_chunk"
+	// ErrStreamError: the server sent an error event inside the stream.
+	ErrStreamError ErrorClass = "stream_error"
+	// ErrEmpty: the stream finished without any content or reasoning token.
+	ErrEmpty ErrorClass = "empty_response"
+	// ErrInterrupted: the run was interrupted (Ctrl-C) and the grace period
+	// ran out while the request was in flight. Not an endpoint failure.
+	ErrInterrupted ErrorClass = "interrupted"
+	// ErrClient: sixpin itself could not build or send the request.
+	ErrClient ErrorClass = "client"
+)
+
+// ErrorClasses lists every failure class in report order.
+var ErrorClasses = []ErrorClass{ErrConnect, ErrTimeout, ErrHTTP4xx, ErrHTTP429, ErrHTTP5xx,
+	ErrStreamCut, ErrMalformed, ErrStreamError, ErrEmpty, ErrInterrupted, ErrClient}
+
+// Record is one request as the client saw it. All times are offsets from
+// the start of the run on the monotonic clock. A Record is written by one
+// goroutine (the request's) and handed over once, complete; it is not
+// safe for concurrent use.
+type Record struct {
+	// Index is the request's index in the Plan.
+	Index int
+	// Class is the request's mix class ("" for a single-class scenario).
+	Class string
+	// Scheduled is when the request was due: its arrival time in open
+	// loop, its issue time in closed loop. Latencies are measured from it.
+	Scheduled time.Duration
+	// Sent is when the client began sending; Sent − Scheduled is the
+	// schedule lag.
+	Sent time.Duration
+	// End is when the last byte of the response (or the failure) arrived.
+	End time.Duration
+	// Chunks are the token-bearing chunks (content or reasoning) in
+	// arrival order.
+	Chunks []Chunk
+
+	// RequestedPromptTokens and RequestedOutputTokens are the Plan's pins
+	// for this request.
+	RequestedPromptTokens int
+	RequestedOutputTokens int
+	// Usage is the server's count; HasUsage is false when it sent none.
+	Usage    Usage
+	HasUsage bool
+	// FinishReason is the server's finish_reason ("length", "stop", ...).
+	FinishReason string
+	// Model is the model id the server reported.
+	Model string
+
+	Err ErrorClass
+	// ErrMsg is a one-line description of the failure (never contains
+	// request headers, so never an API key).
+	ErrMsg string
+	// HTTPStatus is the response status (0 when none was received).
+	HTTPStatus int
+}
+
+// Chunk is one token-bearing chunk of a stream.
+type Chunk struct {
+	// At is the arrival time (offset from the run start).
+	At time.Duration
+	// Bytes is the length of the chunk's text (content + reasoning).
+	Bytes int32
+	// Tokens is the number of tokens the chunk carried, when the client
+	// knows it; 0 means unknown (apportioned from usage by Bytes).
+	Tokens int32
+	// Reasoning is true when the chunk carried reasoning text only.
+	Reasoning bool
+	// ClientLagUS is receive time − the server's send stamp in µs, when
+	// the server stamps its chunks; -1 otherwise.
+	ClientLagUS int32
+}
+
+// Usage is the server's token accounting for one request.
+type Usage struct {
+	PromptTokens int
+	// CompletionTokens counts every generated token, reasoning included.
+	CompletionTokens int
+	ReasoningTokens  int
+	CachedTokens     int
+}
+
+// Failed reports whether the request failed.
+func (r *Record) Failed() bool { return r.Err != OK }

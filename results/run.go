@@ -1,0 +1,168 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Schema is the results file's schema id. Consumers rely on the fields
+// listed in DESIGN §6; new fields may be added, none renamed.
+const Schema = "sixpin/result/v1"
+
+// Run is a results file: everything one run measured, bound to its pins.
+type Run struct {
+	Schema        string `json:"schema"`
+	SixpinVersion string `json:"sixpin_version"`
+	// StartedAt is the wall-clock time of the start of load; every offset
+	// in the file (windows, series) counts from it.
+	StartedAt time.Time `json:"started_at"`
+	// StartUnixNS is StartedAt in Unix nanoseconds, for aligning series
+	// of runs made on several machines.
+	StartUnixNS int64 `json:"start_unix_ns"`
+	// Incomplete is true when the run was interrupted; the figures cover
+	// what was measured until then.
+	Incomplete       bool   `json:"incomplete"`
+	IncompleteReason string `json:"incomplete_reason,omitempty"`
+	// Valid is false when a pin was violated beyond tolerance; Invalid
+	// lists why.
+	Valid   bool     `json:"valid"`
+	Invalid []string `json:"invalid,omitempty"`
+
+	Scenario ScenarioInfo `json:"scenario"`
+	Target   TargetInfo   `json:"target"`
+	Pins     Pins         `json:"pins"`
+	// Windows holds warmup, burst, steady and all; Headline names the
+	// window the summary leads with (steady).
+	Windows  map[string]*Window `json:"windows"`
+	Headline string             `json:"headline_window"`
+	Errors   Errors             `json:"errors"`
+	Schedule *Schedule          `json:"schedule,omitempty"`
+	// ClientAddedLatencyMs is receive time − the server's send stamp per
+	// chunk, when the server stamps chunks: sixpin's own added latency.
+	ClientAddedLatencyMs *Dist  `json:"client_added_latency_ms,omitempty"`
+	Series               Series `json:"series"`
+	// Cost and RateLimits are filled when the profile declares pricing or
+	// limits (nil otherwise).
+	Cost       any `json:"cost"`
+	RateLimits any `json:"rate_limits"`
+	// Histograms are window → metric → encoded HDR histogram.
+	Histograms map[string]map[string]EncodedHistogram `json:"histograms"`
+	Client     ClientInfo                             `json:"client"`
+	// Notes are caveats a reader must see beside the figures.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// ScenarioInfo identifies the scenario a run replayed.
+type ScenarioInfo struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Path        string `json:"path"`
+	SHA256      string `json:"sha256"`
+	Seed        int64  `json:"seed"`
+	// Duration and Requests are the run's bounds (after CLI overrides).
+	DurationS float64 `json:"duration_s,omitempty"`
+	Requests  int     `json:"requests,omitempty"`
+	Windows   struct {
+		WarmupS float64 `json:"warmup_s"`
+		BurstS  float64 `json:"burst_s"`
+		Steady  string  `json:"steady"`
+	} `json:"windows"`
+	SLO struct {
+		TTFTMs       float64 `json:"ttft_ms,omitempty"`
+		TPOTMs       float64 `json:"tpot_ms,omitempty"`
+		E2EMs        float64 `json:"e2e_ms,omitempty"`
+		MaxErrorRate float64 `json:"max_error_rate,omitempty"`
+	} `json:"slo"`
+}
+
+// TargetInfo describes the endpoint. It never holds an API key: only the
+// name of the environment variable it came from and whether it was set.
+type TargetInfo struct {
+	Endpoint  string `json:"endpoint"`
+	Profile   string `json:"profile"`
+	Model     string `json:"model"`
+	Simulated bool   `json:"simulated"`
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+	APIKeySet bool   `json:"api_key_set"`
+	// OutputControl is how the output pin was enforced (ignore_eos,
+	// min_tokens, or none).
+	OutputControl string `json:"output_control"`
+	// TemplateOverheadTokens is what the chat template added to the prompt,
+	// measured by a probe request and subtracted from every prompt.
+	TemplateOverheadTokens int `json:"template_overhead_tokens"`
+}
+
+// Schedule reports open-loop pacing: the target and achieved arrival rate
+// and whether the client fell behind (coordinated omission avoided by
+// measuring from the scheduled start; the lag shows the cost).
+type Schedule struct {
+	TargetRateRPS   float64 `json:"target_rate_rps"`
+	AchievedRateRPS float64 `json:"achieved_rate_rps"`
+	LagMs           *Dist   `json:"lag_ms"`
+	Behind          bool    `json:"behind"`
+	Note            string  `json:"note,omitempty"`
+}
+
+// ClientInfo is about the machine and process that generated the load.
+type ClientInfo struct {
+	GoVersion   string  `json:"go_version"`
+	OS          string  `json:"os"`
+	CPUs        int     `json:"cpus"`
+	MaxRSSBytes int64   `json:"max_rss_bytes"`
+	CPUSeconds  float64 `json:"cpu_seconds"`
+}
+
+// WriteFile writes run to path atomically: a temporary file in the same
+// directory, synced, then renamed over path. A reader never sees half a
+// file, and a crash leaves the old file (if any) intact.
+func WriteFile(path string, run *Run) error {
+	data, err := json.MarshalIndent(run, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode results: %w", err)
+	}
+	data = append(data, '\n')
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write results %q: %w", path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op after a successful rename
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write results %q: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("write results %q: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write results %q: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		return fmt.Errorf("write results %q: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write results %q: %w", path, err)
+	}
+	return nil
+}
+
+// ReadFile reads a results file and checks its schema.
+func ReadFile(path string) (*Run, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read results: %w", err)
+	}
+	var run Run
+	if err := json.Unmarshal(data, &run); err != nil {
+		return nil, fmt.Errorf("read results %q: %w", path, err)
+	}
+	if run.Schema != Schema {
+		return nil, fmt.Errorf("read results %q: schema %q, want %q", path, run.Schema, Schema)
+	}
+	return &run, nil
+}
