@@ -1,0 +1,107 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// doer is the go-openai HTTPClient hook: it adds the endpoint's request
+// extensions (ignore_eos, min_tokens, a profile's extra_body) to the JSON
+// body go-openai built, and the profile's headers, then sends the request
+// on sixpin's own transport. go-openai itself is used unmodified.
+type doer struct {
+	client *http.Client
+	// extra is `,"k":v,...` spliced before the body's closing brace.
+	extra   []byte
+	headers map[string]string
+}
+
+// minTokensKey carries a request's min_tokens value to the doer.
+type minTokensKey struct{}
+
+func withMinTokens(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, minTokensKey{}, n)
+}
+
+// newTransport returns the transport for one run: sized for the run's
+// concurrency so connections are reused, never compressed (SSE must not
+// be buffered by gzip), and with dial and TLS timeouts so a dead endpoint
+// fails fast as a connect error.
+func newTransport(conns int) *http.Transport {
+	return &http.Transport{
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{
+			Timeout:   10 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConns:        0,
+		MaxIdleConnsPerHost: max(conns, 2),
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
+		DisableCompression:  true,
+		WriteBufferSize:     64 << 10,
+		ReadBufferSize:      16 << 10,
+	}
+}
+
+// encodeExtra renders extra body members as `,"k":v` pairs in key order.
+func encodeExtra(m map[string]any) ([]byte, error) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b bytes.Buffer
+	for _, k := range keys {
+		v, err := json.Marshal(m[k])
+		if err != nil {
+			return nil, fmt.Errorf("extra_body.%s: %w", k, err)
+		}
+		kb, _ := json.Marshal(k)
+		b.WriteByte(',')
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	return b.Bytes(), nil
+}
+
+// Do implements go-openai's HTTPDoer.
+func (d *doer) Do(req *http.Request) (*http.Response, error) {
+	for k, v := range d.headers {
+		req.Header.Set(k, v)
+	}
+	minTokens, _ := req.Context().Value(minTokensKey{}).(int)
+	if req.Body != nil && (len(d.extra) > 0 || minTokens > 0) {
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read request body: %w", err)
+		}
+		end := bytes.LastIndexByte(body, '}')
+		if end < 0 {
+			return nil, fmt.Errorf("request body is not a JSON object")
+		}
+		out := make([]byte, 0, len(body)+len(d.extra)+32)
+		out = append(out, body[:end]...)
+		out = append(out, d.extra...)
+		if minTokens > 0 {
+			out = append(out, `,"min_tokens":`...)
+			out = strconv.AppendInt(out, int64(minTokens), 10)
+		}
+		out = append(out, body[end:]...)
+		req.Body = io.NopCloser(bytes.NewReader(out))
+		req.ContentLength = int64(len(out))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out)), nil }
+	}
+	return d.client.Do(req)
+}

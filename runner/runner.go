@@ -1,0 +1,272 @@
+// Package runner replays a scenario's Plan against an OpenAI-compatible
+// streaming endpoint: arrival scheduling (closed and open loop), the worker
+// pool, the streaming client (go-openai, extended through its HTTPClient
+// hook), per-chunk monotonic timestamps, and failure classification.
+package runner
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
+
+	"github.com/sixpin/sixpin/prompt"
+	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/scenario"
+)
+
+// Output controls: how an endpoint is told not to stop before max_tokens.
+const (
+	ControlIgnoreEOS = "ignore_eos"
+	ControlMinTokens = "min_tokens"
+	ControlNone      = "none"
+)
+
+// Target is an OpenAI-compatible endpoint.
+type Target struct {
+	// BaseURL ends in /v1 (e.g. http://127.0.0.1:8080/v1).
+	BaseURL string
+	// Model is the id sent in every request.
+	Model string
+	// APIKey is sent as a bearer token. It is never logged, printed or
+	// saved.
+	APIKey string
+	// Headers are added to every request.
+	Headers map[string]string
+	// ExtraBody members are added to every request body.
+	ExtraBody map[string]any
+	// MaxTokensField is "max_tokens" (default) or "max_completion_tokens".
+	MaxTokensField string
+	// OutputControl is how an exact output pin is enforced:
+	// ControlIgnoreEOS, ControlMinTokens (both may be combined as
+	// "ignore_eos+min_tokens"), or ControlNone.
+	OutputControl string
+}
+
+// Defaults for the options.
+const (
+	DefaultRequestTimeout = 10 * time.Minute
+	DefaultStallTimeout   = 2 * time.Minute
+	DefaultEmptyLines     = 10_000
+)
+
+// Option configures a Runner.
+type Option func(*Runner)
+
+// WithRequestTimeout bounds one request from send to last byte.
+func WithRequestTimeout(d time.Duration) Option { return func(r *Runner) { r.requestTimeout = d } }
+
+// WithStallTimeout fails a stream that sends nothing for d after its first
+// token (class timeout).
+func WithStallTimeout(d time.Duration) Option { return func(r *Runner) { r.stallTimeout = d } }
+
+// WithTemplateOverhead sets the tokens the chat template adds, subtracted
+// from every synthesised prompt (see Probe).
+func WithTemplateOverhead(n int) Option { return func(r *Runner) { r.overhead = n } }
+
+// Bounds stops issuing at whichever comes first: duration (0 = none) or
+// requests (0 = none). The scenario's bounds are the default.
+func Bounds(duration time.Duration, requests int) Option {
+	return func(r *Runner) { r.duration, r.requests = duration, requests }
+}
+
+// Runner replays one Plan against one Target. Create it with New; Run it
+// once.
+type Runner struct {
+	plan     *scenario.Plan
+	conc     scenario.ConcurrencyPin
+	target   Target
+	client   *openai.Client
+	httpc    *http.Client
+	exact    bool
+	duration time.Duration
+	requests int
+
+	requestTimeout time.Duration
+	stallTimeout   time.Duration
+	overhead       int
+
+	start time.Time
+	stats Stats
+}
+
+// Stats are live counters for progress display, safe to read from any
+// goroutine while the run goes on (updated once per request, never per
+// chunk).
+type Stats struct {
+	Issued       atomic.Int64
+	Done         atomic.Int64
+	Failed       atomic.Int64
+	InFlight     atomic.Int64
+	OutputTokens atomic.Int64
+}
+
+// New prepares a Runner. It fails only on a target it cannot address.
+func New(plan *scenario.Plan, t Target, opts ...Option) (*Runner, error) {
+	s := plan.Scenario()
+	r := &Runner{
+		plan:           plan,
+		conc:           s.Pins.Concurrency,
+		target:         t,
+		exact:          s.Pins.Output.Exact,
+		duration:       s.Duration.D(),
+		requests:       s.Requests,
+		requestTimeout: DefaultRequestTimeout,
+		stallTimeout:   DefaultStallTimeout,
+	}
+	if s.RequestTimeout > 0 {
+		r.requestTimeout = s.RequestTimeout.D()
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	conns := r.conc.Streams
+	if r.conc.Mode == scenario.ModeOpen {
+		conns = max(r.conc.MaxInFlight, int(r.conc.Rate*4), 64)
+	}
+	extra := map[string]any{}
+	for k, v := range t.ExtraBody {
+		extra[k] = v
+	}
+	if r.exact && hasControl(t.OutputControl, ControlIgnoreEOS) {
+		extra["ignore_eos"] = true
+	}
+	extraJSON, err := encodeExtra(extra)
+	if err != nil {
+		return nil, fmt.Errorf("target: %w", err)
+	}
+	r.httpc = &http.Client{Transport: newTransport(conns)}
+	cfg := openai.DefaultConfig(t.APIKey)
+	cfg.BaseURL = t.BaseURL
+	cfg.HTTPClient = &doer{client: r.httpc, extra: extraJSON, headers: t.Headers}
+	cfg.EmptyMessagesLimit = DefaultEmptyLines
+	r.client = openai.NewClientWithConfig(cfg)
+	return r, nil
+}
+
+func hasControl(ctl, want string) bool {
+	for i := 0; i+len(want) <= len(ctl); i++ {
+		if ctl[i:i+len(want)] == want {
+			return true
+		}
+	}
+	return false
+}
+
+// Stats returns the live counters.
+func (r *Runner) Stats() *Stats { return &r.stats }
+
+// Start returns the wall-clock time load started (zero before Run).
+func (r *Runner) Start() time.Time { return r.start }
+
+// Close releases the runner's idle connections.
+func (r *Runner) Close() { r.httpc.CloseIdleConnections() }
+
+// Run issues the Plan's requests and returns their records on a channel
+// that Run's goroutines own and close when every request has finished.
+// Cancelling issue stops issuing new requests; requests in flight go on
+// until they finish or inflight is cancelled, which cuts them off (class
+// interrupted). The caller must drain the channel.
+func (r *Runner) Run(issue, inflight context.Context) <-chan *results.Record {
+	out := make(chan *results.Record, 1024)
+	r.start = time.Now()
+	go func() {
+		defer close(out)
+		if r.conc.Mode == scenario.ModeOpen {
+			r.openLoop(issue, inflight, out)
+		} else {
+			r.closedLoop(issue, inflight, out)
+		}
+	}()
+	return out
+}
+
+// since is the monotonic offset from the start of load.
+func (r *Runner) since() time.Duration { return time.Since(r.start) }
+
+// more reports whether request i may still be issued at offset t.
+func (r *Runner) more(i int, t time.Duration) bool {
+	return (r.requests <= 0 || i < r.requests) && (r.duration <= 0 || t < r.duration)
+}
+
+// closedLoop keeps Streams requests in flight: each worker issues its next
+// request as soon as its last one ends.
+func (r *Runner) closedLoop(issue, inflight context.Context, out chan<- *results.Record) {
+	var next atomic.Int64
+	var g errgroup.Group
+	for w := 0; w < r.conc.Streams; w++ {
+		g.Go(func() error {
+			for issue.Err() == nil {
+				i := int(next.Add(1) - 1)
+				req := r.plan.Request(i)
+				text := r.promptText(req)
+				at := r.since()
+				if !r.more(i, at) || issue.Err() != nil {
+					return nil
+				}
+				out <- r.do(inflight, req, text, at)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+}
+
+// openLoop issues requests at the Plan's arrival times, whatever is in
+// flight (up to MaxInFlight when set). Latencies count from the scheduled
+// arrival, so a client that falls behind shows it as schedule lag and
+// latency rather than hiding it (no coordinated omission).
+func (r *Runner) openLoop(issue, inflight context.Context, out chan<- *results.Record) {
+	var g errgroup.Group
+	var sem *semaphore.Weighted
+	if r.conc.MaxInFlight > 0 {
+		sem = semaphore.NewWeighted(int64(r.conc.MaxInFlight))
+	}
+	arrivals := r.plan.Arrivals()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+loop:
+	for i := 0; ; i++ {
+		at := arrivals.Next()
+		if !r.more(i, at) {
+			break
+		}
+		req := r.plan.Request(i)
+		text := r.promptText(req)
+		if wait := at - r.since(); wait > 50*time.Microsecond {
+			timer.Reset(wait)
+			select {
+			case <-issue.Done():
+				break loop
+			case <-timer.C:
+			}
+		}
+		if issue.Err() != nil {
+			break
+		}
+		if sem != nil {
+			if err := sem.Acquire(issue, 1); err != nil {
+				break
+			}
+		}
+		g.Go(func() error {
+			if sem != nil {
+				defer sem.Release(1)
+			}
+			out <- r.do(inflight, req, text, at)
+			return nil
+		})
+	}
+	_ = g.Wait()
+}
+
+// promptText synthesises the request's prompt, the template's overhead
+// taken off so that the server counts the pinned length.
+func (r *Runner) promptText(req scenario.Request) string {
+	return prompt.Words(req.Seed, max(req.PromptTokens-r.overhead, 1))
+}
