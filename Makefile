@@ -1,0 +1,31 @@
+# sixpin — the two set-up commands are `make run` and `make test`.
+GO ?= go
+SCENARIO ?= scenarios/agentic-120k.yaml
+
+.PHONY: run test bench bench-go bench-load build vet smoke
+
+## run: the main job — replay SCENARIO against the built-in simulator
+run:
+	$(GO) run ./cmd/sixpin run $(SCENARIO)
+
+## test: vet and the whole test suite (what CI runs)
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+## build: the sixpin binary in ./bin
+build:
+	$(GO) build -o bin/sixpin ./cmd/sixpin
+
+## smoke: a run that finishes in seconds
+smoke:
+	$(GO) run ./cmd/sixpin run scenarios/smoke.yaml --no-progress -o /tmp/sixpin-smoke.json
+
+## bench: every speed claim in README.md — Go micro-benchmarks, then the load benchmarks
+bench: bench-go bench-load
+
+bench-go:
+	$(GO) test -run '^$$' -bench . -benchmem ./runner/ ./prompt/ ./results/ ./sim/
+
+bench-load: build
+	./bench/load.sh

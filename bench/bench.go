@@ -1,0 +1,473 @@
+// Package bench runs one scenario end to end, as `sixpin run` does: it
+// resolves the target (the built-in simulator when none is given), probes
+// and discovers the endpoint, drives the runner into the collector, binds
+// every figure to its pins, and writes the results file atomically.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sixpin/sixpin/profiles"
+	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/runner"
+	"github.com/sixpin/sixpin/scenario"
+	"github.com/sixpin/sixpin/sim"
+)
+
+// Version is sixpin's version, recorded in every results file.
+var Version = "0.1.0-dev"
+
+// DefaultGrace is how long in-flight requests may finish after an
+// interrupt before they are cut off.
+const DefaultGrace = 10 * time.Second
+
+// Config is one `sixpin run`.
+type Config struct {
+	ScenarioPath string
+	// Profile is a profile name or file; Endpoint and Model override it.
+	Profile  string
+	Endpoint string
+	Model    string
+	// Output is the results file path ("" = DefaultOutput).
+	Output string
+	// Seed overrides the scenario's seed when non-nil.
+	Seed *int64
+	// Duration overrides the scenario's duration when > 0.
+	Duration time.Duration
+	// Requests overrides the scenario's request count when > 0.
+	Requests int
+	// Grace bounds how long in-flight requests may finish after an
+	// interrupt (default DefaultGrace).
+	Grace time.Duration
+	// StallTimeout overrides the runner's stall timeout when > 0.
+	StallTimeout time.Duration
+	// Getenv reads the environment (API keys); nil means os.Getenv.
+	Getenv func(string) string
+	// Out receives the first line and the summary; ErrOut progress and
+	// warnings.
+	Out, ErrOut io.Writer
+	// Progress shows a live progress bar on ErrOut.
+	Progress bool
+}
+
+// ErrBadInput marks errors in what the user gave (exit code 2).
+var ErrBadInput = errors.New("bad input")
+
+// ErrRunFailed marks a run that completed but failed its own bar: no
+// successful request, or the error budget exceeded (exit code 1).
+var ErrRunFailed = errors.New("run failed")
+
+// ErrInterrupted marks a run cut short by a signal; its partial results
+// were written (exit code 1).
+var ErrInterrupted = errors.New("run interrupted")
+
+// Outcome is what Run produced.
+type Outcome struct {
+	Run  *results.Run
+	Path string
+}
+
+// target is a resolved endpoint, possibly the in-process simulator.
+type target struct {
+	runner.Target
+	profile *profiles.Profile
+	keyEnv  string
+	keySet  bool
+	// stop shuts the in-process simulator down (nil otherwise).
+	stop func()
+}
+
+// Run executes cfg. Cancelling ctx (the first interrupt) stops issuing;
+// requests in flight get cfg.Grace to finish, or until hard is cancelled
+// (a second interrupt); the results are then written marked incomplete.
+func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = DefaultGrace
+	}
+	sc, err := scenario.Load(cfg.ScenarioPath)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	if err := applyOverrides(sc, cfg); err != nil {
+		return nil, err
+	}
+	tg, err := resolveTarget(sc, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if tg.stop != nil {
+		defer tg.stop()
+	}
+	if tg.profile.Simulated() {
+		fmt.Fprintf(cfg.Out, "sixpin: running %s against the built-in simulator (profile %s) — simulated figures, not a measurement of real hardware\n",
+			sc.Path, tg.profile.Name)
+	} else {
+		fmt.Fprintf(cfg.Out, "sixpin: running %s against %s (model %q, profile %s)\n", sc.Path, tg.BaseURL, tg.Model, tg.profile.Name)
+	}
+
+	plan := scenario.NewPlan(sc)
+	opts := []runner.Option{}
+	if cfg.StallTimeout > 0 {
+		opts = append(opts, runner.WithStallTimeout(cfg.StallTimeout))
+	}
+	rn, err := runner.New(plan, tg.Target, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	defer rn.Close()
+
+	var notes []string
+	disc := rn.Discover(ctx)
+	overhead, ok, msg := rn.Probe(ctx)
+	if !ok {
+		notes = append(notes, "prompt lengths are not corrected for the chat template: "+msg)
+		fmt.Fprintf(cfg.ErrOut, "sixpin: warning: %s\n", msg)
+	}
+	runner.WithTemplateOverhead(overhead)(rn)
+	if sc.Pins.Output.Exact && tg.OutputControl == runner.ControlNone {
+		notes = append(notes, fmt.Sprintf("output.exact is declared but profile %s has no don't-stop-early control: output lengths are verified, not enforced", tg.profile.Name))
+	}
+
+	col, err := results.NewCollector("")
+	if err != nil {
+		return nil, err
+	}
+	defer col.Close()
+
+	inflight, cancelInflight := context.WithCancel(context.Background())
+	defer cancelInflight()
+	interrupted := false
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-inflight.Done():
+			return
+		}
+		select {
+		case <-time.After(cfg.Grace):
+		case <-hard.Done():
+		case <-inflight.Done():
+		}
+		cancelInflight()
+	}()
+
+	records := rn.Run(ctx, inflight)
+	bar := startProgress(cfg, sc, rn)
+	var addErr error
+	for rec := range records {
+		if addErr == nil {
+			addErr = col.Add(rec)
+		}
+	}
+	bar.finish()
+	if ctx.Err() != nil {
+		interrupted = true
+	}
+	cancelInflight()
+	if addErr != nil {
+		return nil, addErr
+	}
+
+	run, err := assemble(sc, tg, rn, col, disc, overhead)
+	if err != nil {
+		return nil, err
+	}
+	run.Notes = append(notes, run.Notes...)
+	if interrupted {
+		run.Incomplete = true
+		run.IncompleteReason = "interrupted by a signal; issuing stopped and in-flight requests had " + cfg.Grace.String() + " to finish"
+	}
+	path := cfg.Output
+	if path == "" {
+		path = DefaultOutput(sc.Name, run.StartedAt)
+	}
+	if err := results.WriteFile(path, run); err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(cfg.Out)
+	if err := results.WriteSummary(cfg.Out, run); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(cfg.Out, "\nResults: %s\n", path)
+	out := &Outcome{Run: run, Path: path}
+	switch {
+	case interrupted:
+		return out, ErrInterrupted
+	case run.Errors.Requests-run.Errors.Failed == 0:
+		return out, fmt.Errorf("%w: no request succeeded", ErrRunFailed)
+	case sc.SLO.MaxErrorRate > 0 && run.Errors.Rate > sc.SLO.MaxErrorRate:
+		return out, fmt.Errorf("%w: error rate %.2f%% exceeds the budget of %.2f%%", ErrRunFailed, run.Errors.Rate*100, sc.SLO.MaxErrorRate*100)
+	}
+	return out, nil
+}
+
+// DefaultOutput is the results path when none is given:
+// sixpin-NAME-YYYYMMDD-HHMMSS.json in the working directory.
+func DefaultOutput(name string, t time.Time) string {
+	return fmt.Sprintf("sixpin-%s-%s.json", name, t.UTC().Format("20060102-150405"))
+}
+
+func applyOverrides(sc *scenario.Scenario, cfg Config) error {
+	if cfg.Seed != nil {
+		sc.Seed = *cfg.Seed
+	}
+	if cfg.Duration > 0 {
+		sc.Duration = scenario.Duration(cfg.Duration)
+	}
+	if cfg.Requests > 0 {
+		sc.Requests = cfg.Requests
+	}
+	if err := sc.Validate(); err != nil {
+		return fmt.Errorf("%w: %s: after command-line overrides: %w", ErrBadInput, sc.Path, err)
+	}
+	return nil
+}
+
+// resolveTarget picks the endpoint: --endpoint/--model, else --profile,
+// else the scenario's target, else the built-in simulator.
+func resolveTarget(sc *scenario.Scenario, cfg Config) (*target, error) {
+	ref := cfg.Profile
+	if ref == "" {
+		ref = sc.Target.Profile
+	}
+	endpoint := cfg.Endpoint
+	if endpoint == "" && cfg.Profile == "" {
+		endpoint = sc.Target.Endpoint
+	}
+	if ref == "" {
+		ref = profiles.DefaultSimulator
+		if endpoint != "" {
+			ref = profiles.KindOpenAICompatible
+		}
+	}
+	p, err := profiles.Resolve(ref)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	t := &target{profile: p}
+	t.MaxTokensField = p.MaxTokensField
+	t.OutputControl = p.OutputControl
+	t.ExtraBody = p.ExtraBody
+	t.Headers = p.Headers
+	model := cfg.Model
+	if model == "" && cfg.Profile == "" {
+		model = sc.Target.Model
+	}
+	if p.Simulated() {
+		if endpoint != "" {
+			return nil, fmt.Errorf("%w: --endpoint cannot be used with simulator profile %s", ErrBadInput, p.Name)
+		}
+		base, stop, err := serveSim(p)
+		if err != nil {
+			return nil, err
+		}
+		t.BaseURL, t.stop = base, stop
+		t.Model = sim.Defaults(*p.Sim).Model
+		return t, nil
+	}
+	if endpoint == "" {
+		endpoint = p.BaseURL
+	}
+	if endpoint == "" {
+		return nil, fmt.Errorf("%w: profile %s has no base_url: give --endpoint URL", ErrBadInput, p.Name)
+	}
+	t.BaseURL = strings.TrimSuffix(endpoint, "/")
+	switch {
+	case model != "":
+		t.Model = model
+	case p.Model != "":
+		t.Model = p.Model
+	default:
+		t.Model = sc.Pins.Model.Name
+	}
+	t.keyEnv = p.KeyEnv()
+	t.APIKey = cfg.Getenv(t.keyEnv)
+	if t.APIKey == "" && t.keyEnv != profiles.DefaultAPIKeyEnv {
+		if k := cfg.Getenv(profiles.DefaultAPIKeyEnv); k != "" {
+			t.keyEnv, t.APIKey = profiles.DefaultAPIKeyEnv, k
+		}
+	}
+	t.keySet = t.APIKey != ""
+	return t, nil
+}
+
+// serveSim serves the profile's simulator on a loopback port, so the run
+// goes over real HTTP exactly as against a real endpoint.
+func serveSim(p *profiles.Profile) (baseURL string, stop func(), err error) {
+	s, err := sim.New(*p.Sim)
+	if err != nil {
+		return "", nil, fmt.Errorf("%w: profile %s: %w", ErrBadInput, p.Name, err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		s.Close()
+		return "", nil, fmt.Errorf("start simulator: %w", err)
+	}
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln) //nolint:errcheck // returns ErrServerClosed on stop
+	return "http://" + ln.Addr().String() + "/v1", func() {
+		s.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}, nil
+}
+
+// assemble binds the measurement to the scenario's pins into a Run.
+func assemble(sc *scenario.Scenario, tg *target, rn *runner.Runner, col *results.Collector,
+	disc results.Discovery, overhead int) (*results.Run, error) {
+	spec := results.WindowSpec{
+		Warmup:      sc.Windows.Warmup.D(),
+		Burst:       sc.Windows.Burst.D(),
+		SteadyAuto:  sc.Windows.Steady.Auto,
+		SteadyStart: sc.Windows.Steady.Start,
+		SteadyEnd:   sc.Windows.Steady.End,
+	}
+	slo := results.SLO{
+		TTFT: msDur(sc.SLO.TTFTMs),
+		TPOT: msDur(sc.SLO.TPOTMs),
+		E2E:  msDur(sc.SLO.E2EMs),
+	}
+	m, err := col.Finish(spec, slo)
+	if err != nil {
+		return nil, err
+	}
+	start := rn.Start()
+	run := &results.Run{
+		Schema:               results.Schema,
+		SixpinVersion:        Version,
+		StartedAt:            start.UTC(),
+		StartUnixNS:          start.UnixNano(),
+		Valid:                true,
+		Windows:              m.Windows,
+		Headline:             results.WindowSteady,
+		Errors:               m.Errors,
+		ClientAddedLatencyMs: m.ClientAddedLatency,
+		Series:               m.Series,
+		Histograms:           m.Histograms,
+		Client:               clientInfo(),
+	}
+	run.Scenario = scenarioInfo(sc)
+	run.Target = results.TargetInfo{
+		Endpoint:               tg.BaseURL,
+		Profile:                tg.profile.Name,
+		Model:                  tg.Model,
+		Simulated:              tg.profile.Simulated(),
+		APIKeyEnv:              tg.keyEnv,
+		APIKeySet:              tg.keySet,
+		OutputControl:          tg.OutputControl,
+		TemplateOverheadTokens: overhead,
+	}
+	if tg.profile.Simulated() {
+		run.Target.Endpoint = "in-process simulator"
+	}
+	run.Pins = results.BuildPins(declared(sc, tg), m, disc, run.Headline)
+	if c := sc.Pins.Concurrency; c.Mode == scenario.ModeOpen {
+		run.Schedule = schedule(c.Rate, m)
+	}
+	if m.TokensFromChunks {
+		run.Notes = append(run.Notes, "some responses carried no usage: their token counts are the client's chunk counts")
+	}
+	if m.MSERTrim > 0 {
+		run.Notes = append(run.Notes, fmt.Sprintf("steady: auto trimmed %s off the steady window's start (MSER-5 over per-second aggregate output)", m.MSERTrim))
+	}
+	return run, nil
+}
+
+func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+func scenarioInfo(sc *scenario.Scenario) results.ScenarioInfo {
+	si := results.ScenarioInfo{
+		Name: sc.Name, Description: sc.Description, Path: sc.Path, SHA256: sc.SHA256, Seed: sc.Seed,
+		DurationS: sc.Duration.D().Seconds(), Requests: sc.Requests,
+	}
+	si.Windows.WarmupS = sc.Windows.Warmup.D().Seconds()
+	si.Windows.BurstS = sc.Windows.Burst.D().Seconds()
+	si.Windows.Steady = sc.Windows.Steady.String()
+	si.SLO.TTFTMs, si.SLO.TPOTMs, si.SLO.E2EMs = sc.SLO.TTFTMs, sc.SLO.TPOTMs, sc.SLO.E2EMs
+	si.SLO.MaxErrorRate = sc.SLO.MaxErrorRate
+	return si
+}
+
+func declared(sc *scenario.Scenario, tg *target) results.Declared {
+	p := sc.Pins
+	plan := scenario.NewPlan(sc)
+	exp := plan.Expected()
+	promptDist, outputDist := p.Prompt.Tokens, p.Output.Tokens
+	d := results.Declared{
+		Model: results.ModelDeclared{Name: p.Model.Name, ParamsB: p.Model.ParamsB,
+			ActiveParamsB: p.Model.ActiveParamsB, Dtype: p.Model.Dtype, Requested: tg.Model},
+		Prompt: tokensDeclared(promptDist, exp.MeanPromptTokens),
+		Output: results.OutputDeclared{TokensDeclared: tokensDeclared(outputDist, exp.MeanOutputTokens),
+			Exact: p.Output.Exact, Control: tg.OutputControl},
+		Concurrency: results.ConcurrencyDeclared{Mode: p.Concurrency.Mode, Streams: p.Concurrency.Streams,
+			RateRPS: p.Concurrency.Rate, Arrival: p.Concurrency.Arrival, Burstiness: p.Concurrency.Burstiness,
+			MaxInFlight: p.Concurrency.MaxInFlight},
+		KVCache: results.KVCacheDeclared{MaxModelLen: p.KVCache.MaxModelLen, GPUMemoryUtilization: p.KVCache.GPUMemoryUtilization,
+			MaxNumSeqs: p.KVCache.MaxNumSeqs, Batching: p.KVCache.Batching, PrefixCaching: p.KVCache.PrefixCaching},
+		Mix: results.MixDeclared{InputOutputRatio: p.Mix.InputOutputRatio},
+	}
+	if d.Mix.InputOutputRatio == 0 {
+		d.Mix.InputOutputRatio = exp.Ratio
+	}
+	for _, c := range p.Mix.Classes {
+		d.Mix.Classes = append(d.Mix.Classes, results.ClassWeights{Name: c.Name, Weight: c.Weight})
+	}
+	return d
+}
+
+func tokensDeclared(d scenario.Dist, mean float64) results.TokensDeclared {
+	if d.IsZero() {
+		return results.TokensDeclared{Dist: "per class (see mix)", Mean: mean}
+	}
+	lo, hi := d.Bounds()
+	return results.TokensDeclared{Dist: d.String(), Min: lo, Max: hi, Mean: mean}
+}
+
+// schedule reports open-loop pacing from the measured send times.
+func schedule(rate float64, m *results.Measurement) *results.Schedule {
+	s := &results.Schedule{TargetRateRPS: rate}
+	all := m.Windows[results.WindowAll]
+	if all != nil {
+		s.LagMs = all.ScheduleLagMs
+		if span := (m.LastSent - m.FirstSent).Seconds(); span > 0 && all.Requests > 1 {
+			s.AchievedRateRPS = float64(all.Requests-1) / span
+		}
+	}
+	// Behind: sends lagged their schedule by more than a tenth of the mean
+	// gap between arrivals (at least 1 ms) at p99, or the achieved rate
+	// fell more than 1% short.
+	limit := max(100/rate, 1) // ms
+	switch {
+	case s.LagMs != nil && s.LagMs.P99 > limit:
+		s.Behind = true
+		s.Note = fmt.Sprintf("p99 send lag %.3g ms exceeds %.3g ms; latencies are measured from the scheduled start, so they include it", s.LagMs.P99, limit)
+	case s.AchievedRateRPS > 0 && s.AchievedRateRPS < rate*0.99:
+		s.Behind = true
+		s.Note = fmt.Sprintf("achieved %.4g req/s, more than 1%% below the target %.4g", s.AchievedRateRPS, rate)
+	}
+	return s
+}
+
+func clientInfo() results.ClientInfo {
+	ci := results.ClientInfo{GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU()}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		ci.MaxRSSBytes = ru.Maxrss * 1024 // Linux reports KiB
+		ci.CPUSeconds = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	}
+	return ci
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/sixpin/sixpin/bench"
+)
+
+// Exit codes (DESIGN §5).
+const (
+	ExitOK       = 0
+	ExitFailed   = 1
+	ExitBadInput = 2
+)
+
+// IOStreams are a command's input and outputs. Only Main touches os.Stdout.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+	// ErrTTY is true when ErrOut is a terminal (progress bars go there).
+	ErrTTY bool
+}
+
+// Factory carries what every command needs from its environment.
+type Factory struct {
+	IO     *IOStreams
+	Getenv func(string) string
+	// Hard is cancelled by a second interrupt: stop now.
+	Hard context.Context
+}
+
+// errBadInput marks a usage or input error (exit 2).
+type errBadInput struct{ err error }
+
+func (e errBadInput) Error() string { return e.err.Error() }
+func (e errBadInput) Unwrap() error { return e.err }
+
+func badInput(err error) error { return errBadInput{err} }
+
+// Main runs sixpin with the process's arguments and streams and returns
+// the exit code. The first SIGINT/SIGTERM cancels the command's context
+// (a run stops issuing and writes what it measured); a second one cancels
+// Factory.Hard.
+func Main() int {
+	ctx, cancel := context.WithCancel(context.Background())
+	hard, cancelHard := context.WithCancel(context.Background())
+	defer cancel()
+	defer cancelHard()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		<-sigs
+		fmt.Fprintln(os.Stderr, "\nsixpin: interrupted — no new requests; letting in-flight requests finish (interrupt again to stop now)")
+		cancel()
+		<-sigs
+		cancelHard()
+	}()
+	f := &Factory{
+		IO:     &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, ErrTTY: term.IsTerminal(int(os.Stderr.Fd()))},
+		Getenv: os.Getenv,
+		Hard:   hard,
+	}
+	return execute(ctx, f, os.Args[1:])
+}
+
+// execute runs the root command with args and maps its error to an exit
+// code, printing the error once.
+func execute(ctx context.Context, f *Factory, args []string) int {
+	root := NewCmdRoot(f)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintf(f.IO.ErrOut, "sixpin: %v\n", err)
+	var bad errBadInput
+	switch {
+	case errors.As(err, &bad), errors.Is(err, bench.ErrBadInput):
+		return ExitBadInput
+	}
+	return ExitFailed
+}
+
+// NewCmdRoot builds the command tree.
+func NewCmdRoot(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "sixpin",
+		Short: "Benchmark LLM inference endpoints with every figure bound to its six pins",
+		Long: `sixpin replays a scenario that pins six parameters — model size, prompt
+length, output length, concurrency, KV-cache budget and the prefill/decode
+mix — against an OpenAI-compatible streaming endpoint (or its built-in
+simulator), and reports per-stream and aggregate throughput, steady-state and
+burst windows, with every figure carrying its pins.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Version:       bench.Version,
+	}
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
+	root.AddCommand(NewCmdRun(f, nil), NewCmdValidate(f, nil), NewCmdSim(f, nil), NewCmdProfiles(f))
+	return root
+}
+
+// exactArgs is cobra.ExactArgs reported as bad input.
+func argsBadInput(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := v(cmd, args); err != nil {
+			return badInput(err)
+		}
+		return nil
+	}
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sixpin/sixpin/bench"
+)
+
+// RunOptions are `sixpin run`'s dependencies and flags.
+type RunOptions struct {
+	F          *Factory
+	Config     bench.Config
+	Seed       int64
+	SeedSet    bool
+	NoProgress bool
+}
+
+// NewCmdRun builds `sixpin run`. runF replaces the action in tests.
+func NewCmdRun(f *Factory, runF func(*cobra.Command, *RunOptions) error) *cobra.Command {
+	opts := &RunOptions{F: f}
+	cmd := &cobra.Command{
+		Use:   "run SCENARIO.yaml",
+		Short: "Replay a scenario against an endpoint (the built-in simulator by default)",
+		Example: `  sixpin run scenarios/agentic-120k.yaml
+  sixpin run scenarios/chat-8k-c16.yaml --endpoint http://127.0.0.1:8080/v1 --model qwen
+  sixpin run scenarios/smoke.yaml --profile vllm -o results.json`,
+		Args: argsBadInput(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Config.ScenarioPath = args[0]
+			opts.SeedSet = cmd.Flags().Changed("seed")
+			if runF != nil {
+				return runF(cmd, opts)
+			}
+			return runRun(cmd, opts)
+		},
+	}
+	c := &opts.Config
+	fl := cmd.Flags()
+	fl.StringVar(&c.Profile, "profile", "", "endpoint profile: an embedded NAME (sixpin profiles list) or a YAML FILE")
+	fl.StringVar(&c.Endpoint, "endpoint", "", "OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1")
+	fl.StringVar(&c.Model, "model", "", "model id to request (default: the profile's, else the scenario's model pin)")
+	fl.StringVarP(&c.Output, "output", "o", "", "results file (default sixpin-NAME-TIMESTAMP.json)")
+	fl.Int64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
+	fl.DurationVar(&c.Duration, "duration", 0, "override the scenario's duration (e.g. 30s, 5m)")
+	fl.IntVar(&c.Requests, "requests", 0, "override the scenario's request count")
+	fl.DurationVar(&c.Grace, "grace", bench.DefaultGrace, "after an interrupt, how long in-flight requests may finish")
+	fl.BoolVar(&opts.NoProgress, "no-progress", false, "no progress bar")
+	return cmd
+}
+
+func runRun(cmd *cobra.Command, opts *RunOptions) error {
+	c := opts.Config
+	if opts.SeedSet {
+		c.Seed = &opts.Seed
+	}
+	if c.Duration < 0 {
+		return badInput(errNegative("--duration", c.Duration))
+	}
+	c.Getenv = opts.F.Getenv
+	c.Out, c.ErrOut = opts.F.IO.Out, opts.F.IO.ErrOut
+	c.Progress = opts.F.IO.ErrTTY && !opts.NoProgress
+	_, err := bench.Run(cmd.Context(), opts.F.Hard, c)
+	return err
+}
+
+type negErr struct {
+	flag string
+	d    time.Duration
+}
+
+func (e negErr) Error() string { return e.flag + " must not be negative (got " + e.d.String() + ")" }
+
+func errNegative(flag string, d time.Duration) error { return negErr{flag, d} }
