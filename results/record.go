@@ -78,7 +78,7 @@ type Record struct {
 	// ErrMsg is a one-line description of the failure (never contains
 	// request headers, so never an API key).
 	ErrMsg string
-	// HTTPStatus is the response status (0 when none was received).
+	// HTTPStatus is the response status (0 when no response was received).
 	HTTPStatus int
 }
 

@@ -323,6 +323,9 @@ func (p *parser) topMember(key []byte, c *chunk) bool {
 		c.sentUnixNS = v
 		return ok
 	case "error":
+		if p.isNull() {
+			return true
+		}
 		c.hasError = true
 		return p.skip()
 	}

@@ -24,11 +24,17 @@ type doer struct {
 	headers map[string]string
 }
 
-// minTokensKey carries a request's min_tokens value to the doer.
-type minTokensKey struct{}
+// exchange passes per-request facts between a request's goroutine and the
+// doer: min_tokens in, the HTTP status out.
+type exchange struct {
+	minTokens int
+	status    int
+}
 
-func withMinTokens(ctx context.Context, n int) context.Context {
-	return context.WithValue(ctx, minTokensKey{}, n)
+type exchangeKey struct{}
+
+func withExchange(ctx context.Context, x *exchange) context.Context {
+	return context.WithValue(ctx, exchangeKey{}, x)
 }
 
 // newTransport returns the transport for one run: sized for the run's
@@ -80,7 +86,11 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	for k, v := range d.headers {
 		req.Header.Set(k, v)
 	}
-	minTokens, _ := req.Context().Value(minTokensKey{}).(int)
+	x, _ := req.Context().Value(exchangeKey{}).(*exchange)
+	minTokens := 0
+	if x != nil {
+		minTokens = x.minTokens
+	}
 	if req.Body != nil && (len(d.extra) > 0 || minTokens > 0) {
 		body, err := io.ReadAll(req.Body)
 		req.Body.Close()
@@ -103,5 +113,9 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 		req.ContentLength = int64(len(out))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out)), nil }
 	}
-	return d.client.Do(req)
+	resp, err := d.client.Do(req)
+	if x != nil && resp != nil {
+		x.status = resp.StatusCode
+	}
+	return resp, err
 }

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -59,9 +61,11 @@ func (r *Runner) stream(inflight context.Context, req scenario.Request, text str
 	defer stopInterrupt()
 	ctx, cancelTimeout := context.WithTimeout(ctx, r.requestTimeout)
 	defer cancelTimeout()
+	x := &exchange{}
 	if r.exact && hasControl(r.target.OutputControl, ControlMinTokens) {
-		ctx = withMinTokens(ctx, req.OutputTokens)
+		x.minTokens = req.OutputTokens
 	}
+	ctx = withExchange(ctx, x)
 
 	creq := openai.ChatCompletionRequest{
 		Model:         r.target.Model,
@@ -80,9 +84,13 @@ func (r *Runner) stream(inflight context.Context, req scenario.Request, text str
 	if err != nil {
 		rec.End = r.since()
 		r.fail(rec, ctx, err)
+		if rec.HTTPStatus == 0 {
+			rec.HTTPStatus = x.status
+		}
 		return rec
 	}
 	defer stream.Close()
+	rec.HTTPStatus = x.status
 	r.read(ctx, cancel, stream, rec)
 	return rec
 }
@@ -121,13 +129,13 @@ func (r *Runner) read(ctx context.Context, cancel context.CancelCauseFunc, strea
 		if perr := parseChunk(raw, &c); perr != nil {
 			rec.End = at
 			rec.Err = results.ErrMalformed
-			rec.ErrMsg = fmt.Sprintf("chunk is not valid JSON: %.80q", raw)
+			rec.ErrMsg = r.redact(fmt.Sprintf("chunk is not valid JSON: %q", raw))
 			return
 		}
 		if c.hasError {
 			rec.End = at
 			rec.Err = results.ErrStreamError
-			rec.ErrMsg = fmt.Sprintf("error event in the stream: %.200s", raw)
+			rec.ErrMsg = r.redact("error event in the stream: " + string(raw))
 			return
 		}
 		if rec.Model == "" && len(c.model) > 0 {
@@ -152,7 +160,7 @@ func (r *Runner) read(ctx context.Context, cancel context.CancelCauseFunc, strea
 		}
 		lag := int32(-1)
 		if c.sentUnixNS > 0 {
-			lag = int32(max(now.UnixNano()-c.sentUnixNS, 0) / 1e3)
+			lag = int32(min(max(now.UnixNano()-c.sentUnixNS, 0)/1e3, math.MaxInt32))
 		}
 		rec.Chunks = append(rec.Chunks, results.Chunk{
 			At: at, Bytes: int32(n), Reasoning: c.contentBytes == 0, ClientLagUS: lag,
@@ -169,7 +177,13 @@ func (r *Runner) read(ctx context.Context, cancel context.CancelCauseFunc, strea
 
 // fail classifies err (with the request context's cause) onto rec.
 func (r *Runner) fail(rec *results.Record, ctx context.Context, err error) {
-	rec.Err, rec.HTTPStatus, rec.ErrMsg = classify(err, context.Cause(ctx))
+	var msg string
+	var status int
+	rec.Err, status, msg = classify(err, context.Cause(ctx))
+	if status != 0 {
+		rec.HTTPStatus = status
+	}
+	rec.ErrMsg = r.redact(msg)
 	if len(rec.Chunks) > 0 && rec.Err == results.ErrConnect {
 		rec.Err = results.ErrStreamCut // the connection broke mid-stream
 	}
@@ -178,7 +192,7 @@ func (r *Runner) fail(rec *results.Record, ctx context.Context, err error) {
 // classify maps a request error to its class, the HTTP status if any, and
 // a one-line message.
 func classify(err, cause error) (results.ErrorClass, int, string) {
-	msg := oneLine(err.Error())
+	msg := err.Error()
 	switch {
 	case errors.Is(cause, errInterrupted):
 		return results.ErrInterrupted, 0, "cut off by the interrupt after the grace period"
@@ -228,11 +242,31 @@ func classify(err, cause error) (results.ErrorClass, int, string) {
 	return results.ErrClient, 0, msg
 }
 
-// oneLine shortens an error message to one line of at most 300 bytes.
+// oneLine shortens an error message to one line of at most 300 bytes,
+// cut at a character boundary.
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > 300 {
-		s = s[:300] + "…"
+		i := 300
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		s = s[:i] + "…"
 	}
 	return s
+}
+
+// redact removes secrets (the API key, header values) from a message built
+// from text the server controls, before it is shortened, so that no part
+// of a secret survives into a record.
+func (r *Runner) redact(msg string) string {
+	if k := r.target.APIKey; k != "" {
+		msg = strings.ReplaceAll(msg, k, "[redacted]")
+	}
+	for _, v := range r.target.Headers {
+		if len(v) >= 8 {
+			msg = strings.ReplaceAll(msg, v, "[redacted]")
+		}
+	}
+	return oneLine(msg)
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -238,13 +239,18 @@ loop:
 		}
 		req := r.plan.Request(i)
 		text := r.promptText(req)
+		// Sleep until the arrival; the last few tens of µs are spun, since a
+		// timer can't wake that precisely and a request must never go early.
 		if wait := at - r.since(); wait > 50*time.Microsecond {
-			timer.Reset(wait)
+			timer.Reset(wait - 20*time.Microsecond)
 			select {
 			case <-issue.Done():
 				break loop
 			case <-timer.C:
 			}
+		}
+		for r.since() < at {
+			runtime.Gosched()
 		}
 		if issue.Err() != nil {
 			break

@@ -506,12 +506,12 @@ func TestFieldErrorFormat(t *testing.T) {
 		e    FieldError
 		want string
 	}{
-		{FieldError{"scenarios/x.yaml", 12, 5, "pins.output.tokens.max", "must be ≥ min (got 10 < 50)"},
+		{FieldError{File: "scenarios/x.yaml", Line: 12, Col: 5, Field: "pins.output.tokens.max", Msg: "must be ≥ min (got 10 < 50)"},
 			"scenarios/x.yaml:12:5: pins.output.tokens.max: must be ≥ min (got 10 < 50)"},
-		{FieldError{"x.yaml", 3, 0, "", "invalid YAML: oops"}, "x.yaml:3: invalid YAML: oops"},
-		{FieldError{"x.yaml", 0, 0, "", "empty"}, "x.yaml: empty"},
-		{FieldError{"", 0, 0, "seed", "bad"}, "seed: bad"},
-		{FieldError{"", 4, 2, "seed", "bad"}, "4:2: seed: bad"},
+		{FieldError{File: "x.yaml", Line: 3, Col: 0, Field: "", Msg: "invalid YAML: oops"}, "x.yaml:3: invalid YAML: oops"},
+		{FieldError{File: "x.yaml", Line: 0, Col: 0, Field: "", Msg: "empty"}, "x.yaml: empty"},
+		{FieldError{File: "", Line: 0, Col: 0, Field: "seed", Msg: "bad"}, "seed: bad"},
+		{FieldError{File: "", Line: 4, Col: 2, Field: "seed", Msg: "bad"}, "4:2: seed: bad"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {

@@ -61,7 +61,7 @@ func Main() int {
 	defer signal.Stop(sigs)
 	go func() {
 		<-sigs
-		fmt.Fprintln(os.Stderr, "\nsixpin: interrupted — no new requests; letting in-flight requests finish (interrupt again to stop now)")
+		fmt.Fprintln(os.Stderr, "\nsixpin: interrupted (interrupt again to stop at once)")
 		cancel()
 		<-sigs
 		cancelHard()

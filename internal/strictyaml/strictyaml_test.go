@@ -25,7 +25,6 @@ func TestSuggest(t *testing.T) {
 	}
 }
 
-
 type profileLike struct {
 	Name    string             `yaml:"name"`
 	Extra   map[string]any     `yaml:"extra"`

@@ -1,0 +1,160 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/sixpin/sixpin/prompt"
+	"github.com/sixpin/sixpin/scenario"
+)
+
+// memTransport answers every request with one in-memory SSE body: the
+// network taken out of the client path.
+type memTransport struct{ body []byte }
+
+func (m memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		io.Copy(io.Discard, req.Body)
+		req.Body.Close()
+	}
+	return &http.Response{
+		Status: "200 OK", StatusCode: http.StatusOK,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:        http.Header{"Content-Type": {"text/event-stream"}},
+		Body:          io.NopCloser(bytes.NewReader(m.body)),
+		ContentLength: -1,
+		Request:       req,
+	}, nil
+}
+
+// simStream is a response of n one-token content chunks byte-for-byte in
+// the simulator's shape: the role chunk, the tokens (each stamped with
+// sixpin_sent_unix_ns), the finish chunk, usage and [DONE].
+func simStream(n int) []byte {
+	words := []string{"the", "of", "and", "through", "which", "would", "about", "many"}
+	prefix := `data: {"id":"chatcmpl-3f9a1c0e5b7d2468","object":"chat.completion.chunk","created":1764518400,"model":"sim-model","choices":[`
+	stamp := time.Now().UnixNano()
+	var b bytes.Buffer
+	event := func(body string) {
+		b.WriteString(prefix)
+		b.WriteString(body)
+		b.WriteString(`,"sixpin_sent_unix_ns":`)
+		b.WriteString(strconv.FormatInt(stamp, 10))
+		b.WriteString("}\n\n")
+	}
+	event(`{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]`)
+	for i := 0; i < n; i++ {
+		event(`{"index":0,"delta":{"content":" ` + words[i%len(words)] + `"},"finish_reason":null}]`)
+	}
+	event(`{"index":0,"delta":{},"finish_reason":"length"}]`)
+	event(`],"usage":{"prompt_tokens":64,"completion_tokens":` + strconv.Itoa(n) + `,"total_tokens":` + strconv.Itoa(64+n) +
+		`,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}`)
+	b.WriteString("data: [DONE]\n\n")
+	return b.Bytes()
+}
+
+// perChunk reports ns/chunk and allocs/chunk for a benchmark whose every
+// op handles n chunks; ms0 was read just before the loop.
+func perChunk(b *testing.B, n int, ms0 *runtime.MemStats) {
+	var ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms1)
+	chunks := float64(b.N) * float64(n)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/chunks, "ns/chunk")
+	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/chunks, "allocs/chunk")
+}
+
+// BenchmarkChunkPath measures the whole per-chunk client path on one
+// goroutine, so ns/chunk is CPU per chunk (target ≤ 5 µs): the runner's
+// request (go-openai's CreateChatCompletionStream through the runner's
+// doer, ignore_eos and extra_body spliced in), go-openai's SSE line reading
+// (RecvRaw), parseChunk, the monotonic timestamp and client lag, the stall
+// watchdog reset, and the append to the record. Only the network is
+// replaced, by an in-memory response of n simulator-shaped chunks. One op
+// is one request; per-request costs are spread over n chunks.
+//
+// The recvraw sub-benchmarks read the same body with go-openai alone
+// (CreateChatCompletionStream + RecvRaw, no parse, no record), to show how
+// much of the path is the library's.
+func BenchmarkChunkPath(b *testing.B) {
+	plan := mustPlan(b, `
+pins:
+  model: {name: sim-model}
+  prompt: {tokens: 64}
+  output: {tokens: 16, exact: true}
+  concurrency: {mode: closed, streams: 1}
+requests: 1
+`)
+	for _, n := range []int{64, 512, 4096} {
+		body := simStream(n)
+		b.Run(fmt.Sprintf("runner/chunks=%d", n), func(b *testing.B) {
+			r, err := New(plan, Target{
+				BaseURL: "http://sim.invalid/v1", Model: "sim-model", APIKey: "sk-bench",
+				ExtraBody: map[string]any{"top_k": 20}, OutputControl: ControlIgnoreEOS,
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.httpc.Transport = memTransport{body}
+			r.start = time.Now()
+			req := scenario.Request{PromptTokens: 64, OutputTokens: n, Seed: 1}
+			text := prompt.Words(req.Seed, req.PromptTokens)
+			ctx := context.Background()
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			var ms0 runtime.MemStats
+			runtime.ReadMemStats(&ms0)
+			for b.Loop() {
+				rec := r.do(ctx, req, text, 0)
+				if rec.Failed() || len(rec.Chunks) != n || rec.Usage.CompletionTokens != n {
+					b.Fatalf("record: %s %s, %d chunks, usage %+v", rec.Err, rec.ErrMsg, len(rec.Chunks), rec.Usage)
+				}
+			}
+			perChunk(b, n, &ms0)
+		})
+		b.Run(fmt.Sprintf("recvraw/chunks=%d", n), func(b *testing.B) {
+			cfg := openai.DefaultConfig("sk-bench")
+			cfg.BaseURL = "http://sim.invalid/v1"
+			cfg.HTTPClient = &http.Client{Transport: memTransport{body}}
+			cfg.EmptyMessagesLimit = DefaultEmptyLines
+			client := openai.NewClientWithConfig(cfg)
+			creq := openai.ChatCompletionRequest{
+				Model:         "sim-model",
+				Messages:      []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: prompt.Words(1, 64)}},
+				MaxTokens:     n,
+				StreamOptions: &openai.StreamOptions{IncludeUsage: true},
+			}
+			ctx := context.Background()
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			var ms0 runtime.MemStats
+			runtime.ReadMemStats(&ms0)
+			for b.Loop() {
+				stream, err := client.CreateChatCompletionStream(ctx, creq)
+				if err != nil {
+					b.Fatal(err)
+				}
+				lines := 0
+				for {
+					if _, err := stream.RecvRaw(); err != nil {
+						break
+					}
+					lines++
+				}
+				stream.Close()
+				if lines != n+3 { // role, tokens, finish, usage
+					b.Fatalf("%d lines, want %d", lines, n+3)
+				}
+			}
+			perChunk(b, n, &ms0)
+		})
+	}
+}
