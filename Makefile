@@ -25,7 +25,8 @@ smoke:
 bench: bench-go bench-load
 
 bench-go:
-	$(GO) test -run '^$$' -bench . -benchmem ./runner/ ./prompt/ ./results/ ./sim/
+	$(GO) test -run '^$$' -bench . -benchmem ./runner/ ./prompt/ ./sim/
 
+## bench-load: whole runs of bin/sixpin against `sixpin sim` in a second process
 bench-load: build
-	./bench/load.sh
+	cd benchmarks && SIXPIN_BIN=$(CURDIR)/bin/sixpin $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m .

@@ -192,8 +192,11 @@ type Window struct {
 	Goodput *Goodput `json:"goodput,omitempty"`
 	// PrefillShare is Σ TTFT / Σ E2E over successful requests.
 	PrefillShare float64 `json:"prefill_share"`
-	// InputOutputRatio is Σ prompt tokens / Σ output tokens (successful).
-	InputOutputRatio float64 `json:"input_output_ratio"`
+	// InputOutputRatio is Σ prompt tokens / Σ output tokens (successful,
+	// with usage); RequestedInputOutputRatio is the same ratio of what those
+	// requests asked for.
+	InputOutputRatio          float64 `json:"input_output_ratio"`
+	RequestedInputOutputRatio float64 `json:"requested_input_output_ratio"`
 
 	TTFTMs        *Dist          `json:"ttft_ms"`
 	TTFTAnswerMs  *Dist          `json:"ttft_answer_ms"`
@@ -235,7 +238,9 @@ type winAcc struct {
 	h                    map[string]*hdrhistogram.Histogram
 	sumTTFT, sumE2E      float64
 	sumPrompt, sumOutput int64
-	good                 int
+	// sumReqPrompt and sumReqOutput are what those same requests asked for.
+	sumReqPrompt, sumReqOutput int64
+	good                       int
 }
 
 // Finish cuts the windows and computes every window's figures from the
@@ -355,6 +360,8 @@ func (a *winAcc) add(r *Record, slo SLO) {
 	if r.HasUsage {
 		record(a.h[MetricPrompt.Name], float64(r.Usage.PromptTokens), 1)
 		a.sumPrompt += int64(r.Usage.PromptTokens)
+		a.sumReqPrompt += int64(r.RequestedPromptTokens)
+		a.sumReqOutput += int64(r.RequestedOutputTokens)
 	}
 	record(a.h[MetricOutput.Name], float64(out), 1)
 	a.sumOutput += int64(out)
@@ -420,6 +427,9 @@ func (a *winAcc) finish(slo SLO, events []int64) {
 	}
 	if a.sumOutput > 0 {
 		w.InputOutputRatio = float64(a.sumPrompt) / float64(a.sumOutput)
+	}
+	if a.sumReqOutput > 0 {
+		w.RequestedInputOutputRatio = float64(a.sumReqPrompt) / float64(a.sumReqOutput)
 	}
 	h := a.h
 	w.TTFTMs = Summarize(MetricTTFT, h[MetricTTFT.Name])

@@ -189,8 +189,8 @@ func writePinCard(p *printer, run *Run) {
 		}
 		xd += fmt.Sprintf(" %s×%g", cl.Name, cl.Weight)
 	}
-	xo := fmt.Sprintf("input:output %s, prefill %s of wall time (Σ TTFT / Σ E2E)", num(x.Observed.InputOutputRatio),
-		pct(x.Observed.PrefillShare))
+	xo := fmt.Sprintf("input:output %s (requested %s), prefill %s of wall time (Σ TTFT / Σ E2E; all windows)",
+		num(x.Observed.InputOutputRatio), num(x.Observed.RequestedInputOutputRatio), pct(x.Observed.PrefillShare))
 	row(6, "mix", xd, xo, x.Verified, x.Reason)
 }
 

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -101,11 +102,11 @@ func (r *Runner) read(ctx context.Context, cancel context.CancelCauseFunc, strea
 	var (
 		c        chunk
 		finished bool
-		watchdog *time.Timer
+		watch    *stallWatch
 	)
 	defer func() {
-		if watchdog != nil {
-			watchdog.Stop()
+		if watch != nil {
+			watch.stop()
 		}
 	}()
 	for {
@@ -166,14 +167,42 @@ func (r *Runner) read(ctx context.Context, cancel context.CancelCauseFunc, strea
 			At: at, Bytes: int32(n), Reasoning: c.contentBytes == 0, ClientLagUS: lag,
 		})
 		if r.stallTimeout > 0 {
-			if watchdog == nil {
-				watchdog = time.AfterFunc(r.stallTimeout, func() { cancel(errStalled) })
-			} else {
-				watchdog.Reset(r.stallTimeout)
+			if watch == nil {
+				watch = newStallWatch(r.stallTimeout, r.since, func() { cancel(errStalled) })
 			}
+			watch.last.Store(int64(at))
 		}
 	}
 }
+
+// stallWatch cancels a stream that has sent no chunk for a timeout. The
+// per-chunk cost is one atomic store of the chunk's time (a timer reset per
+// chunk would touch the runtime's timer heap millions of times); the timer
+// itself fires at most once per timeout and re-arms for what remains.
+type stallWatch struct {
+	last    atomic.Int64 // offset of the last chunk from the run start, ns
+	timeout time.Duration
+	since   func() time.Duration // the current offset from the run start
+	timer   *time.Timer
+	onStall func()
+}
+
+func newStallWatch(timeout time.Duration, since func() time.Duration, onStall func()) *stallWatch {
+	w := &stallWatch{timeout: timeout, since: since, onStall: onStall}
+	w.timer = time.AfterFunc(timeout, w.check)
+	return w
+}
+
+func (w *stallWatch) check() {
+	idle := w.since() - time.Duration(w.last.Load())
+	if idle >= w.timeout {
+		w.onStall()
+		return
+	}
+	w.timer.Reset(w.timeout - idle)
+}
+
+func (w *stallWatch) stop() { w.timer.Stop() }
 
 // fail classifies err (with the request context's cause) onto rec.
 func (r *Runner) fail(rec *results.Record, ctx context.Context, err error) {

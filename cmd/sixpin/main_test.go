@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -119,10 +120,10 @@ func TestRunAgainstEndpointKeepsKeySecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	var sawKey bool
+	var sawKey atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") == "Bearer "+secret {
-			sawKey = true
+			sawKey.Store(true)
 		}
 		s.ServeHTTP(w, r)
 	}))
@@ -133,7 +134,7 @@ func TestRunAgainstEndpointKeepsKeySecret(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	if !sawKey {
+	if !sawKey.Load() {
 		t.Error("the server never saw the API key")
 	}
 	data, _ := os.ReadFile(path)

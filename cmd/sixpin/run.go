@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +17,7 @@ type RunOptions struct {
 	Seed       int64
 	SeedSet    bool
 	NoProgress bool
+	CPUProfile string
 }
 
 // NewCmdRun builds `sixpin run`. runF replaces the action in tests.
@@ -47,6 +50,8 @@ func NewCmdRun(f *Factory, runF func(*cobra.Command, *RunOptions) error) *cobra.
 	fl.IntVar(&c.Requests, "requests", 0, "override the scenario's request count")
 	fl.DurationVar(&c.Grace, "grace", bench.DefaultGrace, "after an interrupt, how long in-flight requests may finish")
 	fl.BoolVar(&opts.NoProgress, "no-progress", false, "no progress bar")
+	fl.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a Go CPU profile of sixpin itself to FILE")
+	_ = fl.MarkHidden("cpuprofile")
 	return cmd
 }
 
@@ -61,6 +66,17 @@ func runRun(cmd *cobra.Command, opts *RunOptions) error {
 	c.Getenv = opts.F.Getenv
 	c.Out, c.ErrOut = opts.F.IO.Out, opts.F.IO.ErrOut
 	c.Progress = opts.F.IO.ErrTTY && !opts.NoProgress
+	if opts.CPUProfile != "" {
+		f, err := os.Create(opts.CPUProfile)
+		if err != nil {
+			return badInput(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	_, err := bench.Run(cmd.Context(), opts.F.Hard, c)
 	return err
 }

@@ -1,0 +1,152 @@
+package benchmarks
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sixpin/sixpin/results"
+)
+
+// binary builds sixpin once per test process (or uses $SIXPIN_BIN).
+func binary(b *testing.B) string {
+	b.Helper()
+	if p := os.Getenv("SIXPIN_BIN"); p != "" {
+		return p
+	}
+	out := filepath.Join(b.TempDir(), "sixpin")
+	cmd := exec.Command("go", "build", "-o", out, "../cmd/sixpin")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("build sixpin: %v", err)
+	}
+	return out
+}
+
+// serveSim starts `sixpin sim` with profile in its own process and returns
+// its base URL.
+func serveSim(b *testing.B, bin, profile string) string {
+	b.Helper()
+	cmd := exec.Command(bin, "sim", "--addr", "127.0.0.1:0", "--profile", profile)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		b.Fatalf("sim: %v", err)
+	}
+	url := regexp.MustCompile(`http://\S+/v1`).FindString(line)
+	if url == "" {
+		b.Fatalf("sim printed no URL: %q", line)
+	}
+	return url
+}
+
+// run executes `sixpin run` with args and returns its results and the
+// client process's peak resident memory in bytes.
+func run(b *testing.B, bin string, args ...string) (*results.Run, int64) {
+	b.Helper()
+	out := filepath.Join(b.TempDir(), "results.json")
+	cmd := exec.Command(bin, append([]string{"run", "--no-progress", "-o", out}, args...)...)
+	cmd.Stdout = nil
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("sixpin run %v: %v", args, err)
+	}
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss * 1024 // KiB on Linux
+	}
+	res, err := results.ReadFile(out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return res, rss
+}
+
+// BenchmarkStreams10k: one sixpin process holds 10,000 concurrent streams
+// against the simulator with no modelled delay (claim: RSS ≤ 1.5 GiB, no
+// client-side errors).
+func BenchmarkStreams10k(b *testing.B) {
+	bin := binary(b)
+	url := serveSim(b, bin, "sim-instant")
+	for b.Loop() {
+		res, rss := run(b, bin, "c10k.yaml", "--profile", "llamacpp", "--endpoint", url, "--model", "sim-instant")
+		st := res.Windows[results.WindowSteady]
+		b.ReportMetric(float64(rss)/(1<<20), "rss_MiB")
+		b.ReportMetric(st.MeanInFlight, "in_flight")
+		b.ReportMetric(float64(res.Errors.Failed), "failed")
+		b.ReportMetric(float64(res.Errors.Requests), "requests")
+		b.ReportMetric(st.AggregateOutputTokS, "agg_tok/s")
+		if res.Errors.Failed > 0 {
+			b.Errorf("%d of %d requests failed: %v", res.Errors.Failed, res.Errors.Requests, res.Errors.ByClass)
+		}
+		if rss > 1536<<20 {
+			b.Errorf("peak RSS %d MiB > 1.5 GiB", rss>>20)
+		}
+	}
+}
+
+// BenchmarkClientLatency1k: at 1,000 concurrent streams (10 tok/s each)
+// the client-added latency — receive time minus the simulator's send stamp
+// — stays ≤ 1 ms at p99.
+func BenchmarkClientLatency1k(b *testing.B) {
+	bin := binary(b)
+	url := serveSim(b, bin, "sim-paced.yaml")
+	for b.Loop() {
+		res, _ := run(b, bin, "c1k-latency.yaml", "--profile", "llamacpp", "--endpoint", url, "--model", "sim-paced")
+		lat := res.ClientAddedLatencyMs
+		if lat == nil {
+			b.Fatal("no client-added latency: the simulator's send stamps are missing")
+		}
+		b.ReportMetric(lat.P50, "client_p50_ms")
+		b.ReportMetric(lat.P99, "client_p99_ms")
+		b.ReportMetric(res.Windows[results.WindowSteady].MeanInFlight, "in_flight")
+		b.ReportMetric(float64(res.Errors.Failed), "failed")
+		if lat.P99 > 1 {
+			b.Errorf("client-added latency p99 %.3f ms > 1 ms", lat.P99)
+		}
+	}
+}
+
+// BenchmarkOpenLoop2k: open loop at 2,000 req/s of short requests delivers
+// within 1% of the target rate, and the run reports the achieved rate.
+func BenchmarkOpenLoop2k(b *testing.B) {
+	bin := binary(b)
+	url := serveSim(b, bin, "sim-instant")
+	for b.Loop() {
+		start := time.Now()
+		res, _ := run(b, bin, "open-2k.yaml", "--profile", "llamacpp", "--endpoint", url, "--model", "sim-instant")
+		s := res.Schedule
+		if s == nil {
+			b.Fatal("no schedule report for an open-loop run")
+		}
+		off := (s.AchievedRateRPS - s.TargetRateRPS) / s.TargetRateRPS * 100
+		b.ReportMetric(s.AchievedRateRPS, "achieved_rps")
+		b.ReportMetric(off, "off_%")
+		if s.LagMs != nil {
+			b.ReportMetric(s.LagMs.P99, "lag_p99_ms")
+		}
+		b.ReportMetric(float64(res.Errors.Failed), "failed")
+		if off < -1 || off > 1 {
+			b.Errorf("achieved %.1f req/s, %.2f%% off the target %g (run took %s)", s.AchievedRateRPS, off, s.TargetRateRPS, time.Since(start))
+		}
+		if res.Errors.Failed > 0 {
+			b.Errorf("%d requests failed: %v", res.Errors.Failed, res.Errors.ByClass)
+		}
+	}
+}
