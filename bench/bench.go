@@ -136,7 +136,6 @@ func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 		notes = append(notes, "prompt lengths are not corrected for the chat template: "+msg)
 		fmt.Fprintf(cfg.ErrOut, "sixpin: warning: %s\n", msg)
 	}
-	runner.WithTemplateOverhead(overhead)(rn)
 	if sc.Pins.Output.Exact && tg.OutputControl == runner.ControlNone {
 		notes = append(notes, fmt.Sprintf("output.exact is declared but profile %s has no don't-stop-early control: output lengths are verified, not enforced", tg.profile.Name))
 	}

@@ -334,6 +334,13 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO) (*Measurement, error) {
 				hs[mt.Name] = e
 			}
 		}
+		if a.name == WindowAll && clientLag.TotalCount() > 0 {
+			e, err := encode(MetricClientLag, clientLag)
+			if err != nil {
+				return nil, err
+			}
+			hs[MetricClientLag.Name] = e
+		}
 		m.Histograms[a.name] = hs
 	}
 	if b := m.Windows[WindowBurst]; b != nil {

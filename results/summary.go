@@ -3,9 +3,9 @@ package results
 import (
 	"fmt"
 	"io"
-	"math"
-	"strconv"
 	"strings"
+
+	"github.com/sixpin/sixpin/internal/numfmt"
 )
 
 // WriteSummary renders run as the text summary `sixpin run` ends with: the
@@ -295,40 +295,6 @@ func classList(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// num formats a figure with three significant digits (at least), with
-// thousands separators for large values.
-func num(v float64) string {
-	switch a := math.Abs(v); {
-	case v == 0:
-		return "0"
-	case a >= 1000:
-		return group(v)
-	case a >= 100:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case a >= 10:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	case a >= 1:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	}
-	return strconv.FormatFloat(v, 'g', 3, 64)
-}
-
-// group formats v rounded to an integer with thousands separators.
-func group(v float64) string {
-	s := strconv.FormatFloat(math.Round(v), 'f', 0, 64)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
-func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
+func num(v float64) string   { return numfmt.Sig(v) }
+func group(v float64) string { return numfmt.Thousands(v) }
+func pct(f float64) string   { return numfmt.Percent(f) }

@@ -88,10 +88,11 @@ func (r *Runner) Discover(ctx context.Context) results.Discovery {
 const probeText = "hello"
 
 // Probe measures the chat template's overhead: it sends a one-word prompt
-// for one token and returns usage.prompt_tokens minus the word. The runner
-// subtracts it from every synthesised prompt (WithTemplateOverhead) so the
-// server counts the pinned length. ok is false when the probe failed or
-// the server reports no usage; msg says why.
+// for one token and takes usage.prompt_tokens minus the word. On success
+// the runner subtracts it from every synthesised prompt from then on (as
+// WithTemplateOverhead does), so the server counts the pinned length. ok
+// is false when the probe failed or the server reports no usage; msg says
+// why, and the overhead stays as it was. Call it before Run.
 func (r *Runner) Probe(ctx context.Context) (overhead int, ok bool, msg string) {
 	if r.start.IsZero() {
 		r.start = time.Now()
@@ -104,5 +105,6 @@ func (r *Runner) Probe(ctx context.Context) (overhead int, ok bool, msg string) 
 	case !rec.HasUsage:
 		return 0, false, "the server reports no usage, so the chat template's overhead is unknown"
 	}
-	return max(rec.Usage.PromptTokens-req.PromptTokens, 0), true, ""
+	r.overhead = max(rec.Usage.PromptTokens-req.PromptTokens, 0)
+	return r.overhead, true, ""
 }

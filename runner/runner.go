@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -67,7 +68,7 @@ func WithRequestTimeout(d time.Duration) Option { return func(r *Runner) { r.req
 func WithStallTimeout(d time.Duration) Option { return func(r *Runner) { r.stallTimeout = d } }
 
 // WithTemplateOverhead sets the tokens the chat template adds, subtracted
-// from every synthesised prompt (see Probe).
+// from every synthesised prompt (Probe measures and sets it).
 func WithTemplateOverhead(n int) Option { return func(r *Runner) { r.overhead = n } }
 
 // Bounds stops issuing at whichever comes first: duration (0 = none) or
@@ -150,14 +151,9 @@ func New(plan *scenario.Plan, t Target, opts ...Option) (*Runner, error) {
 	return r, nil
 }
 
-func hasControl(ctl, want string) bool {
-	for i := 0; i+len(want) <= len(ctl); i++ {
-		if ctl[i:i+len(want)] == want {
-			return true
-		}
-	}
-	return false
-}
+// hasControl reports whether an output control ("ignore_eos+min_tokens")
+// includes want.
+func hasControl(ctl, want string) bool { return strings.Contains(ctl, want) }
 
 // Stats returns the live counters.
 func (r *Runner) Stats() *Stats { return &r.stats }

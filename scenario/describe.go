@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/sixpin/sixpin/internal/numfmt"
 )
 
 // Describe writes the resolved scenario for `sixpin validate`: name, seed,
@@ -58,9 +60,9 @@ func (s *Scenario) Describe(w io.Writer) error {
 			text += ", exact"
 		}
 		if len(classes) > 0 {
-			text += fmt.Sprintf(" (mean %s over the mix)", thousands(mean))
+			text += fmt.Sprintf(" (mean %s over the mix)", numfmt.Thousands(mean))
 		} else if t.Kind != DistFixed {
-			text += fmt.Sprintf(" (mean %s)", thousands(mean))
+			text += fmt.Sprintf(" (mean %s)", numfmt.Thousands(mean))
 		}
 		d.line(label, "%s", text)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/internal/strictyaml"
 )
 
@@ -449,7 +450,7 @@ func (v *validator) ratio(pinsOK bool) {
 	e := NewPlan(v.s).Expected()
 	if math.Abs(r-e.Ratio) > MaxRatioDeviation*e.Ratio {
 		v.errorf(p, "declared %s but the pins give %s (mean prompt %s / mean output %s tokens): more than %d%% apart",
-			num(r), ratio(e.Ratio), thousands(e.MeanPromptTokens), thousands(e.MeanOutputTokens), int(MaxRatioDeviation*100))
+			num(r), ratio(e.Ratio), numfmt.Thousands(e.MeanPromptTokens), numfmt.Thousands(e.MeanOutputTokens), int(MaxRatioDeviation*100))
 	}
 }
 
@@ -544,22 +545,4 @@ func ratio(r float64) string {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}
 	return s
-}
-
-// thousands formats x rounded to an integer with comma separators: 52,310.
-func thousands(x float64) string {
-	s := strconv.FormatInt(int64(math.Round(x)), 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
