@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"runtime"
 	"strings"
@@ -115,7 +116,7 @@ func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 		fmt.Fprintf(cfg.Out, "sixpin: running %s against the built-in simulator (profile %s) — simulated figures, not a measurement of real hardware\n",
 			sc.Path, tg.profile.Name)
 	} else {
-		fmt.Fprintf(cfg.Out, "sixpin: running %s against %s (model %q, profile %s)\n", sc.Path, tg.BaseURL, tg.Model, tg.profile.Name)
+		fmt.Fprintf(cfg.Out, "sixpin: running %s against %s (model %q, profile %s)\n", sc.Path, displayURL(tg.BaseURL), tg.Model, tg.profile.Name)
 	}
 
 	plan := scenario.NewPlan(sc)
@@ -362,7 +363,7 @@ func assemble(sc *scenario.Scenario, tg *target, rn *runner.Runner, col *results
 	}
 	run.Scenario = scenarioInfo(sc)
 	run.Target = results.TargetInfo{
-		Endpoint:               tg.BaseURL,
+		Endpoint:               displayURL(tg.BaseURL),
 		Profile:                tg.profile.Name,
 		Model:                  tg.Model,
 		Simulated:              tg.profile.Simulated(),
@@ -385,6 +386,17 @@ func assemble(sc *scenario.Scenario, tg *target, rn *runner.Runner, col *results
 		run.Notes = append(run.Notes, fmt.Sprintf("steady: auto trimmed %s off the steady window's start (MSER-5 over per-second aggregate output)", m.MSERTrim))
 	}
 	return run, nil
+}
+
+// displayURL is u without user info or query (either may hold a secret),
+// for output and results.
+func displayURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(unparsable endpoint URL)"
+	}
+	p.User, p.RawQuery = nil, ""
+	return p.String()
 }
 
 func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }

@@ -29,7 +29,7 @@ type Collector struct {
 	model         string
 }
 
-// maxExamples is how many failure messages are kept per class.
+// maxExamples is how many distinct failure messages are kept per class.
 const maxExamples = 3
 
 // NewCollector returns a Collector that spills records into dir ("" for
@@ -64,7 +64,7 @@ func (c *Collector) Add(r *Record) error {
 	c.s.bump(&c.s.Started, r.Scheduled, 1)
 	if r.Failed() {
 		c.s.bump(&c.s.Failed, r.End, 1)
-		if ex := c.examples[r.Err]; len(ex) < maxExamples && r.ErrMsg != "" {
+		if ex := c.examples[r.Err]; len(ex) < maxExamples && r.ErrMsg != "" && !slices.Contains(ex, r.ErrMsg) {
 			c.examples[r.Err] = append(ex, r.ErrMsg)
 		}
 	} else {

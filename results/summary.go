@@ -245,7 +245,7 @@ func writeWindow(p *printer, run *Run, name string, w *Window) {
 	p.f("  aggregate output (all streams, %s window): %s tok/s at c=%s (mean in flight; max %d) = %s tok/s per stream\n",
 		name, num(w.AggregateOutputTokS), num(w.MeanInFlight), w.MaxInFlight, num(w.AggregatePerStreamTokS))
 	if name == WindowBurst && w.PeakAggregateOutputTokS > 0 {
-		p.f("  peak aggregate over any %s s span: %s tok/s (from %s s)\n", num(w.DurationS), num(w.PeakAggregateOutputTokS), num(w.PeakStartS))
+		p.f("  peak aggregate over any %s s span of the run: %s tok/s (from %s s)\n", num(w.DurationS), num(w.PeakAggregateOutputTokS), num(w.PeakStartS))
 	}
 	if g := w.Goodput; g != nil {
 		p.f("  goodput (%s window, SLO %s): %s req/s, %s of requests\n", name, sloLabel(run), num(g.RateRPS), pct(g.Fraction))

@@ -258,7 +258,7 @@ func classify(err, cause error) (results.ErrorClass, int, string) {
 	var recordErr tls.RecordHeaderError
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
-		return results.ErrStreamCut, 0, msg
+		return results.ErrStreamCut, 0, "the connection closed mid-stream: " + msg
 	case errors.As(err, &dnsErr), errors.Is(err, syscall.ECONNREFUSED), errors.As(err, &certErr),
 		errors.As(err, &unknownAuth), errors.As(err, &recordErr),
 		errors.As(err, &opErr) && opErr.Op == "dial":
