@@ -375,10 +375,10 @@ func assemble(sc *scenario.Scenario, tg *target, rn *runner.Runner, col *results
 	if tg.profile.Simulated() {
 		run.Target.Endpoint = "in-process simulator"
 	}
-	run.Pins = results.BuildPins(declared(sc, tg), m, disc, run.Headline)
 	if c := sc.Pins.Concurrency; c.Mode == scenario.ModeOpen {
-		run.Schedule = schedule(c.Rate, m)
+		run.Schedule = results.BuildSchedule(c.Rate, m)
 	}
+	run.Pins = results.BuildPins(declared(sc, tg), m, disc, run.Headline, run.Schedule)
 	if m.TokensFromChunks {
 		run.Notes = append(run.Notes, "some responses carried no usage: their token counts are the client's chunk counts")
 	}
@@ -447,31 +447,6 @@ func tokensDeclared(d scenario.Dist, mean float64) results.TokensDeclared {
 	}
 	lo, hi := d.Bounds()
 	return results.TokensDeclared{Dist: d.String(), Min: lo, Max: hi, Mean: mean}
-}
-
-// schedule reports open-loop pacing from the measured send times.
-func schedule(rate float64, m *results.Measurement) *results.Schedule {
-	s := &results.Schedule{TargetRateRPS: rate}
-	all := m.Windows[results.WindowAll]
-	if all != nil {
-		s.LagMs = all.ScheduleLagMs
-		if span := (m.LastSent - m.FirstSent).Seconds(); span > 0 && all.Requests > 1 {
-			s.AchievedRateRPS = float64(all.Requests-1) / span
-		}
-	}
-	// Behind: sends lagged their schedule by more than 10 ms at p99 (timer
-	// and scheduling jitter stay well below that), or the achieved rate
-	// fell more than 1% short.
-	const maxLagMs = 10
-	switch {
-	case s.LagMs != nil && s.LagMs.P99 > maxLagMs:
-		s.Behind = true
-		s.Note = fmt.Sprintf("p99 send lag %.3g ms exceeds %d ms; latencies are measured from the scheduled start, so they include it", s.LagMs.P99, maxLagMs)
-	case s.AchievedRateRPS > 0 && s.AchievedRateRPS < rate*0.99:
-		s.Behind = true
-		s.Note = fmt.Sprintf("achieved %.4g req/s, more than 1%% below the target %.4g", s.AchievedRateRPS, rate)
-	}
-	return s
 }
 
 func clientInfo() results.ClientInfo {

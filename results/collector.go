@@ -20,6 +20,7 @@ type Collector struct {
 	// events are in-flight changes (+1 at Sent, −1 at End), packed as
 	// µs<<1 | start, for the exact in-flight count over any window.
 	events        []int64
+	firstSched    time.Duration
 	lastScheduled time.Duration
 	lastEnd       time.Duration
 	firstSent     time.Duration
@@ -39,7 +40,7 @@ func NewCollector(dir string) (*Collector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Collector{spill: sp, examples: map[ErrorClass][]string{}, firstSent: -1}, nil
+	return &Collector{spill: sp, examples: map[ErrorClass][]string{}, firstSent: -1, firstSched: -1}, nil
 }
 
 // Close removes the spill file.
@@ -55,6 +56,9 @@ func (c *Collector) Add(r *Record) error {
 	assignChunkTokens(r)
 	c.n++
 	c.lastScheduled = max(c.lastScheduled, r.Scheduled)
+	if c.firstSched < 0 || r.Scheduled < c.firstSched {
+		c.firstSched = r.Scheduled
+	}
 	c.lastEnd = max(c.lastEnd, r.End)
 	if c.firstSent < 0 || r.Sent < c.firstSent {
 		c.firstSent = r.Sent
@@ -150,8 +154,11 @@ type Measurement struct {
 	ClientAddedLatency *Dist
 	// MSERTrim is how much steady: auto trimmed off the steady start.
 	MSERTrim time.Duration
-	// FirstSent and LastSent bound the send times (for the achieved rate).
-	FirstSent, LastSent time.Duration
+	// FirstSent and LastSent bound the send times, FirstScheduled and
+	// LastScheduled the scheduled starts (open loop: scheduled vs achieved
+	// rate).
+	FirstSent, LastSent           time.Duration
+	FirstScheduled, LastScheduled time.Duration
 	// TokensFromChunks is true when some successful request had no usage,
 	// so its token count is the client's chunk count.
 	TokensFromChunks bool
@@ -253,13 +260,15 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO) (*Measurement, error) {
 	}
 	ct := cutWindows(spec, perSecond, c.lastScheduled, c.lastEnd)
 	m := &Measurement{
-		Windows:       map[string]*Window{},
-		Series:        c.s,
-		Histograms:    map[string]map[string]EncodedHistogram{},
-		MSERTrim:      ct.mserTrim,
-		FirstSent:     max(c.firstSent, 0),
-		LastSent:      c.lastSent,
-		ReportedModel: c.model,
+		Windows:        map[string]*Window{},
+		Series:         c.s,
+		Histograms:     map[string]map[string]EncodedHistogram{},
+		MSERTrim:       ct.mserTrim,
+		FirstSent:      max(c.firstSent, 0),
+		LastSent:       c.lastSent,
+		FirstScheduled: max(c.firstSched, 0),
+		LastScheduled:  c.lastScheduled,
+		ReportedModel:  c.model,
 	}
 	var promptDrift, outputDrift driftAcc
 	accs := make([]*winAcc, 0, len(WindowNames))

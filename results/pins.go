@@ -102,14 +102,16 @@ type ConcurrencyDeclared struct {
 }
 
 // ConcurrencyObserved is the in-flight count over the headline window,
-// with Little's law as a cross-check: mean in flight ≈ arrival rate × mean
-// latency.
+// with Little's law as a cross-check (mean in flight ≈ start rate × mean
+// latency), and for open loop the run's pacing.
 type ConcurrencyObserved struct {
-	Window          string  `json:"window"`
-	MeanInFlight    float64 `json:"mean_in_flight"`
-	MaxInFlight     int     `json:"max_in_flight"`
-	AchievedRateRPS float64 `json:"achieved_rate_rps"`
-	LittlesLaw      float64 `json:"littles_law_in_flight"`
+	Window       string  `json:"window"`
+	MeanInFlight float64 `json:"mean_in_flight"`
+	MaxInFlight  int     `json:"max_in_flight"`
+	// StartRateRPS is requests started per second in the window.
+	StartRateRPS float64   `json:"start_rate_rps"`
+	LittlesLaw   float64   `json:"littles_law_in_flight"`
+	Schedule     *Schedule `json:"schedule,omitempty"`
 }
 
 // KVCacheDeclared is pin 5 as declared.
@@ -182,8 +184,9 @@ const (
 )
 
 // BuildPins fills the observed and verified side of every pin from what the
-// run measured (headline window) and what discovery found.
-func BuildPins(d Declared, m *Measurement, disc Discovery, headline string) Pins {
+// run measured (headline window), what discovery found, and, for open loop,
+// the run's pacing (nil in closed loop).
+func BuildPins(d Declared, m *Measurement, disc Discovery, headline string, sched *Schedule) Pins {
 	var p Pins
 	w := m.Windows[headline]
 	all := m.Windows[WindowAll]
@@ -205,14 +208,14 @@ func BuildPins(d Declared, m *Measurement, disc Discovery, headline string) Pins
 	p.Output.Verified, p.Output.Reason = verifyDrift(m.OutputDrift, outputTolPct, d.Output.Exact)
 
 	p.Concurrency.Declared = d.Concurrency
-	obs := ConcurrencyObserved{Window: headline}
+	obs := ConcurrencyObserved{Window: headline, Schedule: sched}
 	if w != nil {
 		obs.MeanInFlight, obs.MaxInFlight = w.MeanInFlight, w.MaxInFlight
 		if w.DurationS > 0 {
-			obs.AchievedRateRPS = float64(w.Requests) / w.DurationS
+			obs.StartRateRPS = float64(w.Requests) / w.DurationS
 		}
 		if w.E2EMs != nil {
-			obs.LittlesLaw = obs.AchievedRateRPS * w.E2EMs.Mean / 1e3
+			obs.LittlesLaw = obs.StartRateRPS * w.E2EMs.Mean / 1e3
 		}
 	}
 	p.Concurrency.Observed = obs
@@ -285,10 +288,22 @@ func verifyConcurrency(d ConcurrencyDeclared, o ConcurrencyObserved) (Verdict, s
 		}
 		return Contradicted, fmt.Sprintf("%.2f in flight on average (max %d), declared %d", o.MeanInFlight, o.MaxInFlight, d.Streams)
 	case "open":
-		if pctOff(o.AchievedRateRPS, d.RateRPS) <= rateTolPct {
-			return Verified, fmt.Sprintf("%.3g req/s arrived vs %.3g declared", o.AchievedRateRPS, d.RateRPS)
+		sc := o.Schedule
+		if sc == nil || sc.Requests < 2 {
+			return Unverifiable, "too few requests to measure an arrival rate"
 		}
-		return Contradicted, fmt.Sprintf("%.3g req/s arrived vs %.3g declared (> %.0f%% off)", o.AchievedRateRPS, d.RateRPS, rateTolPct)
+		if sc.Behind {
+			return Contradicted, "the client fell behind its schedule: " + sc.Note
+		}
+		// A random arrival process's mean rate over n gaps spreads by about
+		// CV/√n; allow three of those, and never less than 5%.
+		tol := max(rateTolPct, 300*arrivalCV(d.Arrival, d.Burstiness)/math.Sqrt(float64(sc.Requests-1)))
+		if off := pctOff(sc.ScheduledRateRPS, d.RateRPS); off > tol {
+			return Contradicted, fmt.Sprintf("arrivals came at %.4g req/s, %.1f%% off the declared %.4g (allowed %.1f%% at %d requests)",
+				sc.ScheduledRateRPS, off, d.RateRPS, tol, sc.Requests)
+		}
+		return Verified, fmt.Sprintf("sent on schedule at %.4g req/s (scheduled %.4g, declared %.4g; %s arrivals allow ±%.1f%% at %d requests)",
+			sc.AchievedRateRPS, sc.ScheduledRateRPS, d.RateRPS, d.Arrival, tol, sc.Requests)
 	}
 	return Unverifiable, "unknown mode " + d.Mode
 }

@@ -99,11 +99,15 @@ type TargetInfo struct {
 // and whether the client fell behind (coordinated omission avoided by
 // measuring from the scheduled start; the lag shows the cost).
 type Schedule struct {
-	TargetRateRPS   float64 `json:"target_rate_rps"`
-	AchievedRateRPS float64 `json:"achieved_rate_rps"`
-	LagMs           *Dist   `json:"lag_ms"`
-	Behind          bool    `json:"behind"`
-	Note            string  `json:"note,omitempty"`
+	// TargetRateRPS is the declared rate; ScheduledRateRPS the rate of the
+	// arrivals the plan drew; AchievedRateRPS the rate the client sent at.
+	TargetRateRPS    float64 `json:"target_rate_rps"`
+	ScheduledRateRPS float64 `json:"scheduled_rate_rps"`
+	AchievedRateRPS  float64 `json:"achieved_rate_rps"`
+	Requests         int     `json:"requests"`
+	LagMs            *Dist   `json:"lag_ms"`
+	Behind           bool    `json:"behind"`
+	Note             string  `json:"note,omitempty"`
 }
 
 // ClientInfo is about the machine and process that generated the load.

@@ -37,7 +37,8 @@ func WriteSummary(w io.Writer, run *Run) error {
 	p.f("\n")
 	writeErrors(p, run)
 	if s := run.Schedule; s != nil {
-		p.f("Schedule (open loop): target %s req/s, achieved %s req/s", num(s.TargetRateRPS), num(s.AchievedRateRPS))
+		p.f("Schedule (open loop): declared %s req/s, scheduled %s req/s, sent %s req/s", num(s.TargetRateRPS),
+			num(s.ScheduledRateRPS), num(s.AchievedRateRPS))
 		if s.LagMs != nil {
 			p.f(", send lag p50 %s ms, p99 %s ms", num(s.LagMs.P50), num(s.LagMs.P99))
 		}
@@ -152,7 +153,7 @@ func writePinCard(p *printer, run *Run) {
 		cd = fmt.Sprintf("closed loop, %d streams", c.Declared.Streams)
 	}
 	co := fmt.Sprintf("mean %s in flight, max %d; %s req/s started; Little's law %s",
-		num(c.Observed.MeanInFlight), c.Observed.MaxInFlight, num(c.Observed.AchievedRateRPS), num(c.Observed.LittlesLaw))
+		num(c.Observed.MeanInFlight), c.Observed.MaxInFlight, num(c.Observed.StartRateRPS), num(c.Observed.LittlesLaw))
 	row(4, "concurrency", cd, co, c.Verified, c.Reason)
 
 	k := pins.KVCache
