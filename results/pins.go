@@ -215,7 +215,12 @@ func BuildPins(d Declared, m *Measurement, disc Discovery, headline string, sche
 			obs.StartRateRPS = float64(w.Requests) / w.DurationS
 		}
 		if w.E2EMs != nil {
-			obs.LittlesLaw = obs.StartRateRPS * w.E2EMs.Mean / 1e3
+			// In flight counts from the send, E2E from the scheduled start.
+			inFlightMs := w.E2EMs.Mean
+			if w.ScheduleLagMs != nil {
+				inFlightMs -= w.ScheduleLagMs.Mean
+			}
+			obs.LittlesLaw = obs.StartRateRPS * inFlightMs / 1e3
 		}
 	}
 	p.Concurrency.Observed = obs
