@@ -348,14 +348,7 @@ func TestStreamVariants(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ts := serve(t, sse(c.stream...), nil)
-			r := newRunner(t, mustPlan(t, `
-pins:
-  model: {name: m}
-  prompt: {tokens: 10}
-  output: {tokens: 2}
-  concurrency: {mode: closed, streams: 1}
-requests: 1
-`), Target{BaseURL: ts.URL + "/v1", Model: "m"})
+			r := newRunner(t, mustPlan(t, oneRequestYAML), Target{BaseURL: ts.URL + "/v1", Model: "m"})
 			recs := runAll(t, r)
 			if len(recs) != 1 {
 				t.Fatalf("got %d records, want 1", len(recs))
@@ -564,14 +557,7 @@ func TestErrMsgNeverHoldsAPIKey(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ts := serve(t, c.handler, nil)
-			r := newRunner(t, mustPlan(t, `
-pins:
-  model: {name: m}
-  prompt: {tokens: 10}
-  output: {tokens: 2}
-  concurrency: {mode: closed, streams: 1}
-requests: 1
-`), Target{BaseURL: ts.URL + "/v1", Model: "m", APIKey: key})
+			r := newRunner(t, mustPlan(t, oneRequestYAML), Target{BaseURL: ts.URL + "/v1", Model: "m", APIKey: key})
 			recs := runAll(t, r)
 			if len(recs) != 1 {
 				t.Fatalf("got %d records, want 1", len(recs))
@@ -595,14 +581,7 @@ func TestErrMsgValidUTF8(t *testing.T) {
 		t.Run(fmt.Sprintf("offset %d", len(lead)), func(t *testing.T) {
 			msg := lead + strings.Repeat("é", 400)
 			ts := serve(t, status(500, "application/json", `{"error":{"message":"`+msg+`","type":"server_error"}}`), nil)
-			r := newRunner(t, mustPlan(t, `
-pins:
-  model: {name: m}
-  prompt: {tokens: 10}
-  output: {tokens: 2}
-  concurrency: {mode: closed, streams: 1}
-requests: 1
-`), Target{BaseURL: ts.URL + "/v1", Model: "m"})
+			r := newRunner(t, mustPlan(t, oneRequestYAML), Target{BaseURL: ts.URL + "/v1", Model: "m"})
 			recs := runAll(t, r)
 			if len(recs) != 1 || recs[0].Err != results.ErrHTTP5xx {
 				t.Fatalf("records %+v, want one http_5xx", recs)
@@ -613,3 +592,13 @@ requests: 1
 		})
 	}
 }
+
+// oneRequestYAML is a scenario of a single short request.
+const oneRequestYAML = `
+pins:
+  model: {name: m}
+  prompt: {tokens: 10}
+  output: {tokens: 2}
+  concurrency: {mode: closed, streams: 1}
+requests: 1
+`
