@@ -266,3 +266,19 @@ func TestProfilesCommands(t *testing.T) {
 		t.Errorf("profiles show: %d\n%s", code, out)
 	}
 }
+
+// A scenario may name its target; flags still win over it.
+func TestScenarioTarget(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.json")
+	code, out, errOut := sixpin(t, nil, "run", "testdata/targeted.yaml", "-o", path)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	if first, _, _ := strings.Cut(out, "\n"); !strings.Contains(first, "profile sim-instant") {
+		t.Errorf("scenario target ignored: %q", first)
+	}
+	code, out, _ = sixpin(t, nil, "run", "testdata/targeted.yaml", "--profile", "sim-local-27b", "--requests", "2", "-o", path)
+	if first, _, _ := strings.Cut(out, "\n"); code != ExitOK || !strings.Contains(first, "profile sim-local-27b") {
+		t.Errorf("--profile did not override the scenario's target: %d %q", code, first)
+	}
+}
