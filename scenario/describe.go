@@ -46,7 +46,7 @@ func (s *Scenario) Describe(w io.Writer) error {
 	d.line("model", "%s", strings.Join(model, ", "))
 
 	classes := pins.Mix.Classes
-	tokenLine := func(label string, t Dist, mean float64, exact bool) {
+	tokenLine := func(label string, t Dist, mean float64, exact bool, extra string) {
 		var text string
 		switch {
 		case t.IsZero():
@@ -64,10 +64,20 @@ func (s *Scenario) Describe(w io.Writer) error {
 		} else if t.Kind != DistFixed {
 			text += fmt.Sprintf(" (mean %s)", numfmt.Thousands(mean))
 		}
-		d.line(label, "%s", text)
+		d.line(label, "%s%s", text, extra)
 	}
-	tokenLine("prompt", pins.Prompt.Tokens, exp.MeanPromptTokens, false)
-	tokenLine("output", pins.Output.Tokens, exp.MeanOutputTokens, pins.Output.Exact)
+	pp := pins.Prompt
+	promptExtra := fmt.Sprintf("; drift ≤ %s%% per request", num(pp.PromptTolerancePct()))
+	if pp.SharedPrefixTokens > 0 {
+		promptExtra = fmt.Sprintf("; first %s tokens shared (%d prefix group(s))%s",
+			numfmt.Thousands(float64(pp.SharedPrefixTokens)), max(pp.PrefixGroups, 1), promptExtra)
+	}
+	outputExtra := ""
+	if !pins.Output.Exact {
+		outputExtra = fmt.Sprintf("; mean drift ≤ %s%%", num(pins.Output.OutputTolerancePct()))
+	}
+	tokenLine("prompt", pp.Tokens, exp.MeanPromptTokens, false, promptExtra)
+	tokenLine("output", pins.Output.Tokens, exp.MeanOutputTokens, pins.Output.Exact, outputExtra)
 
 	c := pins.Concurrency
 	switch c.Mode {

@@ -209,6 +209,18 @@ func TestParseErrors(t *testing.T) {
 		src  string
 		want []string // formatted errors, file "t.yaml"
 	}{
+		{"shared prefix as long as the prompt", strings.Replace(valid, "{tokens: 100}", "{tokens: 100, shared_prefix_tokens: 100}", 1), []string{
+			"t.yaml:3:47: pins.prompt.shared_prefix_tokens: must be shorter than every prompt (got 100 ≥ prompt min 100)",
+		}},
+		{"prefix groups without a shared prefix", strings.Replace(valid, "{tokens: 100}", "{tokens: 100, prefix_groups: 4}", 1), []string{
+			"t.yaml:3:40: pins.prompt.prefix_groups: only with shared_prefix_tokens",
+		}},
+		{"tolerance out of range", strings.Replace(valid, "{tokens: 100}", "{tokens: 100, tolerance_pct: 150}", 1), []string{
+			"t.yaml:3:40: pins.prompt.tolerance_pct: must be in [0, 100] (got 150)",
+		}},
+		{"output tolerance with exact", strings.Replace(valid, "{tokens: 10}", "{tokens: 10, exact: true, tolerance_pct: 5}", 1), []string{
+			"t.yaml:4:52: pins.output.tolerance_pct: not used with exact: true (exact means no drift)",
+		}},
 		{"duplicate key", valid + "requests: 20\n", []string{
 			"t.yaml:7:1: requests: duplicate key (first at line 6)",
 		}},

@@ -31,6 +31,9 @@ type Request struct {
 	OutputTokens int
 	// Seed seeds the synthesis of this request's prompt text.
 	Seed uint64
+	// PrefixGroup is the shared prefix the prompt starts with, from 0; -1
+	// when prompts share no prefix (see Plan.SharedPrefix).
+	PrefixGroup int
 	// Arrival is the scheduled send time as an offset from the start of
 	// load (open loop); 0 in closed loop and from Plan.Request.
 	Arrival time.Duration
@@ -121,13 +124,31 @@ func (p *Plan) Request(i int) Request {
 		j := sort.Search(len(p.cum), func(j int) bool { return p.cum[j] > u })
 		c = p.classes[min(j, len(p.classes)-1)]
 	}
-	return Request{
+	req := Request{
 		Index:        i,
 		Class:        c.name,
 		PromptTokens: c.prompt.SampleInt(r),
 		OutputTokens: c.output.SampleInt(r),
 		Seed:         r.Uint64(),
+		PrefixGroup:  -1,
 	}
+	if pp := p.s.Pins.Prompt; pp.SharedPrefixTokens > 0 {
+		req.PrefixGroup = r.IntN(max(pp.PrefixGroups, 1))
+	}
+	return req
+}
+
+// prefixStream seeds the shared prefixes' text, apart from the requests'.
+const prefixStream = 0x7369_7870_696e_7078 // "sixpinpx"
+
+// SharedPrefix returns the length in tokens and the text seed of shared
+// prefix g (see Request.PrefixGroup); tokens is 0 when prompts share none.
+func (p *Plan) SharedPrefix(g int) (tokens int, seed uint64) {
+	pp := p.s.Pins.Prompt
+	if pp.SharedPrefixTokens <= 0 || g < 0 {
+		return 0, 0
+	}
+	return pp.SharedPrefixTokens, splitmix64(p.seed ^ prefixStream ^ uint64(g)*0x9e3779b97f4a7c15)
 }
 
 // Materialize returns requests 0 to n-1 with, in open loop, their arrival

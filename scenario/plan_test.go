@@ -280,3 +280,34 @@ func TestPlanExpected(t *testing.T) {
 		t.Errorf("Expected() not deterministic: %+v vs %+v", again, e)
 	}
 }
+
+func TestSharedPrefixGroups(t *testing.T) {
+	s, err := Parse("t.yaml", []byte(strings.Replace(valid, "{tokens: 100}", "{tokens: 100, shared_prefix_tokens: 40, prefix_groups: 3}", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPlan(s)
+	seen := map[int]int{}
+	for _, r := range p.Materialize(300) {
+		if r.PrefixGroup < 0 || r.PrefixGroup >= 3 {
+			t.Fatalf("request %d: prefix group %d", r.Index, r.PrefixGroup)
+		}
+		seen[r.PrefixGroup]++
+	}
+	for g := 0; g < 3; g++ {
+		if seen[g] < 60 {
+			t.Errorf("group %d drawn %d times of 300", g, seen[g])
+		}
+		n, seed := p.SharedPrefix(g)
+		n2, seed2 := p.SharedPrefix(g)
+		if n != 40 || seed != seed2 || n2 != n {
+			t.Errorf("SharedPrefix(%d) = %d, %d; not stable", g, n, seed)
+		}
+	}
+	if _, a := p.SharedPrefix(0); a == func() uint64 { _, b := p.SharedPrefix(1); return b }() {
+		t.Error("groups 0 and 1 share a text seed")
+	}
+	if r := NewPlan(mustParse(t, valid)).Request(0); r.PrefixGroup != -1 {
+		t.Errorf("no sharing: PrefixGroup %d, want -1", r.PrefixGroup)
+	}
+}

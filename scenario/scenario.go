@@ -65,13 +65,56 @@ type ModelPin struct {
 // PromptPin is pin 2: prompt length in tokens.
 type PromptPin struct {
 	Tokens Dist `yaml:"tokens"`
+	// SharedPrefixTokens is how many leading tokens requests share, so that
+	// a server's prefix cache can serve them (0: every prompt is unique
+	// from its first token). Top-level pin only.
+	SharedPrefixTokens int `yaml:"shared_prefix_tokens"`
+	// PrefixGroups is how many distinct shared prefixes there are; each
+	// request draws one (default 1 when SharedPrefixTokens is set).
+	PrefixGroups int `yaml:"prefix_groups"`
+	// TolerancePct is the allowed drift of the server's prompt count from
+	// the pinned length, per request, in percent (default 2; at least one
+	// token). Beyond it the run is invalid. Top-level pin only.
+	TolerancePct *float64 `yaml:"tolerance_pct"`
+}
+
+// DefaultPromptTolerancePct and DefaultOutputTolerancePct are the drift
+// tolerances when a scenario sets none.
+const (
+	DefaultPromptTolerancePct = 2.0
+	DefaultOutputTolerancePct = 10.0
+)
+
+// PromptTolerancePct returns the prompt drift tolerance in percent.
+func (p PromptPin) PromptTolerancePct() float64 {
+	if p.TolerancePct != nil {
+		return *p.TolerancePct
+	}
+	return DefaultPromptTolerancePct
 }
 
 // OutputPin is pin 3: output length in tokens.
 type OutputPin struct {
 	Tokens Dist `yaml:"tokens"`
-	// Exact asks the endpoint not to stop early (ignore_eos/min_tokens).
+	// Exact asks the endpoint not to stop early (ignore_eos/min_tokens);
+	// every request must then get exactly its pinned length.
 	Exact bool `yaml:"exact"`
+	// TolerancePct is, when not exact, the allowed drift of the mean output
+	// length from the mean pinned length, in percent (default 10). Beyond
+	// it the run is invalid. Top-level pin only.
+	TolerancePct *float64 `yaml:"tolerance_pct"`
+}
+
+// OutputTolerancePct returns the output drift tolerance in percent (0
+// when exact).
+func (o OutputPin) OutputTolerancePct() float64 {
+	switch {
+	case o.Exact:
+		return 0
+	case o.TolerancePct != nil:
+		return *o.TolerancePct
+	}
+	return DefaultOutputTolerancePct
 }
 
 // Concurrency modes and arrival processes.

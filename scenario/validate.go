@@ -115,6 +115,8 @@ func (s *Scenario) validate(has func(path string) bool) (errs, warns ErrorList) 
 	v := &validator{s: s, has: has}
 	v.model()
 	tokensOK := v.tokens()
+	v.promptSharing(tokensOK)
+	v.tolerances()
 	v.concurrency()
 	classesOK := v.classes()
 	v.kvCache(tokensOK)
@@ -161,6 +163,58 @@ func (v *validator) tokens() bool {
 		}
 	}
 	return len(v.errs) == n
+}
+
+// promptSharing checks the shared-prefix settings: top-level only, and the
+// shared prefix shorter than every prompt.
+func (v *validator) promptSharing(tokensOK bool) {
+	pp, p := v.s.Pins.Prompt, "pins.prompt"
+	if pp.SharedPrefixTokens < 0 {
+		v.errorf(p+".shared_prefix_tokens", "must be ≥ 0 (got %d)", pp.SharedPrefixTokens)
+	}
+	switch {
+	case pp.PrefixGroups < 0:
+		v.errorf(p+".prefix_groups", "must be ≥ 1 (got %d)", pp.PrefixGroups)
+	case pp.PrefixGroups > 0 && pp.SharedPrefixTokens == 0:
+		v.errorf(p+".prefix_groups", "only with shared_prefix_tokens")
+	}
+	if pp.SharedPrefixTokens > 0 && tokensOK {
+		for _, c := range v.s.effectiveClasses() {
+			if lo, _ := c.prompt.Bounds(); float64(pp.SharedPrefixTokens) >= lo {
+				v.errorf(p+".shared_prefix_tokens", "must be shorter than every prompt (got %d ≥ prompt min %s)",
+					pp.SharedPrefixTokens, num(lo))
+				break
+			}
+		}
+	}
+	for i, c := range v.s.Pins.Mix.Classes {
+		cp := fmt.Sprintf("pins.mix.classes[%d].prompt", i)
+		if c.Prompt != nil && (c.Prompt.SharedPrefixTokens != 0 || c.Prompt.PrefixGroups != 0) {
+			v.errorf(cp+".shared_prefix_tokens", "only at the top-level prompt pin (pins.prompt)")
+		}
+		if c.Prompt != nil && c.Prompt.TolerancePct != nil {
+			v.errorf(cp+".tolerance_pct", "only at the top-level prompt pin (pins.prompt)")
+		}
+		if c.Output != nil && c.Output.TolerancePct != nil {
+			v.errorf(fmt.Sprintf("pins.mix.classes[%d].output.tolerance_pct", i), "only at the top-level output pin (pins.output)")
+		}
+	}
+}
+
+// tolerances checks the drift tolerances.
+func (v *validator) tolerances() {
+	if t := v.s.Pins.Prompt.TolerancePct; t != nil && (*t < 0 || *t > 100) {
+		v.errorf("pins.prompt.tolerance_pct", "must be in [0, 100] (got %s)", num(*t))
+	}
+	o := v.s.Pins.Output
+	if t := o.TolerancePct; t != nil {
+		switch {
+		case *t < 0 || *t > 100:
+			v.errorf("pins.output.tolerance_pct", "must be in [0, 100] (got %s)", num(*t))
+		case o.Exact:
+			v.errorf("pins.output.tolerance_pct", "not used with exact: true (exact means no drift)")
+		}
+	}
 }
 
 // topTokens checks a top-level token pin, which is required unless every
