@@ -47,6 +47,9 @@ type Config struct {
 	Duration time.Duration
 	// Requests overrides the scenario's request count when > 0.
 	Requests int
+	// Tokenizer overrides the profile's tokenizer ("server", a name, or
+	// "hf:PATH").
+	Tokenizer string
 	// Grace bounds how long in-flight requests may finish after an
 	// interrupt (default DefaultGrace).
 	Grace time.Duration
@@ -71,6 +74,10 @@ var ErrRunFailed = errors.New("run failed")
 // ErrInterrupted marks a run cut short by a signal; its partial results
 // were written (exit code 1).
 var ErrInterrupted = errors.New("run interrupted")
+
+// ErrInvalid marks a run whose pins did not hold within tolerance: its
+// results were written, marked valid: false (exit code 1).
+var ErrInvalid = errors.New("run invalid")
 
 // Outcome is what Run produced.
 type Outcome struct {
@@ -119,8 +126,17 @@ func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 		fmt.Fprintf(cfg.Out, "sixpin: running %s against %s (model %q, profile %s)\n", sc.Path, displayURL(tg.BaseURL), tg.Model, tg.profile.Name)
 	}
 
+	var notes []string
+	prompts, tok, err := promptBuilder(ctx, cfg, tg)
+	if err != nil {
+		return nil, err
+	}
+	if tok.warning != "" {
+		notes = append(notes, tok.warning)
+		fmt.Fprintf(cfg.ErrOut, "sixpin: warning: %s\n", tok.warning)
+	}
 	plan := scenario.NewPlan(sc)
-	opts := []runner.Option{}
+	opts := []runner.Option{runner.WithPrompts(prompts)}
 	if cfg.StallTimeout > 0 {
 		opts = append(opts, runner.WithStallTimeout(cfg.StallTimeout))
 	}
@@ -130,7 +146,6 @@ func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 	}
 	defer rn.Close()
 
-	var notes []string
 	disc := rn.Discover(ctx)
 	overhead, ok, msg := rn.Probe(ctx)
 	if !ok {
@@ -182,7 +197,7 @@ func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 		return nil, addErr
 	}
 
-	run, err := assemble(sc, tg, rn, col, disc, overhead)
+	run, err := assemble(sc, tg, rn, col, disc, overhead, tok)
 	if err != nil {
 		return nil, err
 	}
@@ -207,6 +222,8 @@ func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 	switch {
 	case interrupted:
 		return out, ErrInterrupted
+	case !run.Valid:
+		return out, fmt.Errorf("%w: %s", ErrInvalid, strings.Join(run.Invalid, "; "))
 	case run.Errors.Requests-run.Errors.Failed == 0:
 		return out, fmt.Errorf("%w: no request succeeded", ErrRunFailed)
 	case sc.SLO.MaxErrorRate > 0 && run.Errors.Rate > sc.SLO.MaxErrorRate:
@@ -329,7 +346,7 @@ func serveSim(p *profiles.Profile) (baseURL string, stop func(), err error) {
 
 // assemble binds the measurement to the scenario's pins into a Run.
 func assemble(sc *scenario.Scenario, tg *target, rn *runner.Runner, col *results.Collector,
-	disc results.Discovery, overhead int) (*results.Run, error) {
+	disc results.Discovery, overhead int, tok tokenizerChoice) (*results.Run, error) {
 	spec := results.WindowSpec{
 		Warmup:      sc.Windows.Warmup.D(),
 		Burst:       sc.Windows.Burst.D(),
@@ -342,7 +359,11 @@ func assemble(sc *scenario.Scenario, tg *target, rn *runner.Runner, col *results
 		TPOT: msDur(sc.SLO.TPOTMs),
 		E2E:  msDur(sc.SLO.E2EMs),
 	}
-	m, err := col.Finish(spec, slo)
+	tol := results.Tolerances{
+		PromptPct: sc.Pins.Prompt.PromptTolerancePct(),
+		OutputPct: sc.Pins.Output.OutputTolerancePct(),
+	}
+	m, err := col.Finish(spec, slo, tol)
 	if err != nil {
 		return nil, err
 	}
@@ -378,7 +399,14 @@ func assemble(sc *scenario.Scenario, tg *target, rn *runner.Runner, col *results
 	if c := sc.Pins.Concurrency; c.Mode == scenario.ModeOpen {
 		run.Schedule = results.BuildSchedule(c.Rate, m)
 	}
-	run.Pins = results.BuildPins(declared(sc, tg), m, disc, run.Headline, run.Schedule)
+	d := declared(sc, tg)
+	d.Prompt.Tokenizer = tok.label
+	run.Pins = results.BuildPins(d, m, disc, run.Headline, run.Schedule)
+	if tok.fallback && run.Pins.Prompt.Verified == results.Verified {
+		run.Pins.Prompt.Reason = "lengths built by a fallback tokenizer, confirmed by the server's usage: " + run.Pins.Prompt.Reason
+	}
+	run.Valid, run.Invalid = results.Validity(run.Pins)
+	run.Discovery = &disc
 	if m.TokensFromChunks {
 		run.Notes = append(run.Notes, "some responses carried no usage: their token counts are the client's chunk counts")
 	}
@@ -422,8 +450,8 @@ func declared(sc *scenario.Scenario, tg *target) results.Declared {
 	d := results.Declared{
 		Model: results.ModelDeclared{Name: p.Model.Name, ParamsB: p.Model.ParamsB,
 			ActiveParamsB: p.Model.ActiveParamsB, Dtype: p.Model.Dtype, Requested: tg.Model},
-		Prompt: tokensDeclared(promptDist, exp.MeanPromptTokens),
-		Output: results.OutputDeclared{TokensDeclared: tokensDeclared(outputDist, exp.MeanOutputTokens),
+		Prompt: tokensDeclared(promptDist, exp.MeanPromptTokens, p.Prompt.PromptTolerancePct()),
+		Output: results.OutputDeclared{TokensDeclared: tokensDeclared(outputDist, exp.MeanOutputTokens, p.Output.OutputTolerancePct()),
 			Exact: p.Output.Exact, Control: tg.OutputControl},
 		Concurrency: results.ConcurrencyDeclared{Mode: p.Concurrency.Mode, Streams: p.Concurrency.Streams,
 			RateRPS: p.Concurrency.Rate, Arrival: p.Concurrency.Arrival, Burstiness: p.Concurrency.Burstiness,
@@ -441,12 +469,12 @@ func declared(sc *scenario.Scenario, tg *target) results.Declared {
 	return d
 }
 
-func tokensDeclared(d scenario.Dist, mean float64) results.TokensDeclared {
+func tokensDeclared(d scenario.Dist, mean, tolPct float64) results.TokensDeclared {
 	if d.IsZero() {
-		return results.TokensDeclared{Dist: "per class (see mix)", Mean: mean}
+		return results.TokensDeclared{Dist: "per class (see mix)", Mean: mean, TolerancePct: tolPct}
 	}
 	lo, hi := d.Bounds()
-	return results.TokensDeclared{Dist: d.String(), Min: lo, Max: hi, Mean: mean}
+	return results.TokensDeclared{Dist: d.String(), Min: lo, Max: hi, Mean: mean, TolerancePct: tolPct}
 }
 
 func clientInfo() results.ClientInfo {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sixpin/sixpin/internal/strictyaml"
 	"github.com/sixpin/sixpin/sim"
+	"github.com/sixpin/sixpin/tokenizer"
 )
 
 // Kinds of endpoint.
@@ -53,6 +54,12 @@ type Profile struct {
 	// OutputControl is the endpoint's don't-stop-early control: none,
 	// ignore_eos, min_tokens or ignore_eos+min_tokens (default none).
 	OutputControl string `yaml:"output_control"`
+	// Tokenizer is whose count prompts are built to: "server" (the
+	// endpoint's own /tokenize: llama.cpp, vLLM, SGLang), a tokenizer
+	// name ("qwen2", "cl100k_base", "o200k_base", "words") or "hf:PATH" to
+	// a tokenizer.json. Empty: unknown; runs fall back to o200k_base with
+	// a warning, and pin 2 stays unverified until usage confirms it.
+	Tokenizer string `yaml:"tokenizer"`
 	// ExtraBody members are added to every request body.
 	ExtraBody map[string]any `yaml:"extra_body"`
 	// Headers are added to every request (not for secrets: use api_key_env).
@@ -65,6 +72,9 @@ type Profile struct {
 	// Source is "embedded" or the file the profile was read from.
 	Source string `yaml:"-"`
 }
+
+// TokenizerServer names the endpoint's own /tokenize as the tokenizer.
+const TokenizerServer = "server"
 
 // DefaultSimulator is the profile `sixpin run` uses when no target is given.
 const DefaultSimulator = "sim-local-27b"
@@ -146,6 +156,14 @@ func (p *Profile) validate() strictyaml.ErrorList {
 	}
 	if !contains(outputControls, p.OutputControl) {
 		bad("output_control", "must be one of %s (got %q)", strings.Join(outputControls, ", "), p.OutputControl)
+	}
+	if p.Tokenizer != "" && p.Tokenizer != TokenizerServer {
+		if _, err := tokenizer.Get(p.Tokenizer); err != nil {
+			bad("tokenizer", "%v (or %q for the endpoint's own /tokenize)", err, TokenizerServer)
+		}
+	}
+	if p.Tokenizer == TokenizerServer && p.Kind == KindSimulator {
+		bad("tokenizer", "name the simulator's tokenizer (sim.tokenizer) instead of %q", TokenizerServer)
 	}
 	for k := range p.Headers {
 		if strings.EqualFold(k, "Authorization") {

@@ -1,59 +1,187 @@
-// Package prompt synthesises request prompts of a given length in tokens:
-// deterministic for a seed, unique per seed, and cheap (linear in length).
+// Package prompt synthesises request prompts of an exact length in tokens,
+// by any tokenizer: deterministic for a seed, unique per seed from the
+// first token, natural-looking, and linear in the length (no re-tokenising).
 //
-// This first synthesiser draws from a list of 903 common English words, each
-// of which is a single token (with its leading space) in the Qwen2, Llama 3
-// and OpenAI tiktoken vocabularies, so a prompt of N words is N tokens on
-// those tokenizers up to the first word; sixpin's simulator counts one
-// token per word. Exact counts by a model's own tokenizer come later.
+// The text is made of items that a byte-level BPE pre-tokenizer (GPT-4,
+// Qwen2, Llama 3 and o200k patterns alike) never merges across: a word with
+// one leading space (" river", " The") or a punctuation mark that follows a
+// word and is followed by a space (","). A prompt's token count is then the
+// sum of its items' counts, so a Builder counts each of its ~1,800 items
+// once, with the model's tokenizer, and afterwards builds any length by
+// arithmetic. NewBuilder checks that sum property on a sample before use.
 package prompt
 
 import (
 	_ "embed"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/sync/errgroup"
 )
 
 //go:embed words.txt
 var wordsText string
 
-// words is the vocabulary; each entry is one token with a leading space.
+// words is the vocabulary: 903 common English words, each a single token
+// with its leading space in the Qwen2 vocabulary (and, in practice, in
+// every modern English-trained vocabulary).
 var words = strings.Fields(wordsText)
 
-// maxWordLen bounds the bytes one word takes (for preallocation).
-const maxWordLen = 11
+// Punctuation marks used between words.
+var marks = []string{",", ".", "?", ";", ":"}
 
-// Words returns n words of text (n tokens by sixpin's word-level count),
-// chosen by a PCG generator seeded with seed. The same (seed, n) always gives
-// the same text; different seeds give different text from the first word on,
-// so no server prefix cache can serve one request from another's prompt.
-// n ≤ 0 gives "".
-func Words(seed uint64, n int) string {
+// item is one piece of prompt text and its token count.
+type item struct {
+	text   string
+	tokens int
+}
+
+// Builder builds prompts of exact token lengths for one tokenizer. It is
+// immutable after NewBuilder and safe for concurrent use.
+type Builder struct {
+	lower, upper []item
+	comma, end   item // ","; "." and "?" are in ends
+	ends         []item
+	semis        []item // ";", ":"
+	// ones are lowercase items of exactly one token: they finish a prompt
+	// exactly whatever the remaining count.
+	ones []item
+	// maxItemBytes bounds an item's length (for preallocation).
+	maxItemBytes int
+}
+
+// NewBuilder counts every item with count (a tokenizer's Count, or a
+// server's /tokenize; about 1,800 calls, up to 16 at once, so count must be
+// safe for concurrent use) and verifies on samples up to 2,000 tokens that
+// the count of the whole equals the sum of its items. It fails when the tokenizer
+// breaks that property or has no one-token word.
+func NewBuilder(count func(text string) (int, error)) (*Builder, error) {
+	b := &Builder{}
+	// Items are counted in context, after an anchor word: what an item adds
+	// to a text is what matters (a word-level count gives "," one token
+	// alone but none after a word).
+	const anchor = " the"
+	base, err := count(anchor)
+	if err != nil {
+		return nil, fmt.Errorf("count %q: %w", anchor, err)
+	}
+	c := func(s string) (item, error) {
+		n, err := count(anchor + s)
+		if err != nil {
+			return item{}, fmt.Errorf("count %q: %w", s, err)
+		}
+		n -= base
+		if n < 0 {
+			return item{}, fmt.Errorf("count %q: adds a negative count %d", s, n)
+		}
+		return item{s, n}, nil
+	}
+	// Count every item, 16 at a time (a server's /tokenize answers one
+	// text per request).
+	b.lower, b.upper = make([]item, len(words)), make([]item, len(words))
+	markItems := make([]item, len(marks))
+	var g errgroup.Group
+	g.SetLimit(16)
+	for i, w := range words {
+		g.Go(func() (err error) {
+			r, size := utf8.DecodeRuneInString(w)
+			if b.lower[i], err = c(" " + w); err != nil {
+				return err
+			}
+			b.upper[i], err = c(" " + string(unicode.ToUpper(r)) + w[size:])
+			return err
+		})
+	}
+	for i, m := range marks {
+		g.Go(func() (err error) {
+			markItems[i], err = c(m)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for _, it := range b.lower {
+		b.maxItemBytes = max(b.maxItemBytes, len(it.text)+1)
+		if it.tokens == 1 {
+			b.ones = append(b.ones, it)
+		}
+	}
+	for i, m := range marks {
+		switch m {
+		case ",":
+			b.comma = markItems[i]
+		case ".", "?":
+			b.ends = append(b.ends, markItems[i])
+		default:
+			b.semis = append(b.semis, markItems[i])
+		}
+	}
+	if len(b.ones) == 0 {
+		return nil, errors.New("the tokenizer has no one-token word in sixpin's vocabulary: exact prompt lengths are impossible")
+	}
+	// The sum property, checked on a sample.
+	for _, n := range []int{1, 37, 2000} {
+		text := b.Build(0x5eed, n)
+		got, err := count(text)
+		if err != nil {
+			return nil, fmt.Errorf("verify prompt synthesis: %w", err)
+		}
+		if got != n {
+			return nil, fmt.Errorf("verify prompt synthesis: a %d-token prompt counts %d tokens: this tokenizer merges across words, so lengths cannot be built by arithmetic", n, got)
+		}
+	}
+	return b, nil
+}
+
+// Build returns text of exactly n tokens (0 for n ≤ 0), for the seed. The
+// same (seed, n) always gives the same text; different seeds differ from
+// the first word on, so no prefix cache can serve one request from
+// another's prompt. The text is sentences of 6–18 words with commas, and
+// starts with a space (" The …"), so it can follow any other built text
+// without changing either's count.
+func (b *Builder) Build(seed uint64, n int) string {
 	if n <= 0 {
 		return ""
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x736978_70696e)) // "sixpin"
-	var b strings.Builder
-	b.Grow(n * (maxWordLen + 1))
-	nw := uint32(len(words))
-	b.WriteString(words[rng.Uint32N(nw)])
-	for i := 1; i < n; i++ {
-		b.WriteByte(' ')
-		b.WriteString(words[rng.Uint32N(nw)])
-	}
-	return b.String()
+	var sb strings.Builder
+	sb.Grow(n * (b.maxItemBytes + 1))
+	b.build(&sb, seed, n)
+	return sb.String()
 }
 
-// Count returns the number of words in s: the token count of a prompt made
-// by Words, and the simulator's count of any text.
-func Count(s string) int {
-	n, in := 0, false
-	for i := 0; i < len(s); i++ {
-		space := s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r'
-		if !space && !in {
-			n++
+func (b *Builder) build(sb *strings.Builder, seed uint64, n int) {
+	rng := rand.New(rand.NewPCG(seed, 0x736978_70696e)) // "sixpin"
+	left := n
+	put := func(it item) {
+		if it.tokens > left {
+			it = b.ones[rng.IntN(len(b.ones))]
 		}
-		in = !space
+		sb.WriteString(it.text)
+		left -= it.tokens
 	}
-	return n
+	for left > 0 {
+		sentence := 6 + rng.IntN(13)
+		put(b.upper[rng.IntN(len(b.upper))])
+		for w := 1; w < sentence && left > 0; w++ {
+			if w > 1 && rng.IntN(10) == 0 && left > 0 {
+				if rng.IntN(4) == 0 {
+					put(b.semis[rng.IntN(len(b.semis))])
+				} else {
+					put(b.comma)
+				}
+				if left == 0 {
+					break
+				}
+			}
+			put(b.lower[rng.IntN(len(b.lower))])
+		}
+		if left > 0 {
+			put(b.ends[rng.IntN(len(b.ends))])
+		}
+	}
 }

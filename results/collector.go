@@ -251,8 +251,9 @@ type winAcc struct {
 }
 
 // Finish cuts the windows and computes every window's figures from the
-// spilled records. It may be called once.
-func (c *Collector) Finish(spec WindowSpec, slo SLO) (*Measurement, error) {
+// spilled records, and each request's token drift against tol. It may be
+// called once.
+func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measurement, error) {
 	c.s.pad(int(c.lastEnd/time.Second) + 1)
 	perSecond := make([]float64, len(c.s.OutputTokens))
 	for i, v := range c.s.OutputTokens {
@@ -270,7 +271,8 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO) (*Measurement, error) {
 		LastScheduled:  c.lastScheduled,
 		ReportedModel:  c.model,
 	}
-	var promptDrift, outputDrift driftAcc
+	promptDrift := driftAcc{tolPct: tol.PromptPct, minTokens: 1}
+	outputDrift := driftAcc{tolPct: tol.OutputPct}
 	accs := make([]*winAcc, 0, len(WindowNames))
 	for _, name := range WindowNames {
 		sp := ct.spans[name]
@@ -574,23 +576,43 @@ func (s *Series) addInFlight(from, to time.Duration) {
 // String is for debugging.
 func (s Span) String() string { return fmt.Sprintf("[%v, %v)", s.Start, s.End) }
 
-// driftAcc accumulates per-request drift of a token count, in percent.
+// Tolerances bound how far the server's token counts may drift from the
+// pinned ones before a run is invalid.
+type Tolerances struct {
+	// PromptPct applies per request, and is never tighter than one token.
+	PromptPct float64
+	// OutputPct applies per request too (0 when the output pin is exact).
+	OutputPct float64
+}
+
+// driftAcc accumulates per-request drift of a token count, in percent, and
+// counts the requests beyond the tolerance: |got − want| > max(tolPct% of
+// want, minTokens).
 type driftAcc struct {
-	d          Drift
-	sum, sumAb float64
+	d               Drift
+	tolPct          float64
+	minTokens       float64
+	sum, sumAb      float64
+	sumGot, sumWant int64
 }
 
 func (a *driftAcc) add(got, want int) {
 	if want <= 0 {
 		return
 	}
-	pct := float64(got-want) / float64(want) * 100
+	diff := float64(got - want)
+	pct := diff / float64(want) * 100
 	a.d.Requests++
 	a.sum += pct
 	a.sumAb += math.Abs(pct)
+	a.sumGot += int64(got)
+	a.sumWant += int64(want)
 	a.d.MaxAbsPct = max(a.d.MaxAbsPct, math.Abs(pct))
 	if got == want {
 		a.d.Exact++
+	}
+	if math.Abs(diff) > max(a.tolPct/100*float64(want), a.minTokens) {
+		a.d.Outside++
 	}
 }
 
@@ -599,7 +621,11 @@ func (a *driftAcc) result() *Drift {
 		return nil
 	}
 	d := a.d
-	d.MeanPct = a.sum / float64(d.Requests)
-	d.MeanAbsPct = a.sumAb / float64(d.Requests)
+	n := float64(d.Requests)
+	d.TolerancePct = a.tolPct
+	d.MeanPct = a.sum / n
+	d.MeanAbsPct = a.sumAb / n
+	d.MeanObserved = float64(a.sumGot) / n
+	d.MeanRequested = float64(a.sumWant) / n
 	return &d
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -50,8 +51,14 @@ type ModelObserved struct {
 	// Reported is the model id in the server's responses.
 	Reported string `json:"reported,omitempty"`
 	// Listed is the ids /v1/models listed.
-	Listed  []string `json:"listed,omitempty"`
-	ParamsB float64  `json:"params_b,omitempty"`
+	Listed []string `json:"listed,omitempty"`
+	// Engine is the serving engine discovery recognised.
+	Engine       string  `json:"engine,omitempty"`
+	ParamsB      float64 `json:"params_b,omitempty"`
+	Quantization string  `json:"quantization,omitempty"`
+	Dtype        string  `json:"dtype,omitempty"`
+	// Source names where ParamsB came from.
+	Source string `json:"source,omitempty"`
 }
 
 // TokensDeclared is a token-count pin as declared.
@@ -60,6 +67,10 @@ type TokensDeclared struct {
 	Min  float64 `json:"min"`
 	Max  float64 `json:"max"`
 	Mean float64 `json:"mean"`
+	// TolerancePct is the drift allowed before the run is invalid.
+	TolerancePct float64 `json:"tolerance_pct"`
+	// Tokenizer is whose count the prompts were built to (prompt pin only).
+	Tokenizer string `json:"tokenizer,omitempty"`
 }
 
 // OutputDeclared is pin 3 as declared, with how it was enforced.
@@ -87,8 +98,15 @@ type Drift struct {
 	MeanPct    float64 `json:"mean_pct"`
 	MeanAbsPct float64 `json:"mean_abs_pct"`
 	MaxAbsPct  float64 `json:"max_abs_pct"`
+	// MeanObserved and MeanRequested are the mean counts in tokens.
+	MeanObserved  float64 `json:"mean_observed"`
+	MeanRequested float64 `json:"mean_requested"`
 	// Exact counts requests with no drift at all.
 	Exact int `json:"exact"`
+	// TolerancePct is the allowed drift; Outside counts requests beyond
+	// it (for prompts never tighter than one token).
+	TolerancePct float64 `json:"tolerance_pct"`
+	Outside      int     `json:"outside_tolerance"`
 }
 
 // ConcurrencyDeclared is pin 4 as declared.
@@ -112,6 +130,11 @@ type ConcurrencyObserved struct {
 	StartRateRPS float64   `json:"start_rate_rps"`
 	LittlesLaw   float64   `json:"littles_law_in_flight"`
 	Schedule     *Schedule `json:"schedule,omitempty"`
+	// WindowS is the window's length and MeanRequestS a request's mean
+	// time in flight, both in seconds: a window shorter than a request
+	// cannot show concurrency.
+	WindowS      float64 `json:"window_s"`
+	MeanRequestS float64 `json:"mean_request_s"`
 }
 
 // KVCacheDeclared is pin 5 as declared.
@@ -123,10 +146,17 @@ type KVCacheDeclared struct {
 	PrefixCaching        *bool   `json:"prefix_caching,omitempty"`
 }
 
-// KVCacheObserved is what discovery found of the server's KV settings.
+// KVCacheObserved is what discovery found of the server's KV settings
+// (zero: not exposed), with where each came from.
 type KVCacheObserved struct {
-	MaxModelLen int    `json:"max_model_len,omitempty"`
-	Source      string `json:"source,omitempty"`
+	MaxModelLen          int     `json:"max_model_len,omitempty"`
+	BudgetTokens         int     `json:"budget_tokens,omitempty"`
+	BlockSize            int     `json:"block_size,omitempty"`
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
+	MaxNumSeqs           int     `json:"max_num_seqs,omitempty"`
+	PrefixCaching        *bool   `json:"prefix_caching,omitempty"`
+	// Sources names each fact's origin, by field.
+	Sources map[string]string `json:"sources,omitempty"`
 }
 
 // MixDeclared is pin 6 as declared.
@@ -162,21 +192,8 @@ type Declared struct {
 	Mix         MixDeclared
 }
 
-// Discovery is what the server said about itself before the run.
-type Discovery struct {
-	ModelIDs    []string
-	MaxModelLen int
-	ParamsB     float64
-	// Source names the endpoint discovery read ("/v1/models").
-	Source string
-	// Err is why discovery failed, if it did.
-	Err string
-}
-
 // Tolerances for verification (DESIGN §1; issue-set defaults).
 const (
-	promptTolPct = 2.0
-	outputTolPct = 10.0
 	mixTolPct    = 25.0
 	concTolPct   = 10.0
 	rateTolPct   = 5.0
@@ -192,7 +209,9 @@ func BuildPins(d Declared, m *Measurement, disc Discovery, headline string, sche
 	all := m.Windows[WindowAll]
 
 	p.Model.Declared = d.Model
-	p.Model.Observed = ModelObserved{Reported: m.ReportedModel, Listed: disc.ModelIDs, ParamsB: disc.ParamsB}
+	p.Model.Observed = ModelObserved{Reported: m.ReportedModel, Listed: disc.ModelIDs, Engine: disc.Engine,
+		ParamsB: disc.Model.ParamsB, Quantization: disc.Model.Quantization, Dtype: disc.Model.Dtype,
+		Source: disc.From["model.params_b"]}
 	p.Model.Verified, p.Model.Reason = verifyModel(d.Model, p.Model.Observed, disc)
 
 	source := "usage"
@@ -201,11 +220,11 @@ func BuildPins(d Declared, m *Measurement, disc Discovery, headline string, sche
 	}
 	p.Prompt.Declared = d.Prompt
 	p.Prompt.Observed = TokensObserved{PerRequest: all.PromptTokens, Drift: m.PromptDrift, Source: "usage"}
-	p.Prompt.Verified, p.Prompt.Reason = verifyDrift(m.PromptDrift, promptTolPct, false)
+	p.Prompt.Verified, p.Prompt.Reason = verifyPromptDrift(m.PromptDrift)
 
 	p.Output.Declared = d.Output
 	p.Output.Observed = TokensObserved{PerRequest: all.OutputPerReq, Drift: m.OutputDrift, Source: source}
-	p.Output.Verified, p.Output.Reason = verifyDrift(m.OutputDrift, outputTolPct, d.Output.Exact)
+	p.Output.Verified, p.Output.Reason = verifyOutputDrift(m.OutputDrift, d.Output.Exact)
 
 	p.Concurrency.Declared = d.Concurrency
 	obs := ConcurrencyObserved{Window: headline, Schedule: sched}
@@ -221,15 +240,25 @@ func BuildPins(d Declared, m *Measurement, disc Discovery, headline string, sche
 				inFlightMs -= w.ScheduleLagMs.Mean
 			}
 			obs.LittlesLaw = obs.StartRateRPS * inFlightMs / 1e3
+			obs.MeanRequestS = inFlightMs / 1e3
 		}
+		obs.WindowS = w.DurationS
 	}
 	p.Concurrency.Observed = obs
 	p.Concurrency.Verified, p.Concurrency.Reason = verifyConcurrency(d.Concurrency, obs)
 
 	p.KVCache.Declared = d.KVCache
-	p.KVCache.Observed = KVCacheObserved{MaxModelLen: disc.MaxModelLen}
-	if disc.MaxModelLen > 0 {
-		p.KVCache.Observed.Source = disc.Source
+	kv := disc.KV
+	p.KVCache.Observed = KVCacheObserved{MaxModelLen: kv.MaxModelLen, BudgetTokens: kv.BudgetTokens,
+		BlockSize: kv.BlockSize, GPUMemoryUtilization: kv.GPUMemoryUtilization, MaxNumSeqs: kv.MaxNumSeqs,
+		PrefixCaching: kv.PrefixCaching}
+	for _, f := range []string{"max_model_len", "budget_tokens", "block_size", "gpu_memory_utilization", "max_num_seqs", "prefix_caching"} {
+		if from, ok := disc.From["kv_cache."+f]; ok {
+			if p.KVCache.Observed.Sources == nil {
+				p.KVCache.Observed.Sources = map[string]string{}
+			}
+			p.KVCache.Observed.Sources[f] = from
+		}
 	}
 	p.KVCache.Verified, p.KVCache.Reason = verifyKV(d.KVCache, p.KVCache.Observed)
 
@@ -266,32 +295,62 @@ func verifyModel(d ModelDeclared, o ModelObserved, disc Discovery) (Verdict, str
 	return Unverifiable, "the server reports no model metadata"
 }
 
-func verifyDrift(dr *Drift, tolPct float64, exact bool) (Verdict, string) {
-	if dr == nil || dr.Requests == 0 {
+// verifyPromptDrift: every request's prompt within tolerance.
+func verifyPromptDrift(dr *Drift) (Verdict, string) {
+	switch {
+	case dr == nil || dr.Requests == 0:
 		return Unverifiable, "the server reported no usage token counts"
+	case dr.Outside > 0:
+		return Contradicted, fmt.Sprintf("%d of %d requests drifted beyond ±%s%% (worst %.2f%%)",
+			dr.Outside, dr.Requests, trimPct(dr.TolerancePct), dr.MaxAbsPct)
+	case dr.Exact == dr.Requests:
+		return Verified, fmt.Sprintf("exact in all %d requests", dr.Requests)
 	}
-	if exact {
-		if dr.Exact == dr.Requests {
-			return Verified, fmt.Sprintf("exact in all %d requests", dr.Requests)
-		}
-		return Contradicted, fmt.Sprintf("exact in %d of %d requests (max drift %.1f%%)", dr.Exact, dr.Requests, dr.MaxAbsPct)
-	}
-	if dr.MeanAbsPct <= tolPct {
-		return Verified, fmt.Sprintf("mean drift %.2f%% ≤ %.0f%% over %d requests", dr.MeanAbsPct, tolPct, dr.Requests)
-	}
-	return Contradicted, fmt.Sprintf("mean drift %.2f%% > %.0f%% over %d requests", dr.MeanAbsPct, tolPct, dr.Requests)
+	return Verified, fmt.Sprintf("all %d requests within ±%s%% (worst %.2f%%)", dr.Requests, trimPct(dr.TolerancePct), dr.MaxAbsPct)
 }
 
+// verifyOutputDrift: exact in every request, or the mean within tolerance.
+func verifyOutputDrift(dr *Drift, exact bool) (Verdict, string) {
+	switch {
+	case dr == nil || dr.Requests == 0:
+		return Unverifiable, "the server reported no usage token counts"
+	case exact && dr.Exact == dr.Requests:
+		return Verified, fmt.Sprintf("exact in all %d requests", dr.Requests)
+	case exact:
+		return Contradicted, fmt.Sprintf("exact in %d of %d requests (worst drift %.1f%%, mean %.4g vs %.4g requested): the endpoint stopped early or ignored max_tokens",
+			dr.Exact, dr.Requests, dr.MaxAbsPct, dr.MeanObserved, dr.MeanRequested)
+	}
+	off := pctOff(dr.MeanObserved, dr.MeanRequested)
+	if off <= dr.TolerancePct {
+		return Verified, fmt.Sprintf("mean %.4g vs %.4g requested (%.1f%% ≤ %s%%) over %d requests",
+			dr.MeanObserved, dr.MeanRequested, off, trimPct(dr.TolerancePct), dr.Requests)
+	}
+	return Contradicted, fmt.Sprintf("mean %.4g vs %.4g requested (%.1f%% > %s%%) over %d requests",
+		dr.MeanObserved, dr.MeanRequested, off, trimPct(dr.TolerancePct), dr.Requests)
+}
+
+func trimPct(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }
 func verifyConcurrency(d ConcurrencyDeclared, o ConcurrencyObserved) (Verdict, string) {
 	if o.MeanInFlight == 0 {
 		return Unverifiable, "no request was in flight in the " + o.Window + " window"
 	}
+	if o.WindowS < o.MeanRequestS {
+		return Unverifiable, fmt.Sprintf("the %s window (%.3g s) is shorter than a request (%.3g s on average): too short to observe concurrency",
+			o.Window, o.WindowS, o.MeanRequestS)
+	}
 	switch d.Mode {
 	case "closed":
-		if o.MaxInFlight <= d.Streams && pctOff(o.MeanInFlight, float64(d.Streams)) <= concTolPct {
-			return Verified, fmt.Sprintf("%.2f in flight on average (max %d) in the %s window", o.MeanInFlight, o.MaxInFlight, o.Window)
+		mean, want := o.MeanInFlight, float64(d.Streams)
+		switch {
+		case o.MaxInFlight > d.Streams:
+			return Contradicted, fmt.Sprintf("%d in flight at once, declared %d", o.MaxInFlight, d.Streams)
+		case mean >= 0.9*want:
+			return Verified, fmt.Sprintf("%.2f in flight on average (max %d) in the %s window", mean, o.MaxInFlight, o.Window)
+		case mean >= 0.5*want:
+			return Verified, fmt.Sprintf("%.2f in flight on average (max %d) of %d: each stream spent %.0f%% of the time between requests (short requests make the client's turnaround show)",
+				mean, o.MaxInFlight, d.Streams, 100*(1-mean/want))
 		}
-		return Contradicted, fmt.Sprintf("%.2f in flight on average (max %d), declared %d", o.MeanInFlight, o.MaxInFlight, d.Streams)
+		return Contradicted, fmt.Sprintf("%.2f in flight on average (max %d), declared %d: the client could not keep its streams busy", mean, o.MaxInFlight, d.Streams)
 	case "open":
 		sc := o.Schedule
 		if sc == nil || sc.Requests < 2 {
@@ -313,17 +372,50 @@ func verifyConcurrency(d ConcurrencyDeclared, o ConcurrencyObserved) (Verdict, s
 	return Unverifiable, "unknown mode " + d.Mode
 }
 
+// verifyKV compares every declared KV setting the server exposes: any
+// mismatch contradicts the pin; none compared leaves it unverifiable.
 func verifyKV(d KVCacheDeclared, o KVCacheObserved) (Verdict, string) {
-	switch {
-	case o.MaxModelLen == 0:
-		return Unverifiable, "the endpoint exposes no KV-cache settings"
-	case d.MaxModelLen == 0:
-		return Unverifiable, fmt.Sprintf("not declared; the server reports max_model_len %d", o.MaxModelLen)
-	case d.MaxModelLen == o.MaxModelLen:
-		return Verified, fmt.Sprintf("max_model_len %d (%s); the rest is not exposed", o.MaxModelLen, o.Source)
+	var agree, differ, hidden []string
+	check := func(name string, declared, observed any, set, seen, same bool) {
+		switch {
+		case !set:
+		case !seen:
+			hidden = append(hidden, name)
+		case same:
+			agree = append(agree, fmt.Sprintf("%s %v", name, observed))
+		default:
+			differ = append(differ, fmt.Sprintf("%s declared %v, server %v", name, declared, observed))
+		}
 	}
-	return Contradicted, fmt.Sprintf("declared max_model_len %d, the server reports %d", d.MaxModelLen, o.MaxModelLen)
+	check("max_model_len", d.MaxModelLen, o.MaxModelLen, d.MaxModelLen > 0, o.MaxModelLen > 0, d.MaxModelLen == o.MaxModelLen)
+	check("gpu_memory_utilization", d.GPUMemoryUtilization, o.GPUMemoryUtilization, d.GPUMemoryUtilization > 0,
+		o.GPUMemoryUtilization > 0, math.Abs(d.GPUMemoryUtilization-o.GPUMemoryUtilization) < 0.005)
+	check("max_num_seqs", d.MaxNumSeqs, o.MaxNumSeqs, d.MaxNumSeqs > 0, o.MaxNumSeqs > 0, d.MaxNumSeqs == o.MaxNumSeqs)
+	if d.PrefixCaching != nil {
+		seen := o.PrefixCaching != nil
+		check("prefix_caching", *d.PrefixCaching, deref(o.PrefixCaching), true, seen, seen && *d.PrefixCaching == *o.PrefixCaching)
+	}
+	if d.Batching != "" {
+		hidden = append(hidden, "batching")
+	}
+	hiddenNote := ""
+	if len(hidden) > 0 {
+		hiddenNote = "; not exposed: " + strings.Join(hidden, ", ")
+	}
+	switch {
+	case len(differ) > 0:
+		return Contradicted, strings.Join(differ, "; ")
+	case len(agree) > 0:
+		return Verified, strings.Join(agree, ", ") + " as declared" + hiddenNote
+	case o.MaxModelLen == 0 && o.BudgetTokens == 0 && o.MaxNumSeqs == 0:
+		return Unverifiable, "the endpoint exposes no KV-cache settings"
+	case len(hidden) == 0:
+		return Unverifiable, fmt.Sprintf("nothing declared to check (the server reports max_model_len %d)", o.MaxModelLen)
+	}
+	return Unverifiable, "declared settings not exposed: " + strings.Join(hidden, ", ")
 }
+
+func deref(b *bool) bool { return b != nil && *b }
 
 func verifyMix(d MixDeclared, o MixObserved) (Verdict, string) {
 	switch {
@@ -338,4 +430,27 @@ func verifyMix(d MixDeclared, o MixObserved) (Verdict, string) {
 	}
 	return Verified, fmt.Sprintf("input:output %.3g observed vs %.3g requested (declared %.3g)",
 		o.InputOutputRatio, o.RequestedInputOutputRatio, d.InputOutputRatio)
+}
+
+// Validity judges a run by its pins, MLPerf-style: the figures describe
+// the declared workload only if prompt and output lengths held within
+// their tolerances and the client held the declared concurrency. Any of
+// those contradicted makes the run invalid; reasons says why. (A
+// contradicted model or KV-cache declaration is flagged on the pin card
+// but does not invalidate what was measured.)
+func Validity(p Pins) (valid bool, reasons []string) {
+	for _, c := range []struct {
+		name    string
+		verdict Verdict
+		reason  string
+	}{
+		{"prompt", p.Prompt.Verified, p.Prompt.Reason},
+		{"output", p.Output.Verified, p.Output.Reason},
+		{"concurrency", p.Concurrency.Verified, p.Concurrency.Reason},
+	} {
+		if c.verdict == Contradicted {
+			reasons = append(reasons, c.name+": "+c.reason)
+		}
+	}
+	return len(reasons) == 0, reasons
 }

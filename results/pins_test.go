@@ -12,16 +12,20 @@ func TestVerify(t *testing.T) {
 		v    Verdict
 		want Verdict
 	}{
-		{"drift: no usage", first(verifyDrift(nil, 2, false)), Unverifiable},
-		{"drift: within tolerance", first(verifyDrift(&Drift{Requests: 10, MeanAbsPct: 1.5}, 2, false)), Verified},
-		{"drift: beyond tolerance", first(verifyDrift(&Drift{Requests: 10, MeanAbsPct: 2.5}, 2, false)), Contradicted},
-		{"drift: exact holds", first(verifyDrift(&Drift{Requests: 10, Exact: 10}, 10, true)), Verified},
-		{"drift: exact broken once", first(verifyDrift(&Drift{Requests: 10, Exact: 9, MeanAbsPct: 0.1}, 10, true)), Contradicted},
-		{"closed: holds", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 7.6, MaxInFlight: 8})), Verified},
-		{"closed: too many in flight", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 8, MaxInFlight: 9})), Contradicted},
-		{"closed: starved", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 5, MaxInFlight: 8})), Contradicted},
+		{"prompt: no usage", first(verifyPromptDrift(nil)), Unverifiable},
+		{"prompt: within tolerance", first(verifyPromptDrift(&Drift{Requests: 10, TolerancePct: 2, MaxAbsPct: 1.5})), Verified},
+		{"prompt: one request beyond", first(verifyPromptDrift(&Drift{Requests: 10, TolerancePct: 2, Outside: 1})), Contradicted},
+		{"output: exact holds", first(verifyOutputDrift(&Drift{Requests: 10, Exact: 10}, true)), Verified},
+		{"output: exact broken once", first(verifyOutputDrift(&Drift{Requests: 10, Exact: 9}, true)), Contradicted},
+		{"output: mean within 10%", first(verifyOutputDrift(&Drift{Requests: 10, TolerancePct: 10, MeanObserved: 93, MeanRequested: 100}, false)), Verified},
+		{"output: mean short by 20%", first(verifyOutputDrift(&Drift{Requests: 10, TolerancePct: 10, MeanObserved: 80, MeanRequested: 100}, false)), Contradicted},
+		{"closed: holds", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 7.6, MaxInFlight: 8, WindowS: 60, MeanRequestS: 2})), Verified},
+		{"closed: too many in flight", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 8, MaxInFlight: 9, WindowS: 60, MeanRequestS: 2})), Contradicted},
+		{"closed: short requests, client turnaround shows", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 5, MaxInFlight: 8, WindowS: 60, MeanRequestS: 0.002})), Verified},
+		{"closed: starved", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 3, MaxInFlight: 8, WindowS: 60, MeanRequestS: 2})), Contradicted},
+		{"closed: window shorter than a request", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 1, MaxInFlight: 1, WindowS: 0.1, MeanRequestS: 2})), Unverifiable},
 		{"kv: nothing exposed", first(verifyKV(KVCacheDeclared{MaxModelLen: 32768}, KVCacheObserved{})), Unverifiable},
-		{"kv: agrees", first(verifyKV(KVCacheDeclared{MaxModelLen: 32768}, KVCacheObserved{MaxModelLen: 32768, Source: "/v1/models"})), Verified},
+		{"kv: agrees", first(verifyKV(KVCacheDeclared{MaxModelLen: 32768}, KVCacheObserved{MaxModelLen: 32768})), Verified},
 		{"kv: contradicted", first(verifyKV(KVCacheDeclared{MaxModelLen: 32768}, KVCacheObserved{MaxModelLen: 8192})), Contradicted},
 		{"mix: server honoured a sample off the mean", first(verifyMix(MixDeclared{InputOutputRatio: 173}, MixObserved{InputOutputRatio: 319, RequestedInputOutputRatio: 318})), Verified},
 		{"mix: server cut outputs short", first(verifyMix(MixDeclared{InputOutputRatio: 2}, MixObserved{InputOutputRatio: 4, RequestedInputOutputRatio: 2})), Contradicted},
@@ -29,6 +33,12 @@ func TestVerify(t *testing.T) {
 		{"model: size contradicted", first(verifyModel(ModelDeclared{Requested: "q", ParamsB: 27}, ModelObserved{Listed: []string{"q"}, ParamsB: 8}, Discovery{})), Contradicted},
 		{"model: not listed", first(verifyModel(ModelDeclared{Requested: "q"}, ModelObserved{Listed: []string{"other"}}, Discovery{})), Contradicted},
 		{"model: no metadata", first(verifyModel(ModelDeclared{Requested: "q"}, ModelObserved{}, Discovery{Err: "HTTP 404"})), Unverifiable},
+		{"kv: several agree, one hidden", first(verifyKV(KVCacheDeclared{MaxModelLen: 8192, MaxNumSeqs: 4, GPUMemoryUtilization: 0.9, Batching: "continuous"},
+			KVCacheObserved{MaxModelLen: 8192, MaxNumSeqs: 4, GPUMemoryUtilization: 0.9})), Verified},
+		{"kv: memory utilisation differs", first(verifyKV(KVCacheDeclared{MaxModelLen: 8192, GPUMemoryUtilization: 0.9},
+			KVCacheObserved{MaxModelLen: 8192, GPUMemoryUtilization: 0.8})), Contradicted},
+		{"kv: prefix caching differs", first(verifyKV(KVCacheDeclared{PrefixCaching: &yes}, KVCacheObserved{MaxModelLen: 1, PrefixCaching: &no})), Contradicted},
+		{"kv: declared but hidden", first(verifyKV(KVCacheDeclared{GPUMemoryUtilization: 0.9}, KVCacheObserved{MaxModelLen: 8192})), Unverifiable},
 	}
 	for _, c := range cases {
 		if c.v != c.want {
@@ -41,6 +51,8 @@ func TestVerify(t *testing.T) {
 }
 
 func first(v Verdict, _ string) Verdict { return v }
+
+var yes, no = true, false
 
 func TestScheduleAndOpenLoopVerification(t *testing.T) {
 	m := func(lagP99 float64, requests int, scheduled, sent time.Duration) *Measurement {

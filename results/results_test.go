@@ -39,7 +39,7 @@ func finish(t *testing.T, spec WindowSpec, slo SLO, recs ...*Record) *Measuremen
 			t.Fatal(err)
 		}
 	}
-	m, err := c.Finish(spec, slo)
+	m, err := c.Finish(spec, slo, Tolerances{PromptPct: 2, OutputPct: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,5 +363,29 @@ func TestPeakRate(t *testing.T) {
 	r, at := peakRate([]float64{1, 2, 9, 9, 1, 1}, 2*time.Second)
 	if r != 9 || at != 2 {
 		t.Errorf("peakRate = %v at %v, want 9 at 2", r, at)
+	}
+}
+
+func TestDriftAgainstTolerances(t *testing.T) {
+	ok := stream(0, 0, 10*ms, 10*ms, 10, 1)   // prompt 100 → 100, output 10 → 10
+	near := stream(1, 0, 10*ms, 10*ms, 10, 1) // prompt off by 2 of 100: 2% is within
+	near.Usage.PromptTokens = 102
+	far := stream(2, 0, 10*ms, 10*ms, 10, 1) // prompt off by 3 of 100: outside
+	far.Usage.PromptTokens = 97
+	short := stream(3, 0, 10*ms, 10*ms, 8, 1) // output cut short: 8 of 10
+	short.RequestedOutputTokens = 10
+	m := finish(t, WindowSpec{}, SLO{}, ok, near, far, short)
+	p, o := m.PromptDrift, m.OutputDrift
+	if p.Requests != 4 || p.Exact != 2 || p.Outside != 1 || p.TolerancePct != 2 {
+		t.Errorf("prompt drift %+v", p)
+	}
+	if o.Requests != 4 || o.Exact != 3 || o.Outside != 1 || o.MeanRequested != 10 || o.MeanObserved != 9.5 {
+		t.Errorf("output drift %+v", o)
+	}
+	// One token of slack for tiny prompts: 1 of 10 is 10% yet allowed.
+	tiny := stream(4, 0, 10*ms, 10*ms, 5, 1)
+	tiny.RequestedPromptTokens, tiny.Usage.PromptTokens = 10, 11
+	if d := finish(t, WindowSpec{}, SLO{}, tiny).PromptDrift; d.Outside != 0 {
+		t.Errorf("a one-token drift on a 10-token prompt counted as outside: %+v", d)
 	}
 }

@@ -34,6 +34,8 @@ type Run struct {
 	Scenario ScenarioInfo `json:"scenario"`
 	Target   TargetInfo   `json:"target"`
 	Pins     Pins         `json:"pins"`
+	// Discovery is everything the server said about itself, with sources.
+	Discovery *Discovery `json:"discovery,omitempty"`
 	// Windows holds warmup, burst, steady and all; Headline names the
 	// window the summary leads with (steady).
 	Windows  map[string]*Window `json:"windows"`

@@ -27,7 +27,9 @@ func WriteSummary(w io.Writer, run *Run) error {
 		p.f("INVALID: %s\n", strings.Join(run.Invalid, "; "))
 	}
 	p.f("\n")
-	writePinCard(p, run)
+	if err := WritePinCard(w, PinCard(run)); err != nil {
+		return err
+	}
 	for _, name := range []string{run.Headline, WindowBurst} {
 		if win := run.Windows[name]; win != nil {
 			p.f("\n")
@@ -77,122 +79,6 @@ func targetLabel(t TargetInfo) string {
 		s += ", profile " + t.Profile
 	}
 	return s + ")"
-}
-
-func verdictMark(v Verdict) string {
-	switch v {
-	case Verified:
-		return "verified"
-	case Contradicted:
-		return "CONTRADICTED"
-	}
-	return "unverifiable"
-}
-
-func writePinCard(p *printer, run *Run) {
-	pins := run.Pins
-	p.f("Pin card (declared → observed; observed over the %s window unless noted)\n", run.Headline)
-	row := func(n int, name, declared, observed string, v Verdict, reason string) {
-		p.f("  %d %-12s %s\n", n, name, declared)
-		p.f("    %-12s → %s\n", "", observed)
-		p.f("    %-12s   %s: %s\n", "", verdictMark(v), reason)
-	}
-	m := pins.Model
-	md := m.Declared.Name
-	if m.Declared.ParamsB > 0 {
-		md += fmt.Sprintf(", %gB", m.Declared.ParamsB)
-		if m.Declared.ActiveParamsB > 0 {
-			md += fmt.Sprintf(" (%gB active)", m.Declared.ActiveParamsB)
-		}
-	}
-	if m.Declared.Dtype != "" {
-		md += " " + m.Declared.Dtype
-	}
-	md += fmt.Sprintf("; requested as %q", m.Declared.Requested)
-	mo := "server reports no model"
-	if m.Observed.Reported != "" {
-		mo = fmt.Sprintf("answered as %q", m.Observed.Reported)
-	}
-	if m.Observed.ParamsB > 0 {
-		mo += fmt.Sprintf(", %.3gB parameters", m.Observed.ParamsB)
-	}
-	row(1, "model", md, mo, m.Verified, m.Reason)
-
-	tok := func(d TokensDeclared) string {
-		return fmt.Sprintf("%s tokens (mean %s)", d.Dist, group(d.Mean))
-	}
-	tokObs := func(o TokensObserved) string {
-		if o.PerRequest == nil {
-			return "no successful request"
-		}
-		s := fmt.Sprintf("p50 %s, mean %s, range [%s, %s] tokens (%s, all windows)", group(o.PerRequest.P50),
-			group(o.PerRequest.Mean), group(o.PerRequest.Min), group(o.PerRequest.Max), o.Source)
-		if o.Drift != nil {
-			s += fmt.Sprintf("; drift vs requested mean %+.2f%%, max |%.2f%%|", o.Drift.MeanPct, o.Drift.MaxAbsPct)
-		}
-		return s
-	}
-	row(2, "prompt", tok(pins.Prompt.Declared), tokObs(pins.Prompt.Observed), pins.Prompt.Verified, pins.Prompt.Reason)
-	od := tok(pins.Output.Declared.TokensDeclared)
-	if pins.Output.Declared.Exact {
-		od += ", exact via " + pins.Output.Declared.Control
-	}
-	row(3, "output", od, tokObs(pins.Output.Observed), pins.Output.Verified, pins.Output.Reason)
-
-	c := pins.Concurrency
-	var cd string
-	if c.Declared.Mode == "open" {
-		cd = fmt.Sprintf("open loop, %s req/s %s", num(c.Declared.RateRPS), c.Declared.Arrival)
-		if c.Declared.Arrival == "gamma" {
-			cd += fmt.Sprintf(" (burstiness %g)", c.Declared.Burstiness)
-		}
-		if c.Declared.MaxInFlight > 0 {
-			cd += fmt.Sprintf(", at most %d in flight", c.Declared.MaxInFlight)
-		}
-	} else {
-		cd = fmt.Sprintf("closed loop, %d streams", c.Declared.Streams)
-	}
-	co := fmt.Sprintf("mean %s in flight, max %d; %s req/s started; Little's law %s",
-		num(c.Observed.MeanInFlight), c.Observed.MaxInFlight, num(c.Observed.StartRateRPS), num(c.Observed.LittlesLaw))
-	row(4, "concurrency", cd, co, c.Verified, c.Reason)
-
-	k := pins.KVCache
-	var kd []string
-	if k.Declared.MaxModelLen > 0 {
-		kd = append(kd, "max_model_len "+group(float64(k.Declared.MaxModelLen)))
-	}
-	if k.Declared.GPUMemoryUtilization > 0 {
-		kd = append(kd, fmt.Sprintf("gpu_memory_utilization %g", k.Declared.GPUMemoryUtilization))
-	}
-	if k.Declared.MaxNumSeqs > 0 {
-		kd = append(kd, fmt.Sprintf("max_num_seqs %d", k.Declared.MaxNumSeqs))
-	}
-	if k.Declared.Batching != "" {
-		kd = append(kd, k.Declared.Batching+" batching")
-	}
-	if k.Declared.PrefixCaching != nil {
-		kd = append(kd, fmt.Sprintf("prefix_caching %t", *k.Declared.PrefixCaching))
-	}
-	if len(kd) == 0 {
-		kd = []string{"not declared"}
-	}
-	ko := "nothing exposed"
-	if k.Observed.MaxModelLen > 0 {
-		ko = fmt.Sprintf("max_model_len %s (%s)", group(float64(k.Observed.MaxModelLen)), k.Observed.Source)
-	}
-	row(5, "kv_cache", strings.Join(kd, ", "), ko, k.Verified, k.Reason)
-
-	x := pins.Mix
-	xd := fmt.Sprintf("input:output %s", num(x.Declared.InputOutputRatio))
-	for i, cl := range x.Declared.Classes {
-		if i == 0 {
-			xd += "; classes"
-		}
-		xd += fmt.Sprintf(" %s×%g", cl.Name, cl.Weight)
-	}
-	xo := fmt.Sprintf("input:output %s (requested %s), prefill %s of wall time (Σ TTFT / Σ E2E; all windows)",
-		num(x.Observed.InputOutputRatio), num(x.Observed.RequestedInputOutputRatio), pct(x.Observed.PrefillShare))
-	row(6, "mix", xd, xo, x.Verified, x.Reason)
 }
 
 func writeWindow(p *printer, run *Run, name string, w *Window) {
@@ -247,6 +133,10 @@ func writeWindow(p *printer, run *Run, name string, w *Window) {
 		name, num(w.AggregateOutputTokS), num(w.MeanInFlight), w.MaxInFlight, num(w.AggregatePerStreamTokS))
 	if name == WindowBurst && w.PeakAggregateOutputTokS > 0 {
 		p.f("  peak aggregate over any %s s span of the run: %s tok/s (from %s s)\n", num(w.DurationS), num(w.PeakAggregateOutputTokS), num(w.PeakStartS))
+	}
+	if w.Completed > 0 {
+		p.f("  mix (%s window): input:output %s, prefill %s of wall time (Σ TTFT / Σ E2E)\n", name,
+			num(w.InputOutputRatio), pct(w.PrefillShare))
 	}
 	if g := w.Goodput; g != nil {
 		p.f("  goodput (%s window, SLO %s): %s req/s, %s of requests\n", name, sloLabel(run), num(g.RateRPS), pct(g.Fraction))

@@ -8,12 +8,12 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/sixpin/sixpin/prompt"
 	"github.com/sixpin/sixpin/scenario"
 )
 
@@ -106,7 +106,7 @@ requests: 1
 			r.httpc.Transport = memTransport{body}
 			r.start = time.Now()
 			req := scenario.Request{PromptTokens: 64, OutputTokens: n, Seed: 1}
-			text := prompt.Words(req.Seed, req.PromptTokens)
+			text := r.promptText(req)
 			ctx := context.Background()
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
@@ -128,7 +128,7 @@ requests: 1
 			client := openai.NewClientWithConfig(cfg)
 			creq := openai.ChatCompletionRequest{
 				Model:         "sim-model",
-				Messages:      []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: prompt.Words(1, 64)}},
+				Messages:      []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: strings.Repeat(" word", 64)}},
 				MaxTokens:     n,
 				StreamOptions: &openai.StreamOptions{IncludeUsage: true},
 			}

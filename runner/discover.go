@@ -1,44 +1,202 @@
 package runner
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/sixpin/sixpin/prompt"
 	"github.com/sixpin/sixpin/results"
-	"github.com/sixpin/sixpin/scenario"
 )
 
-// modelsResponse is /v1/models with the fields vLLM (max_model_len) and
-// llama.cpp (meta) add.
-type modelsResponse struct {
-	Data []struct {
-		ID          string `json:"id"`
-		MaxModelLen int    `json:"max_model_len"`
-		Meta        *struct {
-			NParams   float64 `json:"n_params"`
-			NCtxTrain int     `json:"n_ctx_train"`
-		} `json:"meta"`
-	} `json:"data"`
+// Discovery sources: what Discover asks, by name. Each is one request to
+// one engine's own endpoint; on another engine it is a quiet 404.
+const (
+	// SourceModels is GET {base}/models: the OpenAI model list, with
+	// vLLM's and SGLang's max_model_len and llama.cpp's meta.
+	SourceModels = "models"
+	// SourceVLLM is GET {host}/metrics: vLLM's Prometheus metrics, read
+	// for vllm:cache_config_info and the request gauges.
+	SourceVLLM = "vllm"
+	// SourceLlamaCpp is GET {host}/props: llama.cpp's server properties.
+	SourceLlamaCpp = "llama.cpp"
+	// SourceSGLang is GET {host}/get_server_info: SGLang's server
+	// arguments and memory pool.
+	SourceSGLang = "sglang"
+	// SourceOllama is POST {host}/api/show: Ollama's model details.
+	SourceOllama = "ollama"
+)
+
+// Sources returns every discovery source, in the order their facts are
+// merged: when two sources report the same fact, the earlier one's value
+// is kept (and the disagreement noted).
+func Sources() []string {
+	return []string{SourceModels, SourceVLLM, SourceSGLang, SourceLlamaCpp, SourceOllama}
 }
 
-// Discover asks the endpoint's /v1/models what it serves: the observed side
-// of pins 1 (model) and 5 (context length). Failure is not an error: it is
-// recorded on the Discovery, and the pins stay unverifiable.
+// DefaultDiscoverTimeout bounds each discovery request, from connection to
+// last byte. Sources are asked concurrently, so it also bounds Discover.
+const DefaultDiscoverTimeout = 5 * time.Second
+
+// maxDiscoveryBody bounds a discovery response body; vLLM's /metrics with
+// all its histograms is a few hundred KB.
+const maxDiscoveryBody = 4 << 20
+
+// partial is what one source learnt: facts with their origins, and for
+// SourceModels the listed ids.
+type partial struct {
+	info   results.Discovery
+	ids    []string
+	engine string // the engine this answer reveals, if any
+	notes  []string
+}
+
+// set records where the fact at key came from.
+func (p *partial) set(key, from string) {
+	if p.info.From == nil {
+		p.info.From = map[string]string{}
+	}
+	p.info.From[key] = from
+}
+
+// Discover asks the endpoint what it serves and how: the observed side of
+// pins 1 (model) and 5 (KV cache). It asks every source in Sources()
+// concurrently, each bounded by DefaultDiscoverTimeout, and never fails:
+// a source's error is recorded in results.Discovery.Sources, and the pins it
+// would have verified stay unverifiable. See DiscoverFrom.
 func (r *Runner) Discover(ctx context.Context) results.Discovery {
-	d := results.Discovery{Source: "/v1/models"}
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	return r.DiscoverFrom(ctx, Sources()...)
+}
+
+// DiscoverFrom is Discover asking only the named sources, whose facts
+// merge in the order given (unknown names are recorded as failed
+// sources). {host} is the target's BaseURL less a trailing /v1: vLLM,
+// llama.cpp, SGLang and Ollama serve their own endpoints at the server
+// root.
+//
+// The Discovery carries the model ids /v1/models lists (Err is its
+// failure, if any), the served context length and the parameter count;
+// its Source names where MaxModelLen came from.
+func (r *Runner) DiscoverFrom(ctx context.Context, sources ...string) results.Discovery {
+	parts := make([]partial, len(sources))
+	res := make([]results.SourceResult, len(sources))
+	var wg sync.WaitGroup
+	for i, name := range sources {
+		wg.Go(func() { parts[i], res[i] = r.ask(ctx, name) })
+	}
+	wg.Wait()
+
+	info := results.Discovery{Sources: res}
+	var ownedBy string   // the engine /v1/models names
+	var engines []string // the engines whose own endpoints answered
+	for i, name := range sources {
+		if name == SourceModels {
+			info.ModelIDs = parts[i].ids
+			if !res[i].OK {
+				info.Err = res[i].Err
+			}
+		}
+		if !res[i].OK {
+			continue
+		}
+		merge(&info, &parts[i])
+		switch e := parts[i].engine; {
+		case e == "":
+		case name == SourceModels:
+			ownedBy = e
+		case !slices.Contains(engines, e):
+			engines = append(engines, e)
+		}
+	}
+	switch {
+	case ownedBy != "":
+		info.Engine = ownedBy
+	case len(engines) == 1:
+		info.Engine = engines[0]
+	case len(engines) > 1:
+		info.Notes = append(info.Notes, fmt.Sprintf("the server answers as several engines (%s)", strings.Join(engines, ", ")))
+	}
+	return info
+}
+
+// host is the server root: the base URL less a trailing /v1.
+func (r *Runner) host() string {
+	return strings.TrimSuffix(strings.TrimSuffix(r.target.BaseURL, "/"), "/v1")
+}
+
+// ask queries one source and parses its answer.
+func (r *Runner) ask(ctx context.Context, name string) (partial, results.SourceResult) {
+	var p partial
+	res := results.SourceResult{Name: name}
+	var method, u string
+	var body []byte
+	var parse func(*partial, []byte, string) error
+	switch name {
+	case SourceModels:
+		method, u, parse = http.MethodGet, strings.TrimSuffix(r.target.BaseURL, "/")+"/models", r.parseModels
+	case SourceVLLM:
+		method, u, parse = http.MethodGet, r.host()+"/metrics", parseVLLMMetrics
+	case SourceLlamaCpp:
+		method, u, parse = http.MethodGet, r.host()+"/props", parseLlamaProps
+	case SourceSGLang:
+		method, u, parse = http.MethodGet, r.host()+"/get_server_info", parseSGLangInfo
+	case SourceOllama:
+		method, u, parse = http.MethodPost, r.host()+"/api/show", parseOllamaShow
+		body = ollamaShowBody(r.target.Model)
+	default:
+		res.Err = "unknown discovery source"
+		return p, res
+	}
+	ep := u
+	if pu, err := url.Parse(u); err == nil {
+		ep = pu.Path
+	}
+	res.Endpoint = method + " " + ep
+
+	ctx, cancel := context.WithTimeout(ctx, DefaultDiscoverTimeout)
 	defer cancel()
-	url := strings.TrimSuffix(r.target.BaseURL, "/") + "/models"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	status, raw, err := r.fetch(ctx, method, u, body)
+	res.Status = status
+	switch {
+	case err != nil:
+		res.Err = r.redact(err.Error())
+	case status == http.StatusNotFound || status == http.StatusMethodNotAllowed:
+		res.Err = fmt.Sprintf("not served (HTTP %d)", status)
+	case status != http.StatusOK:
+		res.Err = fmt.Sprintf("HTTP %d", status)
+	default:
+		if err := parse(&p, raw, ep); err != nil {
+			res.Err = r.redact(err.Error())
+		} else {
+			res.OK = true
+		}
+	}
+	if res.Err != "" && name == SourceModels {
+		res.Err = res.Endpoint + ": " + res.Err
+	}
+	return p, res
+}
+
+// fetch makes one discovery request with the target's credentials and
+// headers, reading at most maxDiscoveryBody bytes of the answer.
+func (r *Runner) fetch(ctx context.Context, method, u string, body []byte) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
-		d.Err = err.Error()
-		return d
+		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	if r.target.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+r.target.APIKey)
@@ -48,63 +206,88 @@ func (r *Runner) Discover(ctx context.Context) results.Discovery {
 	}
 	resp, err := r.httpc.Do(req)
 	if err != nil {
-		d.Err = oneLine(err.Error())
-		return d
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxDiscoveryBody))
 	if err != nil {
-		d.Err = oneLine(err.Error())
-		return d
+		return resp.StatusCode, nil, err
 	}
-	if resp.StatusCode != http.StatusOK {
-		d.Err = fmt.Sprintf("GET /models: HTTP %d", resp.StatusCode)
-		return d
-	}
-	var m modelsResponse
-	if err := json.Unmarshal(body, &m); err != nil {
-		d.Err = "GET /models: " + oneLine(err.Error())
-		return d
-	}
-	for _, e := range m.Data {
-		d.ModelIDs = append(d.ModelIDs, e.ID)
-		if e.ID != r.target.Model && len(m.Data) > 1 {
-			continue
-		}
-		if e.MaxModelLen > 0 {
-			d.MaxModelLen = e.MaxModelLen
-		}
-		if e.Meta != nil {
-			d.ParamsB = e.Meta.NParams / 1e9
-			if d.MaxModelLen == 0 {
-				d.MaxModelLen = e.Meta.NCtxTrain
-			}
-		}
-	}
-	return d
+	return resp.StatusCode, raw, nil
 }
 
-// probeText is the probe prompt: one word, one token on common tokenizers.
-const probeText = "hello"
+// merge adds a source's facts to info: a fact already known keeps its
+// value, and a different value from this source is noted.
+func merge(info *results.Discovery, p *partial) {
+	if info.From == nil {
+		info.From = map[string]string{}
+	}
+	info.Notes = append(info.Notes, p.notes...)
+	f, from := &p.info, p.info.From
+	mergeVal(info, "version", &info.Version, f.Version, from)
 
-// Probe measures the chat template's overhead: it sends a one-word prompt
-// for one token and takes usage.prompt_tokens minus the word. On success
-// the runner subtracts it from every synthesised prompt from then on (as
-// WithTemplateOverhead does), so the server counts the pinned length. ok
-// is false when the probe failed or the server reports no usage; msg says
-// why, and the overhead stays as it was. Call it before Run.
-func (r *Runner) Probe(ctx context.Context) (overhead int, ok bool, msg string) {
-	if r.start.IsZero() {
-		r.start = time.Now()
+	mergeVal(info, "model.id", &info.Model.ID, f.Model.ID, from)
+	mergeVal(info, "model.path", &info.Model.Path, f.Model.Path, from)
+	mergeFloat(info, "model.params_b", &info.Model.ParamsB, f.Model.ParamsB, from)
+	mergeVal(info, "model.quantization", &info.Model.Quantization, f.Model.Quantization, from)
+	mergeVal(info, "model.dtype", &info.Model.Dtype, f.Model.Dtype, from)
+	mergeVal(info, "model.context_train", &info.Model.ContextTrain, f.Model.ContextTrain, from)
+	mergeVal(info, "model.vocab_size", &info.Model.VocabSize, f.Model.VocabSize, from)
+	mergeVal(info, "model.size_bytes", &info.Model.SizeBytes, f.Model.SizeBytes, from)
+	mergeBool(info, "model.chat_template", &info.Model.ChatTemplate, f.Model.ChatTemplate, from)
+
+	mergeVal(info, "kv_cache.max_model_len", &info.KV.MaxModelLen, f.KV.MaxModelLen, from)
+	mergeVal(info, "kv_cache.budget_tokens", &info.KV.BudgetTokens, f.KV.BudgetTokens, from)
+	mergeVal(info, "kv_cache.block_size", &info.KV.BlockSize, f.KV.BlockSize, from)
+	mergeVal(info, "kv_cache.num_gpu_blocks", &info.KV.NumGPUBlocks, f.KV.NumGPUBlocks, from)
+	mergeVal(info, "kv_cache.cache_dtype", &info.KV.CacheDtype, f.KV.CacheDtype, from)
+	mergeFloat(info, "kv_cache.gpu_memory_utilization", &info.KV.GPUMemoryUtilization, f.KV.GPUMemoryUtilization, from)
+	mergeVal(info, "kv_cache.max_num_seqs", &info.KV.MaxNumSeqs, f.KV.MaxNumSeqs, from)
+	mergeBool(info, "kv_cache.prefix_caching", &info.KV.PrefixCaching, f.KV.PrefixCaching, from)
+	mergeVal(info, "kv_cache.chunked_prefill_tokens", &info.KV.ChunkedPrefillTokens, f.KV.ChunkedPrefillTokens, from)
+
+	if f.RequestsRunning != nil && info.RequestsRunning == nil {
+		info.RequestsRunning, info.From["requests_running"] = f.RequestsRunning, from["requests_running"]
 	}
-	req := scenario.Request{Index: -1, PromptTokens: prompt.Count(probeText), OutputTokens: 1}
-	rec := r.stream(ctx, req, probeText, r.since())
+	if f.RequestsWaiting != nil && info.RequestsWaiting == nil {
+		info.RequestsWaiting, info.From["requests_waiting"] = f.RequestsWaiting, from["requests_waiting"]
+	}
+}
+
+func mergeVal[T comparable](info *results.Discovery, key string, dst *T, v T, from map[string]string) {
+	var zero T
 	switch {
-	case rec.Failed():
-		return 0, false, fmt.Sprintf("probe request failed (%s): %s", rec.Err, rec.ErrMsg)
-	case !rec.HasUsage:
-		return 0, false, "the server reports no usage, so the chat template's overhead is unknown"
+	case v == zero:
+	case *dst == zero:
+		*dst, info.From[key] = v, from[key]
+	case *dst != v:
+		disagree(info, key, *dst, v, from[key])
 	}
-	r.overhead = max(rec.Usage.PromptTokens-req.PromptTokens, 0)
-	return r.overhead, true, ""
+}
+
+// mergeFloat treats values within 1% as the same (a parameter count
+// rounded to "8.0B" against 8,030,261,248).
+func mergeFloat(info *results.Discovery, key string, dst *float64, v float64, from map[string]string) {
+	switch {
+	case v == 0 || math.IsNaN(v):
+	case *dst == 0:
+		*dst, info.From[key] = v, from[key]
+	case math.Abs(*dst-v) > 0.01*math.Abs(*dst):
+		disagree(info, key, *dst, v, from[key])
+	}
+}
+
+func mergeBool(info *results.Discovery, key string, dst **bool, v *bool, from map[string]string) {
+	switch {
+	case v == nil:
+	case *dst == nil:
+		*dst, info.From[key] = v, from[key]
+	case **dst != *v:
+		disagree(info, key, **dst, *v, from[key])
+	}
+}
+
+func disagree(info *results.Discovery, key string, kept, other any, otherFrom string) {
+	info.Notes = append(info.Notes, fmt.Sprintf("%s: %s says %v, %s says %v; kept the first",
+		key, info.From[key], kept, otherFrom, other))
 }

@@ -10,10 +10,12 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+	"github.com/sixpin/sixpin/tokenizer"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
 
@@ -71,6 +73,11 @@ func WithStallTimeout(d time.Duration) Option { return func(r *Runner) { r.stall
 // from every synthesised prompt (Probe measures and sets it).
 func WithTemplateOverhead(n int) Option { return func(r *Runner) { r.overhead = n } }
 
+// WithPrompts sets the prompt builder: it decides by whose tokenizer the
+// pinned prompt lengths are exact. The default counts words, as sixpin's
+// simulator does.
+func WithPrompts(b *prompt.Builder) Option { return func(r *Runner) { r.prompts = b } }
+
 // Bounds stops issuing at whichever comes first: duration (0 = none) or
 // requests (0 = none). The scenario's bounds are the default.
 func Bounds(duration time.Duration, requests int) Option {
@@ -92,6 +99,9 @@ type Runner struct {
 	requestTimeout time.Duration
 	stallTimeout   time.Duration
 	overhead       int
+	prompts        *prompt.Builder
+	// prefixes are the shared prompt prefixes, by group (nil: none).
+	prefixes []string
 
 	start time.Time
 	stats Stats
@@ -126,6 +136,19 @@ func New(plan *scenario.Plan, t Target, opts ...Option) (*Runner, error) {
 	}
 	for _, o := range opts {
 		o(r)
+	}
+	if r.prompts == nil {
+		b, err := wordPrompts()
+		if err != nil {
+			return nil, err
+		}
+		r.prompts = b
+	}
+	if pp := s.Pins.Prompt; pp.SharedPrefixTokens > 0 {
+		for g := range max(pp.PrefixGroups, 1) {
+			n, seed := plan.SharedPrefix(g)
+			r.prefixes = append(r.prefixes, r.prompts.Build(seed, n))
+		}
 	}
 	conns := r.conc.Streams
 	if r.conc.Mode == scenario.ModeOpen {
@@ -267,8 +290,33 @@ loop:
 	_ = g.Wait()
 }
 
-// promptText synthesises the request's prompt, the template's overhead
-// taken off so that the server counts the pinned length.
+// promptText synthesises the request's prompt: its shared prefix, if any,
+// then text unique to the request, together exactly the pinned length
+// minus the template's overhead.
 func (r *Runner) promptText(req scenario.Request) string {
-	return prompt.Words(req.Seed, max(req.PromptTokens-r.overhead, 1))
+	n := max(req.PromptTokens-r.overhead, 1)
+	if req.PrefixGroup < 0 || req.PrefixGroup >= len(r.prefixes) {
+		return r.prompts.Build(req.Seed, n)
+	}
+	shared, _ := r.plan.SharedPrefix(req.PrefixGroup)
+	return r.prefixes[req.PrefixGroup] + r.prompts.Build(req.Seed, max(n-shared, 1))
+}
+
+var (
+	wordsOnce    sync.Once
+	wordsBuilder *prompt.Builder
+	wordsErr     error
+)
+
+// wordPrompts is the default prompt builder, by sixpin's word-level count.
+func wordPrompts() (*prompt.Builder, error) {
+	wordsOnce.Do(func() {
+		tok, err := tokenizer.Get("words")
+		if err != nil {
+			wordsErr = err
+			return
+		}
+		wordsBuilder, wordsErr = prompt.NewBuilder(func(s string) (int, error) { return tok.Count(s), nil })
+	})
+	return wordsBuilder, wordsErr
 }

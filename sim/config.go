@@ -49,6 +49,7 @@ const (
 	DefaultMaxModelLen            = 32768 // tokens
 	DefaultMaxNumSeqs             = 256
 	DefaultMaxBatchedTokens       = 8192 // tokens per step
+	DefaultGPUMemoryUtilization   = 0.9  // fraction of accelerator memory
 	DefaultTokensPerChunk         = 1
 	DefaultTemplateOverheadTokens = 5   // tokens per message
 	DefaultNaturalOutputTokens    = 200 // tokens, median
@@ -90,6 +91,11 @@ type Config struct {
 	// when it sets no max_tokens) from admission to its end; a request
 	// larger than the whole budget runs alone.
 	KVBudgetTokens int `yaml:"kv_budget_tokens"`
+	// GPUMemoryUtilization is what the simulated server reports as vLLM's
+	// gpu_memory_utilization in /metrics (default 0.9, vLLM's long-standing
+	// default). It only describes the server: the KV budget is
+	// KVBudgetTokens.
+	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization"`
 	// Batching is "continuous" (default) or "static".
 	Batching string `yaml:"batching"`
 	// MaxBatchedTokens is the per-step token budget for chunked prefill
@@ -109,6 +115,11 @@ type Config struct {
 	// ReasoningShare is the fraction of output tokens sent as
 	// reasoning_content before the answer (default 0).
 	ReasoningShare float64 `yaml:"reasoning_share"`
+	// Tokenizer is how the simulator counts prompt tokens and answers
+	// /tokenize: "words" (default: one token per whitespace-separated
+	// word) or any name tokenizer.Get takes ("qwen2", "cl100k_base",
+	// "o200k_base", "hf:PATH").
+	Tokenizer string `yaml:"tokenizer"`
 	// Seed makes token counts deterministic (default 1).
 	Seed int64 `yaml:"seed"`
 	// SendStamps adds "sixpin_sent_unix_ns" to each chunk: the wall-clock
@@ -232,6 +243,9 @@ func Defaults(c Config) Config {
 	if c.KVBudgetTokens == 0 && c.MaxNumSeqs > 0 && c.MaxModelLen > 0 {
 		c.KVBudgetTokens = c.MaxNumSeqs * c.MaxModelLen
 	}
+	if c.GPUMemoryUtilization == 0 {
+		c.GPUMemoryUtilization = DefaultGPUMemoryUtilization
+	}
 	if c.Batching == "" {
 		c.Batching = BatchingContinuous
 	}
@@ -290,6 +304,9 @@ func (c Config) Validate() error {
 	positive("natural_output_tokens", c.NaturalOutputTokens)
 	if *c.TemplateOverheadTokens < 0 {
 		bad("template_overhead_tokens", "must be ≥ 0, got %d", *c.TemplateOverheadTokens)
+	}
+	if !(c.GPUMemoryUtilization > 0 && c.GPUMemoryUtilization <= 1) {
+		bad("gpu_memory_utilization", "must be in (0, 1], got %g", c.GPUMemoryUtilization)
 	}
 	if !(c.ReasoningShare >= 0 && c.ReasoningShare <= 1) {
 		bad("reasoning_share", "must be in [0, 1], got %g", c.ReasoningShare)

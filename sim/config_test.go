@@ -11,7 +11,7 @@ func TestDefaults(t *testing.T) {
 	if c.Model != DefaultModel || c.Timing != TimingRoofline || c.Batching != BatchingContinuous ||
 		c.MaxModelLen != 32768 || c.MaxNumSeqs != 256 || c.KVBudgetTokens != 256*32768 ||
 		c.MaxBatchedTokens != 8192 || c.TokensPerChunk != 1 || *c.TemplateOverheadTokens != 5 ||
-		c.NaturalOutputTokens != 200 || c.Seed != 1 || !*c.SendStamps ||
+		c.NaturalOutputTokens != 200 || c.Seed != 1 || !*c.SendStamps || c.GPUMemoryUtilization != 0.9 ||
 		c.Roofline != DefaultRoofline() || c.Fixed != (Fixed{DefaultFixedTTFT, DefaultFixedITL}) {
 		t.Errorf("Defaults(Config{}) = %+v", c)
 	}
@@ -47,6 +47,7 @@ func TestValidate(t *testing.T) {
 		{"negatives", Config{MaxNumSeqs: -2, TokensPerChunk: -1, TemplateOverheadTokens: &neg, Fixed: Fixed{ITL: -time.Second}},
 			[]string{"max_num_seqs: must be > 0", "tokens_per_chunk: must be > 0", "template_overhead_tokens: must be ≥ 0", "fixed.itl: must be ≥ 0"}},
 		{"reasoning share", Config{ReasoningShare: 1.5}, []string{"reasoning_share: must be in [0, 1]"}},
+		{"gpu memory utilisation", Config{GPUMemoryUtilization: 1.2}, []string{"gpu_memory_utilization: must be in (0, 1]"}},
 		{"unknown fault", Config{Faults: map[string]float64{"explode": 0.1}}, []string{"faults.explode: unknown fault class"}},
 		{"fault probability", Config{Faults: map[string]float64{FaultCut: 2}}, []string{"faults.cut: must be a probability"}},
 		{"fault sum", Config{Faults: map[string]float64{FaultCut: 0.6, FaultStall: 0.6}}, []string{"faults: probabilities must sum to ≤ 1"}},

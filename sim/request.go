@@ -130,7 +130,7 @@ func (s *Server) plan(req *chatRequest) (job, *apiError) {
 	j.prompt = 3
 	for i := range req.Messages {
 		m := &req.Messages[i]
-		j.prompt += countWords(string(m.Content)) + s.overhead
+		j.prompt += s.countTokens(string(m.Content)) + s.overhead
 		h = hashString(h, m.Role)
 		h = hashByte(h, 0x1f)
 		h = hashString(h, string(m.Content))

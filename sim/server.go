@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
+
+	"github.com/sixpin/sixpin/tokenizer"
 )
 
 // maxBodyBytes bounds a request body; a 32K-token prompt of sixpin's words
@@ -20,6 +21,13 @@ const maxBodyBytes = 64 << 20
 //	GET  /health                200
 //	GET  /metrics               vLLM-style gauges (requests running and
 //	                            waiting, cache_config_info)
+//	GET  /props                 llama.cpp's server properties (slot
+//	                            context, slots, model path)
+//	POST /tokenize              vLLM's or llama.cpp's tokenizer, by the
+//	                            shape of the body
+//
+// Token counts (chat usage, /tokenize) come from one tokenizer: by default
+// one token per whitespace-separated word.
 //
 // With TimingRoofline one engine goroutine, started by New, times every
 // request; Close stops it. A Server is safe for concurrent use.
@@ -31,6 +39,7 @@ type Server struct {
 	overhead int  // template tokens per message
 	stamps   bool // add sixpin_sent_unix_ns
 	created  int64
+	tok      textTokenizer
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -49,12 +58,21 @@ func New(c Config) (*Server, error) {
 		faults[k] = v
 	}
 	c.Faults = faults
+	var tok textTokenizer = wordTokenizer{}
+	if c.Tokenizer != "" && c.Tokenizer != "words" {
+		t, err := tokenizer.Get(c.Tokenizer)
+		if err != nil {
+			return nil, fmt.Errorf("sim config: tokenizer: %w", err)
+		}
+		tok = t
+	}
 	s := &Server{
 		cfg:      c,
 		faults:   faultBands(c.Faults),
 		overhead: *c.TemplateOverheadTokens,
 		stamps:   *c.SendStamps,
 		created:  time.Now().Unix(),
+		tok:      tok,
 		done:     make(chan struct{}),
 	}
 	if c.Timing == TimingRoofline {
@@ -65,6 +83,8 @@ func New(c Config) (*Server, error) {
 	s.mux.HandleFunc("GET /v1/models", s.handleModels)
 	s.mux.HandleFunc("GET /health", s.handleHealth)
 	s.mux.HandleFunc("GET /metrics", s.handleMetrics)
+	s.mux.HandleFunc("GET /props", s.handleProps)
+	s.mux.HandleFunc("POST /tokenize", s.handleTokenize)
 	return s, nil
 }
 
@@ -143,25 +163,26 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// handleMetrics serves the few vLLM gauges sixpin's discovery reads.
+// handleMetrics serves the few vLLM metrics sixpin's discovery reads, in
+// vLLM V1's shape: the request gauges and vllm:cache_config_info, whose
+// labels carry the KV cache's settings (block size, blocks, the KV budget
+// in tokens, gpu_memory_utilization, prefix caching).
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	var running, waiting int64
 	if s.eng != nil {
 		running, waiting = s.eng.running.Load(), s.eng.waiting.Load()
 	}
-	model := strconv.Quote(s.cfg.Model)
-	const blockSize = 16
+	model := promQuote(s.cfg.Model)
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	fmt.Fprintf(w, "# HELP vllm:num_requests_running Number of requests in model execution batches.\n")
 	fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\n")
-	fmt.Fprintf(w, "vllm:num_requests_running{model_name=%s} %d\n", model, running)
+	fmt.Fprintf(w, "vllm:num_requests_running{engine=\"0\",model_name=%s} %d\n", model, running)
 	fmt.Fprintf(w, "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n")
 	fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\n")
-	fmt.Fprintf(w, "vllm:num_requests_waiting{model_name=%s} %d\n", model, waiting)
+	fmt.Fprintf(w, "vllm:num_requests_waiting{engine=\"0\",model_name=%s} %d\n", model, waiting)
 	fmt.Fprintf(w, "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n")
 	fmt.Fprintf(w, "# TYPE vllm:cache_config_info gauge\n")
-	fmt.Fprintf(w, "vllm:cache_config_info{block_size=\"%d\",cache_dtype=\"auto\",enable_prefix_caching=\"False\",num_gpu_blocks=\"%d\"} 1.0\n",
-		blockSize, s.cfg.KVBudgetTokens/blockSize)
+	fmt.Fprintf(w, "vllm:cache_config_info{%s} 1.0\n", s.metricsLabels())
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -85,13 +85,13 @@ func TestRunOnBuiltInSimulator(t *testing.T) {
 	if !strings.Contains(first, "built-in simulator") {
 		t.Errorf("first line does not say it runs on the simulator: %q", first)
 	}
-	for _, want := range []string{"Pin card", "1 model", "2 prompt", "3 output", "4 concurrency", "5 kv_cache", "6 mix",
+	for _, want := range []string{"PIN CARD", "1 model", "2 prompt", "3 output", "4 concurrency", "5 kv_cache", "6 mix",
 		"STEADY (headline) window", "BURST", "per stream, steady", "aggregate output (all streams, steady window)", "goodput (steady window", "Results: " + path} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q", want)
 		}
 	}
-	if strings.Index(out, "Pin card") > strings.Index(out, "STEADY") {
+	if strings.Index(out, "PIN CARD") > strings.Index(out, "STEADY") {
 		t.Error("the pin card must come before the windows")
 	}
 	run, err := results.ReadFile(path)
@@ -130,7 +130,7 @@ func TestRunAgainstEndpointKeepsKeySecret(t *testing.T) {
 	defer srv.Close()
 	path := filepath.Join(t.TempDir(), "out.json")
 	code, out, errOut := sixpin(t, map[string]string{"OPENAI_API_KEY": secret},
-		"run", "testdata/tiny.yaml", "--endpoint", srv.URL+"/v1", "--model", "served-model", "-o", path)
+		"run", "testdata/tiny.yaml", "--endpoint", srv.URL+"/v1", "--model", "served-model", "--tokenizer", "words", "-o", path)
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}

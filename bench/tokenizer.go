@@ -1,0 +1,64 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sixpin/sixpin/profiles"
+	"github.com/sixpin/sixpin/prompt"
+	"github.com/sixpin/sixpin/runner"
+	"github.com/sixpin/sixpin/tokenizer"
+)
+
+// FallbackTokenizer builds prompts when a profile names no tokenizer.
+// sixpin's prompt vocabulary is common English words, one token each in
+// practically every modern vocabulary, so it is close; the server's usage
+// then confirms or refutes the lengths.
+const FallbackTokenizer = "o200k_base"
+
+// tokenizerChoice is whose count the prompts were built to.
+type tokenizerChoice struct {
+	label    string
+	fallback bool
+	warning  string
+}
+
+// promptBuilder resolves the tokenizer (--tokenizer, else the profile's,
+// else the fallback) and builds the prompt builder with it. The server's
+// /tokenize is asked once per vocabulary item; if it has none, the
+// fallback is used, with a warning.
+func promptBuilder(ctx context.Context, cfg Config, tg *target) (*prompt.Builder, tokenizerChoice, error) {
+	name := cfg.Tokenizer
+	if name == "" {
+		name = tg.profile.Tokenizer
+	}
+	var ch tokenizerChoice
+	if name == "" {
+		name, ch.fallback = FallbackTokenizer, true
+		ch.warning = fmt.Sprintf("profile %s names no tokenizer: prompts are built to %s, and pin 2 is unverified until the server's usage confirms their lengths",
+			tg.profile.Name, FallbackTokenizer)
+	}
+	if name == profiles.TokenizerServer {
+		st := runner.NewServerTokenizer(tg.Target)
+		b, err := prompt.NewBuilder(st.Counter(ctx))
+		if err == nil {
+			return b, tokenizerChoice{label: "server (/tokenize)"}, nil
+		}
+		name, ch.fallback = FallbackTokenizer, true
+		ch.warning = fmt.Sprintf("the server's /tokenize could not be used (%v): prompts are built to %s, and pin 2 is unverified until the server's usage confirms their lengths",
+			err, FallbackTokenizer)
+	}
+	tok, err := tokenizer.Get(name)
+	if err != nil {
+		return nil, ch, fmt.Errorf("%w: tokenizer: %w", ErrBadInput, err)
+	}
+	b, err := prompt.NewBuilder(func(s string) (int, error) { return tok.Count(s), nil })
+	if err != nil {
+		return nil, ch, fmt.Errorf("tokenizer %s: %w", name, err)
+	}
+	ch.label = tok.Name()
+	if ch.fallback {
+		ch.label += " (fallback)"
+	}
+	return b, ch, nil
+}

@@ -1,0 +1,240 @@
+package results
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Card is the pin card: one compact block that answers, for every figure
+// of a run, the six questions to ask of any tok/s number — model and size;
+// prompt and output lengths (requested → observed); concurrency (one
+// stream or many, how many); KV budget (max context, memory utilisation,
+// max sequences); batching; and the window the figures come from. Every
+// renderer (terminal, Markdown, HTML) prints the same Card.
+type Card struct {
+	// Window says which window the headline figures come from.
+	Window string
+	Rows   []CardRow
+	// Unverified names the pins not verified (contradicted or
+	// unverifiable), for a warning line.
+	Unverified []string
+}
+
+// CardRow is one pin on the card.
+type CardRow struct {
+	N        int
+	Pin      string
+	Declared string
+	Observed string
+	Verdict  Verdict
+	Reason   string
+}
+
+// Mark is the verdict's one-character sign.
+func (r CardRow) Mark() string {
+	switch r.Verdict {
+	case Verified:
+		return "✓"
+	case Contradicted:
+		return "✗"
+	}
+	return "?"
+}
+
+// PinCard builds the card of run.
+func PinCard(run *Run) Card {
+	p := run.Pins
+	c := Card{Window: run.Headline}
+	if w := run.Windows[run.Headline]; w != nil {
+		c.Window = fmt.Sprintf("%s window, %s–%s s of load", run.Headline, num(w.StartS), num(w.EndS))
+	}
+	add := func(n int, pin, declared, observed string, v Verdict, reason string) {
+		c.Rows = append(c.Rows, CardRow{n, pin, declared, observed, v, reason})
+		if v != Verified {
+			c.Unverified = append(c.Unverified, pin)
+		}
+	}
+	add(1, "model", modelDeclared(p.Model.Declared), modelObserved(p.Model.Observed), p.Model.Verified, p.Model.Reason)
+	add(2, "prompt", tokensDeclared(p.Prompt.Declared), tokensObserved(p.Prompt.Observed), p.Prompt.Verified, p.Prompt.Reason)
+	od := tokensDeclared(p.Output.Declared.TokensDeclared)
+	if p.Output.Declared.Exact {
+		od += ", exact via " + p.Output.Declared.Control
+	}
+	add(3, "output", od, tokensObserved(p.Output.Observed), p.Output.Verified, p.Output.Reason)
+	add(4, "concurrency", concurrencyDeclared(p.Concurrency.Declared), concurrencyObserved(p.Concurrency.Observed),
+		p.Concurrency.Verified, p.Concurrency.Reason)
+	add(5, "kv_cache", kvDeclared(p.KVCache.Declared), kvObserved(p.KVCache.Observed), p.KVCache.Verified, p.KVCache.Reason)
+	add(6, "mix", mixDeclared(p.Mix.Declared), mixObserved(p.Mix.Observed), p.Mix.Verified, p.Mix.Reason)
+	return c
+}
+
+// WritePinCard renders c as text.
+func WritePinCard(w io.Writer, c Card) error {
+	p := &printer{w: w}
+	p.f("PIN CARD — headline figures from the %s; ✓ verified, ✗ contradicted, ? unverifiable\n", c.Window)
+	for _, r := range c.Rows {
+		p.f("  %s %d %-12s declared  %s\n", r.Mark(), r.N, r.Pin, r.Declared)
+		p.f("    %-14s observed  %s\n", "", r.Observed)
+		p.f("    %-14s %s\n", "", r.Reason)
+	}
+	if len(c.Unverified) > 0 {
+		p.f("  NOT VERIFIED: %s — figures are only as strong as these pins\n", strings.Join(c.Unverified, ", "))
+	}
+	return p.err
+}
+
+func modelDeclared(d ModelDeclared) string {
+	s := d.Name
+	if d.ParamsB > 0 {
+		s += fmt.Sprintf(", %gB params", d.ParamsB)
+		if d.ActiveParamsB > 0 {
+			s += fmt.Sprintf(" (%gB active)", d.ActiveParamsB)
+		}
+	}
+	if d.Dtype != "" {
+		s += ", " + d.Dtype
+	}
+	return s + fmt.Sprintf("; requested as %q", d.Requested)
+}
+
+func modelObserved(o ModelObserved) string {
+	var parts []string
+	if o.Reported != "" {
+		parts = append(parts, fmt.Sprintf("answered as %q", o.Reported))
+	}
+	if o.ParamsB > 0 {
+		parts = append(parts, fmt.Sprintf("%.3gB params", o.ParamsB))
+	}
+	if o.Quantization != "" {
+		parts = append(parts, o.Quantization)
+	} else if o.Dtype != "" {
+		parts = append(parts, o.Dtype)
+	}
+	if o.Engine != "" {
+		parts = append(parts, "engine "+o.Engine)
+	}
+	if len(parts) == 0 {
+		return "nothing reported"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func tokensDeclared(d TokensDeclared) string {
+	s := fmt.Sprintf("%s tokens (mean %s)", d.Dist, group(d.Mean))
+	if d.Tokenizer != "" {
+		s += ", built by tokenizer " + d.Tokenizer
+	}
+	return s
+}
+
+func tokensObserved(o TokensObserved) string {
+	if o.PerRequest == nil {
+		return "no successful request"
+	}
+	s := fmt.Sprintf("p50 %s, mean %s, range [%s, %s] tokens (%s, whole run)", group(o.PerRequest.P50),
+		group(o.PerRequest.Mean), group(o.PerRequest.Min), group(o.PerRequest.Max), o.Source)
+	if d := o.Drift; d != nil {
+		s += fmt.Sprintf("; drift vs requested: mean %+.2f%%, worst %.2f%%, %d of %d exact", d.MeanPct, d.MaxAbsPct, d.Exact, d.Requests)
+	}
+	return s
+}
+
+func concurrencyDeclared(d ConcurrencyDeclared) string {
+	if d.Mode == "open" {
+		s := fmt.Sprintf("open loop, %s req/s %s arrivals", num(d.RateRPS), d.Arrival)
+		if d.Arrival == "gamma" {
+			s += fmt.Sprintf(" (burstiness %g)", d.Burstiness)
+		}
+		if d.MaxInFlight > 0 {
+			s += fmt.Sprintf(", at most %d in flight", d.MaxInFlight)
+		}
+		return s + "; per-stream and aggregate figures both shown"
+	}
+	if d.Streams == 1 {
+		return "closed loop, a single stream: per-stream = aggregate"
+	}
+	return fmt.Sprintf("closed loop, %d concurrent streams; per-stream and aggregate figures both shown", d.Streams)
+}
+
+func concurrencyObserved(o ConcurrencyObserved) string {
+	s := fmt.Sprintf("mean %s in flight, max %d (%s window); %s req/s started; Little's law %s",
+		num(o.MeanInFlight), o.MaxInFlight, o.Window, num(o.StartRateRPS), num(o.LittlesLaw))
+	if sc := o.Schedule; sc != nil {
+		s += fmt.Sprintf("; sent %s req/s of %s scheduled", num(sc.AchievedRateRPS), num(sc.ScheduledRateRPS))
+	}
+	return s
+}
+
+func kvDeclared(d KVCacheDeclared) string {
+	var parts []string
+	if d.MaxModelLen > 0 {
+		parts = append(parts, "max_model_len "+group(float64(d.MaxModelLen)))
+	}
+	if d.GPUMemoryUtilization > 0 {
+		parts = append(parts, fmt.Sprintf("gpu_memory_utilization %g", d.GPUMemoryUtilization))
+	}
+	if d.MaxNumSeqs > 0 {
+		parts = append(parts, fmt.Sprintf("max_num_seqs %d", d.MaxNumSeqs))
+	}
+	if d.Batching != "" {
+		parts = append(parts, d.Batching+" batching")
+	}
+	if d.PrefixCaching != nil {
+		parts = append(parts, "prefix caching "+onOff(*d.PrefixCaching))
+	}
+	if len(parts) == 0 {
+		return "not declared"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func kvObserved(o KVCacheObserved) string {
+	var parts []string
+	if o.MaxModelLen > 0 {
+		parts = append(parts, "max_model_len "+group(float64(o.MaxModelLen)))
+	}
+	if o.BudgetTokens > 0 {
+		b := "KV budget " + group(float64(o.BudgetTokens)) + " tokens"
+		if o.BlockSize > 0 {
+			b += fmt.Sprintf(" (blocks of %d)", o.BlockSize)
+		}
+		parts = append(parts, b)
+	}
+	if o.GPUMemoryUtilization > 0 {
+		parts = append(parts, fmt.Sprintf("gpu_memory_utilization %g", o.GPUMemoryUtilization))
+	}
+	if o.MaxNumSeqs > 0 {
+		parts = append(parts, fmt.Sprintf("max_num_seqs %d", o.MaxNumSeqs))
+	}
+	if o.PrefixCaching != nil {
+		parts = append(parts, "prefix caching "+onOff(*o.PrefixCaching))
+	}
+	if len(parts) == 0 {
+		return "nothing exposed"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func mixDeclared(d MixDeclared) string {
+	s := "input:output " + num(d.InputOutputRatio)
+	for i, cl := range d.Classes {
+		if i == 0 {
+			s += "; classes"
+		}
+		s += fmt.Sprintf(" %s×%g", cl.Name, cl.Weight)
+	}
+	return s
+}
+
+func mixObserved(o MixObserved) string {
+	return fmt.Sprintf("input:output %s (requested %s), prefill %s of wall time (Σ TTFT / Σ E2E), whole run",
+		num(o.InputOutputRatio), num(o.RequestedInputOutputRatio), pct(o.PrefillShare))
+}

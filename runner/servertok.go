@@ -1,0 +1,93 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// ServerTokenizer counts tokens with the endpoint's own /tokenize, served
+// at the host root by llama.cpp's llama-server ({"content": …} →
+// {"tokens": […]}) and by vLLM and SGLang ({"model": …, "prompt": …} →
+// {"count": N, "tokens": […]}). One request carries both shapes, with
+// special tokens off (no BOS), so each server reads its own. It is safe for
+// concurrent use.
+type ServerTokenizer struct {
+	url    string
+	model  string
+	key    string
+	client *http.Client
+}
+
+// NewServerTokenizer returns the tokenizer of t's server.
+func NewServerTokenizer(t Target) *ServerTokenizer {
+	host := strings.TrimSuffix(strings.TrimSuffix(t.BaseURL, "/"), "/v1")
+	return &ServerTokenizer{
+		url:    host + "/tokenize",
+		model:  t.Model,
+		key:    t.APIKey,
+		client: &http.Client{Transport: newTransport(16), Timeout: 30 * time.Second},
+	}
+}
+
+type tokenizeRequest struct {
+	Model            string `json:"model,omitempty"`
+	Prompt           string `json:"prompt"`
+	Content          string `json:"content"`
+	AddSpecial       bool   `json:"add_special"`
+	AddSpecialTokens bool   `json:"add_special_tokens"`
+}
+
+type tokenizeResponse struct {
+	Tokens []json.RawMessage `json:"tokens"`
+	Count  *int              `json:"count"`
+}
+
+// Count returns the number of tokens the server makes of text.
+func (s *ServerTokenizer) Count(ctx context.Context, text string) (int, error) {
+	body, err := json.Marshal(tokenizeRequest{Model: s.model, Prompt: text, Content: text})
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if s.key != "" {
+		req.Header.Set("Authorization", "Bearer "+s.key)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("POST /tokenize: %s", oneLine(strings.ReplaceAll(err.Error(), s.key, "[redacted]")))
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return 0, fmt.Errorf("POST /tokenize: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("POST /tokenize: HTTP %d: %.200s", resp.StatusCode, data)
+	}
+	var tr tokenizeResponse
+	if err := json.Unmarshal(data, &tr); err != nil {
+		return 0, fmt.Errorf("POST /tokenize: %w", err)
+	}
+	switch {
+	case tr.Count != nil:
+		return *tr.Count, nil
+	case tr.Tokens != nil:
+		return len(tr.Tokens), nil
+	}
+	return 0, fmt.Errorf("POST /tokenize: no tokens in the answer: %.200s", data)
+}
+
+// Counter adapts Count for prompt.NewBuilder, bounded by ctx.
+func (s *ServerTokenizer) Counter(ctx context.Context) func(string) (int, error) {
+	return func(text string) (int, error) { return s.Count(ctx, text) }
+}
