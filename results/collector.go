@@ -183,6 +183,10 @@ type Window struct {
 	Failed    int `json:"failed"`
 	// OutputTokens arrived inside the window (reasoning included).
 	OutputTokens int64 `json:"output_tokens"`
+	// ReasoningTokens is the usage's reasoning share of the output of the
+	// successful requests that started in the window (counted apart from
+	// answer tokens; OutputTokens includes them).
+	ReasoningTokens int64 `json:"reasoning_tokens"`
 	// AggregateOutputTokS is OutputTokens / DurationS: all streams together.
 	AggregateOutputTokS float64 `json:"aggregate_output_tok_s"`
 	// MeanInFlight and MaxInFlight are the observed concurrency.
@@ -372,6 +376,7 @@ func (a *winAcc) add(r *Record, slo SLO) {
 		return
 	}
 	w.Completed++
+	w.ReasoningTokens += int64(r.Usage.ReasoningTokens)
 	out := outputTokens(r)
 	e2e := r.End - r.Scheduled
 	record(a.h[MetricE2E.Name], float64(e2e.Microseconds()), 1)

@@ -389,3 +389,20 @@ func TestDriftAgainstTolerances(t *testing.T) {
 		t.Errorf("a one-token drift on a 10-token prompt counted as outside: %+v", d)
 	}
 }
+
+func TestReasoningCountedApart(t *testing.T) {
+	r := stream(0, 0, 100*ms, 10*ms, 20, 1)
+	r.Usage.ReasoningTokens = 8
+	for i := 0; i < 8; i++ {
+		r.Chunks[i].Reasoning = true
+	}
+	m := finish(t, WindowSpec{}, SLO{}, r)
+	w := m.Windows[WindowAll]
+	if w.ReasoningTokens != 8 || w.OutputTokens != 20 {
+		t.Errorf("reasoning %d of %d output tokens, want 8 of 20", w.ReasoningTokens, w.OutputTokens)
+	}
+	// TTFT of any kind is the first reasoning chunk; the answer's is the
+	// ninth chunk, 80 ms later.
+	near(t, "TTFT", w.TTFTMs.P50, 100, 0.2)
+	near(t, "TTFT answer", w.TTFTAnswerMs.P50, 180, 0.2)
+}

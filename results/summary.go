@@ -131,6 +131,10 @@ func writeWindow(p *printer, run *Run, name string, w *Window) {
 	}
 	p.f("  aggregate output (all streams, %s window): %s tok/s at c=%s (mean in flight; max %d) = %s tok/s per stream\n",
 		name, num(w.AggregateOutputTokS), num(w.MeanInFlight), w.MaxInFlight, num(w.AggregatePerStreamTokS))
+	if w.ReasoningTokens > 0 && w.OutputPerReq != nil {
+		p.f("  reasoning (%s window): %s tokens, %s of the output of its successful requests\n", name,
+			group(float64(w.ReasoningTokens)), pct(float64(w.ReasoningTokens)/(w.OutputPerReq.Mean*float64(w.Completed))))
+	}
 	if name == WindowBurst && w.PeakAggregateOutputTokS > 0 {
 		p.f("  peak aggregate over any %s s span of the run: %s tok/s (from %s s)\n", num(w.DurationS), num(w.PeakAggregateOutputTokS), num(w.PeakStartS))
 	}
