@@ -594,6 +594,7 @@ type Tolerances struct {
 // counts the requests beyond the tolerance: |got − want| > max(tolPct% of
 // want, minTokens).
 type driftAcc struct {
+	abs             *hdrhistogram.Histogram // |drift| in 0.001% units
 	d               Drift
 	tolPct          float64
 	minTokens       float64
@@ -613,6 +614,10 @@ func (a *driftAcc) add(got, want int) {
 	a.sumGot += int64(got)
 	a.sumWant += int64(want)
 	a.d.MaxAbsPct = max(a.d.MaxAbsPct, math.Abs(pct))
+	if a.abs == nil {
+		a.abs = metricDrift.new()
+	}
+	record(a.abs, math.Abs(pct)*1e3, 1)
 	if got == want {
 		a.d.Exact++
 	}
@@ -632,5 +637,6 @@ func (a *driftAcc) result() *Drift {
 	d.MeanAbsPct = a.sumAb / n
 	d.MeanObserved = float64(a.sumGot) / n
 	d.MeanRequested = float64(a.sumWant) / n
+	d.AbsPct = Summarize(metricDrift, a.abs)
 	return &d
 }

@@ -43,6 +43,8 @@ var (
 	MetricPrompt     = Metric{"prompt_tokens", "tokens", 1, 1, maxTokens}
 	MetricOutput     = Metric{"output_tokens", "tokens", 1, 1, maxTokens}
 	MetricClientLag  = Metric{"client_added_latency_ms", "us", 1e3, 1, maxLatencyUS}
+	// metricDrift is |drift| of a token count, recorded in 0.001% units.
+	metricDrift = Metric{"abs_drift_pct", "0.001%", 1e3, 1, 1e8}
 )
 
 // windowMetrics are recorded for every window, in this order.
@@ -51,13 +53,10 @@ var windowMetrics = []Metric{MetricTTFT, MetricTTFTAnswer, MetricITL, MetricTPOT
 
 func (m Metric) new() *hdrhistogram.Histogram { return hdrhistogram.New(m.lo, m.hi, sigFigs) }
 
-// record adds v (in the metric's unit) n times, clamped into range so an
-// outlier is counted rather than dropped.
+// record adds v (in the metric's unit) n times, clamped into [0, highest]
+// so an outlier is counted rather than dropped.
 func record(h *hdrhistogram.Histogram, v float64, n int64) {
-	iv := int64(math.Round(v))
-	if iv < h.LowestTrackableValue() {
-		iv = h.LowestTrackableValue()
-	}
+	iv := max(int64(math.Round(v)), 0)
 	if iv > h.HighestTrackableValue() {
 		iv = h.HighestTrackableValue()
 	}

@@ -107,6 +107,9 @@ type Drift struct {
 	// it (for prompts never tighter than one token).
 	TolerancePct float64 `json:"tolerance_pct"`
 	Outside      int     `json:"outside_tolerance"`
+	// AbsPct is the distribution of |drift| in percent over the requests
+	// (exact requests count at its floor, 0.001%).
+	AbsPct *Dist `json:"abs_pct"`
 }
 
 // ConcurrencyDeclared is pin 4 as declared.

@@ -406,3 +406,12 @@ func TestReasoningCountedApart(t *testing.T) {
 	near(t, "TTFT", w.TTFTMs.P50, 100, 0.2)
 	near(t, "TTFT answer", w.TTFTAnswerMs.P50, 180, 0.2)
 }
+
+func TestDriftDistributionKeepsZero(t *testing.T) {
+	a, b := stream(0, 0, ms, ms, 4, 1), stream(1, 0, ms, ms, 4, 1)
+	b.Usage.PromptTokens = 110 // +10%
+	d := finish(t, WindowSpec{}, SLO{}, a, b).PromptDrift.AbsPct
+	if d == nil || d.Min != 0 || math.Abs(d.Max-10) > 0.01 || d.Count != 2 {
+		t.Errorf("|drift| distribution %+v, want min 0, max 10, 2 requests", d)
+	}
+}
