@@ -82,7 +82,11 @@ func (s *Scenario) Describe(w io.Writer) error {
 	c := pins.Concurrency
 	switch c.Mode {
 	case ModeClosed:
-		d.line("concurrency", "closed loop, %d streams", c.Streams)
+		what := "streams"
+		if s.Workload.Agentic() {
+			what = "concurrent agentic sessions"
+		}
+		d.line("concurrency", "closed loop, %d %s", c.Streams, what)
 	case ModeOpen:
 		arrival := c.Arrival + " arrivals"
 		if c.Arrival == ArrivalGamma {
@@ -95,6 +99,21 @@ func (s *Scenario) Describe(w io.Writer) error {
 		d.line("concurrency", "open loop, %s req/s, %s, %s", num(c.Rate), arrival, limit)
 	default:
 		d.line("concurrency", "%q", c.Mode)
+	}
+
+	if w := s.Workload; w.Agentic() {
+		text := fmt.Sprintf("agentic sessions of %s turns; each turn re-sends the history plus a %s-token tool result", w.Turns, w.GrowthTokens)
+		if !w.ThinkSeconds.IsZero() {
+			text += fmt.Sprintf(", after %s s of think time", w.ThinkSeconds)
+		}
+		if w.MaxContextTokens > 0 {
+			text += fmt.Sprintf("; a session ends at %s tokens of context", numfmt.Thousands(float64(w.MaxContextTokens)))
+		}
+		if w.CostCapUSD > 0 {
+			text += fmt.Sprintf(" or $%s", num(w.CostCapUSD))
+		}
+		text += "; on 429: " + w.On429
+		d.line("workload", "%s", text)
 	}
 
 	k := pins.KVCache

@@ -15,6 +15,7 @@ import (
 const (
 	requestStream = 0x7369_7870_696e_7271 // "sixpinrq"
 	arrivalStream = 0x7369_7870_696e_6172 // "sixpinar"
+	sessionStream = 0x7369_7870_696e_7373 // "sixpinss"
 )
 
 // ExpectationSamples is how many requests Plan.Expected averages over.
@@ -198,6 +199,10 @@ func (p *Plan) Len() int {
 // the plan's first ExpectationSamples requests (deterministic for a seed).
 func (p *Plan) Expected() Expectation {
 	p.expOnce.Do(func() {
+		if p.s.Workload.Agentic() {
+			p.exp = p.expectedSessions()
+			return
+		}
 		var sp, so float64
 		for i := range ExpectationSamples {
 			r := p.Request(i)
@@ -281,4 +286,91 @@ func splitmix64(x uint64) uint64 {
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
+}
+
+// Session is one planned agentic session: a loop of turns, each re-sending
+// the whole history plus a new tool result. The lengths are the plan's;
+// the runner builds the history from what the server actually answered.
+type Session struct {
+	// Index is the session's position in the plan, from 0.
+	Index int
+	// Turns is how many turns the session takes at most.
+	Turns int
+	// FirstPromptTokens is the first turn's prompt: the system prompt and
+	// the files read, in tokens.
+	FirstPromptTokens int
+	// Growth[k] is the tool result added before turn k, in tokens
+	// (Growth[0] is 0).
+	Growth []int
+	// Outputs[k] is turn k's output pin, in tokens.
+	Outputs []int
+	// Think[k] is the wait before turn k (Think[0] is 0).
+	Think []time.Duration
+	// Seed seeds the session's texts.
+	Seed uint64
+}
+
+// Session returns agentic session i (from 0), a pure function of the seed
+// and i, like Request.
+func (p *Plan) Session(i int) Session {
+	r := rand.New(rand.NewPCG(p.seed, splitmix64(uint64(i)^sessionStream)))
+	w := p.s.Workload
+	s := Session{
+		Index:             i,
+		Turns:             max(w.Turns.SampleInt(r), 1),
+		FirstPromptTokens: p.s.Pins.Prompt.Tokens.SampleInt(r),
+		Seed:              r.Uint64(),
+	}
+	s.Growth = make([]int, s.Turns)
+	s.Outputs = make([]int, s.Turns)
+	s.Think = make([]time.Duration, s.Turns)
+	for k := range s.Turns {
+		s.Outputs[k] = p.s.Pins.Output.Tokens.SampleInt(r)
+		if k == 0 {
+			continue
+		}
+		s.Growth[k] = w.GrowthTokens.SampleInt(r)
+		if !w.ThinkSeconds.IsZero() {
+			s.Think[k] = time.Duration(max(w.ThinkSeconds.Sample(r), 0) * float64(time.Second))
+		}
+	}
+	return s
+}
+
+// PromptTokens returns turn k's planned prompt content in tokens: the
+// first prompt, every earlier output and every tool result so far.
+func (s Session) PromptTokens(k int) int {
+	n := s.FirstPromptTokens
+	for j := 0; j < k; j++ {
+		n += s.Outputs[j] + s.Growth[j+1]
+	}
+	return n
+}
+
+// expectedSessions averages the turns of the plan's first sessions, each
+// cut where its context would pass the workload's maximum.
+func (p *Plan) expectedSessions() Expectation {
+	var sp, so float64
+	n := 0
+	limit := p.s.Workload.MaxContextTokens
+	for i := 0; n < ExpectationSamples && i < ExpectationSamples; i++ {
+		s := p.Session(i)
+		for k := range s.Turns {
+			pt := s.PromptTokens(k)
+			if limit > 0 && pt+s.Outputs[k] > limit {
+				break
+			}
+			sp += float64(pt)
+			so += float64(s.Outputs[k])
+			n++
+		}
+	}
+	e := Expectation{Samples: n}
+	if n > 0 {
+		e.MeanPromptTokens, e.MeanOutputTokens = sp/float64(n), so/float64(n)
+	}
+	if e.MeanOutputTokens > 0 {
+		e.Ratio = e.MeanPromptTokens / e.MeanOutputTokens
+	}
+	return e
 }

@@ -311,3 +311,66 @@ func TestSharedPrefixGroups(t *testing.T) {
 		t.Errorf("no sharing: PrefixGroup %d, want -1", r.PrefixGroup)
 	}
 }
+
+const agenticYAML = `pins:
+  model: {name: m}
+  prompt: {tokens: {dist: uniform, min: 9000, max: 13000}}
+  output: {tokens: {dist: uniform, min: 150, max: 450}}
+  concurrency: {mode: closed, streams: 2}
+  kv_cache: {max_model_len: 131072}
+workload:
+  kind: agentic
+  turns: {dist: uniform, min: 20, max: 40}
+  growth_tokens: {dist: lognormal, median: 3000, sigma: 0.6, min: 300, max: 20000}
+  think_seconds: {dist: uniform, min: 1, max: 5}
+  max_context_tokens: 120000
+duration: 10m
+`
+
+func TestSessions(t *testing.T) {
+	p := NewPlan(mustParse(t, agenticYAML))
+	w := p.Scenario().Workload
+	if w.On429 != On429Backoff || w.MaxRetries != DefaultMaxRetries {
+		t.Errorf("defaults: %+v", w)
+	}
+	a, b := p.Session(3), p.Session(3)
+	if fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Fatal("Session(3) is not a pure function of the seed")
+	}
+	if fmt.Sprint(p.Session(4)) == fmt.Sprint(a) {
+		t.Fatal("sessions 3 and 4 are the same")
+	}
+	if a.Turns < 20 || a.Turns > 40 || a.Growth[0] != 0 || a.Think[0] != 0 || len(a.Outputs) != a.Turns {
+		t.Fatalf("session %+v", a)
+	}
+	// The history snowballs: every turn's prompt is the last one plus its
+	// output and the new tool result.
+	for k := 1; k < a.Turns; k++ {
+		if a.PromptTokens(k) != a.PromptTokens(k-1)+a.Outputs[k-1]+a.Growth[k] {
+			t.Fatalf("turn %d prompt %d", k, a.PromptTokens(k))
+		}
+		if a.Think[k] < time.Second || a.Think[k] > 5*time.Second {
+			t.Fatalf("think %v", a.Think[k])
+		}
+	}
+	// Input:output in the hundreds, as the field report measured.
+	if e := p.Expected(); e.Ratio < 100 || e.Ratio > 400 || e.MeanPromptTokens > 120000 {
+		t.Errorf("expected %+v", e)
+	}
+}
+
+func TestAgenticValidation(t *testing.T) {
+	for _, c := range []struct{ edit, want string }{
+		{"kind: agentic", "workload.turns: required for kind agentic"},
+		{"kind: sessions", `workload.kind: must be requests or agentic (got "sessions")`},
+		{"kind: requests\n  turns: 3", "workload.turns: only for kind agentic"},
+		{"kind: agentic\n  turns: 3\n  growth_tokens: 100\n  on_429: retry", `workload.on_429: must be backoff, abort-session or count-only (got "retry")`},
+		{"kind: agentic\n  turns: 3\n  growth_tokens: 100\n  max_context_tokens: 200000", "workload.max_context_tokens: exceeds pins.kv_cache.max_model_len (200000 > 131072)"},
+	} {
+		src := strings.Replace(agenticYAML, "kind: agentic\n  turns: {dist: uniform, min: 20, max: 40}\n  growth_tokens: {dist: lognormal, median: 3000, sigma: 0.6, min: 300, max: 20000}\n  think_seconds: {dist: uniform, min: 1, max: 5}\n  max_context_tokens: 120000", c.edit, 1)
+		_, err := Parse("t.yaml", []byte(src))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.edit, err, c.want)
+		}
+	}
+}

@@ -26,6 +26,9 @@ type Scenario struct {
 	Requests int `yaml:"requests"`
 	// RequestTimeout bounds one request from send to last byte (default 10m).
 	RequestTimeout Duration `yaml:"request_timeout"`
+	// Workload is the kind of traffic: independent requests (default) or
+	// agentic sessions.
+	Workload Workload `yaml:"workload"`
 	Windows        Windows  `yaml:"windows"`
 	SLO            SLO      `yaml:"slo"`
 	// Target optionally names where to run; CLI flags override it.
@@ -206,6 +209,56 @@ type SLO struct {
 	// whose error rate exceeds it fails (exit 1). Zero means no budget.
 	MaxErrorRate float64 `yaml:"max_error_rate"`
 }
+
+// Workload kinds.
+const (
+	WorkloadRequests = "requests"
+	WorkloadAgentic  = "agentic"
+)
+
+// On-429 policies of agentic sessions.
+const (
+	On429Backoff      = "backoff"
+	On429AbortSession = "abort-session"
+	On429CountOnly    = "count-only"
+)
+
+// Workload says what the traffic is. For kind agentic, a session is a loop
+// of turns: each turn re-sends the whole history (the first prompt, then
+// every answer and tool result so far, byte-identical, so a server's prefix
+// cache can hit) plus the new tool result, and the session waits a think
+// time (the tool's execution, excluded from every model-time metric)
+// before the next turn. pins.prompt is then the first turn's prompt,
+// pins.output each turn's output, and pins.concurrency.streams the number
+// of concurrent sessions.
+type Workload struct {
+	// Kind is "requests" (default) or "agentic".
+	Kind string `yaml:"kind"`
+	// Turns is how many turns a session takes at most.
+	Turns Dist `yaml:"turns"`
+	// GrowthTokens is the tool result each turn after the first adds to
+	// the history, in tokens.
+	GrowthTokens Dist `yaml:"growth_tokens"`
+	// ThinkSeconds is the wait between a turn's answer and the next turn,
+	// in seconds.
+	ThinkSeconds Dist `yaml:"think_seconds"`
+	// MaxContextTokens ends a session when its next prompt plus output
+	// would exceed it (default: pins.kv_cache.max_model_len; a server's
+	// context-length error ends it too).
+	MaxContextTokens int `yaml:"max_context_tokens"`
+	// CostCapUSD ends a session once it has cost more (needs the
+	// profile's pricing; 0: no cap).
+	CostCapUSD float64 `yaml:"cost_cap_usd"`
+	// On429 is what a session does when rate limited: backoff (retry
+	// after Retry-After or a jittered exponential backoff; default),
+	// abort-session, or count-only (record it and go on to the next turn).
+	On429 string `yaml:"on_429"`
+	// MaxRetries bounds backoff retries of one turn (default 5).
+	MaxRetries int `yaml:"max_retries"`
+}
+
+// Agentic reports whether the workload is agentic sessions.
+func (w Workload) Agentic() bool { return w.Kind == WorkloadAgentic }
 
 // Target optionally names the endpoint in the scenario itself.
 type Target struct {

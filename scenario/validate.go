@@ -52,6 +52,21 @@ func (s *Scenario) applyDefaults(has func(path string) bool) {
 	if !has("windows.steady") {
 		s.Windows.Steady = Steady{Auto: true}
 	}
+	w := &s.Workload
+	if w.Kind == "" {
+		w.Kind = WorkloadRequests
+	}
+	if w.Agentic() {
+		if w.On429 == "" {
+			w.On429 = On429Backoff
+		}
+		if !has("workload.max_retries") {
+			w.MaxRetries = DefaultMaxRetries
+		}
+		if w.MaxContextTokens == 0 {
+			w.MaxContextTokens = s.Pins.KVCache.MaxModelLen
+		}
+	}
 	c := &s.Pins.Concurrency
 	if c.Mode == ModeOpen && !has("pins.concurrency.arrival") {
 		c.Arrival = ArrivalPoisson
@@ -118,6 +133,7 @@ func (s *Scenario) validate(has func(path string) bool) (errs, warns ErrorList) 
 	v.promptSharing(tokensOK)
 	v.tolerances()
 	v.concurrency()
+	v.workload()
 	classesOK := v.classes()
 	v.kvCache(tokensOK)
 	v.ratio(tokensOK && classesOK)
@@ -163,6 +179,75 @@ func (v *validator) tokens() bool {
 		}
 	}
 	return len(v.errs) == n
+}
+
+// DefaultMaxRetries bounds the backoff retries of one agentic turn.
+const DefaultMaxRetries = 5
+
+// workload checks the workload kind and, for agentic sessions, its
+// distributions and policies.
+func (v *validator) workload() {
+	w, p := v.s.Workload, "workload"
+	switch w.Kind {
+	case "", WorkloadRequests:
+		for _, k := range []string{"turns", "growth_tokens", "think_seconds", "max_context_tokens", "cost_cap_usd", "on_429", "max_retries"} {
+			if v.has(p + "." + k) {
+				v.errorf(p+"."+k, "only for kind agentic")
+			}
+		}
+		return
+	case WorkloadAgentic:
+	default:
+		v.errorf(p+".kind", "must be requests or agentic (got %q)", w.Kind)
+		return
+	}
+	if v.s.Pins.Concurrency.Mode != ModeClosed {
+		v.errorf("pins.concurrency.mode", "must be closed for agentic sessions (streams = concurrent sessions)")
+	}
+	if len(v.s.Pins.Mix.Classes) > 0 {
+		v.errorf("pins.mix.classes", "not with agentic sessions: a session's turns are its mix")
+	}
+	if v.s.Pins.Prompt.SharedPrefixTokens > 0 {
+		v.errorf("pins.prompt.shared_prefix_tokens", "not with agentic sessions: each session shares its own history")
+	}
+	required := func(key string, d Dist) {
+		if !v.has(p+"."+key) && d.IsZero() {
+			v.errorf(p+"."+key, "required for kind agentic")
+			return
+		}
+		v.dist(p+"."+key, d)
+	}
+	required("turns", w.Turns)
+	if lo, _ := w.Turns.Bounds(); !w.Turns.IsZero() && lo < 1 {
+		v.errorf(p+".turns", "must be ≥ 1 (got %s)", num(lo))
+	}
+	required("growth_tokens", w.GrowthTokens)
+	if lo, _ := w.GrowthTokens.Bounds(); !w.GrowthTokens.IsZero() && lo < 1 {
+		v.errorf(p+".growth_tokens", "must be ≥ 1 (got %s)", num(lo))
+	}
+	if !w.ThinkSeconds.IsZero() || v.has(p+".think_seconds") {
+		v.dist(p+".think_seconds", w.ThinkSeconds)
+		if lo, _ := w.ThinkSeconds.Bounds(); lo < 0 {
+			v.errorf(p+".think_seconds", "must be ≥ 0 (got %s)", num(lo))
+		}
+	}
+	if w.MaxContextTokens < 0 {
+		v.errorf(p+".max_context_tokens", "must be ≥ 0 (got %d)", w.MaxContextTokens)
+	}
+	if m := v.s.Pins.KVCache.MaxModelLen; m > 0 && w.MaxContextTokens > m {
+		v.errorf(p+".max_context_tokens", "exceeds pins.kv_cache.max_model_len (%d > %d)", w.MaxContextTokens, m)
+	}
+	if w.CostCapUSD < 0 {
+		v.errorf(p+".cost_cap_usd", "must be ≥ 0 (got %s)", num(w.CostCapUSD))
+	}
+	switch w.On429 {
+	case "", On429Backoff, On429AbortSession, On429CountOnly:
+	default:
+		v.errorf(p+".on_429", "must be backoff, abort-session or count-only (got %q)", w.On429)
+	}
+	if w.MaxRetries < 0 {
+		v.errorf(p+".max_retries", "must be ≥ 0 (got %d)", w.MaxRetries)
+	}
 }
 
 // promptSharing checks the shared-prefix settings: top-level only, and the
