@@ -28,7 +28,13 @@ type Collector struct {
 	n             int
 	examples      map[ErrorClass][]string
 	model         string
+	tokens        Tokens
+	sessions      sessionAcc
+	rejections    []Rejection
 }
+
+// maxRejections bounds the 429s kept for attribution.
+const maxRejections = 100_000
 
 // maxExamples is how many distinct failure messages are kept per class.
 const maxExamples = 3
@@ -79,6 +85,15 @@ func (c *Collector) Add(r *Record) error {
 	}
 	if c.model == "" && r.Model != "" {
 		c.model = r.Model
+	}
+	c.tokens.add(r)
+	c.sessions.add(r)
+	if r.Err == ErrHTTP429 && len(c.rejections) < maxRejections {
+		c.rejections = append(c.rejections, Rejection{AtS: r.Sent.Seconds(), Bucket: r.RateLimitBucket})
+	}
+	if r.HasUsage {
+		c.s.bump(&c.s.InputTokens, r.Sent, int64(r.Usage.PromptTokens))
+		c.s.bump(&c.s.CachedInputTokens, r.Sent, int64(r.Usage.CachedTokens))
 	}
 	c.s.addInFlight(r.Sent, r.End)
 	c.events = append(c.events, us(r.Sent)<<1|1, us(r.End)<<1)
@@ -167,6 +182,14 @@ type Measurement struct {
 	// PromptDrift and OutputDrift compare usage with the requested token
 	// counts over successful requests (nil without usage).
 	PromptDrift, OutputDrift *Drift
+	// Tokens totals usage over the run.
+	Tokens Tokens
+	// Sessions summarises agentic sessions (empty otherwise).
+	Sessions Sessions
+	// ByContext is per-request speed by context depth, whole run.
+	ByContext []ContextBucket
+	// Rejections are the run's 429s.
+	Rejections []Rejection
 }
 
 // Window holds one window's figures. Requests belong to the window in
@@ -290,6 +313,7 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 		m.Windows[name] = a.w
 	}
 	clientLag := MetricClientLag.new()
+	byContext := newContextAcc()
 	errs := Errors{ByClass: map[string]int{}, Examples: map[string][]string{}}
 	interrupted := 0
 
@@ -307,6 +331,7 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 			promptDrift.add(r.Usage.PromptTokens, r.RequestedPromptTokens)
 			outputDrift.add(r.Usage.CompletionTokens, r.RequestedOutputTokens)
 		}
+		byContext.add(r)
 		for _, ch := range r.Chunks {
 			if ch.ClientLagUS >= 0 {
 				record(clientLag, float64(ch.ClientLagUS), 1)
@@ -334,6 +359,11 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 	}
 	m.Errors = errs
 	m.PromptDrift, m.OutputDrift = promptDrift.result(), outputDrift.result()
+	c.tokens.finish()
+	m.Tokens = c.tokens
+	m.Sessions = c.sessions.result()
+	m.ByContext = byContext.result()
+	m.Rejections = c.rejections
 	m.ClientAddedLatency = Summarize(MetricClientLag, clientLag)
 
 	slices.Sort(c.events)
@@ -531,6 +561,10 @@ type Series struct {
 	OutputTokens []int64 `json:"output_tokens"`
 	// InFlight is the time-weighted mean number of requests in flight.
 	InFlight []float64 `json:"in_flight"`
+	// InputTokens and CachedInputTokens are the prompt tokens (usage) of
+	// the requests sent in each second, for rate-limit meters.
+	InputTokens       []int64 `json:"input_tokens"`
+	CachedInputTokens []int64 `json:"cached_input_tokens"`
 	// Started, Completed and Failed count requests by scheduled start and
 	// by end.
 	Started   []int64 `json:"started"`
@@ -551,6 +585,8 @@ func (s *Series) pad(n int) {
 	s.OutputTokens = grow(s.OutputTokens, n)
 	s.InFlight = grow(s.InFlight, n)
 	s.Started = grow(s.Started, n)
+	s.InputTokens = grow(s.InputTokens, n)
+	s.CachedInputTokens = grow(s.CachedInputTokens, n)
 	s.Completed = grow(s.Completed, n)
 	s.Failed = grow(s.Failed, n)
 }

@@ -80,7 +80,38 @@ type Record struct {
 	ErrMsg string
 	// HTTPStatus is the response status (0 when no response was received).
 	HTTPStatus int
+	// RateLimitBucket is the limit a 429 names (BucketTokens, ...), from
+	// the response's headers or body; "" when it names none.
+	RateLimitBucket string
+
+	// Session is the agentic session's index, -1 for an independent
+	// request; Turn is the turn within it, from 0, and Attempt the retry
+	// of that turn, from 0.
+	Session, Turn, Attempt int
+	// SessionEnd is set on a session's last record: why it ended
+	// (SessionEnd* constants).
+	SessionEnd string
 }
+
+// Rate-limit buckets (RateLimits' fields).
+const (
+	BucketRequests       = "requests_per_minute"
+	BucketTokens         = "tokens_per_minute"
+	BucketUncachedTokens = "uncached_tokens_per_minute"
+	BucketOutputTokens   = "output_tokens_per_minute"
+	BucketTokensPerDay   = "tokens_per_day"
+)
+
+// Why an agentic session ended.
+const (
+	SessionEndTurns         = "turns"          // it took all its turns
+	SessionEndContextWindow = "context_window" // its next prompt would not fit (or the server said so)
+	SessionEndCostCap       = "cost_cap"       // it cost more than the cap
+	SessionEndRateLimited   = "rate_limited"   // a 429 under abort-session, or retries exhausted
+	SessionEndError         = "error"          // a turn failed otherwise
+	SessionEndRunEnded      = "run_ended"      // the run's duration or request count ran out
+	SessionEndInterrupted   = "interrupted"    // the run was interrupted
+)
 
 // Chunk is one token-bearing chunk of a stream.
 type Chunk struct {

@@ -15,7 +15,7 @@ const ms = time.Millisecond
 // stream builds a successful record scheduled at start whose first chunk
 // arrives after ttft and every later one after itl, tokensPerChunk each.
 func stream(idx int, start, ttft, itl time.Duration, chunks, tokensPerChunk int) *Record {
-	r := &Record{Index: idx, Scheduled: start, Sent: start, RequestedPromptTokens: 100,
+	r := &Record{Index: idx, Session: -1, Scheduled: start, Sent: start, RequestedPromptTokens: 100,
 		RequestedOutputTokens: chunks * tokensPerChunk, HasUsage: true,
 		Usage: Usage{PromptTokens: 100, CompletionTokens: chunks * tokensPerChunk}}
 	at := start + ttft
@@ -279,7 +279,8 @@ func TestSpillRoundTrip(t *testing.T) {
 	in := []*Record{
 		stream(0, 1234567*time.Microsecond, 321*ms, 17*ms, 40, 2),
 		{Index: 7, Class: "chat", Scheduled: 5 * time.Second, Sent: 5*time.Second + 3*ms, End: 6 * time.Second,
-			Err: ErrStreamCut, HTTPStatus: 0, RequestedPromptTokens: 8000, RequestedOutputTokens: 400},
+			Err: ErrHTTP429, HTTPStatus: 429, RequestedPromptTokens: 8000, RequestedOutputTokens: 400,
+			RateLimitBucket: BucketTokens, Session: 3, Turn: 12, Attempt: 2, SessionEnd: SessionEndRateLimited},
 	}
 	in[0].Class = "agent"
 	in[0].Chunks[3].Reasoning = true
@@ -293,7 +294,9 @@ func TestSpillRoundTrip(t *testing.T) {
 	i := 0
 	err = s.each(func(r *Record) {
 		want := in[i]
-		if r.Index != want.Index || r.Class != want.Class || r.Scheduled != want.Scheduled || r.Sent != want.Sent ||
+		if r.Index != want.Index || r.Class != want.Class || r.Session != want.Session || r.Turn != want.Turn ||
+			r.Attempt != want.Attempt || r.SessionEnd != want.SessionEnd || r.RateLimitBucket != want.RateLimitBucket ||
+			r.HTTPStatus != want.HTTPStatus || r.Scheduled != want.Scheduled || r.Sent != want.Sent ||
 			r.End != want.End || r.Err != want.Err || r.Usage != want.Usage || r.HasUsage != want.HasUsage ||
 			r.RequestedPromptTokens != want.RequestedPromptTokens || len(r.Chunks) != len(want.Chunks) {
 			t.Fatalf("record %d: got %+v, want %+v", i, r, want)

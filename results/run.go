@@ -46,10 +46,16 @@ type Run struct {
 	// chunk, when the server stamps chunks: sixpin's own added latency.
 	ClientAddedLatencyMs *Dist  `json:"client_added_latency_ms,omitempty"`
 	Series               Series `json:"series"`
-	// Cost and RateLimits are filled when the profile declares pricing or
-	// limits (nil otherwise).
-	Cost       any `json:"cost"`
-	RateLimits any `json:"rate_limits"`
+	// Cost is filled when the profile declares pricing or a power draw,
+	// RateLimits when it declares limits or the server refused requests
+	// with 429 (nil otherwise).
+	Cost       *Cost            `json:"cost"`
+	RateLimits *RateLimitReport `json:"rate_limits"`
+	// Tokens totals the server's usage; Sessions summarises agentic
+	// sessions; ByContext is per-request speed by context depth.
+	Tokens    Tokens          `json:"tokens"`
+	Sessions  *Sessions       `json:"sessions,omitempty"`
+	ByContext []ContextBucket `json:"by_context"`
 	// Histograms are window → metric → encoded HDR histogram.
 	Histograms map[string]map[string]EncodedHistogram `json:"histograms"`
 	Client     ClientInfo                             `json:"client"`

@@ -16,13 +16,15 @@ import (
 // windows are cut after the run (steady: auto depends on the whole series),
 // and one pass over the spill then fills each window's histograms.
 type spill struct {
-	f       *os.File
-	w       *bufio.Writer
-	buf     []byte
-	classes []string
-	classID map[string]uint64
-	errID   map[ErrorClass]uint64
-	n       int
+	f   *os.File
+	w   *bufio.Writer
+	buf []byte
+	// strs interns the record's short strings (class, session end,
+	// rate-limit bucket).
+	strs  []string
+	strID map[string]uint64
+	errID map[ErrorClass]uint64
+	n     int
 }
 
 func newSpill(dir string) (*spill, error) {
@@ -30,7 +32,7 @@ func newSpill(dir string) (*spill, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create record spill file: %w", err)
 	}
-	s := &spill{f: f, w: bufio.NewWriterSize(f, 1<<16), classID: map[string]uint64{}, errID: map[ErrorClass]uint64{}}
+	s := &spill{f: f, w: bufio.NewWriterSize(f, 1<<16), strID: map[string]uint64{}, errID: map[ErrorClass]uint64{}}
 	for i, c := range ErrorClasses {
 		s.errID[c] = uint64(i + 1)
 	}
@@ -43,18 +45,17 @@ func usDur(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
 
 func (s *spill) put(r *Record) error {
 	b := s.buf[:0]
-	cid, ok := s.classID[r.Class]
-	if !ok {
-		cid = uint64(len(s.classes))
-		s.classes = append(s.classes, r.Class)
-		s.classID[r.Class] = cid
-	}
 	var flags uint64
 	if r.HasUsage {
 		flags |= 1
 	}
 	b = binary.AppendUvarint(b, uint64(r.Index))
-	b = binary.AppendUvarint(b, cid)
+	b = binary.AppendUvarint(b, s.intern(r.Class))
+	b = binary.AppendUvarint(b, s.intern(r.SessionEnd))
+	b = binary.AppendUvarint(b, s.intern(r.RateLimitBucket))
+	b = binary.AppendVarint(b, int64(r.Session))
+	b = binary.AppendUvarint(b, uint64(r.Turn))
+	b = binary.AppendUvarint(b, uint64(r.Attempt))
 	b = binary.AppendUvarint(b, flags)
 	b = binary.AppendVarint(b, us(r.Scheduled))
 	b = binary.AppendVarint(b, us(r.Sent)-us(r.Scheduled))
@@ -96,6 +97,25 @@ func (s *spill) put(r *Record) error {
 	return nil
 }
 
+// intern returns the id of a short string in the spill's table.
+func (s *spill) intern(v string) uint64 {
+	id, ok := s.strID[v]
+	if !ok {
+		id = uint64(len(s.strs))
+		s.strs = append(s.strs, v)
+		s.strID[v] = id
+	}
+	return id
+}
+
+// str returns the interned string id (or "" for an unknown id).
+func (s *spill) str(id uint64) string {
+	if id < uint64(len(s.strs)) {
+		return s.strs[id]
+	}
+	return ""
+}
+
 // each replays every record in order into one reused Record; fn must not
 // keep it.
 func (s *spill) each(fn func(r *Record)) error {
@@ -135,9 +155,12 @@ func (s *spill) decode(b []byte, r *Record) error {
 	chunks := r.Chunks[:0]
 	*r = Record{}
 	r.Index = int(d.u())
-	if cid := d.u(); cid < uint64(len(s.classes)) {
-		r.Class = s.classes[cid]
-	}
+	r.Class = s.str(d.u())
+	r.SessionEnd = s.str(d.u())
+	r.RateLimitBucket = s.str(d.u())
+	r.Session = int(d.i())
+	r.Turn = int(d.u())
+	r.Attempt = int(d.u())
 	flags := d.u()
 	r.HasUsage = flags&1 != 0
 	sched := d.i()

@@ -37,6 +37,21 @@ func WriteSummary(w io.Writer, run *Run) error {
 		}
 	}
 	p.f("\n")
+	writeSessions(p, run)
+	writeContext(p, run)
+	if lines := run.RateLimits.Lines(); len(lines) > 0 {
+		p.f("Rate limits (%s's limits, metered client-side over sliding windows, whole run):\n", run.Target.Profile)
+		for _, l := range lines {
+			p.f("  %s\n", l)
+		}
+	}
+	if run.Cost != nil {
+		p.f("Cost (whole run): %s\n", run.Cost)
+	}
+	if t := run.Tokens; t.Input > 0 {
+		p.f("Tokens (whole run, usage): %s in (%s cached, %s of input), %s out (%s reasoning)\n",
+			group(float64(t.Input)), group(float64(t.CachedInput)), pct(t.CacheHitRatio), group(float64(t.Output)), group(float64(t.Reasoning)))
+	}
 	writeErrors(p, run)
 	if s := run.Schedule; s != nil {
 		p.f("Schedule (open loop): declared %s req/s, scheduled %s req/s, sent %s req/s", num(s.TargetRateRPS),
@@ -193,3 +208,67 @@ func classList(m map[string]int) string {
 func num(v float64) string   { return numfmt.Sig(v) }
 func group(v float64) string { return numfmt.Thousands(v) }
 func pct(f float64) string   { return numfmt.Percent(f) }
+
+func writeSessions(p *printer, run *Run) {
+	ss := run.Sessions
+	if ss == nil || len(ss.All) == 0 {
+		return
+	}
+	p.f("Agentic sessions (whole run): %d sessions", len(ss.All))
+	if d := ss.Turns; d != nil {
+		p.f(", turns p50 %s (max %s)", num(d.P50), num(d.Max))
+	}
+	if d := ss.LifetimeMin; d != nil {
+		p.f(", lifetime p50 %s min (max %s)", num(d.P50), num(d.Max))
+	}
+	p.f("\n")
+	if d := ss.GrowthPerMin; d != nil {
+		p.f("  context growth p50 %s tokens/min per session", group(d.P50))
+	}
+	p.f("; cache hit %s of input tokens\n", pct(run.Tokens.CacheHitRatio))
+	var reasons []string
+	for _, r := range []string{SessionEndTurns, SessionEndContextWindow, SessionEndCostCap, SessionEndRateLimited, SessionEndError, SessionEndRunEnded, SessionEndInterrupted} {
+		if n := ss.EndReasons[r]; n > 0 {
+			reasons = append(reasons, fmt.Sprintf("%s %d", r, n))
+		}
+	}
+	p.f("  ended by: %s\n", strings.Join(reasons, ", "))
+	if d := ss.First429S; d != nil {
+		p.f("  time to first 429: p50 %s s, min %s s (%d of %d sessions were rate limited)\n", num(d.P50), num(d.Min), d.Count, len(ss.All))
+	}
+}
+
+func writeContext(p *printer, run *Run) {
+	used := 0
+	for _, b := range run.ByContext {
+		if b.Requests > 0 {
+			used++
+		}
+	}
+	if used < 2 && (run.Sessions == nil || len(run.Sessions.All) == 0) {
+		return
+	}
+	p.f("By context depth (whole run, per request; prompt tokens from usage):\n")
+	p.f("  %-24s", "")
+	for _, b := range run.ByContext {
+		p.f(" %10s", b.Name)
+	}
+	p.f("\n")
+	row := func(label string, get func(ContextBucket) string) {
+		p.f("  %-24s", label)
+		for _, b := range run.ByContext {
+			p.f(" %10s", get(b))
+		}
+		p.f("\n")
+	}
+	row("requests", func(b ContextBucket) string { return fmt.Sprint(b.Requests) })
+	p50 := func(d *Dist) string {
+		if d == nil {
+			return "–"
+		}
+		return num(d.P50)
+	}
+	row("effective tok/s p50", func(b ContextBucket) string { return p50(b.EffectiveTokS) })
+	row("decode tok/s p50", func(b ContextBucket) string { return p50(b.DecodeTokS) })
+	row("TTFT ms p50", func(b ContextBucket) string { return p50(b.TTFTMs) })
+}

@@ -1,0 +1,150 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Pricing is a vendor's price list in US dollars per million tokens. Zero
+// prices are free; a nil CachedInput bills cached reads as input, a nil
+// Reasoning bills reasoning tokens as output.
+type Pricing struct {
+	InputPerMTok       float64  `yaml:"input_per_mtok" json:"input_per_mtok"`
+	CachedInputPerMTok *float64 `yaml:"cached_input_per_mtok" json:"cached_input_per_mtok,omitempty"`
+	OutputPerMTok      float64  `yaml:"output_per_mtok" json:"output_per_mtok"`
+	ReasoningPerMTok   *float64 `yaml:"reasoning_per_mtok" json:"reasoning_per_mtok,omitempty"`
+}
+
+// Energy prices a local endpoint by its power draw over wall time.
+type Energy struct {
+	PowerWatts float64 `json:"power_watts"`
+	USDPerKWh  float64 `json:"usd_per_kwh"`
+}
+
+// Set reports whether p prices anything.
+func (p *Pricing) Set() bool {
+	return p != nil && (p.InputPerMTok > 0 || p.OutputPerMTok > 0 || p.CachedInputPerMTok != nil || p.ReasoningPerMTok != nil)
+}
+
+// Bill is a token count priced: the parts add up to Total (USD).
+type Bill struct {
+	InputTokens       int64   `json:"input_tokens"`
+	CachedInputTokens int64   `json:"cached_input_tokens"`
+	OutputTokens      int64   `json:"output_tokens"`
+	ReasoningTokens   int64   `json:"reasoning_tokens"`
+	InputUSD          float64 `json:"input_usd"`
+	CachedInputUSD    float64 `json:"cached_input_usd"`
+	OutputUSD         float64 `json:"output_usd"`
+	ReasoningUSD      float64 `json:"reasoning_usd"`
+	Total             float64 `json:"total_usd"`
+}
+
+// Price bills usage: input tokens (of which cached are billed at the
+// cached price) and output tokens (of which reasoning are billed at the
+// reasoning price). Counts are totals over any number of requests.
+func (p Pricing) Price(input, cached, output, reasoning int64) Bill {
+	cachedPrice := p.InputPerMTok
+	if p.CachedInputPerMTok != nil {
+		cachedPrice = *p.CachedInputPerMTok
+	}
+	reasoningPrice := p.OutputPerMTok
+	if p.ReasoningPerMTok != nil {
+		reasoningPrice = *p.ReasoningPerMTok
+	}
+	b := Bill{InputTokens: input, CachedInputTokens: cached, OutputTokens: output, ReasoningTokens: reasoning}
+	b.InputUSD = float64(input-cached) * p.InputPerMTok / 1e6
+	b.CachedInputUSD = float64(cached) * cachedPrice / 1e6
+	b.OutputUSD = float64(output-reasoning) * p.OutputPerMTok / 1e6
+	b.ReasoningUSD = float64(reasoning) * reasoningPrice / 1e6
+	b.Total = b.InputUSD + b.CachedInputUSD + b.OutputUSD + b.ReasoningUSD
+	return b
+}
+
+// RequestUSD prices one request's usage.
+func (p Pricing) RequestUSD(u Usage) float64 {
+	return p.Price(int64(u.PromptTokens), int64(u.CachedTokens), int64(u.CompletionTokens), int64(u.ReasoningTokens)).Total
+}
+
+// EnergyUSD is what running for d costs at e's power and price.
+func (e Energy) EnergyUSD(d time.Duration) float64 {
+	return e.PowerWatts * d.Hours() / 1000 * e.USDPerKWh
+}
+
+// Cost is a run's cost, in the results file under "cost".
+type Cost struct {
+	// Basis is "tokens" (a price list) or "energy" (power over wall time).
+	Basis   string   `json:"basis"`
+	Pricing *Pricing `json:"pricing,omitempty"`
+	Energy  *Energy  `json:"energy,omitempty"`
+	// Bill itemises the token bill (basis tokens).
+	Bill *Bill `json:"bill,omitempty"`
+	// WallS is the run's wall time in seconds (energy basis).
+	WallS    float64 `json:"wall_s"`
+	TotalUSD float64 `json:"total_usd"`
+	// PerRequestUSD is the mean over requests, PerSessionUSD over
+	// sessions (agentic), PerHourUSD at the observed pace, and
+	// PerMOutputTokensUSD per million output tokens.
+	PerRequestUSD       float64 `json:"per_request_usd"`
+	PerSessionUSD       float64 `json:"per_session_usd,omitempty"`
+	PerHourUSD          float64 `json:"per_hour_usd"`
+	PerMOutputTokensUSD float64 `json:"per_m_output_tokens_usd"`
+}
+
+// BuildCost prices a run: by tokens when pricing is set, else by energy
+// when e is set over wall; nil when neither is known.
+func BuildCost(p *Pricing, e *Energy, m *Measurement, wall time.Duration) *Cost {
+	t := m.Tokens
+	c := &Cost{WallS: wall.Seconds()}
+	switch {
+	case p.Set():
+		b := p.Price(t.Input, t.CachedInput, t.Output, t.Reasoning)
+		c.Basis, c.Pricing, c.Bill, c.TotalUSD = "tokens", p, &b, b.Total
+	case e != nil && e.PowerWatts > 0:
+		c.Basis, c.Energy, c.TotalUSD = "energy", e, e.EnergyUSD(wall)
+	default:
+		return nil
+	}
+	if t.Requests > 0 {
+		c.PerRequestUSD = c.TotalUSD / float64(t.Requests)
+	}
+	if n := len(m.Sessions.All); n > 0 {
+		c.PerSessionUSD = c.TotalUSD / float64(n)
+	}
+	if wall > 0 {
+		c.PerHourUSD = c.TotalUSD / wall.Hours()
+	}
+	if t.Output > 0 {
+		c.PerMOutputTokensUSD = c.TotalUSD / float64(t.Output) * 1e6
+	}
+	return c
+}
+
+// String is the cost in one line, for the summary.
+func (c *Cost) String() string {
+	if c == nil {
+		return "not priced (the profile has no pricing or power draw)"
+	}
+	s := fmt.Sprintf("$%s in all", money(c.TotalUSD))
+	if c.Basis == "energy" {
+		s += fmt.Sprintf(" (%.0f W for %s at $%.4g/kWh)", c.Energy.PowerWatts, time.Duration(c.WallS*float64(time.Second)).Round(time.Second), c.Energy.USDPerKWh)
+	} else if b := c.Bill; b != nil {
+		s += fmt.Sprintf(" (input $%s of which cached $%s, output $%s of which reasoning $%s)",
+			money(b.InputUSD+b.CachedInputUSD), money(b.CachedInputUSD), money(b.OutputUSD+b.ReasoningUSD), money(b.ReasoningUSD))
+	}
+	s += fmt.Sprintf("; $%s per hour at this pace, $%s per million output tokens, $%s per request",
+		money(c.PerHourUSD), money(c.PerMOutputTokensUSD), money(c.PerRequestUSD))
+	if c.PerSessionUSD > 0 {
+		s += fmt.Sprintf(", $%s per session", money(c.PerSessionUSD))
+	}
+	return s
+}
+
+// money formats dollars to the cent, or to three significant digits below
+// a dollar (1.7 cents shows as 0.0169).
+func money(v float64) string {
+	if math.Abs(v) >= 1 {
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}

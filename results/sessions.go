@@ -1,0 +1,231 @@
+package results
+
+import (
+	"slices"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Tokens totals the server's usage over the whole run.
+type Tokens struct {
+	// Requests counts the requests that reported usage.
+	Requests    int   `json:"requests"`
+	Input       int64 `json:"input"`
+	CachedInput int64 `json:"cached_input"`
+	Output      int64 `json:"output"`
+	Reasoning   int64 `json:"reasoning"`
+	// CacheHitRatio is CachedInput / Input: the share of prompt tokens a
+	// prefix cache served.
+	CacheHitRatio float64 `json:"cache_hit_ratio"`
+}
+
+func (t *Tokens) add(r *Record) {
+	if !r.HasUsage {
+		return
+	}
+	t.Requests++
+	t.Input += int64(r.Usage.PromptTokens)
+	t.CachedInput += int64(r.Usage.CachedTokens)
+	t.Output += int64(r.Usage.CompletionTokens)
+	t.Reasoning += int64(r.Usage.ReasoningTokens)
+}
+
+// Session is one agentic session's life.
+type Session struct {
+	Index int `json:"index"`
+	// Turns is the turns that succeeded; Attempts every request made.
+	Turns    int `json:"turns"`
+	Attempts int `json:"attempts"`
+	// StartS and EndS bound the session in run time (seconds).
+	StartS float64 `json:"start_s"`
+	EndS   float64 `json:"end_s"`
+	// EndReason says why it ended (SessionEnd* constants).
+	EndReason string `json:"end_reason"`
+	// FirstContextTokens and LastContextTokens are the prompt tokens of
+	// its first and last successful turns (usage).
+	FirstContextTokens int `json:"first_context_tokens"`
+	LastContextTokens  int `json:"last_context_tokens"`
+	// First429S is when it was first rate limited, from its start (nil:
+	// never).
+	First429S *float64 `json:"first_429_s,omitempty"`
+	// Rejections counts its 429s.
+	Rejections int `json:"rejections"`
+	// Input, CachedInput, Output and Reasoning total its usage.
+	Tokens Tokens `json:"tokens"`
+}
+
+// LifetimeMin is the session's length in minutes.
+func (s *Session) LifetimeMin() float64 { return (s.EndS - s.StartS) / 60 }
+
+// GrowthPerMin is how fast its context grew, in tokens per minute.
+func (s *Session) GrowthPerMin() float64 {
+	if m := s.LifetimeMin(); m > 0 {
+		return float64(s.LastContextTokens-s.FirstContextTokens) / m
+	}
+	return 0
+}
+
+// Sessions summarises the agentic sessions of a run.
+type Sessions struct {
+	All []*Session `json:"sessions"`
+	// Turns, LifetimeMin and GrowthPerMin are distributions over sessions;
+	// First429S over the sessions that were rate limited.
+	Turns        *Dist          `json:"turns"`
+	LifetimeMin  *Dist          `json:"lifetime_min"`
+	GrowthPerMin *Dist          `json:"context_growth_tokens_per_min"`
+	First429S    *Dist          `json:"first_429_s"`
+	EndReasons   map[string]int `json:"end_reasons"`
+}
+
+// sessionAcc follows the sessions as their records arrive (a session's
+// records arrive in order: its turns run one after another).
+type sessionAcc struct {
+	by map[int]*Session
+}
+
+func (a *sessionAcc) add(r *Record) {
+	if r.Session < 0 {
+		return
+	}
+	if a.by == nil {
+		a.by = map[int]*Session{}
+	}
+	s := a.by[r.Session]
+	if s == nil {
+		s = &Session{Index: r.Session, StartS: r.Scheduled.Seconds()}
+		a.by[r.Session] = s
+	}
+	s.Attempts++
+	s.StartS = min(s.StartS, r.Scheduled.Seconds())
+	s.EndS = max(s.EndS, r.End.Seconds())
+	s.Tokens.add(r)
+	if r.Err == ErrHTTP429 {
+		s.Rejections++
+		if s.First429S == nil {
+			at := r.End.Seconds() - s.StartS
+			s.First429S = &at
+		}
+	}
+	if !r.Failed() {
+		s.Turns++
+		if r.HasUsage {
+			if s.FirstContextTokens == 0 {
+				s.FirstContextTokens = r.Usage.PromptTokens
+			}
+			s.LastContextTokens = r.Usage.PromptTokens
+		}
+	}
+	if r.SessionEnd != "" {
+		s.EndReason = r.SessionEnd
+	}
+}
+
+func (a *sessionAcc) result() Sessions {
+	var out Sessions
+	if len(a.by) == 0 {
+		return out
+	}
+	out.EndReasons = map[string]int{}
+	hTurns, hLife, hGrowth, h429 := MetricSessionTurns.new(), MetricSessionMin.new(), MetricGrowth.new(), MetricFirst429.new()
+	for _, s := range a.by {
+		s.Tokens.finish()
+		out.All = append(out.All, s)
+		out.EndReasons[s.EndReason]++
+		record(hTurns, float64(s.Turns), 1)
+		record(hLife, s.LifetimeMin()*1e3, 1)
+		record(hGrowth, s.GrowthPerMin(), 1)
+		if s.First429S != nil {
+			record(h429, *s.First429S*1e3, 1)
+		}
+	}
+	slices.SortFunc(out.All, func(x, y *Session) int { return x.Index - y.Index })
+	out.Turns = Summarize(MetricSessionTurns, hTurns)
+	out.LifetimeMin = Summarize(MetricSessionMin, hLife)
+	out.GrowthPerMin = Summarize(MetricGrowth, hGrowth)
+	out.First429S = Summarize(MetricFirst429, h429)
+	return out
+}
+
+func (t *Tokens) finish() {
+	if t.Input > 0 {
+		t.CacheHitRatio = float64(t.CachedInput) / float64(t.Input)
+	}
+}
+
+// Session metrics, recorded over sessions.
+var (
+	MetricSessionTurns = Metric{"turns", "turns", 1, 1, 1e7}
+	MetricSessionMin   = Metric{"lifetime_min", "milli-min", 1e3, 1, 1e9}
+	MetricGrowth       = Metric{"context_growth_tokens_per_min", "tokens/min", 1, 1, 1e10}
+	MetricFirst429     = Metric{"first_429_s", "ms", 1e3, 1, maxLatencyUS}
+)
+
+// Context buckets: how speed falls as the context grows (CONTEXT.md §1).
+var contextBuckets = []ContextBucket{
+	{Name: "<20K", MaxTokens: 20_000},
+	{Name: "20–50K", MinTokens: 20_000, MaxTokens: 50_000},
+	{Name: "50–120K", MinTokens: 50_000, MaxTokens: 120_000},
+	{Name: ">120K", MinTokens: 120_000},
+}
+
+// ContextBucket holds per-request figures of the successful requests whose
+// prompt (usage) fell in [MinTokens, MaxTokens), over the whole run.
+type ContextBucket struct {
+	Name          string `json:"name"`
+	MinTokens     int    `json:"min_tokens"`
+	MaxTokens     int    `json:"max_tokens,omitempty"`
+	Requests      int    `json:"requests"`
+	EffectiveTokS *Dist  `json:"effective_tok_s"`
+	DecodeTokS    *Dist  `json:"decode_tok_s"`
+	TTFTMs        *Dist  `json:"ttft_ms"`
+}
+
+// contextAcc fills the context buckets.
+type contextAcc struct {
+	eff, dec, ttft []*hdrhistogram.Histogram
+	n              []int
+}
+
+func newContextAcc() *contextAcc {
+	a := &contextAcc{n: make([]int, len(contextBuckets))}
+	for range contextBuckets {
+		a.eff = append(a.eff, MetricEffective.new())
+		a.dec = append(a.dec, MetricDecode.new())
+		a.ttft = append(a.ttft, MetricTTFT.new())
+	}
+	return a
+}
+
+func (a *contextAcc) add(r *Record) {
+	if r.Failed() || !r.HasUsage || len(r.Chunks) == 0 {
+		return
+	}
+	i := 0
+	for i < len(contextBuckets)-1 && r.Usage.PromptTokens >= contextBuckets[i].MaxTokens {
+		i++
+	}
+	a.n[i]++
+	e2e := r.End - r.Scheduled
+	ttft := r.Chunks[0].At - r.Scheduled
+	out := r.Usage.CompletionTokens
+	if e2e > 0 {
+		record(a.eff[i], float64(out)/e2e.Seconds()*1e3, 1)
+	}
+	if d := e2e - ttft; out > 1 && d > 0 {
+		record(a.dec[i], float64(out-1)/d.Seconds()*1e3, 1)
+	}
+	record(a.ttft[i], float64(ttft/time.Microsecond), 1)
+}
+
+func (a *contextAcc) result() []ContextBucket {
+	var out []ContextBucket
+	for i, b := range contextBuckets {
+		b.Requests = a.n[i]
+		b.EffectiveTokS = Summarize(MetricEffective, a.eff[i])
+		b.DecodeTokS = Summarize(MetricDecode, a.dec[i])
+		b.TTFTMs = Summarize(MetricTTFT, a.ttft[i])
+		out = append(out, b)
+	}
+	return out
+}
