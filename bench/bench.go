@@ -137,6 +137,9 @@ func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 	}
 	plan := scenario.NewPlan(sc)
 	opts := []runner.Option{runner.WithPrompts(prompts)}
+	if tg.profile.Pricing.Set() {
+		opts = append(opts, runner.WithPricing(tg.profile.Pricing))
+	}
 	if cfg.StallTimeout > 0 {
 		opts = append(opts, runner.WithStallTimeout(cfg.StallTimeout))
 	}
@@ -407,6 +410,16 @@ func assemble(sc *scenario.Scenario, tg *target, rn *runner.Runner, col *results
 	}
 	run.Valid, run.Invalid = results.Validity(run.Pins)
 	run.Discovery = &disc
+	run.Tokens, run.ByContext = m.Tokens, m.ByContext
+	if len(m.Sessions.All) > 0 {
+		run.Sessions = &m.Sessions
+	}
+	wall := time.Duration(m.Windows[results.WindowAll].DurationS * float64(time.Second))
+	run.Cost = results.BuildCost(tg.profile.Pricing, tg.profile.Energy(), m, wall)
+	run.RateLimits = results.BuildRateLimits(tg.profile.RateLimits, m)
+	if sc.Workload.Agentic() && sc.Workload.CostCapUSD > 0 && !tg.profile.Pricing.Set() {
+		run.Notes = append(run.Notes, "workload.cost_cap_usd is set but the profile has no pricing: no session was capped")
+	}
 	if m.TokensFromChunks {
 		run.Notes = append(run.Notes, "some responses carried no usage: their token counts are the client's chunk counts")
 	}
@@ -462,6 +475,10 @@ func declared(sc *scenario.Scenario, tg *target) results.Declared {
 	}
 	if d.Mix.InputOutputRatio == 0 {
 		d.Mix.InputOutputRatio = exp.Ratio
+	}
+	if w := sc.Workload; w.Agentic() {
+		d.Prompt.Dist = fmt.Sprintf("agentic history: first turn %s tokens, then each answer and a %s-token tool result more per turn", p.Prompt.Tokens, w.GrowthTokens)
+		d.Concurrency.Sessions = true
 	}
 	for _, c := range p.Mix.Classes {
 		d.Mix.Classes = append(d.Mix.Classes, results.ClassWeights{Name: c.Name, Weight: c.Weight})

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/strictyaml"
+	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/sim"
 	"github.com/sixpin/sixpin/tokenizer"
 )
@@ -66,6 +67,14 @@ type Profile struct {
 	Headers map[string]string `yaml:"headers"`
 	// ContextWindow is the endpoint's context length in tokens, if known.
 	ContextWindow int `yaml:"context_window"`
+	// Pricing is the vendor's price list per million tokens.
+	Pricing *results.Pricing `yaml:"pricing"`
+	// RateLimits are the vendor's limits, metered client-side.
+	RateLimits *results.RateLimits `yaml:"rate_limits"`
+	// PowerWatts and USDPerKWh price a local endpoint by energy over wall
+	// time.
+	PowerWatts float64 `yaml:"power_watts"`
+	USDPerKWh  float64 `yaml:"usd_per_kwh"`
 	// Sim configures the simulator (kind simulator only).
 	Sim *sim.Config `yaml:"sim"`
 
@@ -170,6 +179,33 @@ func (p *Profile) validate() strictyaml.ErrorList {
 			bad("headers."+k, "must not hold credentials: name the variable in api_key_env")
 		}
 	}
+	if pr := p.Pricing; pr != nil {
+		for name, v := range map[string]float64{"input_per_mtok": pr.InputPerMTok, "output_per_mtok": pr.OutputPerMTok} {
+			if v < 0 {
+				bad("pricing."+name, "must be ≥ 0")
+			}
+		}
+		if pr.CachedInputPerMTok != nil && *pr.CachedInputPerMTok < 0 {
+			bad("pricing.cached_input_per_mtok", "must be ≥ 0")
+		}
+		if pr.ReasoningPerMTok != nil && *pr.ReasoningPerMTok < 0 {
+			bad("pricing.reasoning_per_mtok", "must be ≥ 0")
+		}
+	}
+	if l := p.RateLimits; l != nil {
+		for name, v := range map[string]int{"requests_per_minute": l.RequestsPerMinute, "tokens_per_minute": l.TokensPerMinute,
+			"uncached_tokens_per_minute": l.UncachedTokensPerMinute, "output_tokens_per_minute": l.OutputTokensPerMinute, "tokens_per_day": l.TokensPerDay} {
+			if v < 0 {
+				bad("rate_limits."+name, "must be ≥ 0")
+			}
+		}
+	}
+	if p.PowerWatts < 0 || p.USDPerKWh < 0 {
+		bad("power_watts", "power_watts and usd_per_kwh must be ≥ 0")
+	}
+	if (p.PowerWatts > 0) != (p.USDPerKWh > 0) {
+		bad("power_watts", "power_watts and usd_per_kwh go together")
+	}
 	if p.ContextWindow < 0 {
 		bad("context_window", "must be ≥ 0")
 	}
@@ -241,4 +277,12 @@ func Text(p *Profile) ([]byte, error) {
 		return embedded.ReadFile(p.Name + ".yaml")
 	}
 	return os.ReadFile(p.Source)
+}
+
+// Energy returns the profile's energy pricing, or nil.
+func (p *Profile) Energy() *results.Energy {
+	if p.PowerWatts <= 0 {
+		return nil
+	}
+	return &results.Energy{PowerWatts: p.PowerWatts, USDPerKWh: p.USDPerKWh}
 }

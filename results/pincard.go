@@ -122,6 +122,9 @@ func modelObserved(o ModelObserved) string {
 
 func tokensDeclared(d TokensDeclared) string {
 	s := fmt.Sprintf("%s tokens (mean %s)", d.Dist, group(d.Mean))
+	if strings.HasPrefix(d.Dist, "agentic") {
+		s = fmt.Sprintf("%s (mean %s tokens over turns)", d.Dist, group(d.Mean))
+	}
 	if d.Tokenizer != "" {
 		s += ", built by tokenizer " + d.Tokenizer
 	}
@@ -151,6 +154,9 @@ func concurrencyDeclared(d ConcurrencyDeclared) string {
 		}
 		return s + "; per-stream and aggregate figures both shown"
 	}
+	if d.Sessions {
+		return fmt.Sprintf("closed loop, %d concurrent agentic sessions (think time between turns); per-stream and aggregate figures both shown", d.Streams)
+	}
 	if d.Streams == 1 {
 		return "closed loop, a single stream: per-stream = aggregate"
 	}
@@ -160,6 +166,9 @@ func concurrencyDeclared(d ConcurrencyDeclared) string {
 func concurrencyObserved(o ConcurrencyObserved) string {
 	s := fmt.Sprintf("mean %s in flight, max %d (%s window); %s req/s started; Little's law %s",
 		num(o.MeanInFlight), o.MaxInFlight, o.Window, num(o.StartRateRPS), num(o.LittlesLaw))
+	if o.MaxSessions > 0 {
+		s = fmt.Sprintf("mean %s sessions under way, max %d; ", num(o.MeanSessions), o.MaxSessions) + s
+	}
 	if sc := o.Schedule; sc != nil {
 		s += fmt.Sprintf("; sent %s req/s of %s scheduled", num(sc.AchievedRateRPS), num(sc.ScheduledRateRPS))
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Verdict is a pin's verification: its declared value was checked against
@@ -120,6 +121,8 @@ type ConcurrencyDeclared struct {
 	Arrival     string  `json:"arrival,omitempty"`
 	Burstiness  float64 `json:"burstiness,omitempty"`
 	MaxInFlight int     `json:"max_in_flight,omitempty"`
+	// Sessions is true when Streams counts concurrent agentic sessions.
+	Sessions bool `json:"sessions,omitempty"`
 }
 
 // ConcurrencyObserved is the in-flight count over the headline window,
@@ -138,6 +141,10 @@ type ConcurrencyObserved struct {
 	// cannot show concurrency.
 	WindowS      float64 `json:"window_s"`
 	MeanRequestS float64 `json:"mean_request_s"`
+	// MeanSessions and MaxSessions count agentic sessions under way (think
+	// time included): what the pin declares for agentic workloads.
+	MeanSessions float64 `json:"mean_sessions,omitempty"`
+	MaxSessions  int     `json:"max_sessions,omitempty"`
 }
 
 // KVCacheDeclared is pin 5 as declared.
@@ -246,6 +253,14 @@ func BuildPins(d Declared, m *Measurement, disc Discovery, headline string, sche
 			obs.MeanRequestS = inFlightMs / 1e3
 		}
 		obs.WindowS = w.DurationS
+		if len(m.Sessions.All) > 0 {
+			var ev []int64
+			for _, ss := range m.Sessions.All {
+				ev = append(ev, int64(ss.StartS*1e6)<<1|1, int64(ss.EndS*1e6)<<1)
+			}
+			slices.Sort(ev)
+			obs.MeanSessions, obs.MaxSessions = inFlight(ev, Span{secDur(w.StartS), secDur(w.EndS)})
+		}
 	}
 	p.Concurrency.Observed = obs
 	p.Concurrency.Verified, p.Concurrency.Reason = verifyConcurrency(d.Concurrency, obs)
@@ -341,8 +356,18 @@ func verifyConcurrency(d ConcurrencyDeclared, o ConcurrencyObserved) (Verdict, s
 		return Unverifiable, fmt.Sprintf("the %s window (%.3g s) is shorter than a request (%.3g s on average): too short to observe concurrency",
 			o.Window, o.WindowS, o.MeanRequestS)
 	}
-	switch d.Mode {
-	case "closed":
+	switch {
+	case d.Mode == "closed" && o.MaxSessions > 0:
+		mean, want := o.MeanSessions, float64(d.Streams)
+		switch {
+		case o.MaxSessions > d.Streams:
+			return Contradicted, fmt.Sprintf("%d sessions at once, declared %d", o.MaxSessions, d.Streams)
+		case mean >= 0.9*want:
+			return Verified, fmt.Sprintf("%.2f sessions under way on average (max %d) in the %s window; %.2f requests in flight between think times",
+				mean, o.MaxSessions, o.Window, o.MeanInFlight)
+		}
+		return Contradicted, fmt.Sprintf("%.2f sessions under way on average (max %d), declared %d", mean, o.MaxSessions, d.Streams)
+	case d.Mode == "closed":
 		mean, want := o.MeanInFlight, float64(d.Streams)
 		switch {
 		case o.MaxInFlight > d.Streams:
@@ -354,7 +379,7 @@ func verifyConcurrency(d ConcurrencyDeclared, o ConcurrencyObserved) (Verdict, s
 				mean, o.MaxInFlight, d.Streams, 100*(1-mean/want))
 		}
 		return Contradicted, fmt.Sprintf("%.2f in flight on average (max %d), declared %d: the client could not keep its streams busy", mean, o.MaxInFlight, d.Streams)
-	case "open":
+	case d.Mode == "open":
 		sc := o.Schedule
 		if sc == nil || sc.Requests < 2 {
 			return Unverifiable, "too few requests to measure an arrival rate"
@@ -419,6 +444,8 @@ func verifyKV(d KVCacheDeclared, o KVCacheObserved) (Verdict, string) {
 }
 
 func deref(b *bool) bool { return b != nil && *b }
+
+func secDur(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 func verifyMix(d MixDeclared, o MixObserved) (Verdict, string) {
 	switch {

@@ -83,6 +83,8 @@ type Record struct {
 	// RateLimitBucket is the limit a 429 names (BucketTokens, ...), from
 	// the response's headers or body; "" when it names none.
 	RateLimitBucket string
+	// RetryAfter is a 429's Retry-After (0: none). Not kept in the spill.
+	RetryAfter time.Duration
 
 	// Session is the agentic session's index, -1 for an independent
 	// request; Turn is the turn within it, from 0, and Attempt the retry

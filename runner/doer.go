@@ -10,7 +10,10 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/sixpin/sixpin/results"
 )
 
 // doer is the go-openai HTTPClient hook: it adds the endpoint's request
@@ -29,6 +32,9 @@ type doer struct {
 type exchange struct {
 	minTokens int
 	status    int
+	// retryAfter and bucket are read from a 429's headers.
+	retryAfter time.Duration
+	bucket     string
 }
 
 type exchangeKey struct{}
@@ -116,6 +122,51 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	resp, err := d.client.Do(req)
 	if x != nil && resp != nil {
 		x.status = resp.StatusCode
+		if resp.StatusCode == http.StatusTooManyRequests {
+			x.retryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+			x.bucket = bucketFromHeaders(resp.Header)
+		}
 	}
 	return resp, err
+}
+
+// retryAfter parses a Retry-After header: seconds, or an HTTP date.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs >= 0 {
+		return time.Duration(secs * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0)
+	}
+	return 0
+}
+
+// bucketFromHeaders names the exhausted limit from x-ratelimit-remaining-*
+// headers (OpenAI's and Cerebras' styles), or "".
+func bucketFromHeaders(h http.Header) string {
+	for k, vs := range h {
+		k = strings.ToLower(k)
+		if !strings.HasPrefix(k, "x-ratelimit-remaining") || len(vs) == 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(strings.TrimSpace(vs[0]), 64); err != nil || v > 0 {
+			continue
+		}
+		switch {
+		case strings.Contains(k, "uncached"):
+			return results.BucketUncachedTokens
+		case strings.Contains(k, "output"):
+			return results.BucketOutputTokens
+		case strings.Contains(k, "tokens") && strings.Contains(k, "day"):
+			return results.BucketTokensPerDay
+		case strings.Contains(k, "tokens"):
+			return results.BucketTokens
+		case strings.Contains(k, "requests"):
+			return results.BucketRequests
+		}
+	}
+	return ""
 }

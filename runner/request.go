@@ -30,9 +30,19 @@ var (
 // It never fails: a failure is classified on the record. inflight
 // cancellation cuts the request off as interrupted.
 func (r *Runner) do(inflight context.Context, req scenario.Request, text string, scheduled time.Duration) *results.Record {
+	return r.doMessages(inflight, req, userMessage(text), scheduled)
+}
+
+// userMessage is a conversation of one user message.
+func userMessage(text string) []openai.ChatCompletionMessage {
+	return []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: text}}
+}
+
+// doMessages is do for a whole conversation.
+func (r *Runner) doMessages(inflight context.Context, req scenario.Request, msgs []openai.ChatCompletionMessage, scheduled time.Duration) *results.Record {
 	r.stats.Issued.Add(1)
 	r.stats.InFlight.Add(1)
-	rec := r.stream(inflight, req, text, scheduled)
+	rec := r.stream(inflight, req, msgs, scheduled)
 	r.stats.InFlight.Add(-1)
 	r.stats.Done.Add(1)
 	if rec.Failed() {
@@ -46,8 +56,9 @@ func (r *Runner) do(inflight context.Context, req scenario.Request, text string,
 	return rec
 }
 
-func (r *Runner) stream(inflight context.Context, req scenario.Request, text string, scheduled time.Duration) *results.Record {
+func (r *Runner) stream(inflight context.Context, req scenario.Request, msgs []openai.ChatCompletionMessage, scheduled time.Duration) *results.Record {
 	rec := &results.Record{
+		Session:               -1,
 		Index:                 req.Index,
 		Class:                 req.Class,
 		Scheduled:             scheduled,
@@ -70,7 +81,7 @@ func (r *Runner) stream(inflight context.Context, req scenario.Request, text str
 
 	creq := openai.ChatCompletionRequest{
 		Model:         r.target.Model,
-		Messages:      []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: text}},
+		Messages:      msgs,
 		Stream:        true,
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
 	}
@@ -87,6 +98,13 @@ func (r *Runner) stream(inflight context.Context, req scenario.Request, text str
 		r.fail(rec, ctx, err)
 		if rec.HTTPStatus == 0 {
 			rec.HTTPStatus = x.status
+		}
+		if rec.Err == results.ErrHTTP429 {
+			rec.RateLimitBucket = results.BucketFromMessage(rec.ErrMsg)
+			if rec.RateLimitBucket == "" {
+				rec.RateLimitBucket = x.bucket
+			}
+			rec.RetryAfter = x.retryAfter
 		}
 		return rec
 	}

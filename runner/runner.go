@@ -57,6 +57,8 @@ const (
 	DefaultRequestTimeout = 10 * time.Minute
 	DefaultStallTimeout   = 2 * time.Minute
 	DefaultEmptyLines     = 10_000
+	DefaultBackoff        = time.Second
+	maxBackoff            = time.Minute
 )
 
 // Option configures a Runner.
@@ -72,6 +74,13 @@ func WithStallTimeout(d time.Duration) Option { return func(r *Runner) { r.stall
 // WithTemplateOverhead sets the tokens the chat template adds, subtracted
 // from every synthesised prompt (Probe measures and sets it).
 func WithTemplateOverhead(n int) Option { return func(r *Runner) { r.overhead = n } }
+
+// WithPricing prices requests, for agentic sessions' cost cap.
+func WithPricing(p *results.Pricing) Option { return func(r *Runner) { r.pricing = p } }
+
+// WithBackoff sets the first delay of the 429 backoff (default
+// DefaultBackoff); it doubles per retry, with jitter, up to a minute.
+func WithBackoff(d time.Duration) Option { return func(r *Runner) { r.backoff = d } }
 
 // WithPrompts sets the prompt builder: it decides by whose tokenizer the
 // pinned prompt lengths are exact. The default counts words, as sixpin's
@@ -99,7 +108,14 @@ type Runner struct {
 	requestTimeout time.Duration
 	stallTimeout   time.Duration
 	overhead       int
-	prompts        *prompt.Builder
+	// perMessage is what each message after the first adds (agentic).
+	perMessage int
+	prompts    *prompt.Builder
+	// pricing prices requests for a session's cost cap (nil: unpriced).
+	pricing *results.Pricing
+	// backoff is the first 429 backoff delay; it doubles per retry, with
+	// jitter, up to maxBackoff.
+	backoff time.Duration
 	// prefixes are the shared prompt prefixes, by group (nil: none).
 	prefixes []string
 
@@ -130,6 +146,7 @@ func New(plan *scenario.Plan, t Target, opts ...Option) (*Runner, error) {
 		requests:       s.Requests,
 		requestTimeout: DefaultRequestTimeout,
 		stallTimeout:   DefaultStallTimeout,
+		backoff:        DefaultBackoff,
 	}
 	if s.RequestTimeout > 0 {
 		r.requestTimeout = s.RequestTimeout.D()
@@ -197,7 +214,9 @@ func (r *Runner) Run(issue, inflight context.Context) <-chan *results.Record {
 	r.start = time.Now()
 	go func() {
 		defer close(out)
-		if r.conc.Mode == scenario.ModeOpen {
+		if r.plan.Scenario().Workload.Agentic() {
+			r.sessionLoop(issue, inflight, out)
+		} else if r.conc.Mode == scenario.ModeOpen {
 			r.openLoop(issue, inflight, out)
 		} else {
 			r.closedLoop(issue, inflight, out)

@@ -1,0 +1,160 @@
+package runner
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/scenario"
+)
+
+// sessionLoop runs agentic sessions: each of Streams workers plays the
+// next session of the plan, turn after turn, until the run's bounds (the
+// duration, or Requests counted in turns) end it.
+func (r *Runner) sessionLoop(issue, inflight context.Context, out chan<- *results.Record) {
+	var next, turns atomic.Int64
+	var g errgroup.Group
+	for range r.conc.Streams {
+		g.Go(func() error {
+			for issue.Err() == nil && r.more(int(turns.Load()), r.since()) {
+				r.session(issue, inflight, r.plan.Session(int(next.Add(1)-1)), &turns, out)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+}
+
+// history is a session's conversation: the first prompt, then for each
+// turn the answer and the next tool result. Every text is built once, so
+// each turn re-sends the history byte for byte and a prefix cache can hit.
+type history struct {
+	msgs    []openai.ChatCompletionMessage
+	content int // tokens of all message contents
+}
+
+func (h *history) add(role, text string, tokens int) {
+	h.msgs = append(h.msgs, openai.ChatCompletionMessage{Role: role, Content: text})
+	h.content += tokens
+}
+
+// session plays one session and emits its records, the last one marked
+// with why the session ended.
+func (r *Runner) session(issue, inflight context.Context, s scenario.Session, turns *atomic.Int64, out chan<- *results.Record) {
+	w := r.plan.Scenario().Workload
+	rng := rand.New(rand.NewPCG(s.Seed, 0x6a6974746572)) // "jitter"
+	seed := func(k, part uint64) uint64 { return s.Seed ^ (k<<8|part)*0x9e3779b97f4a7c15 }
+	var (
+		h    history
+		last *results.Record
+		cost float64
+		end  string
+	)
+	emit := func(rec *results.Record) {
+		if last != nil {
+			out <- last
+		}
+		last = rec
+	}
+	first := max(s.FirstPromptTokens-r.templateTokens(1), 1)
+	h.add(openai.ChatMessageRoleUser, r.prompts.Build(seed(0, 0), first), first)
+
+turns:
+	for k := 0; k < s.Turns; k++ {
+		if k > 0 {
+			h.add(openai.ChatMessageRoleUser, r.prompts.Build(seed(uint64(k), 1), s.Growth[k]), s.Growth[k])
+			if !sleep(issue, s.Think[k]) {
+				end = results.SessionEndRunEnded
+				break
+			}
+		}
+		if issue.Err() != nil || !r.more(int(turns.Load()), r.since()) {
+			end = results.SessionEndRunEnded
+			break
+		}
+		prompt := h.content + r.templateTokens(len(h.msgs))
+		if w.MaxContextTokens > 0 && prompt+s.Outputs[k] > w.MaxContextTokens {
+			end = results.SessionEndContextWindow
+			break
+		}
+		req := scenario.Request{Index: s.Index, PromptTokens: prompt, OutputTokens: s.Outputs[k], Seed: s.Seed}
+		var rec *results.Record
+		for attempt := 0; ; attempt++ {
+			turns.Add(1)
+			rec = r.doMessages(inflight, req, h.msgs, r.since())
+			rec.Session, rec.Turn, rec.Attempt = s.Index, k, attempt
+			emit(rec)
+			if !rec.Failed() {
+				break
+			}
+			switch {
+			case rec.Err == results.ErrInterrupted:
+				end = results.SessionEndInterrupted
+			case rec.Err == results.ErrHTTP429 && w.On429 == scenario.On429CountOnly:
+				continue turns
+			case rec.Err == results.ErrHTTP429 && w.On429 == scenario.On429Backoff && attempt < w.MaxRetries:
+				if sleep(issue, r.backoffDelay(rng, attempt, rec.RetryAfter)) {
+					continue
+				}
+				end = results.SessionEndRunEnded
+			case rec.Err == results.ErrHTTP429:
+				end = results.SessionEndRateLimited
+			case rec.Err == results.ErrHTTP4xx && strings.Contains(strings.ToLower(rec.ErrMsg), "context length"):
+				end = results.SessionEndContextWindow
+			default:
+				end = results.SessionEndError
+			}
+			break turns
+		}
+		answer := rec.Usage.CompletionTokens - rec.Usage.ReasoningTokens
+		if !rec.HasUsage {
+			answer = len(rec.Chunks)
+		}
+		answer = max(answer, 1)
+		h.add(openai.ChatMessageRoleAssistant, r.prompts.Build(seed(uint64(k), 2), answer), answer)
+		if r.pricing != nil {
+			cost += r.pricing.RequestUSD(rec.Usage)
+			if w.CostCapUSD > 0 && cost > w.CostCapUSD {
+				end = results.SessionEndCostCap
+				break
+			}
+		}
+	}
+	if end == "" {
+		end = results.SessionEndTurns
+	}
+	if last != nil {
+		last.SessionEnd = end
+		out <- last
+	}
+}
+
+// backoffDelay is the wait before retry attempt+1 of a rate-limited turn:
+// the server's Retry-After, or the jittered exponential backoff, whichever
+// is longer.
+func (r *Runner) backoffDelay(rng *rand.Rand, attempt int, retryAfter time.Duration) time.Duration {
+	d := min(r.backoff<<attempt, maxBackoff)
+	d = d/2 + time.Duration(rng.Int64N(int64(d/2)+1)) // "equal jitter"
+	return max(d, retryAfter)
+}
+
+// sleep waits d or until ctx ends; it reports whether the wait ran out.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
