@@ -74,10 +74,6 @@ turns:
 				break
 			}
 		}
-		if issue.Err() != nil || !r.more(int(turns.Load()), r.since()) {
-			end = results.SessionEndRunEnded
-			break
-		}
 		prompt := h.content + r.templateTokens(len(h.msgs))
 		if w.MaxContextTokens > 0 && prompt+s.Outputs[k] > w.MaxContextTokens {
 			end = results.SessionEndContextWindow
@@ -86,7 +82,11 @@ turns:
 		req := scenario.Request{Index: s.Index, PromptTokens: prompt, OutputTokens: s.Outputs[k], Seed: s.Seed}
 		var rec *results.Record
 		for attempt := 0; ; attempt++ {
-			turns.Add(1)
+			// Take a request slot; the run's bounds count every attempt.
+			if n := turns.Add(1) - 1; issue.Err() != nil || !r.more(int(n), r.since()) {
+				end = results.SessionEndRunEnded
+				break turns
+			}
 			rec = r.doMessages(inflight, req, h.msgs, r.since())
 			rec.Session, rec.Turn, rec.Attempt = s.Index, k, attempt
 			emit(rec)

@@ -1,0 +1,215 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/sim"
+)
+
+const sessionsYAML = `pins:
+  model: {name: m}
+  prompt: {tokens: {dist: uniform, min: 300, max: 500}}
+  output: {tokens: {dist: uniform, min: 10, max: 20}, exact: true}
+  concurrency: {mode: closed, streams: 2}
+workload:
+  kind: agentic
+  turns: 6
+  growth_tokens: {dist: uniform, min: 50, max: 200}
+  think_seconds: 0.01
+  MAXCTX
+  ON429
+requests: 12
+`
+
+func sessionsPlan(t *testing.T, extra ...string) string {
+	src := strings.Replace(sessionsYAML, "MAXCTX", "max_context_tokens: 100000", 1)
+	src = strings.Replace(src, "ON429", "on_429: backoff", 1)
+	for i := 0; i+1 < len(extra); i += 2 {
+		src = strings.Replace(src, extra[i], extra[i+1], 1)
+	}
+	return src
+}
+
+// bodies records each chat request's messages, by arrival order.
+type bodies struct {
+	mu   sync.Mutex
+	msgs [][]map[string]string
+}
+
+func (b *bodies) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/chat/completions" {
+			data, _ := io.ReadAll(r.Body)
+			var body struct {
+				Messages []map[string]string `json:"messages"`
+			}
+			_ = json.Unmarshal(data, &body)
+			b.mu.Lock()
+			b.msgs = append(b.msgs, body.Messages)
+			b.mu.Unlock()
+			r.Body = io.NopCloser(bytes.NewReader(data))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Each turn re-sends the whole history byte for byte plus the new answer
+// and tool result; the server counts exactly the prompt planned (the
+// per-message template overhead probed); sessions end after their turns.
+func TestSessionsSnowball(t *testing.T) {
+	var seen bodies
+	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone}, seen.wrap)
+	r := newRunner(t, mustPlan(t, strings.Replace(sessionsPlan(t), "requests: 12", "requests: 24", 1)), simTarget(ts))
+	if overhead, ok, msg := r.Probe(context.Background()); !ok || overhead != 8 || r.perMessage != 5 {
+		t.Fatalf("probe: %d %v %q, per message %d", overhead, ok, msg, r.perMessage)
+	}
+	recs := runAll(t, r)
+	bySession := map[int][]*results.Record{}
+	for _, rec := range recs {
+		if rec.Failed() {
+			t.Fatalf("request failed: %s %s", rec.Err, rec.ErrMsg)
+		}
+		if rec.Usage.PromptTokens != rec.RequestedPromptTokens {
+			t.Errorf("session %d turn %d: server counted %d prompt tokens, planned %d", rec.Session, rec.Turn, rec.Usage.PromptTokens, rec.RequestedPromptTokens)
+		}
+		bySession[rec.Session] = append(bySession[rec.Session], rec)
+	}
+	// 24 requests over sessions of 6 turns: which sessions complete
+	// depends on how the two workers interleave, so the last ones may be
+	// cut by the bound.
+	if len(recs) != 24 || len(bySession) < 4 {
+		t.Fatalf("%d records in %d sessions, want 24 in at least 4", len(recs), len(bySession))
+	}
+	for s, rs := range bySession {
+		slices.SortFunc(rs, func(a, b *results.Record) int { return a.Turn - b.Turn })
+		for k, rec := range rs {
+			if rec.Turn != k || rec.Attempt != 0 {
+				t.Fatalf("session %d: turn %d attempt %d at position %d", s, rec.Turn, rec.Attempt, k)
+			}
+			if k > 0 && rec.RequestedPromptTokens <= rs[k-1].RequestedPromptTokens+rs[k-1].Usage.CompletionTokens {
+				t.Errorf("session %d turn %d: prompt %d did not grow past %d + %d", s, k, rec.RequestedPromptTokens, rs[k-1].RequestedPromptTokens, rs[k-1].Usage.CompletionTokens)
+			}
+		}
+		switch end := rs[len(rs)-1].SessionEnd; {
+		case len(rs) == 6 && end != results.SessionEndTurns,
+			len(rs) < 6 && end != results.SessionEndRunEnded:
+			t.Errorf("session %d ended %q after %d turns", s, end, len(rs))
+		}
+		for _, rec := range rs[:len(rs)-1] {
+			if rec.SessionEnd != "" {
+				t.Errorf("session %d turn %d marked %q before its end", s, rec.Turn, rec.SessionEnd)
+			}
+		}
+	}
+	// Byte-identical history: every conversation extends an earlier one
+	// (its session's previous turn) by exactly an answer and a tool result.
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	extended := 0
+	for _, m := range seen.msgs {
+		if len(m) < 3 || len(m[0]["content"]) < 100 { // not the probes
+			continue
+		}
+		for _, prev := range seen.msgs {
+			if len(prev) == len(m)-2 && slices.EqualFunc(prev, m[:len(prev)], func(a, b map[string]string) bool {
+				return a["role"] == b["role"] && a["content"] == b["content"]
+			}) {
+				if m[len(m)-2]["role"] != "assistant" || m[len(m)-1]["role"] != "user" {
+					t.Errorf("history extended by %s and %s", m[len(m)-2]["role"], m[len(m)-1]["role"])
+				}
+				extended++
+				break
+			}
+		}
+	}
+	if want := len(recs) - len(bySession); extended != want {
+		t.Errorf("%d of %d later turns extend an earlier conversation byte for byte", extended, want)
+	}
+}
+
+func TestSessionEnds(t *testing.T) {
+	cases := []struct {
+		name    string
+		cfg     sim.Config
+		edits   []string
+		opts    []Option
+		want    string
+		maxRecs int
+	}{
+		{name: "context window", edits: []string{"max_context_tokens: 100000", "max_context_tokens: 800"}, want: results.SessionEndContextWindow},
+		{name: "cost cap", edits: []string{"max_context_tokens: 100000", "max_context_tokens: 100000\n  cost_cap_usd: 0.0005"},
+			opts: []Option{WithPricing(&results.Pricing{InputPerMTok: 1, OutputPerMTok: 1})}, want: results.SessionEndCostCap},
+		{name: "429, abort-session", cfg: sim.Config{Faults: map[string]float64{sim.FaultHTTP429: 1}},
+			edits: []string{"on_429: backoff", "on_429: abort-session"}, want: results.SessionEndRateLimited, maxRecs: 1},
+		{name: "429, backoff exhausted", cfg: sim.Config{Faults: map[string]float64{sim.FaultHTTP429: 1}},
+			edits: []string{"on_429: backoff", "on_429: backoff\n  max_retries: 2", "requests: 12", "requests: 3"}, opts: []Option{WithBackoff(time.Millisecond)},
+			want: results.SessionEndRateLimited, maxRecs: 3},
+		{name: "429, count-only", cfg: sim.Config{Faults: map[string]float64{sim.FaultHTTP429: 1}},
+			edits: []string{"on_429: backoff", "on_429: count-only"}, want: results.SessionEndTurns, maxRecs: 6},
+		{name: "other failure", cfg: sim.Config{Faults: map[string]float64{sim.FaultHTTP500: 1}}, want: results.SessionEndError, maxRecs: 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := c.cfg
+			cfg.Timing = sim.TimingNone
+			ts, _ := serveSim(t, cfg, nil)
+			// One session at a time, so that the request bound cuts no
+			// session short.
+			edits := append([]string{"streams: 2", "streams: 1"}, c.edits...)
+			r := newRunner(t, mustPlan(t, sessionsPlan(t, edits...)), simTarget(ts), append([]Option{WithTemplateOverhead(8)}, c.opts...)...)
+			recs := runAll(t, r)
+			ends := map[int]string{}
+			count := map[int]int{}
+			for _, rec := range recs {
+				count[rec.Session]++
+				if rec.SessionEnd != "" {
+					ends[rec.Session] = rec.SessionEnd
+				}
+			}
+			if ends[0] != c.want {
+				t.Errorf("session 0 ended %q, want %q (%d records)", ends[0], c.want, count[0])
+			}
+			if c.maxRecs > 0 && count[0] != c.maxRecs {
+				t.Errorf("session 0 made %d requests, want %d", count[0], c.maxRecs)
+			}
+			for _, rec := range recs {
+				if rec.Err == results.ErrHTTP429 && rec.RetryAfter != time.Second {
+					t.Errorf("Retry-After %v, want the simulator's 1s", rec.RetryAfter)
+					break
+				}
+			}
+		})
+	}
+}
+
+func TestSessionInterrupted(t *testing.T) {
+	g := newGate(nil)
+	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone}, func(h http.Handler) http.Handler { g.next = h; return g })
+	r := newRunner(t, mustPlan(t, sessionsPlan(t)), simTarget(ts), WithTemplateOverhead(8))
+	issue, stop := context.WithCancel(context.Background())
+	inflight, cut := context.WithCancel(context.Background())
+	ch := r.Run(issue, inflight)
+	g.wait(t, 2)
+	stop()
+	cut()
+	g.release()
+	recs := collect(t, ch)
+	for _, rec := range recs {
+		if rec.SessionEnd != results.SessionEndInterrupted {
+			t.Errorf("session %d turn %d ended %q, want interrupted", rec.Session, rec.Turn, rec.SessionEnd)
+		}
+	}
+	if len(recs) != 2 {
+		t.Errorf("%d records, want the 2 in flight", len(recs))
+	}
+}
