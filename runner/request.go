@@ -104,7 +104,7 @@ func (r *Runner) stream(inflight context.Context, req scenario.Request, msgs []o
 			if rec.RateLimitBucket == "" {
 				rec.RateLimitBucket = x.bucket
 			}
-			rec.RetryAfter = x.retryAfter
+			rec.RetryAfter = r.runTime(x.retryAfter)
 		}
 		return rec
 	}
@@ -130,7 +130,7 @@ func (r *Runner) read(ctx context.Context, cancel context.CancelCauseFunc, strea
 	for {
 		raw, err := stream.RecvRaw()
 		now := time.Now()
-		at := now.Sub(r.start)
+		at := r.runTime(now.Sub(r.start))
 		if err != nil {
 			rec.End = at
 			if errors.Is(err, io.EOF) && ctx.Err() == nil {

@@ -82,6 +82,19 @@ func WithPricing(p *results.Pricing) Option { return func(r *Runner) { r.pricing
 // DefaultBackoff); it doubles per retry, with jitter, up to a minute.
 func WithBackoff(d time.Duration) Option { return func(r *Runner) { r.backoff = d } }
 
+// WithTimeScale runs the world k times faster (0 < k ≤ 1) against a
+// simulator scaled the same way (sim.Config.TimeScale): every time the
+// runner measures is divided by k and every wait (open-loop arrivals,
+// think time, backoff) multiplied by it, so records are in simulated time.
+// For tests that need minutes of simulated traffic in seconds.
+func WithTimeScale(k float64) Option {
+	return func(r *Runner) {
+		if k > 0 {
+			r.timeScale = k
+		}
+	}
+}
+
 // WithPrompts sets the prompt builder: it decides by whose tokenizer the
 // pinned prompt lengths are exact. The default counts words, as sixpin's
 // simulator does.
@@ -116,6 +129,8 @@ type Runner struct {
 	// backoff is the first 429 backoff delay; it doubles per retry, with
 	// jitter, up to maxBackoff.
 	backoff time.Duration
+	// timeScale is run time's speed-up (1: real time; see WithTimeScale).
+	timeScale float64
 	// prefixes are the shared prompt prefixes, by group (nil: none).
 	prefixes []string
 
@@ -147,6 +162,7 @@ func New(plan *scenario.Plan, t Target, opts ...Option) (*Runner, error) {
 		requestTimeout: DefaultRequestTimeout,
 		stallTimeout:   DefaultStallTimeout,
 		backoff:        DefaultBackoff,
+		timeScale:      1,
 	}
 	if s.RequestTimeout > 0 {
 		r.requestTimeout = s.RequestTimeout.D()
@@ -225,8 +241,21 @@ func (r *Runner) Run(issue, inflight context.Context) <-chan *results.Record {
 	return out
 }
 
-// since is the monotonic offset from the start of load.
-func (r *Runner) since() time.Duration { return time.Since(r.start) }
+// since is the monotonic offset from the start of load, in run time.
+func (r *Runner) since() time.Duration { return r.runTime(time.Since(r.start)) }
+
+// runTime converts a wall-clock duration to run time (see WithTimeScale).
+func (r *Runner) runTime(d time.Duration) time.Duration {
+	if r.timeScale == 1 {
+		return d
+	}
+	return time.Duration(float64(d) / r.timeScale)
+}
+
+// wallTime converts a run-time duration to the wall-clock time to wait.
+func (r *Runner) wallTime(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * r.timeScale)
+}
 
 // more reports whether request i may still be issued at offset t.
 func (r *Runner) more(i int, t time.Duration) bool {
@@ -279,7 +308,7 @@ loop:
 		text := r.promptText(req)
 		// Sleep until the arrival; the last few tens of µs are spun, since a
 		// timer can't wake that precisely and a request must never go early.
-		if wait := at - r.since(); wait > 50*time.Microsecond {
+		if wait := r.wallTime(at - r.since()); wait > 50*time.Microsecond {
 			timer.Reset(wait - 20*time.Microsecond)
 			select {
 			case <-issue.Done():

@@ -69,7 +69,7 @@ turns:
 	for k := 0; k < s.Turns; k++ {
 		if k > 0 {
 			h.add(openai.ChatMessageRoleUser, r.prompts.Build(seed(uint64(k), 1), s.Growth[k]), s.Growth[k])
-			if !sleep(issue, s.Think[k]) {
+			if !sleep(issue, r.wallTime(s.Think[k])) {
 				end = results.SessionEndRunEnded
 				break
 			}
@@ -99,7 +99,7 @@ turns:
 			case rec.Err == results.ErrHTTP429 && w.On429 == scenario.On429CountOnly:
 				continue turns
 			case rec.Err == results.ErrHTTP429 && w.On429 == scenario.On429Backoff && attempt < w.MaxRetries:
-				if sleep(issue, r.backoffDelay(rng, attempt, rec.RetryAfter)) {
+				if sleep(issue, r.wallTime(r.backoffDelay(rng, attempt, rec.RetryAfter))) {
 					continue
 				}
 				end = results.SessionEndRunEnded
