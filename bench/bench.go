@@ -50,6 +50,10 @@ type Config struct {
 	// Tokenizer overrides the profile's tokenizer ("server", a name, or
 	// "hf:PATH").
 	Tokenizer string
+	// TimeScale, in (0, 1], runs the built-in simulator and the client
+	// that many times faster, with every figure reported in simulated
+	// time (for tests and demos; 0 or 1: real time). Simulator only.
+	TimeScale float64
 	// Grace bounds how long in-flight requests may finish after an
 	// interrupt (default DefaultGrace).
 	Grace time.Duration
@@ -142,6 +146,10 @@ func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 	}
 	if cfg.StallTimeout > 0 {
 		opts = append(opts, runner.WithStallTimeout(cfg.StallTimeout))
+	}
+	if scaled(cfg) {
+		opts = append(opts, runner.WithTimeScale(cfg.TimeScale))
+		notes = append(notes, fmt.Sprintf("compressed time: the simulator and the client ran %.3g× faster than real time; every figure is in simulated time", 1/cfg.TimeScale))
 	}
 	rn, err := runner.New(plan, tg.Target, opts...)
 	if err != nil {
@@ -287,9 +295,17 @@ func resolveTarget(sc *scenario.Scenario, cfg Config) (*target, error) {
 	if model == "" && cfg.Profile == "" {
 		model = sc.Target.Model
 	}
+	if scaled(cfg) && !p.Simulated() {
+		return nil, fmt.Errorf("%w: a time scale needs the built-in simulator (profile %s is %s)", ErrBadInput, p.Name, p.Kind)
+	}
 	if p.Simulated() {
 		if endpoint != "" {
 			return nil, fmt.Errorf("%w: --endpoint cannot be used with simulator profile %s", ErrBadInput, p.Name)
+		}
+		if scaled(cfg) {
+			sc := *p.Sim
+			sc.TimeScale = cfg.TimeScale
+			p.Sim = &sc
 		}
 		base, stop, err := serveSim(p)
 		if err != nil {
@@ -324,6 +340,9 @@ func resolveTarget(sc *scenario.Scenario, cfg Config) (*target, error) {
 	t.keySet = t.APIKey != ""
 	return t, nil
 }
+
+// scaled reports whether cfg compresses time.
+func scaled(cfg Config) bool { return cfg.TimeScale > 0 && cfg.TimeScale < 1 }
 
 // serveSim serves the profile's simulator on a loopback port, so the run
 // goes over real HTTP exactly as against a real endpoint.

@@ -16,7 +16,7 @@ func TestEmbeddedProfilesLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"llamacpp", "ollama", "openai", "openai-compatible", "sglang", "sim-instant", "sim-local-27b", "vllm"}
+	want := []string{"llamacpp", "ollama", "openai", "openai-compatible", "sglang", "sim-cerebras-27b", "sim-instant", "sim-local-27b", "vllm"}
 	var got []string
 	for _, p := range list {
 		got = append(got, p.Name)

@@ -16,14 +16,19 @@ import (
 
 // sessionLoop runs agentic sessions: each of Streams workers plays the
 // next session of the plan, turn after turn, until the run's bounds (the
-// duration, or Requests counted in turns) end it.
+// duration, Requests counted in turns, or the workload's Sessions) end it.
 func (r *Runner) sessionLoop(issue, inflight context.Context, out chan<- *results.Record) {
 	var next, turns atomic.Int64
 	var g errgroup.Group
 	for range r.conc.Streams {
 		g.Go(func() error {
+			limit := r.plan.Scenario().Workload.Sessions
 			for issue.Err() == nil && r.more(int(turns.Load()), r.since()) {
-				r.session(issue, inflight, r.plan.Session(int(next.Add(1)-1)), &turns, out)
+				i := int(next.Add(1) - 1)
+				if limit > 0 && i >= limit {
+					return nil
+				}
+				r.session(issue, inflight, r.plan.Session(i), &turns, out)
 			}
 			return nil
 		})

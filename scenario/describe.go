@@ -113,6 +113,9 @@ func (s *Scenario) Describe(w io.Writer) error {
 			text += fmt.Sprintf(" or $%s", num(w.CostCapUSD))
 		}
 		text += "; on 429: " + w.On429
+		if w.Sessions > 0 {
+			text += fmt.Sprintf("; %d sessions in all", w.Sessions)
+		}
 		d.line("workload", "%s", text)
 	}
 

@@ -234,6 +234,9 @@ const (
 type Workload struct {
 	// Kind is "requests" (default) or "agentic".
 	Kind string `yaml:"kind"`
+	// Sessions bounds the run by a number of sessions (0: unbounded; the
+	// run's duration or request count then ends it).
+	Sessions int `yaml:"sessions"`
 	// Turns is how many turns a session takes at most.
 	Turns Dist `yaml:"turns"`
 	// GrowthTokens is the tool result each turn after the first adds to

@@ -190,7 +190,7 @@ func (v *validator) workload() {
 	w, p := v.s.Workload, "workload"
 	switch w.Kind {
 	case "", WorkloadRequests:
-		for _, k := range []string{"turns", "growth_tokens", "think_seconds", "max_context_tokens", "cost_cap_usd", "on_429", "max_retries"} {
+		for _, k := range []string{"sessions", "turns", "growth_tokens", "think_seconds", "max_context_tokens", "cost_cap_usd", "on_429", "max_retries"} {
 			if v.has(p + "." + k) {
 				v.errorf(p+"."+k, "only for kind agentic")
 			}
@@ -233,6 +233,9 @@ func (v *validator) workload() {
 	}
 	if w.MaxContextTokens < 0 {
 		v.errorf(p+".max_context_tokens", "must be ≥ 0 (got %d)", w.MaxContextTokens)
+	}
+	if w.Sessions < 0 {
+		v.errorf(p+".sessions", "must be ≥ 0 (got %d)", w.Sessions)
 	}
 	if m := v.s.Pins.KVCache.MaxModelLen; m > 0 && w.MaxContextTokens > m {
 		v.errorf(p+".max_context_tokens", "exceeds pins.kv_cache.max_model_len (%d > %d)", w.MaxContextTokens, m)

@@ -43,14 +43,47 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, aerr)
 		return
 	}
+	// settle counts the output against the rate limits and frees the
+	// request's KV blocks (without the engine): once, before the response
+	// ends, so that a client's next request finds them settled.
+	var rp *reply
+	var release func()
+	settled := false
+	settle := func() {
+		if settled {
+			return
+		}
+		settled = true
+		if release != nil {
+			release()
+		}
+		if s.lim != nil {
+			out := 0
+			if rp != nil {
+				out = rp.sent
+			}
+			s.lim.complete(out)
+		}
+	}
+	if s.lim != nil {
+		if aerr := s.lim.admit(w.Header(), j.prompt, s.peekCached(j)); aerr != nil {
+			writeAPIError(w, aerr)
+			return
+		}
+	}
+	defer settle()
 	if aerr := faultError(j.fault); aerr != nil {
 		if j.fault == FaultHTTP429 {
 			w.Header().Set("Retry-After", "1")
 		}
+		settle()
 		writeAPIError(w, aerr)
 		return
 	}
-	rp := s.newReply(w, r.Context(), &req, j)
+	rp = s.newReply(w, r.Context(), &req, j)
+	if s.kv != nil {
+		rp.cached, release = s.holdBlocks(j)
+	}
 	ok := true
 	switch {
 	case j.out == 0:
@@ -61,6 +94,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	default:
 		ok = s.runEngine(rp)
 	}
+	settle()
 	switch {
 	case ok:
 		rp.finish()
@@ -71,10 +105,52 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// peekCached is the prompt tokens of j the prefix cache holds now (0
+// without prefix caching): what the rate limiter takes as cached. The
+// engine looks again when it admits the request.
+func (s *Server) peekCached(j job) int {
+	switch {
+	case j.hashes == nil:
+		return 0
+	case s.eng != nil:
+		return s.eng.peek(j.prompt, j.hashes)
+	}
+	s.kvMu.Lock()
+	defer s.kvMu.Unlock()
+	return peekCache(s.kv, j.prompt, j.hashes)
+}
+
+// holdBlocks is prefix caching without the roofline engine: j takes its
+// blocks at once (reusing the cached ones, beyond the budget if need be,
+// as nothing queues) and commits its prompt's; release frees them into
+// the LRU. It returns the prompt tokens found cached.
+func (s *Server) holdBlocks(j job) (cached int, release func()) {
+	q := &seq{prompt: j.prompt, hashes: j.hashes}
+	s.kvMu.Lock()
+	defer s.kvMu.Unlock()
+	s.kv.admit(q, true)
+	cached = q.prefilled
+	q.prefilled = q.fill
+	s.kv.commit(q)
+	return cached, func() {
+		s.kvMu.Lock()
+		s.kv.release(q)
+		s.kvMu.Unlock()
+	}
+}
+
+// fixedDelays are TimingFixed's TTFT and gap between chunks, times
+// TimeScale.
+func (s *Server) fixedDelays() (ttft, itl time.Duration) {
+	return s.cfg.scaled(s.cfg.Fixed.TTFT), s.cfg.scaled(s.cfg.Fixed.ITL)
+}
+
 // runFixed sends the first chunk after Fixed.TTFT and each next one
-// Fixed.ITL later. It reports whether the response should be finished.
+// Fixed.ITL later (both times TimeScale). It reports whether the response
+// should be finished.
 func (s *Server) runFixed(rp *reply) bool {
-	t := time.NewTimer(s.cfg.Fixed.TTFT)
+	ttft, itl := s.fixedDelays()
+	t := time.NewTimer(ttft)
 	defer t.Stop()
 	for rp.sent < rp.j.out {
 		select {
@@ -87,18 +163,32 @@ func (s *Server) runFixed(rp *reply) bool {
 		if !rp.advance(rp.chunkEnd()) {
 			return false
 		}
-		t.Reset(s.cfg.Fixed.ITL)
+		t.Reset(itl)
 	}
 	return true
 }
 
-// runEngine submits the request to the roofline engine and writes tokens as
-// the engine publishes them. Leaving (client gone, Close) frees the
-// sequence's KV at the engine's next step boundary.
+// runEngine waits out the request overhead, submits the request to the
+// roofline engine and writes tokens as the engine publishes them. Leaving
+// (client gone, Close) frees the sequence's KV at the engine's next step
+// boundary.
 func (s *Server) runEngine(rp *reply) bool {
-	q := newSeq(rp.j.prompt, rp.j.out, min(rp.j.prompt+rp.j.maxOut, s.cfg.KVBudgetTokens))
+	if d := s.cfg.scaled(s.cfg.Roofline.RequestOverhead); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-rp.ctx.Done():
+			t.Stop()
+			return false
+		case <-s.done:
+			t.Stop()
+			return false
+		}
+	}
+	q := newSeq(rp.j.prompt, rp.j.out, rp.j.hashes)
 	defer q.gone.Store(true)
 	s.eng.submit(q)
+	defer func() { rp.cached = int(q.cached.Load()) }()
 	for rp.sent < rp.j.out {
 		select {
 		case <-q.notify:
@@ -153,6 +243,7 @@ type reply struct {
 	buf     []byte // reused per chunk
 
 	sent      int // tokens written (or, not streaming, produced)
+	cached    int // prompt tokens found in the prefix cache
 	started   bool
 	faultDone bool
 }
@@ -345,7 +436,9 @@ func (rp *reply) finish() {
 		b = strconv.AppendInt(b, int64(rp.j.out), 10)
 		b = append(b, `,"total_tokens":`...)
 		b = strconv.AppendInt(b, int64(rp.j.prompt+rp.j.out), 10)
-		b = append(b, `,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":`...)
+		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+		b = strconv.AppendInt(b, int64(rp.cached), 10)
+		b = append(b, `},"completion_tokens_details":{"reasoning_tokens":`...)
 		b = strconv.AppendInt(b, int64(rp.j.reasoning), 10)
 		b = append(b, `}}`...)
 		rp.buf = b
@@ -406,6 +499,7 @@ func (rp *reply) writeCompletion() {
 		CompletionTokens: rp.j.out,
 		TotalTokens:      rp.j.prompt + rp.j.out,
 	}
+	u.PromptTokensDetails.CachedTokens = rp.cached
 	u.CompletionTokensDetails.ReasoningTokens = rp.j.reasoning
 	b, _ := json.Marshal(completion{
 		ID:      rp.id,

@@ -56,6 +56,8 @@ const (
 	DefaultSeed                   = 1
 	DefaultFixedTTFT              = 200 * time.Millisecond
 	DefaultFixedITL               = 10 * time.Millisecond
+	DefaultBlockSize              = 16 // tokens per KV block, vLLM's default
+	DefaultTimeScale              = 1
 )
 
 // Timing models.
@@ -85,12 +87,28 @@ type Config struct {
 	MaxModelLen int `yaml:"max_model_len"`
 	// MaxNumSeqs caps the running batch (default 256).
 	MaxNumSeqs int `yaml:"max_num_seqs"`
-	// KVBudgetTokens is the KV cache size in tokens; requests wait while it
-	// is full (default: MaxNumSeqs × MaxModelLen, i.e. never binding). A
-	// request reserves prompt + max_tokens (prompt + its actual output
-	// when it sets no max_tokens) from admission to its end; a request
-	// larger than the whole budget runs alone.
+	// KVBudgetTokens is the KV cache size in tokens, held in blocks of
+	// BlockSize tokens (default: MaxNumSeqs × MaxModelLen, i.e. never
+	// binding). As in vLLM, a waiting request is admitted when the blocks
+	// of its prompt (less those found in the prefix cache) are free, and a
+	// running sequence takes one more block whenever its context crosses a
+	// block boundary; when none is free, the most recently admitted
+	// sequence is preempted (its blocks freed, recomputed later). A
+	// request larger than the whole budget runs alone.
 	KVBudgetTokens int `yaml:"kv_budget_tokens"`
+	// BlockSize is the KV block size in tokens (default 16).
+	BlockSize int `yaml:"block_size"`
+	// PrefixCaching keeps the content of full KV blocks after their
+	// sequence ends, so that a later prompt sharing a prefix of whole
+	// blocks skips their prefill, as vLLM's automatic prefix caching and
+	// llama.cpp's slot cache do (default false). Blocks are identified by
+	// a hash chain over the prompt's token ids (message boundaries and
+	// roles included); free cached blocks are evicted least recently used
+	// first. Responses report the blocks found as
+	// usage.prompt_tokens_details.cached_tokens. Only TimingRoofline
+	// turns a hit into a shorter prefill; the other timings still report
+	// cached_tokens.
+	PrefixCaching *bool `yaml:"prefix_caching"`
 	// GPUMemoryUtilization is what the simulated server reports as vLLM's
 	// gpu_memory_utilization in /metrics (default 0.9, vLLM's long-standing
 	// default). It only describes the server: the KV budget is
@@ -125,6 +143,17 @@ type Config struct {
 	// SendStamps adds "sixpin_sent_unix_ns" to each chunk: the wall-clock
 	// time just before the chunk was written (default true).
 	SendStamps *bool `yaml:"send_stamps"`
+	// RateLimits answers requests over a hosted API's quotas with 429
+	// (default: none). See RateLimits.
+	RateLimits RateLimits `yaml:"rate_limits"`
+	// TimeScale multiplies every modelled delay (roofline steps,
+	// Roofline.RequestOverhead, fixed TTFT and ITL) and every rate-limit
+	// window, Retry-After and reset (default 1). A time_scale of 0.05
+	// runs the simulated world 20× faster with every ratio intact.
+	// Figures measured against a scaled simulator are in compressed time:
+	// divide its durations by TimeScale (and multiply its rates by it)
+	// to read them in simulated time.
+	TimeScale float64 `yaml:"time_scale"`
 	// Faults injects failures: class → probability per request, decided
 	// deterministically from hash(Seed, prompt text), so a given prompt
 	// always meets the same fault. Probabilities sum to ≤ 1. Classes:
@@ -141,8 +170,9 @@ type Config struct {
 // context, prefill tok/s), not datasheet peaks.
 //
 // A zero Roofline becomes DefaultRoofline(). In a partly given one, zero
-// BytesPerParam and KVBytes become 2, zero KVHeads becomes Heads, and zero
-// utilisations become 1; the other fields must be given (see Validate).
+// BytesPerParam and KVBytes become 2, zero KVHeads becomes Heads, zero
+// ComputeUtil and MemUtil become 1 and zero PrefillUtil becomes
+// ComputeUtil; the other fields must be given (see Validate).
 // Its methods are pure and safe for concurrent use.
 type Roofline struct {
 	// ParamsB is P in billions of parameters (active, for MoE).
@@ -167,8 +197,47 @@ type Roofline struct {
 	// (default 1: the peak figures given are already achieved ones).
 	ComputeUtil float64 `yaml:"compute_util"`
 	MemUtil     float64 `yaml:"mem_util"`
+	// PrefillUtil is the achieved fraction (0–1] of peak on prefill
+	// FLOPs (default ComputeUtil); ComputeUtil then applies to decode
+	// FLOPs only. A service whose decode is tuned far beyond its prefill
+	// (a wafer-scale engine) needs it.
+	PrefillUtil float64 `yaml:"prefill_util"`
 	// StepOverhead is a fixed cost per engine step (default 0).
 	StepOverhead time.Duration `yaml:"step_overhead"`
+	// RequestOverhead is a fixed wait before each request joins the
+	// engine (default 0): a hosted service's gateway, queueing and
+	// tokenisation. It adds to the request's TTFT without holding up
+	// the batch.
+	RequestOverhead time.Duration `yaml:"request_overhead"`
+}
+
+// RateLimits are a hosted API's quotas, enforced server-side over sliding
+// windows (a minute or a day, times Config.TimeScale). A zero field is no
+// limit. A request is counted when it is admitted (the request, its prompt
+// tokens) and when it completes (its output tokens); a request that would
+// take a bucket over its limit is refused with 429, a Retry-After header
+// (whole seconds until the window frees enough, at least 1) and an error
+// naming the bucket. Every chat response carries Cerebras-style headers
+// for each configured bucket: x-ratelimit-limit-<bucket>,
+// x-ratelimit-remaining-<bucket> and x-ratelimit-reset-<bucket> (seconds
+// until the window is empty), where <bucket> is requests-minute,
+// requests-day, tokens-minute, uncached-tokens-minute,
+// output-tokens-minute or tokens-day.
+type RateLimits struct {
+	// RequestsPerMinute counts requests.
+	RequestsPerMinute int `yaml:"requests_per_minute"`
+	// RequestsPerDay counts requests over a day.
+	RequestsPerDay int `yaml:"requests_per_day"`
+	// TokensPerMinute counts every token: prompt tokens, cached ones
+	// included, then output tokens.
+	TokensPerMinute int `yaml:"tokens_per_minute"`
+	// UncachedTokensPerMinute counts prompt tokens not found in the
+	// prefix cache.
+	UncachedTokensPerMinute int `yaml:"uncached_tokens_per_minute"`
+	// OutputTokensPerMinute counts output tokens (reasoning included).
+	OutputTokensPerMinute int `yaml:"output_tokens_per_minute"`
+	// TokensPerDay counts every token, as TokensPerMinute, over a day.
+	TokensPerDay int `yaml:"tokens_per_day"`
 }
 
 // Fixed is the load-independent timing of TimingFixed. The two fields are
@@ -199,6 +268,7 @@ func DefaultRoofline() Roofline {
 		MemBandwidthGBs: 3350,
 		ComputeUtil:     0.5,
 		MemUtil:         0.8,
+		PrefillUtil:     0.5,
 	}
 }
 
@@ -231,6 +301,9 @@ func Defaults(c Config) Config {
 			r.MemUtil = 1
 		}
 	}
+	if c.Roofline.PrefillUtil == 0 {
+		c.Roofline.PrefillUtil = c.Roofline.ComputeUtil
+	}
 	if c.Fixed == (Fixed{}) {
 		c.Fixed = Fixed{TTFT: DefaultFixedTTFT, ITL: DefaultFixedITL}
 	}
@@ -242,6 +315,16 @@ func Defaults(c Config) Config {
 	}
 	if c.KVBudgetTokens == 0 && c.MaxNumSeqs > 0 && c.MaxModelLen > 0 {
 		c.KVBudgetTokens = c.MaxNumSeqs * c.MaxModelLen
+	}
+	if c.BlockSize == 0 {
+		c.BlockSize = DefaultBlockSize
+	}
+	if c.PrefixCaching == nil {
+		v := false
+		c.PrefixCaching = &v
+	}
+	if c.TimeScale == 0 {
+		c.TimeScale = DefaultTimeScale
 	}
 	if c.GPUMemoryUtilization == 0 {
 		c.GPUMemoryUtilization = DefaultGPUMemoryUtilization
@@ -299,6 +382,7 @@ func (c Config) Validate() error {
 	positive("max_model_len", c.MaxModelLen)
 	positive("max_num_seqs", c.MaxNumSeqs)
 	positive("kv_budget_tokens", c.KVBudgetTokens)
+	positive("block_size", c.BlockSize)
 	positive("max_batched_tokens", c.MaxBatchedTokens)
 	positive("tokens_per_chunk", c.TokensPerChunk)
 	positive("natural_output_tokens", c.NaturalOutputTokens)
@@ -317,6 +401,10 @@ func (c Config) Validate() error {
 	if c.Fixed.ITL < 0 {
 		bad("fixed.itl", "must be ≥ 0, got %s", c.Fixed.ITL)
 	}
+	if !(c.TimeScale > 0) || math.IsInf(c.TimeScale, 0) {
+		bad("time_scale", "must be > 0, got %g", c.TimeScale)
+	}
+	errs = append(errs, c.RateLimits.validate()...)
 	if c.Timing == TimingRoofline {
 		errs = append(errs, c.Roofline.validate()...)
 	}
@@ -348,11 +436,28 @@ func (r Roofline) validate() []error {
 	}
 	util("compute_util", r.ComputeUtil)
 	util("mem_util", r.MemUtil)
+	util("prefill_util", r.PrefillUtil)
 	if r.StepOverhead < 0 {
 		errs = append(errs, fmt.Errorf("roofline.step_overhead: must be ≥ 0, got %s", r.StepOverhead))
 	}
+	if r.RequestOverhead < 0 {
+		errs = append(errs, fmt.Errorf("roofline.request_overhead: must be ≥ 0, got %s", r.RequestOverhead))
+	}
 	return errs
 }
+
+func (l RateLimits) validate() []error {
+	var errs []error
+	for _, b := range bucketKinds {
+		if v := b.limit(l); v < 0 {
+			errs = append(errs, fmt.Errorf("rate_limits.%s: must be ≥ 0 (0: no limit), got %d", b.field, v))
+		}
+	}
+	return errs
+}
+
+// scaled is d times TimeScale.
+func (c Config) scaled(d time.Duration) time.Duration { return scaleDuration(d, c.TimeScale) }
 
 // faultClasses lists the fault classes in the order their probability bands
 // are laid out on [0, 1).

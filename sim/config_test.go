@@ -12,7 +12,8 @@ func TestDefaults(t *testing.T) {
 		c.MaxModelLen != 32768 || c.MaxNumSeqs != 256 || c.KVBudgetTokens != 256*32768 ||
 		c.MaxBatchedTokens != 8192 || c.TokensPerChunk != 1 || *c.TemplateOverheadTokens != 5 ||
 		c.NaturalOutputTokens != 200 || c.Seed != 1 || !*c.SendStamps || c.GPUMemoryUtilization != 0.9 ||
-		c.Roofline != DefaultRoofline() || c.Fixed != (Fixed{DefaultFixedTTFT, DefaultFixedITL}) {
+		c.Roofline != DefaultRoofline() || c.Fixed != (Fixed{DefaultFixedTTFT, DefaultFixedITL}) ||
+		c.BlockSize != 16 || *c.PrefixCaching || c.TimeScale != 1 || c.RateLimits != (RateLimits{}) {
 		t.Errorf("Defaults(Config{}) = %+v", c)
 	}
 	// Given fields stay; a partly given roofline is completed, not replaced.
@@ -51,6 +52,14 @@ func TestValidate(t *testing.T) {
 		{"unknown fault", Config{Faults: map[string]float64{"explode": 0.1}}, []string{"faults.explode: unknown fault class"}},
 		{"fault probability", Config{Faults: map[string]float64{FaultCut: 2}}, []string{"faults.cut: must be a probability"}},
 		{"fault sum", Config{Faults: map[string]float64{FaultCut: 0.6, FaultStall: 0.6}}, []string{"faults: probabilities must sum to ≤ 1"}},
+		{"time scale", Config{TimeScale: -1}, []string{"time_scale: must be > 0"}},
+		{"block size", Config{BlockSize: -16}, []string{"block_size: must be > 0"}},
+		{"rate limits", Config{RateLimits: RateLimits{TokensPerMinute: -1, TokensPerDay: -5}},
+			[]string{"rate_limits.tokens_per_minute: must be ≥ 0", "rate_limits.tokens_per_day: must be ≥ 0"}},
+		{"prefill util", Config{Roofline: func() Roofline { r := DefaultRoofline(); r.PrefillUtil = 2; return r }()},
+			[]string{"roofline.prefill_util: must be in (0, 1]"}},
+		{"request overhead", Config{Roofline: func() Roofline { r := DefaultRoofline(); r.RequestOverhead = -time.Second; return r }()},
+			[]string{"roofline.request_overhead: must be ≥ 0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.c.Validate()
@@ -83,5 +92,43 @@ func TestFaultBands(t *testing.T) {
 		if got := pickFault(bands, tc.u); got != tc.want {
 			t.Errorf("pickFault(%v) = %q, want %q", tc.u, got, tc.want)
 		}
+	}
+}
+
+func TestPrefillUtilDefaultsToComputeUtil(t *testing.T) {
+	c := Defaults(Config{Roofline: Roofline{ParamsB: 8, ComputeUtil: 0.4}})
+	if c.Roofline.PrefillUtil != 0.4 {
+		t.Errorf("prefill_util = %v, want compute_util's 0.4", c.Roofline.PrefillUtil)
+	}
+	if c = Defaults(Config{Roofline: Roofline{ParamsB: 8, ComputeUtil: 0.4, PrefillUtil: 0.1}}); c.Roofline.PrefillUtil != 0.1 {
+		t.Errorf("prefill_util = %v, want 0.1", c.Roofline.PrefillUtil)
+	}
+}
+
+func TestTimeScaleFixed(t *testing.T) {
+	// time_scale multiplies the fixed timing's delays and the request
+	// overhead; the modelled durations, not the wall clock, are checked.
+	for _, tc := range []struct {
+		scale               float64
+		ttft, itl, overhead time.Duration
+	}{
+		{1, 200 * time.Millisecond, 10 * time.Millisecond, 300 * time.Millisecond},
+		{0.05, 10 * time.Millisecond, 500 * time.Microsecond, 15 * time.Millisecond},
+		{2, 400 * time.Millisecond, 20 * time.Millisecond, 600 * time.Millisecond},
+	} {
+		rl := DefaultRoofline()
+		rl.RequestOverhead = 300 * time.Millisecond
+		s, err := New(Config{Timing: TimingFixed, TimeScale: tc.scale, Roofline: rl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ttft, itl := s.fixedDelays()
+		if ttft != tc.ttft || itl != tc.itl {
+			t.Errorf("scale %g: TTFT %v, ITL %v; want %v, %v", tc.scale, ttft, itl, tc.ttft, tc.itl)
+		}
+		if got := s.cfg.scaled(rl.RequestOverhead); got != tc.overhead {
+			t.Errorf("scale %g: request overhead %v, want %v", tc.scale, got, tc.overhead)
+		}
+		s.Close()
 	}
 }

@@ -333,10 +333,12 @@ func (s *Server) pieces(text string) []string {
 // metricsLabels renders vLLM's vllm:cache_config_info labels for the
 // Config, sorted by name as prometheus_client writes them.
 func (s *Server) metricsLabels() string {
-	const blockSize = 16
 	prefix := "False"
+	if s.caching {
+		prefix = "True"
+	}
 	return fmt.Sprintf(`block_size="%d",cache_dtype="auto",enable_prefix_caching="%s",engine="0",gpu_memory_utilization="%g",kv_cache_size_tokens="%d",num_gpu_blocks="%d"`,
-		blockSize, prefix, s.cfg.GPUMemoryUtilization, s.cfg.KVBudgetTokens, s.cfg.KVBudgetTokens/blockSize)
+		s.cfg.BlockSize, prefix, s.cfg.GPUMemoryUtilization, s.cfg.KVBudgetTokens, s.cfg.KVBudgetTokens/s.cfg.BlockSize)
 }
 
 // promQuote quotes a Prometheus label value: backslash, double quote and

@@ -12,30 +12,39 @@ type trace struct {
 	first      map[*seq]int  // step (1-based) that gave a sequence its first token
 	firstAt    map[*seq]time.Duration
 	done       map[*seq]int // step that gave its last token
+	doneAt     map[*seq]time.Duration
 	durs       []time.Duration
 	maxRunning int
+	maxUsed    int // KV blocks
 }
 
-// drive runs s in virtual time until it is idle. before, if not nil, runs
-// before each step's plan (to add or cancel sequences).
+// drive runs s in virtual time until it is idle, checking the engine's
+// invariants at every step. before, if not nil, runs before each step's
+// plan (to add or cancel sequences).
 func drive(t *testing.T, s *sched, before func(step int)) trace {
 	t.Helper()
-	tr := trace{first: map[*seq]int{}, firstAt: map[*seq]time.Duration{}, done: map[*seq]int{}}
+	tr := trace{first: map[*seq]int{}, firstAt: map[*seq]time.Duration{}, done: map[*seq]int{}, doneAt: map[*seq]time.Duration{}}
+	gen := map[*seq]int{}
 	for i := 1; i <= 100000; i++ {
 		if before != nil {
 			before(i)
 		}
 		st := s.plan()
 		if st.idle() {
+			if len(s.waiting) > 0 {
+				t.Fatalf("step %d: idle with %d waiting", i, len(s.waiting))
+			}
+			if s.kv.used != 0 {
+				t.Fatalf("idle with %d KV blocks in use", s.kv.used)
+			}
 			return tr
 		}
 		if len(s.running) > s.maxSeqs {
 			t.Fatalf("step %d: %d running > max_num_seqs %d", i, len(s.running), s.maxSeqs)
 		}
-		if s.kvUsed > s.kvBudget {
-			t.Fatalf("step %d: KV %d > budget %d", i, s.kvUsed, s.kvBudget)
-		}
+		checkBlocks(t, i, s)
 		tr.maxRunning = max(tr.maxRunning, len(s.running))
+		tr.maxUsed = max(tr.maxUsed, s.kv.used)
 		if st.dur <= 0 {
 			t.Fatalf("step %d takes %v", i, st.dur)
 		}
@@ -43,16 +52,58 @@ func drive(t *testing.T, s *sched, before func(step int)) trace {
 		tr.durs = append(tr.durs, st.dur)
 		tr.steps = i
 		for _, q := range s.apply(st) {
+			// A token at a time, never taken back (preemption keeps them).
+			if q.generated != gen[q]+1 {
+				t.Fatalf("step %d: generated %d after %d", i, q.generated, gen[q])
+			}
+			gen[q] = q.generated
 			if q.generated == 1 {
 				tr.first[q], tr.firstAt[q] = i, tr.now
 			}
 			if q.generated == q.out {
-				tr.done[q] = i
+				tr.done[q], tr.doneAt[q] = i, tr.now
 			}
 		}
 	}
 	t.Fatal("engine never went idle")
 	return tr
+}
+
+// checkBlocks checks the KV accounting after plan: the blocks in use are
+// those the running sequences hold (a shared block once), within the
+// budget unless one sequence runs alone, and each sequence holds what its
+// context needs.
+func checkBlocks(t *testing.T, step int, s *sched) {
+	t.Helper()
+	held := map[*cachedBlock]bool{}
+	used := 0
+	for _, q := range s.running {
+		used += q.own
+		for _, b := range q.blocks {
+			if !held[b] {
+				held[b] = true
+				used++
+			}
+		}
+		ctx := q.fill
+		if q.prefilled == q.fill {
+			ctx = q.prompt + q.generated
+		}
+		if have, want := len(q.blocks)+q.own, s.kv.blocks(ctx); have != want {
+			t.Fatalf("step %d: a sequence at %d tokens holds %d blocks, want %d", step, ctx, have, want)
+		}
+	}
+	for _, q := range s.waiting {
+		if len(q.blocks)+q.own != 0 {
+			t.Fatalf("step %d: a waiting sequence holds blocks", step)
+		}
+	}
+	if used != s.kv.used {
+		t.Fatalf("step %d: %d blocks held, kv says %d", step, used, s.kv.used)
+	}
+	if s.kv.used > s.kv.total && len(s.running) > 1 {
+		t.Fatalf("step %d: %d blocks in use > %d with %d running", step, s.kv.used, s.kv.total, len(s.running))
+	}
 }
 
 func testSched(mut func(*Config)) *sched {
@@ -63,12 +114,11 @@ func testSched(mut func(*Config)) *sched {
 	return newSched(Defaults(c))
 }
 
-// seqs makes sequences with the given prompt and output lengths, each
-// reserving prompt + output.
+// seqs adds sequences with the given prompt and output lengths.
 func seqs(s *sched, prompt int, outs ...int) []*seq {
 	var qs []*seq
 	for _, out := range outs {
-		q := newSeq(prompt, out, prompt+out)
+		q := newSeq(prompt, out, nil)
 		s.add(q)
 		qs = append(qs, q)
 	}
@@ -92,31 +142,144 @@ func TestSchedMaxNumSeqs(t *testing.T) {
 	}
 }
 
-func TestSchedKVBudget(t *testing.T) {
-	// Each of the first two reserves 10 + 50 = 60 tokens of a 100-token
-	// budget, so the second waits for the first although max_num_seqs has
-	// room; the third (41) does not fit beside the second either.
-	s := testSched(func(c *Config) { c.KVBudgetTokens = 100 })
-	qs := seqs(s, 10, 50, 50, 31)
-	tr := drive(t, s, nil)
-	if tr.maxRunning != 1 {
-		t.Errorf("max running = %d, want 1", tr.maxRunning)
-	}
-	if tr.done[qs[0]] != 50 || tr.first[qs[1]] != 51 || tr.first[qs[2]] != 101 {
-		t.Errorf("first done %d; second starts %d, third %d; want 50, 51, 101", tr.done[qs[0]], tr.first[qs[1]], tr.first[qs[2]])
-	}
-	if s.kvUsed != 0 {
-		t.Errorf("KV in use after the run: %d", s.kvUsed)
+func TestSchedKVBlocks(t *testing.T) {
+	// Budgets in 16-token blocks; prompt p needs ceil(p/16) blocks to be
+	// admitted and a decoding sequence one more whenever its context
+	// (prompt + generated) crosses a block boundary.
+	type sq struct{ prompt, out int }
+	for _, tc := range []struct {
+		name        string
+		budget      int // tokens
+		maxSeqs     int
+		seqs        []sq
+		first, done []int // steps
+		preemptions int64
+		maxRunning  int
+	}{
+		{
+			// Admission needs only the prompt's blocks: both fit at once
+			// (a reservation of prompt + output would have run them one
+			// after the other).
+			name: "on demand, no preemption", budget: 8 * 16, seqs: []sq{{32, 20}, {32, 20}},
+			first: []int{1, 1}, done: []int{20, 20}, maxRunning: 2,
+		},
+		{
+			// Both fill the 4 blocks with their prompts; at step 2 the
+			// first needs a third block, none is free: the second (the
+			// most recently admitted) is preempted. It waits at the head
+			// of the line until the first is done (its 33 tokens need 3
+			// blocks, 1 is free), then recomputes 32 + 1 tokens in step 9,
+			// which yields its second token, and decodes the rest.
+			name: "preempt the latest", budget: 4 * 16, seqs: []sq{{32, 8}, {32, 8}},
+			first: []int{1, 1}, done: []int{8, 15}, preemptions: 1, maxRunning: 2,
+		},
+		{
+			// A sequence larger than the whole budget runs alone, beyond
+			// it, and is never preempted; the next waits for it.
+			name: "alone beyond the budget", budget: 2 * 16, seqs: []sq{{40, 30}, {8, 2}},
+			first: []int{1, 31}, done: []int{30, 32}, maxRunning: 1,
+		},
+		{
+			// max_num_seqs still bounds the batch when blocks are plenty.
+			name: "max_num_seqs", budget: 1 << 20, maxSeqs: 2, seqs: []sq{{10, 5}, {10, 5}, {10, 5}},
+			first: []int{1, 1, 6}, done: []int{5, 5, 10}, maxRunning: 2,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testSched(func(c *Config) {
+				c.KVBudgetTokens = tc.budget
+				if tc.maxSeqs > 0 {
+					c.MaxNumSeqs = tc.maxSeqs
+				}
+			})
+			var qs []*seq
+			for _, x := range tc.seqs {
+				qs = append(qs, seqs(s, x.prompt, x.out)...)
+			}
+			tr := drive(t, s, nil)
+			for i, q := range qs {
+				if tr.first[q] != tc.first[i] || tr.done[q] != tc.done[i] {
+					t.Errorf("seq %d: first token at step %d, done at %d; want %d, %d", i, tr.first[q], tr.done[q], tc.first[i], tc.done[i])
+				}
+			}
+			if s.preemptions != tc.preemptions {
+				t.Errorf("preemptions = %d, want %d", s.preemptions, tc.preemptions)
+			}
+			if tr.maxRunning != tc.maxRunning {
+				t.Errorf("max running = %d, want %d", tr.maxRunning, tc.maxRunning)
+			}
+		})
 	}
 }
 
-func TestSchedKVBudgetHeadOfLine(t *testing.T) {
+func TestSchedPreemptionOrder(t *testing.T) {
+	// Three 16-token prompts fill 3 of 4 blocks. At step 2 each needs a
+	// second block: a takes the free one, b's need preempts c (the most
+	// recently admitted), not a. Later a's third block preempts b; the
+	// preempted go back to the head of the line, b before c, and every
+	// one of them ends with all its tokens.
+	s := testSched(func(c *Config) { c.KVBudgetTokens = 4 * 16 })
+	qs := seqs(s, 16, 20, 20, 20)
+	a, b, c := qs[0], qs[1], qs[2]
+	var order []*seq // preempted, in order
+	prev := map[*seq]bool{}
+	tr := drive(t, s, func(step int) {
+		for _, q := range s.waiting {
+			if q.admitted && !prev[q] {
+				order = append(order, q)
+			}
+		}
+		clear(prev)
+		for _, q := range s.waiting {
+			prev[q] = q.admitted
+		}
+	})
+	if len(order) < 2 || order[0] != c || order[1] != b {
+		t.Fatalf("preempted in the order %v; want c then b (a is %p, b %p, c %p)", order, a, b, c)
+	}
+	if tr.done[a] >= tr.done[b] || tr.done[b] >= tr.done[c] {
+		t.Errorf("done at steps a %d, b %d, c %d; want in admission order", tr.done[a], tr.done[b], tr.done[c])
+	}
+	if s.preemptions < 2 {
+		t.Errorf("preemptions = %d", s.preemptions)
+	}
+}
+
+func TestSchedPreemptedRecomputes(t *testing.T) {
+	// A preempted sequence recomputes its prompt and the tokens it had
+	// generated: its second prefill costs more than its first.
+	s := testSched(func(c *Config) { c.KVBudgetTokens = 4 * 16 })
+	a, b := newSeq(32, 8, nil), newSeq(32, 8, nil)
+	s.add(a)
+	s.add(b)
+	var fills []int
+	for {
+		st := s.plan()
+		if st.idle() {
+			break
+		}
+		for _, c := range st.prefill {
+			if c.q == b {
+				fills = append(fills, c.n)
+			}
+		}
+		s.apply(st)
+	}
+	if len(fills) != 2 || fills[0] != 32 || fills[1] != 33 {
+		t.Errorf("b's prefills %v, want [32 33] (prompt, then prompt + its one token)", fills)
+	}
+	if b.generated != 8 {
+		t.Errorf("b generated %d, want 8", b.generated)
+	}
+}
+
+func TestSchedHeadOfLine(t *testing.T) {
 	// First come, first served: a small request behind a big waiting one
 	// waits too.
-	s := testSched(func(c *Config) { c.KVBudgetTokens = 100 })
-	a := newSeq(10, 40, 50) // admitted
-	b := newSeq(10, 60, 70) // does not fit beside a
-	c := newSeq(10, 10, 20) // would fit, but is behind b
+	s := testSched(func(c *Config) { c.KVBudgetTokens = 6 * 16 })
+	a := newSeq(64, 10, nil) // 4 blocks, admitted
+	b := newSeq(48, 10, nil) // 3 blocks: does not fit beside a
+	c := newSeq(8, 5, nil)   // 1 block: would fit, but is behind b
 	s.add(a)
 	s.add(b)
 	s.add(c)
@@ -143,9 +306,9 @@ func TestSchedChunkedPrefillInterleavesDecode(t *testing.T) {
 	// A decoding sequence keeps getting a token every step while a long
 	// prompt prefills beside it; prefill goes FIFO within the budget.
 	s := testSched(func(c *Config) { c.MaxBatchedTokens = 4096 })
-	short := newSeq(10, 100, 110)
-	long := newSeq(10000, 5, 10005)
-	late := newSeq(100, 5, 105)
+	short := newSeq(10, 100, nil)
+	long := newSeq(10000, 5, nil)
+	late := newSeq(100, 5, nil)
 	s.add(short)
 	s.add(long)
 	s.add(late)
@@ -182,9 +345,11 @@ func TestSchedStaticBatching(t *testing.T) {
 }
 
 func TestSchedGoneFreesKV(t *testing.T) {
-	s := testSched(func(c *Config) { c.KVBudgetTokens = 100 })
-	a := newSeq(10, 80, 90)
-	b := newSeq(10, 80, 90)
+	// b's 5 blocks do not fit beside a's; a's handler leaves before step
+	// 4, whose plan frees a and admits b.
+	s := testSched(func(c *Config) { c.KVBudgetTokens = 6 * 16 })
+	a := newSeq(80, 80, nil)
+	b := newSeq(80, 80, nil)
 	s.add(a)
 	s.add(b)
 	tr := drive(t, s, func(step int) {
@@ -198,8 +363,25 @@ func TestSchedGoneFreesKV(t *testing.T) {
 	if _, ok := tr.done[a]; ok {
 		t.Error("a finished after leaving")
 	}
-	if s.kvUsed != 0 {
-		t.Errorf("KV in use after the run: %d", s.kvUsed)
+}
+
+func TestSchedGoneWhilePreempted(t *testing.T) {
+	// A preempted sequence whose handler leaves is dropped from the line.
+	s := testSched(func(c *Config) { c.KVBudgetTokens = 4 * 16 })
+	a := newSeq(32, 30, nil)
+	b := newSeq(32, 30, nil)
+	s.add(a)
+	s.add(b)
+	tr := drive(t, s, func(step int) {
+		if step == 3 {
+			if len(s.waiting) != 1 || s.waiting[0] != b {
+				t.Fatalf("step 3: b not preempted")
+			}
+			b.gone.Store(true)
+		}
+	})
+	if tr.done[a] != 30 || tr.steps != 30 {
+		t.Errorf("a done at %d, %d steps; want 30, 30", tr.done[a], tr.steps)
 	}
 }
 
@@ -235,7 +417,7 @@ func TestEngineDelivers(t *testing.T) {
 	done := make(chan struct{})
 	e := startEngine(c, done)
 	defer func() { close(done); <-e.exited }()
-	q := newSeq(5, 7, 12)
+	q := newSeq(5, 7, nil)
 	e.submit(q)
 	for q.avail.Load() < 7 {
 		<-q.notify

@@ -74,13 +74,13 @@ func (c *messageContent) UnmarshalJSON(b []byte) error {
 
 // job is what the simulator decided to do with one valid request.
 type job struct {
-	prompt    int    // prompt tokens
-	out       int    // output tokens, reasoning included
-	reasoning int    // the first reasoning tokens of out
-	maxOut    int    // output tokens reserved in the KV cache
-	finish    string // "length" or "stop"
-	hash      uint64 // of (Seed, prompt text)
-	fault     string // "" or a Fault class
+	prompt    int      // prompt tokens
+	out       int      // output tokens, reasoning included
+	reasoning int      // the first reasoning tokens of out
+	hashes    []uint64 // chain hashes of the prompt's full KV blocks, with prefix caching
+	finish    string   // "length" or "stop"
+	hash      uint64   // of (Seed, prompt text)
+	fault     string   // "" or a Fault class
 }
 
 // apiError is a refused request: its status and JSON body.
@@ -127,14 +127,29 @@ func (s *Server) plan(req *chatRequest) (job, *apiError) {
 	var j job
 	h := uint64(fnvOffset)
 	h = hashUint64(h, uint64(s.cfg.Seed))
-	j.prompt = 3
+	var bh *blockHasher
+	if s.caching {
+		bh = newBlockHasher(s.cfg.BlockSize)
+	}
+	j.prompt = primeTokens
 	for i := range req.Messages {
 		m := &req.Messages[i]
-		j.prompt += s.countTokens(string(m.Content)) + s.overhead
+		if bh != nil {
+			j.prompt += s.hashMessage(bh, m) + s.overhead
+		} else {
+			j.prompt += s.countTokens(string(m.Content)) + s.overhead
+		}
 		h = hashString(h, m.Role)
 		h = hashByte(h, 0x1f)
 		h = hashString(h, string(m.Content))
 		h = hashByte(h, 0x1e)
+	}
+	if bh != nil {
+		// The assistant prime is the header of the answer's message, so a
+		// next request that carries the answer reuses it too.
+		bh.startMessage("assistant")
+		bh.header("assistant", primeTokens)
+		j.hashes = bh.hashes
 	}
 	j.hash = h
 
@@ -180,15 +195,33 @@ func (s *Server) plan(req *chatRequest) (job, *apiError) {
 	}
 	j.out = out
 	j.reasoning = int(math.Round(s.cfg.ReasoningShare * float64(out)))
-	j.maxOut = out
-	if maxTok != nil {
-		j.maxOut = *maxTok
-	}
 	j.fault = pickFault(s.faults, unitFloat(mix(h^saltFault)))
 	if j.fault == FaultEmpty {
 		j.out, j.reasoning, j.finish = 0, 0, "stop"
 	}
 	return j, nil
+}
+
+// primeTokens is the length of the assistant prime the template adds
+// after the last message.
+const primeTokens = 3
+
+// hashMessage feeds one message's tokens, as the simulated template lays
+// them out, to bh and returns its content tokens. The template's tokens
+// per message are a header of up to primeTokens role tokens before the
+// content and a footer after it (ChatML's "<|im_start|>role\n" and
+// "<|im_end|>\n"), and the first token of each message is marked, so
+// that roles and message boundaries take part in the block hashes.
+func (s *Server) hashMessage(bh *blockHasher, m *chatMessage) int {
+	head := min(s.overhead, primeTokens)
+	bh.startMessage(m.Role)
+	bh.header(m.Role, head)
+	ids := s.encode(string(m.Content))
+	for _, id := range ids {
+		bh.add(uint64(id))
+	}
+	bh.footer(s.overhead - head)
+	return len(ids)
 }
 
 // naturalLength is a lognormal output length with the given median and

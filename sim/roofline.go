@@ -17,11 +17,11 @@ func (r Roofline) KVBytesPerToken() float64 {
 
 // PrefillTime is the compute time of prefilling newTokens prompt tokens
 // after cachedTokens already in the KV cache:
-// [2·P·n + 4·L·H·d·n·(c + n/2)] / (peak · ComputeUtil). The second term is
+// [2·P·n + 4·L·H·d·n·(c + n/2)] / (peak · PrefillUtil). The second term is
 // attention, which makes it grow faster than linearly with context. It
-// includes no StepOverhead.
+// includes neither StepOverhead nor RequestOverhead.
 func (r Roofline) PrefillTime(newTokens, cachedTokens int) time.Duration {
-	return seconds(r.prefillFLOPs(newTokens, cachedTokens) / r.flops())
+	return seconds(r.prefillFLOPs(newTokens, cachedTokens) / r.prefillRate())
 }
 
 // DecodeStepTime is the time of one decode step that gives each of batch
@@ -36,7 +36,7 @@ func (r Roofline) DecodeStepTime(batch int, sumContext int) time.Duration {
 	}
 	flops := 2*r.params()*float64(batch) + r.attnFLOPsPerToken()*float64(sumContext)
 	bytes := r.weightBytes() + r.KVBytesPerToken()*float64(sumContext)
-	return r.stepTime(flops, bytes)
+	return r.stepTime(0, flops, bytes)
 }
 
 // SingleStreamDecodeTokS is the decode speed in tokens/s of a lone sequence
@@ -53,7 +53,16 @@ func (r Roofline) SingleStreamDecodeTokS(context int) float64 {
 func (r Roofline) params() float64      { return r.ParamsB * 1e9 }
 func (r Roofline) weightBytes() float64 { return r.params() * r.BytesPerParam }
 func (r Roofline) flops() float64       { return r.PeakTFLOPS * 1e12 * r.ComputeUtil }
-func (r Roofline) bandwidth() float64   { return r.MemBandwidthGBs * 1e9 * r.MemUtil }
+
+// prefillRate is the achieved FLOP/s on prefill: PrefillUtil of peak, or
+// ComputeUtil's when PrefillUtil is not set.
+func (r Roofline) prefillRate() float64 {
+	if r.PrefillUtil > 0 {
+		return r.PeakTFLOPS * 1e12 * r.PrefillUtil
+	}
+	return r.flops()
+}
+func (r Roofline) bandwidth() float64 { return r.MemBandwidthGBs * 1e9 * r.MemUtil }
 
 // attnFLOPsPerToken is 4·L·H·d: the attention FLOPs of one query token per
 // token of context it attends to.
@@ -66,10 +75,15 @@ func (r Roofline) prefillFLOPs(n, c int) float64 {
 	return 2*r.params()*fn + r.attnFLOPsPerToken()*fn*(float64(c)+fn/2)
 }
 
-// stepTime is the roofline of one engine step that does flops of compute
-// and moves bytes of memory: max of the two times, plus the fixed overhead.
-func (r Roofline) stepTime(flops, bytes float64) time.Duration {
-	return seconds(max(flops/r.flops(), bytes/r.bandwidth())) + r.StepOverhead
+// stepTime is the roofline of one engine step that does prefillFLOPs and
+// decodeFLOPs of compute and moves bytes of memory: max of the compute
+// time and the memory time, plus the fixed overhead.
+func (r Roofline) stepTime(prefillFLOPs, decodeFLOPs, bytes float64) time.Duration {
+	compute := decodeFLOPs / r.flops()
+	if prefillFLOPs > 0 {
+		compute += prefillFLOPs / r.prefillRate()
+	}
+	return seconds(max(compute, bytes/r.bandwidth())) + r.StepOverhead
 }
 
 func seconds(s float64) time.Duration {

@@ -102,3 +102,27 @@ func TestSingleStreamDecodeTokS(t *testing.T) {
 		}
 	}
 }
+
+func TestPrefillUtil(t *testing.T) {
+	// PrefillUtil slows prefill FLOPs alone: decode keeps ComputeUtil.
+	r := DefaultRoofline()
+	r.ComputeUtil, r.PrefillUtil = 1, 0.1
+	base := DefaultRoofline()
+	base.ComputeUtil, base.PrefillUtil = 1, 1
+	if got, want := r.PrefillTime(4000, 1000), 10*base.PrefillTime(4000, 1000); !near(got, want) {
+		t.Errorf("PrefillTime at 10%% = %v, want %v", got, want)
+	}
+	if got, want := r.DecodeStepTime(4096, 0), base.DecodeStepTime(4096, 0); got != want {
+		t.Errorf("compute-bound decode %v, want %v (unchanged)", got, want)
+	}
+	// A mixed step adds both compute times.
+	pf, df := r.prefillFLOPs(1000, 0), 2*r.params()
+	if got, want := r.stepTime(pf, df, 0), secs(pf/(r.PeakTFLOPS*1e12*0.1)+df/(r.PeakTFLOPS*1e12)); !near(got, want) {
+		t.Errorf("mixed step %v, want %v", got, want)
+	}
+	// Unset, it is ComputeUtil's.
+	r.PrefillUtil = 0
+	if got, want := r.PrefillTime(4000, 0), base.PrefillTime(4000, 0); got != want {
+		t.Errorf("PrefillTime with prefill_util unset %v, want %v", got, want)
+	}
+}

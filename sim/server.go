@@ -19,8 +19,10 @@ const maxBodyBytes = 64 << 20
 //	POST /v1/chat/completions   streaming (SSE) and not
 //	GET  /v1/models             vLLM's and llama.cpp's model metadata
 //	GET  /health                200
-//	GET  /metrics               vLLM-style gauges (requests running and
-//	                            waiting, cache_config_info)
+//	GET  /metrics               vLLM-style metrics (requests running and
+//	                            waiting, KV cache usage, preemptions,
+//	                            prefix cache queries and hits,
+//	                            cache_config_info)
 //	GET  /props                 llama.cpp's server properties (slot
 //	                            context, slots, model path)
 //	POST /tokenize              vLLM's or llama.cpp's tokenizer, by the
@@ -28,6 +30,9 @@ const maxBodyBytes = 64 << 20
 //
 // Token counts (chat usage, /tokenize) come from one tokenizer: by default
 // one token per whitespace-separated word.
+//
+// With Config.TimeScale ≠ 1 every modelled delay and rate-limit window is
+// scaled: what a client measures against it is in compressed time.
 //
 // With TimingRoofline one engine goroutine, started by New, times every
 // request; Close stops it. A Server is safe for concurrent use.
@@ -40,6 +45,13 @@ type Server struct {
 	stamps   bool // add sixpin_sent_unix_ns
 	created  int64
 	tok      textTokenizer
+	caching  bool     // prefix caching
+	lim      *limiter // nil without rate limits
+
+	// kv is the prefix cache when no engine keeps one (prefix caching
+	// without TimingRoofline), guarded by kvMu.
+	kvMu sync.Mutex
+	kv   *kvCache
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -73,10 +85,15 @@ func New(c Config) (*Server, error) {
 		stamps:   *c.SendStamps,
 		created:  time.Now().Unix(),
 		tok:      tok,
+		caching:  *c.PrefixCaching,
+		lim:      newLimiter(c.RateLimits, c.TimeScale, time.Now),
 		done:     make(chan struct{}),
 	}
-	if c.Timing == TimingRoofline {
+	switch {
+	case c.Timing == TimingRoofline:
 		s.eng = startEngine(c, s.done)
+	case s.caching:
+		s.kv = newKVCache(c.KVBudgetTokens, c.BlockSize, true)
 	}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
@@ -163,23 +180,36 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// handleMetrics serves the few vLLM metrics sixpin's discovery reads, in
-// vLLM V1's shape: the request gauges and vllm:cache_config_info, whose
-// labels carry the KV cache's settings (block size, blocks, the KV budget
-// in tokens, gpu_memory_utilization, prefix caching).
+// handleMetrics serves a few vLLM metrics, in vLLM V1's shape: the
+// request gauges, KV cache usage, preemptions, prefix cache queries and
+// hits (in tokens), and vllm:cache_config_info, whose labels carry the KV
+// cache's settings (block size, blocks, the KV budget in tokens,
+// gpu_memory_utilization, prefix caching) for sixpin's discovery.
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
-	var running, waiting int64
-	if s.eng != nil {
-		running, waiting = s.eng.running.Load(), s.eng.waiting.Load()
+	var running, waiting, preemptions, queries, hits, used int64
+	blocks := int64(max(1, s.cfg.KVBudgetTokens/s.cfg.BlockSize))
+	switch {
+	case s.eng != nil:
+		st := &s.eng.stats
+		running, waiting = st.running.Load(), st.waiting.Load()
+		preemptions, queries, hits = st.preemptions.Load(), st.queries.Load(), st.hits.Load()
+		used = st.blocksUsed.Load()
+	case s.kv != nil:
+		s.kvMu.Lock()
+		queries, hits, used = s.kv.queries, s.kv.hits, int64(s.kv.used)
+		s.kvMu.Unlock()
 	}
 	model := promQuote(s.cfg.Model)
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	fmt.Fprintf(w, "# HELP vllm:num_requests_running Number of requests in model execution batches.\n")
-	fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\n")
-	fmt.Fprintf(w, "vllm:num_requests_running{engine=\"0\",model_name=%s} %d\n", model, running)
-	fmt.Fprintf(w, "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n")
-	fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\n")
-	fmt.Fprintf(w, "vllm:num_requests_waiting{engine=\"0\",model_name=%s} %d\n", model, waiting)
+	metric := func(name, typ, help string, v any) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s{engine=\"0\",model_name=%s} %v\n", name, help, name, typ, name, model, v)
+	}
+	metric("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", running)
+	metric("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", waiting)
+	metric("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", min(1, float64(used)/float64(blocks)))
+	metric("vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.", preemptions)
+	metric("vllm:prefix_cache_queries_total", "counter", "Prefix cache queries, in terms of number of queried tokens.", queries)
+	metric("vllm:prefix_cache_hits_total", "counter", "Prefix cache hits, in terms of number of cached tokens.", hits)
 	fmt.Fprintf(w, "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n")
 	fmt.Fprintf(w, "# TYPE vllm:cache_config_info gauge\n")
 	fmt.Fprintf(w, "vllm:cache_config_info{%s} 1.0\n", s.metricsLabels())

@@ -785,7 +785,7 @@ func TestRooflineStreams(t *testing.T) {
 		t.Error(err)
 	}
 	// Everything finished: the engine holds nothing.
-	waitFor(t, func() bool { return s.eng.running.Load() == 0 && s.eng.waiting.Load() == 0 })
+	waitFor(t, func() bool { return s.eng.stats.running.Load() == 0 && s.eng.stats.waiting.Load() == 0 })
 }
 
 // waitFor polls cond; it bounds nothing but the test's own patience.
@@ -847,7 +847,7 @@ func TestCloseEndsStreams(t *testing.T) {
 			resp.Body.Close()
 			got <- resp.StatusCode
 		}()
-		waitFor(t, func() bool { return s.eng.running.Load() == 1 })
+		waitFor(t, func() bool { return s.eng.stats.running.Load() == 1 })
 		s.Close()
 		if status := <-got; status != http.StatusServiceUnavailable {
 			t.Errorf("status %d, want 503", status)
