@@ -49,8 +49,9 @@ type Session struct {
 	// First429S is when it was first rate limited, from its start (nil:
 	// never).
 	First429S *float64 `json:"first_429_s,omitempty"`
-	// Rejections counts its 429s.
+	// Rejections counts its 429s, Retries its backed-off retries.
 	Rejections int `json:"rejections"`
+	Retries    int `json:"retries"`
 	// Input, CachedInput, Output and Reasoning total its usage.
 	Tokens Tokens `json:"tokens"`
 }
@@ -97,6 +98,9 @@ func (a *sessionAcc) add(r *Record) {
 		a.by[r.Session] = s
 	}
 	s.Attempts++
+	if r.Attempt > 0 {
+		s.Retries++
+	}
 	s.StartS = min(s.StartS, r.Scheduled.Seconds())
 	s.EndS = max(s.EndS, r.End.Seconds())
 	s.Tokens.add(r)

@@ -234,7 +234,13 @@ func writeSessions(p *printer, run *Run) {
 	}
 	p.f("  ended by: %s\n", strings.Join(reasons, ", "))
 	if d := ss.First429S; d != nil {
-		p.f("  time to first 429: p50 %s s, min %s s (%d of %d sessions were rate limited)\n", num(d.P50), num(d.Min), d.Count, len(ss.All))
+		rejected, retried := 0, 0
+		for _, s := range ss.All {
+			rejected += s.Rejections
+			retried += s.Retries
+		}
+		p.f("  time to first 429: p50 %s s, min %s s (%d of %d sessions were rate limited; %d × 429, %d retries)\n",
+			num(d.P50), num(d.Min), d.Count, len(ss.All), rejected, retried)
 	}
 }
 

@@ -1,0 +1,444 @@
+package analyze
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // database/sql driver "sqlite": pure Go, no cgo
+)
+
+// opencode's storage, as its source defines it (anomalyco/opencode, formerly
+// sst/opencode): packages/opencode/src/session/session.sql.ts declares the
+// drizzle tables
+//
+//	session (id, project_id, parent_id, ..., time_created, time_updated)
+//	message (id, session_id, time_created, time_updated, data)   -- data: JSON
+//	part    (id, message_id, session_id, time_created, time_updated, data)
+//
+// with indexes message_session_time_created_id_idx (session_id,
+// time_created, id) and part_message_id_id_idx (message_id, id) (older
+// databases: message_session_idx, part_message_idx). message.data is
+// MessageV2.Info without id and sessionID, part.data is MessageV2.Part
+// without id, sessionID and messageID (session/message-v2.ts):
+//
+//	assistant: {"role":"assistant","time":{"created":ms,"completed":ms?},
+//	  "parentID","providerID","modelID","finish"?,"error"?,"cost",
+//	  "tokens":{"input","output","reasoning","cache":{"read","write"}}}
+//	text, reasoning: {"type":"text"|"reasoning","text",
+//	  "time":{"start":ms,"end":ms?}}
+//	tool: {"type":"tool","callID","tool","state":{"status":
+//	  "pending"|"running"|"completed"|"error","time":{"start":ms,"end":ms}}}
+//
+// Times are Unix milliseconds. opencode's getUsage (session/index.ts)
+// stores tokens.input without the cache reads and writes and
+// tokens.output without the reasoning tokens, so the whole prompt is
+// input + cache.read + cache.write and everything generated is output +
+// reasoning. storage/db.ts opens the file in WAL mode at
+// $XDG_DATA_HOME/opencode/opencode.db.
+
+// DBError is a database that cannot be read as opencode's: missing,
+// locked, corrupt or of another program. Its message is one line that
+// names the file.
+type DBError struct {
+	Path string
+	Err  error
+}
+
+func (e *DBError) Error() string { return fmt.Sprintf("opencode database %s: %v", e.Path, e.Err) }
+func (e *DBError) Unwrap() error { return e.Err }
+
+// DefaultDB is where opencode keeps its database: $XDG_DATA_HOME/opencode/
+// opencode.db, else ~/.local/share/opencode/opencode.db. getenv is
+// os.Getenv or a stand-in.
+func DefaultDB(getenv func(string) string) string {
+	if d := getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "opencode", "opencode.db")
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return filepath.Join(home, ".local", "share", "opencode", "opencode.db")
+}
+
+// stamp is what tells whether a file changed: size and modification time.
+type stamp struct {
+	size, mtimeNS int64
+}
+
+func stampOf(path string) (stamp, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return stamp{}, err
+	}
+	return stamp{fi.Size(), fi.ModTime().UnixNano()}, nil
+}
+
+// Read modes.
+const (
+	// modeImmutable reads the file as a snapshot that cannot change: no
+	// locks, no -wal or -shm files. Used for a WAL-mode database whose
+	// -wal file does not exist (every commit is in the main file and no
+	// writer is open), and verified afterwards (see source.changed).
+	modeImmutable = "immutable"
+	// modeReadOnly reads through SQLite's locks and the -wal file, so a
+	// running opencode's committed data is seen.
+	modeReadOnly = "read-only"
+)
+
+// source is one opencode database opened read-only.
+type source struct {
+	path   string
+	db     *sql.DB
+	mode   string
+	before stamp
+}
+
+// openSource opens path read-only: immutable when that is safe (see
+// modeImmutable) unless forceRO, else read-only. Nothing is ever written
+// to the database; in read-only mode SQLite may create the -shm file of a
+// WAL database if it is missing.
+func openSource(ctx context.Context, path string, forceRO bool) (*source, error) {
+	fail := func(err error) (*source, error) { return nil, &DBError{Path: path, Err: err} }
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fail(errors.New("no such file (give its path with --db)"))
+	case err != nil:
+		return fail(err)
+	case fi.IsDir():
+		return fail(errors.New("is a directory, not a database file"))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fail(err)
+	}
+	header := make([]byte, 100)
+	n, err := io.ReadFull(f, header)
+	f.Close()
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return fail(err)
+	}
+	if n < len(header) || !bytes.HasPrefix(header, []byte("SQLite format 3\x00")) {
+		return fail(errors.New("not a SQLite database"))
+	}
+	wal := header[18] == 2 && header[19] == 2
+	_, walErr := os.Stat(path + "-wal")
+	mode := modeReadOnly
+	if wal && errors.Is(walErr, os.ErrNotExist) && !forceRO {
+		mode = modeImmutable
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fail(err)
+	}
+	q := url.Values{}
+	q.Set("mode", "ro")
+	if mode == modeImmutable {
+		q.Set("immutable", "1")
+	}
+	q.Add("_pragma", "query_only(1)")
+	q.Add("_pragma", "busy_timeout(3000)")
+	dsn := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}).String()
+	before := stamp{fi.Size(), fi.ModTime().UnixNano()}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return fail(err)
+	}
+	s := &source{path: path, db: db, mode: mode, before: before}
+	if err := s.checkSchema(ctx); err != nil {
+		db.Close()
+		return fail(err)
+	}
+	return s, nil
+}
+
+// required columns of the tables read.
+var required = map[string][]string{
+	"message": {"id", "session_id", "time_created", "time_updated", "data"},
+	"part":    {"id", "message_id", "data"},
+}
+
+func (s *source) checkSchema(ctx context.Context) error {
+	for _, table := range []string{"message", "part"} {
+		rows, err := s.db.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
+		if err != nil {
+			return sqliteErr(err)
+		}
+		have := map[string]bool{}
+		for rows.Next() {
+			var name string
+			if err := rows.Scan(&name); err != nil {
+				rows.Close()
+				return sqliteErr(err)
+			}
+			have[name] = true
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return sqliteErr(err)
+		}
+		if len(have) == 0 {
+			return fmt.Errorf("not an opencode database (no table %q)", table)
+		}
+		for _, c := range required[table] {
+			if !have[c] {
+				return fmt.Errorf("not an opencode database (table %q has no column %q)", table, c)
+			}
+		}
+	}
+	return nil
+}
+
+// changed reports whether the file changed while it was read: an
+// immutable read must then be redone in read-only mode. (A writer that
+// opened the database meanwhile and only appended to a new -wal file
+// leaves the main file as it was: the snapshot read stays consistent,
+// and what it missed came after it.)
+func (s *source) changed() bool {
+	now, err := stampOf(s.path)
+	return err != nil || now != s.before
+}
+
+func (s *source) close() error { return s.db.Close() }
+
+// sqliteErr shortens SQLite's error texts to one line.
+func sqliteErr(err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "SQLITE_BUSY"), strings.Contains(msg, "database is locked"):
+		return errors.New("database is locked (another program holds it; try again, or read a copy)")
+	case strings.Contains(msg, "SQLITE_NOTADB"), strings.Contains(msg, "file is not a database"):
+		return errors.New("not a SQLite database (corrupt or encrypted)")
+	case strings.Contains(msg, "SQLITE_CORRUPT"), strings.Contains(msg, "malformed"):
+		return errors.New("database disk image is malformed (corrupt)")
+	case strings.Contains(msg, "SQLITE_CANTOPEN"), strings.Contains(msg, "unable to open"):
+		return fmt.Errorf("cannot open: %s", firstLine(msg))
+	case strings.Contains(msg, "SQLITE_READONLY"):
+		return fmt.Errorf("cannot be read without writing it (a hot journal needs recovery: open it in opencode or sqlite3 once): %s", firstLine(msg))
+	}
+	return errors.New(firstLine(msg))
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// row is one message with what its parts say.
+type row struct {
+	id, session string
+	created     int64 // message.time_created, ms
+	updated     int64
+	data        []byte // message.data (owned)
+	parts       parts
+}
+
+// parts is what a message's parts say about its timing.
+type parts struct {
+	n int
+	// malformed counts parts whose data is not a JSON object.
+	malformed int
+	// tools counts tool parts that started; toolStart is the earliest
+	// state.time.start among them.
+	tools     int
+	toolStart int64
+	// texts counts text and reasoning parts with a time.start;
+	// firstStart is the earliest, lastEnd the latest time.end.
+	texts      int
+	firstStart int64
+	lastEnd    int64
+}
+
+// partData is the subset of a part's JSON read here.
+type partData struct {
+	Type string `json:"type"`
+	Time *struct {
+		Start *float64 `json:"start"`
+		End   *float64 `json:"end"`
+	} `json:"time"`
+	State *struct {
+		Time *struct {
+			Start *float64 `json:"start"`
+		} `json:"time"`
+	} `json:"state"`
+}
+
+func (p *parts) add(data []byte) {
+	p.n++
+	var d partData
+	if err := json.Unmarshal(data, &d); err != nil || d.Type == "" {
+		p.malformed++
+		return
+	}
+	switch d.Type {
+	case "tool":
+		if d.State != nil && d.State.Time != nil && d.State.Time.Start != nil {
+			if t, ok := ms(*d.State.Time.Start); ok {
+				if p.tools == 0 || t < p.toolStart {
+					p.toolStart = t
+				}
+				p.tools++
+			}
+		}
+	case "text", "reasoning":
+		if d.Time == nil || d.Time.Start == nil {
+			return
+		}
+		if t, ok := ms(*d.Time.Start); ok {
+			if p.texts == 0 || t < p.firstStart {
+				p.firstStart = t
+			}
+			p.texts++
+		}
+		if d.Time.End != nil {
+			if t, ok := ms(*d.Time.End); ok && t > p.lastEnd {
+				p.lastEnd = t
+			}
+		}
+	}
+}
+
+// ms converts a JSON time to whole milliseconds; false for values no
+// clock gives (negative, NaN, beyond year 9999).
+func ms(v float64) (int64, bool) {
+	if math.IsNaN(v) || v < 0 || v > 253402300799999 {
+		return 0, false
+	}
+	return int64(math.Round(v)), true
+}
+
+// Queries. Messages and their parts come in the same order, (session,
+// time created, message id), from one read transaction, so one pass over
+// each meets a message's parts right after the message.
+const (
+	messageQuery = `SELECT id, session_id, time_created, time_updated, data FROM message
+WHERE time_created >= ? AND time_created < ?
+ORDER BY session_id, time_created, id`
+	partQuery = `SELECT p.message_id, p.data FROM part p JOIN message m ON m.id = p.message_id
+WHERE m.time_created >= ? AND m.time_created < ?
+ORDER BY m.session_id, m.time_created, m.id, p.id`
+)
+
+// cursor walks one source's messages with their parts.
+type cursor struct {
+	src   *source
+	conn  *sql.Conn
+	msgs  *sql.Rows
+	parts *sql.Rows
+	// the part row read ahead, if any
+	partMsg  string
+	partData sql.RawBytes
+	partOK   bool
+	cur      row
+	done     bool
+}
+
+// window widens the time filter pushed into SQL: message.time_created
+// is when the row was written, a moment after data.time.created, which
+// is what the filters test.
+const window = 24 * time.Hour
+
+func newCursor(ctx context.Context, src *source, since, until time.Time) (*cursor, error) {
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+	if !since.IsZero() {
+		lo = since.Add(-window).UnixMilli()
+	}
+	if !until.IsZero() {
+		hi = until.Add(window).UnixMilli()
+	}
+	conn, err := src.db.Conn(ctx)
+	if err != nil {
+		return nil, &DBError{Path: src.path, Err: sqliteErr(err)}
+	}
+	c := &cursor{src: src, conn: conn}
+	fail := func(err error) (*cursor, error) {
+		c.close()
+		return nil, &DBError{Path: src.path, Err: sqliteErr(err)}
+	}
+	// One transaction: both queries read the same snapshot.
+	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+		return fail(err)
+	}
+	if c.msgs, err = conn.QueryContext(ctx, messageQuery, lo, hi); err != nil {
+		return fail(err)
+	}
+	if c.parts, err = conn.QueryContext(ctx, partQuery, lo, hi); err != nil {
+		return fail(err)
+	}
+	c.advancePart()
+	return c, c.next()
+}
+
+func (c *cursor) advancePart() {
+	c.partOK = c.parts.Next()
+	if c.partOK {
+		if err := c.parts.Scan(&c.partMsg, &c.partData); err != nil {
+			c.partOK = false
+		}
+	}
+}
+
+// next reads the next message and its parts into c.cur; c.done at the end.
+func (c *cursor) next() error {
+	if !c.msgs.Next() {
+		c.done = true
+		if err := c.msgs.Err(); err != nil {
+			return &DBError{Path: c.src.path, Err: sqliteErr(err)}
+		}
+		if err := c.parts.Err(); err != nil {
+			return &DBError{Path: c.src.path, Err: sqliteErr(err)}
+		}
+		return nil
+	}
+	var created, updated sql.NullFloat64
+	var data sql.RawBytes
+	r := &c.cur
+	if err := c.msgs.Scan(&r.id, &r.session, &created, &updated, &data); err != nil {
+		return &DBError{Path: c.src.path, Err: sqliteErr(err)}
+	}
+	r.created, r.updated = int64(created.Float64), int64(updated.Float64)
+	r.data = append(r.data[:0], data...)
+	r.parts = parts{}
+	for c.partOK && c.partMsg == r.id {
+		r.parts.add(c.partData)
+		c.advancePart()
+	}
+	return nil
+}
+
+func (c *cursor) close() {
+	if c.msgs != nil {
+		c.msgs.Close()
+	}
+	if c.parts != nil {
+		c.parts.Close()
+	}
+	if c.conn != nil {
+		c.conn.ExecContext(context.Background(), "ROLLBACK")
+		c.conn.Close()
+	}
+}
+
+// before orders rows as the queries do: session, time created, id.
+func before(a, b *row) bool {
+	if a.session != b.session {
+		return a.session < b.session
+	}
+	if a.created != b.created {
+		return a.created < b.created
+	}
+	return a.id < b.id
+}

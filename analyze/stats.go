@@ -1,0 +1,64 @@
+package analyze
+
+import (
+	"math"
+	"slices"
+)
+
+// Dist summarises a sample: its size, extremes and percentiles.
+// Percentiles interpolate linearly between order statistics: for n sorted
+// values x[0..n-1] the p-th percentile (0–100) is read at rank
+// h = (n−1)·p/100, x[⌊h⌋] + (h−⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋]) (Hyndman & Fan
+// type 7, numpy's default).
+type Dist struct {
+	N   int     `json:"n"`
+	Min float64 `json:"min"`
+	P10 float64 `json:"p10"`
+	P25 float64 `json:"p25"`
+	P50 float64 `json:"p50"`
+	P75 float64 `json:"p75"`
+	P90 float64 `json:"p90"`
+	Max float64 `json:"max"`
+}
+
+// sample is what a percentile needs of one figure: its values, 4 bytes
+// each.
+type sample []float32
+
+func (s *sample) add(v float64) { *s = append(*s, float32(v)) }
+
+// dist sorts s in place and summarises it; nil when s is empty.
+func (s sample) dist() *Dist {
+	if len(s) == 0 {
+		return nil
+	}
+	slices.Sort(s)
+	return &Dist{
+		N:   len(s),
+		Min: float64(s[0]),
+		P10: s.percentile(10),
+		P25: s.percentile(25),
+		P50: s.percentile(50),
+		P75: s.percentile(75),
+		P90: s.percentile(90),
+		Max: float64(s[len(s)-1]),
+	}
+}
+
+// percentile reads the p-th percentile (0–100) of sorted s.
+func (s sample) percentile(p float64) float64 {
+	return percentile(len(s), func(i int) float64 { return float64(s[i]) }, p)
+}
+
+// percentile reads the p-th percentile (0–100) of n sorted values.
+func percentile(n int, at func(int) float64, p float64) float64 {
+	if n == 0 {
+		return math.NaN()
+	}
+	h := float64(n-1) * p / 100
+	lo := int(math.Floor(h))
+	if lo >= n-1 {
+		return at(n - 1)
+	}
+	return at(lo) + (h-float64(lo))*(at(lo+1)-at(lo))
+}

@@ -1,0 +1,237 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/results"
+)
+
+func num(v float64) string   { return numfmt.Sig(v) }
+func group(v float64) string { return numfmt.Thousands(v) }
+func pct(f float64) string   { return numfmt.Percent(f) }
+
+// printer writes formatted text and keeps the first error.
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) f(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
+}
+
+// mdCell escapes text for a Markdown table cell.
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;").Replace(s)
+}
+
+// WriteMarkdown writes runs as GitHub-flavoured Markdown that pastes into
+// a pull request or $GITHUB_STEP_SUMMARY: for each run its identity, the
+// pin card as a table (✓ verified, ✗ contradicted, ? unverifiable, with the
+// unverified pins named), then a table per window (steady, burst, all) with
+// per-request latency percentiles, per-stream speeds, and the aggregate,
+// goodput and errors beside them; then whole-run errors, tokens and cost.
+func WriteMarkdown(w io.Writer, runs []Input) error {
+	p := &printer{w: w}
+	if len(runs) == 1 {
+		p.f("# sixpin report: %s\n\n", runs[0].Run.Scenario.Name)
+	} else {
+		p.f("# sixpin report: %d runs\n\n", len(runs))
+	}
+	for i, in := range runs {
+		if i > 0 {
+			p.f("\n---\n\n")
+		}
+		writeMarkdownRun(p, in, len(runs) > 1)
+	}
+	return p.err
+}
+
+func writeMarkdownRun(p *printer, in Input, heading bool) {
+	run := in.Run
+	if heading {
+		p.f("## %s · `%s`\n\n", run.Scenario.Name, in.Name)
+	}
+	p.f("%s\n\n", mdIdentity(in))
+	writeMarkdownWarnings(p, run)
+	p.f("### Pin card\n\n")
+	writeMarkdownPinCard(p, results.PinCard(run))
+	for _, name := range reportWindows {
+		if win := run.Windows[name]; win != nil {
+			p.f("\n")
+			writeMarkdownWindow(p, run, name, win)
+		}
+	}
+	p.f("\n### Whole run\n\n")
+	writeMarkdownRunFacts(p, run)
+}
+
+// mdIdentity is the one line that says what was run against what.
+func mdIdentity(in Input) string {
+	run := in.Run
+	s := fmt.Sprintf("Scenario **%s** (seed %d) · target %s", run.Scenario.Name, run.Scenario.Seed, mdCell(targetLabel(run.Target)))
+	if run.Target.Simulated {
+		s += " · **SIMULATED**"
+	}
+	s += fmt.Sprintf(" · sixpin %s · started %s · `%s`", run.SixpinVersion, run.StartedAt.UTC().Format(time.DateTime+" UTC"), in.Name)
+	return s
+}
+
+func writeMarkdownWarnings(p *printer, run *results.Run) {
+	if run.Incomplete {
+		p.f("> **INCOMPLETE:** %s — the figures cover what was measured until then.\n\n", mdCell(run.IncompleteReason))
+	}
+	if !run.Valid {
+		p.f("> **INVALID:** %s\n\n", mdCell(strings.Join(run.Invalid, "; ")))
+	}
+}
+
+// writeMarkdownPinCard writes the pin card as a table.
+func writeMarkdownPinCard(p *printer, c results.Card) {
+	p.f("Headline figures from the %s. ✓ verified · ✗ contradicted · ? unverifiable\n\n", c.Window)
+	p.f("| | pin | declared | observed | verification |\n|:-:|---|---|---|---|\n")
+	for _, r := range c.Rows {
+		p.f("| %s | %d %s | %s | %s | %s |\n", r.Mark(), r.N, r.Pin, mdCell(r.Declared), mdCell(r.Observed), mdCell(r.Reason))
+	}
+	if len(c.Unverified) > 0 {
+		p.f("\n> **Not verified: %s** — figures are only as strong as these pins.\n", strings.Join(c.Unverified, ", "))
+	} else {
+		p.f("\nAll six pins verified.\n")
+	}
+}
+
+// windowDists are the distributions a window table shows.
+func windowDists(w *results.Window) []struct {
+	label string
+	d     *results.Dist
+} {
+	rows := []struct {
+		label string
+		d     *results.Dist
+	}{{"TTFT ms", w.TTFTMs}}
+	if w.TTFTAnswerMs != nil && w.TTFTMs != nil && w.TTFTAnswerMs.P50 != w.TTFTMs.P50 {
+		rows = append(rows, struct {
+			label string
+			d     *results.Dist
+		}{"TTFT answer ms", w.TTFTAnswerMs})
+	}
+	return append(rows, []struct {
+		label string
+		d     *results.Dist
+	}{
+		{"ITL ms", w.ITLMs}, {"TPOT ms", w.TPOTMs}, {"E2E ms", w.E2EMs},
+		{"decode tok/s per stream", w.DecodeTokS}, {"effective tok/s per stream", w.EffectiveTokS},
+	}...)
+}
+
+func writeMarkdownWindow(p *printer, run *results.Run, name string, w *results.Window) {
+	p.f("### %s · %s–%s s (%s s)\n\n", windowTitle(name), num(w.StartS), num(w.EndS), num(w.DurationS))
+	if w.Note != "" {
+		p.f("_Note: %s_\n\n", mdCell(w.Note))
+	}
+	if w.Completed > 0 {
+		p.f("| %s | n | mean | min | p10 | p50 | p90 | p99 | max |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n", name)
+		for _, r := range windowDists(w) {
+			if d := r.d; d != nil {
+				p.f("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.label, group(float64(d.Count)), num(d.Mean), num(d.Min),
+					num(d.P10), num(d.P50), num(d.P90), num(d.P99), num(d.Max))
+			}
+		}
+		p.f("\n")
+	}
+	for _, l := range windowFacts(run, name, w) {
+		p.f("- %s\n", l)
+	}
+}
+
+// windowFacts are the window's figures beside its distributions, as
+// Markdown list items (bold labels).
+func windowFacts(run *results.Run, name string, w *results.Window) []string {
+	var ls []string
+	ls = append(ls, fmt.Sprintf("**Requests** started in window: %d (%d ok, %d failed)", w.Requests, w.Completed, w.Failed))
+	if w.Completed == 0 {
+		ls = append(ls, "No successful request started in this window: no latency figures.")
+	}
+	ls = append(ls, fmt.Sprintf("**Aggregate output** (all streams): **%s tok/s at c=%s** (mean in flight; max %d) = %s tok/s per stream",
+		num(w.AggregateOutputTokS), num(w.MeanInFlight), w.MaxInFlight, num(w.AggregatePerStreamTokS)))
+	if name == results.WindowBurst && w.PeakAggregateOutputTokS > 0 {
+		ls = append(ls, fmt.Sprintf("**Peak aggregate** over any %s s span of the run: %s tok/s (from %s s)",
+			num(w.DurationS), num(w.PeakAggregateOutputTokS), num(w.PeakStartS)))
+	}
+	if g := w.Goodput; g != nil {
+		ls = append(ls, fmt.Sprintf("**Goodput** (SLO %s): %s req/s, %s of requests", sloLabel(run), num(g.RateRPS), pct(g.Fraction)))
+	}
+	if len(w.ErrorsByClass) > 0 {
+		ls = append(ls, "**Errors**: "+classList(w.ErrorsByClass))
+	} else {
+		ls = append(ls, "**Errors**: none")
+	}
+	if w.Completed > 0 {
+		ls = append(ls, fmt.Sprintf("**Mix**: input:output %s, prefill %s of wall time (Σ TTFT / Σ E2E)", num(w.InputOutputRatio), pct(w.PrefillShare)))
+	}
+	return ls
+}
+
+func writeMarkdownRunFacts(p *printer, run *results.Run) {
+	for _, l := range runFacts(run) {
+		p.f("- %s\n", mdCell(l))
+	}
+}
+
+// runFacts are the whole-run lines shared by the Markdown and HTML
+// reports (plain text).
+func runFacts(run *results.Run) []string {
+	var ls []string
+	e := run.Errors
+	if e.Failed == 0 {
+		ls = append(ls, fmt.Sprintf("Errors: none in %d requests", e.Requests))
+	} else {
+		ls = append(ls, fmt.Sprintf("Errors: %d of %d requests failed (%s, interrupts excluded): %s", e.Failed, e.Requests, pct(e.Rate), classList(e.ByClass)))
+		for _, c := range results.ErrorClasses {
+			for _, ex := range e.Examples[string(c)] {
+				ls = append(ls, fmt.Sprintf("Error example, %s: %s", c, ex))
+			}
+		}
+	}
+	if t := run.Tokens; t.Input > 0 {
+		ls = append(ls, fmt.Sprintf("Tokens (usage): %s in (%s cached, %s of input), %s out (%s reasoning)",
+			group(float64(t.Input)), group(float64(t.CachedInput)), pct(t.CacheHitRatio), group(float64(t.Output)), group(float64(t.Reasoning))))
+	}
+	if run.Cost != nil {
+		ls = append(ls, "Cost: "+run.Cost.String())
+	}
+	for _, l := range run.RateLimits.Lines() {
+		ls = append(ls, "Rate limits: "+l)
+	}
+	if s := run.Schedule; s != nil {
+		l := fmt.Sprintf("Schedule (open loop): declared %s req/s, scheduled %s req/s, sent %s req/s", num(s.TargetRateRPS), num(s.ScheduledRateRPS), num(s.AchievedRateRPS))
+		if s.Behind {
+			l += "; the client fell behind: " + s.Note
+		}
+		ls = append(ls, l)
+	}
+	if ss := run.Sessions; ss != nil && len(ss.All) > 0 {
+		l := fmt.Sprintf("Agentic sessions: %d", len(ss.All))
+		if d := ss.Turns; d != nil {
+			l += fmt.Sprintf(", turns p50 %s (max %s)", num(d.P50), num(d.Max))
+		}
+		if d := ss.LifetimeMin; d != nil {
+			l += fmt.Sprintf(", lifetime p50 %s min", num(d.P50))
+		}
+		ls = append(ls, l)
+	}
+	if c := run.ClientAddedLatencyMs; c != nil {
+		ls = append(ls, fmt.Sprintf("Client-added latency (receive − server send stamp, %s chunks): p50 %s ms, p99 %s ms",
+			group(float64(c.Count)), num(c.P50), num(c.P99)))
+	}
+	for _, n := range run.Notes {
+		ls = append(ls, "Note: "+n)
+	}
+	return ls
+}

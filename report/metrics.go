@@ -1,0 +1,369 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/sixpin/sixpin/results"
+)
+
+// Direction says which way a figure is better.
+type Direction int
+
+// Directions.
+const (
+	Neutral Direction = iota
+	LowerIsBetter
+	HigherIsBetter
+)
+
+// metric is one figure sixpin can compare across runs: a distribution
+// (read at a statistic: p50, p99, mean) or a window or run scalar.
+type metric struct {
+	// Key is the name in rules and CSV columns (ttft_ms, aggregate_output_tok_s).
+	Key string
+	// Label is how reports name it; Unit is its unit ("" for none, "%" for
+	// fractions shown as percentages).
+	Label  string
+	Unit   string
+	Better Direction
+	// Hist is the histogram behind a distribution metric (zero otherwise).
+	Hist results.Metric
+	dist func(*results.Window) *results.Dist
+	// scalar reads a window figure with its sampling model.
+	scalar func(run *results.Run, w *results.Window, window string) (estimate, bool)
+	// Fraction is true for shares (error rate): values are 0–1, shown as %.
+	Fraction bool
+}
+
+// isDist reports whether m is read at a statistic.
+func (m metric) isDist() bool { return m.dist != nil }
+
+// distMetrics are the per-request and per-stream distributions (DESIGN §2).
+var distMetrics = []metric{
+	{Key: "ttft_ms", Label: "TTFT", Unit: "ms", Better: LowerIsBetter, Hist: results.MetricTTFT,
+		dist: func(w *results.Window) *results.Dist { return w.TTFTMs }},
+	{Key: "itl_ms", Label: "ITL", Unit: "ms", Better: LowerIsBetter, Hist: results.MetricITL,
+		dist: func(w *results.Window) *results.Dist { return w.ITLMs }},
+	{Key: "tpot_ms", Label: "TPOT", Unit: "ms", Better: LowerIsBetter, Hist: results.MetricTPOT,
+		dist: func(w *results.Window) *results.Dist { return w.TPOTMs }},
+	{Key: "e2e_ms", Label: "E2E", Unit: "ms", Better: LowerIsBetter, Hist: results.MetricE2E,
+		dist: func(w *results.Window) *results.Dist { return w.E2EMs }},
+	{Key: "decode_tok_s", Label: "decode tok/s per stream", Unit: "tok/s", Better: HigherIsBetter, Hist: results.MetricDecode,
+		dist: func(w *results.Window) *results.Dist { return w.DecodeTokS }},
+	{Key: "effective_tok_s", Label: "effective tok/s per stream", Unit: "tok/s", Better: HigherIsBetter, Hist: results.MetricEffective,
+		dist: func(w *results.Window) *results.Dist { return w.EffectiveTokS }},
+	{Key: "ttft_answer_ms", Label: "TTFT answer", Unit: "ms", Better: LowerIsBetter, Hist: results.MetricTTFTAnswer,
+		dist: func(w *results.Window) *results.Dist { return w.TTFTAnswerMs }},
+	{Key: "schedule_lag_ms", Label: "schedule lag", Unit: "ms", Better: LowerIsBetter, Hist: results.MetricLag,
+		dist: func(w *results.Window) *results.Dist { return w.ScheduleLagMs }},
+}
+
+// scalarMetrics are window figures.
+var scalarMetrics = []metric{
+	{Key: "aggregate_output_tok_s", Label: "aggregate output tok/s (all streams)", Unit: "tok/s", Better: HigherIsBetter,
+		scalar: func(run *results.Run, w *results.Window, _ string) (estimate, bool) {
+			num, _ := windowSlots(run, w)
+			return seriesRatioEstimate(w.AggregateOutputTokS, num, nil), true
+		}},
+	{Key: "aggregate_per_stream_tok_s", Label: "aggregate ÷ in flight, tok/s per stream", Unit: "tok/s", Better: HigherIsBetter,
+		scalar: func(run *results.Run, w *results.Window, _ string) (estimate, bool) {
+			if w.MeanInFlight == 0 {
+				return estimate{}, false
+			}
+			num, den := windowSlots(run, w)
+			return seriesRatioEstimate(w.AggregatePerStreamTokS, num, den), true
+		}},
+	{Key: "mean_in_flight", Label: "concurrency (mean in flight)", Better: Neutral,
+		scalar: func(_ *results.Run, w *results.Window, _ string) (estimate, bool) {
+			return estimate{Value: w.MeanInFlight, Exact: true}, w.DurationS > 0
+		}},
+	{Key: "goodput_rps", Label: "goodput req/s", Unit: "req/s", Better: HigherIsBetter,
+		scalar: func(_ *results.Run, w *results.Window, _ string) (estimate, bool) {
+			if w.Goodput == nil || w.DurationS <= 0 {
+				return estimate{}, false
+			}
+			e := proportionEstimate(w.Goodput.Requests, w.Requests, float64(w.Requests)/w.DurationS)
+			e.Value = w.Goodput.RateRPS
+			return e, true
+		}},
+	{Key: "goodput_fraction", Label: "goodput share of requests", Unit: "%", Fraction: true, Better: HigherIsBetter,
+		scalar: func(_ *results.Run, w *results.Window, _ string) (estimate, bool) {
+			if w.Goodput == nil {
+				return estimate{}, false
+			}
+			return proportionEstimate(w.Goodput.Requests, w.Requests, 1), true
+		}},
+	{Key: "error_rate", Label: "error rate", Unit: "%", Fraction: true, Better: LowerIsBetter,
+		scalar: func(_ *results.Run, w *results.Window, _ string) (estimate, bool) {
+			if w.Requests == 0 {
+				return estimate{}, false
+			}
+			return proportionEstimate(w.Failed, w.Requests, 1), true
+		}},
+	{Key: "requests", Label: "requests started", Better: Neutral,
+		scalar: func(_ *results.Run, w *results.Window, _ string) (estimate, bool) {
+			return estimate{Value: float64(w.Requests), Exact: true}, true
+		}},
+	{Key: "peak_aggregate_output_tok_s", Label: "peak aggregate over any burst-length span", Unit: "tok/s", Better: HigherIsBetter,
+		scalar: func(_ *results.Run, w *results.Window, window string) (estimate, bool) {
+			return estimate{Value: w.PeakAggregateOutputTokS, NoInterval: "a maximum over spans has no interval"},
+				window == results.WindowBurst && w.PeakAggregateOutputTokS > 0
+		}},
+}
+
+// runMetrics are whole-run figures, named "GROUP.KEY" in rules.
+var runMetrics = []struct {
+	metric
+	get func(run *results.Run) (estimate, bool)
+}{
+	{metric{Key: "errors.rate", Label: "error rate (whole run, interrupts excluded)", Unit: "%", Fraction: true, Better: LowerIsBetter},
+		func(run *results.Run) (estimate, bool) {
+			e := run.Errors
+			cut := e.ByClass[string(results.ErrInterrupted)]
+			n := e.Requests - cut
+			if n <= 0 {
+				return estimate{}, false
+			}
+			return proportionEstimate(e.Failed-cut, n, 1), true
+		}},
+	{metric{Key: "cost.per_m_output_tokens_usd", Label: "cost per million output tokens", Unit: "$", Better: LowerIsBetter},
+		func(run *results.Run) (estimate, bool) {
+			if run.Cost == nil || run.Cost.PerMOutputTokensUSD == 0 {
+				return estimate{}, false
+			}
+			return estimate{Value: run.Cost.PerMOutputTokensUSD, Exact: true}, true
+		}},
+	{metric{Key: "cost.per_hour_usd", Label: "cost per hour at this pace", Unit: "$", Better: LowerIsBetter},
+		func(run *results.Run) (estimate, bool) {
+			if run.Cost == nil || run.Cost.PerHourUSD == 0 {
+				return estimate{}, false
+			}
+			return estimate{Value: run.Cost.PerHourUSD, Exact: true}, true
+		}},
+}
+
+// distStats are the statistics a distribution metric is read at, with
+// their percentile (0–100); mean is -1, min and max are not gate-able.
+var distStats = []struct {
+	Key        string
+	Percentile float64
+}{
+	{"p10", 10}, {"p50", 50}, {"p90", 90}, {"p95", 95}, {"p99", 99}, {"p99_9", 99.9}, {"mean", -1}, {"min", -2}, {"max", -3},
+}
+
+func statPercentile(stat string) (float64, bool) {
+	for _, s := range distStats {
+		if s.Key == stat {
+			return s.Percentile, true
+		}
+	}
+	return 0, false
+}
+
+func statOf(d *results.Dist, stat string) float64 {
+	switch stat {
+	case "p10":
+		return d.P10
+	case "p50":
+		return d.P50
+	case "p90":
+		return d.P90
+	case "p95":
+		return d.P95
+	case "p99":
+		return d.P99
+	case "p99_9":
+		return d.P999
+	case "mean":
+		return d.Mean
+	case "min":
+		return d.Min
+	case "max":
+		return d.Max
+	}
+	return math.NaN()
+}
+
+// windowSlots returns the per-second output tokens and in-flight means of
+// the whole seconds inside w.
+func windowSlots(run *results.Run, w *results.Window) (tokens, inFlight []float64) {
+	step := float64(max(run.Series.StepS, 1))
+	lo := int(math.Ceil(w.StartS/step - 1e-9))
+	hi := int(math.Floor(w.EndS/step + 1e-9))
+	for i := lo; i < hi && i < len(run.Series.OutputTokens); i++ {
+		tokens = append(tokens, float64(run.Series.OutputTokens[i])/step)
+		f := 0.0
+		if i < len(run.Series.InFlight) {
+			f = run.Series.InFlight[i]
+		}
+		inFlight = append(inFlight, f)
+	}
+	return tokens, inFlight
+}
+
+// figureRef names one figure: WINDOW.METRIC[.STAT], or a whole-run
+// GROUP.KEY (errors.rate).
+type figureRef struct {
+	Window string // "" for whole-run figures
+	Metric metric
+	Stat   string // for distributions
+	run    func(*results.Run) (estimate, bool)
+}
+
+// Key returns the reference as written in rules.
+func (f figureRef) Key() string {
+	if f.Window == "" {
+		return f.Metric.Key
+	}
+	s := f.Window + "." + f.Metric.Key
+	if f.Stat != "" {
+		s += "." + f.Stat
+	}
+	return s
+}
+
+// Label names the figure for people: "steady TTFT p99 (ms)".
+func (f figureRef) Label() string {
+	s := f.Metric.Label
+	if f.Stat != "" {
+		s += " " + f.Stat
+	}
+	if f.Window != "" {
+		s = f.Window + " " + s
+	}
+	return s
+}
+
+// parseFigure parses a figure reference.
+func parseFigure(key string) (figureRef, error) {
+	for _, m := range runMetrics {
+		if key == m.Key {
+			return figureRef{Metric: m.metric, run: m.get}, nil
+		}
+	}
+	parts := strings.Split(key, ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return figureRef{}, fmt.Errorf("want WINDOW.METRIC or WINDOW.METRIC.STAT (steady.ttft_ms.p99) or %s", runKeys())
+	}
+	if !slices.Contains(results.WindowNames, parts[0]) {
+		return figureRef{}, fmt.Errorf("unknown window %q (want one of %s)", parts[0], strings.Join(results.WindowNames, ", "))
+	}
+	f := figureRef{Window: parts[0]}
+	for _, m := range distMetrics {
+		if m.Key == parts[1] {
+			f.Metric = m
+			if len(parts) != 3 {
+				return f, fmt.Errorf("%s is a distribution: name a statistic, e.g. %s.%s.p99 (one of %s)", m.Key, parts[0], m.Key, statKeys())
+			}
+			if _, ok := statPercentile(parts[2]); !ok {
+				return f, fmt.Errorf("unknown statistic %q (want one of %s)", parts[2], statKeys())
+			}
+			f.Stat = parts[2]
+			return f, nil
+		}
+	}
+	for _, m := range scalarMetrics {
+		if m.Key == parts[1] {
+			f.Metric = m
+			if len(parts) == 3 {
+				return f, fmt.Errorf("%s is one figure per window: no statistic after it", m.Key)
+			}
+			return f, nil
+		}
+	}
+	return f, fmt.Errorf("unknown metric %q (want one of %s)", parts[1], metricKeys())
+}
+
+func statKeys() string {
+	var ks []string
+	for _, s := range distStats {
+		ks = append(ks, s.Key)
+	}
+	return strings.Join(ks, ", ")
+}
+
+func metricKeys() string {
+	var ks []string
+	for _, m := range distMetrics {
+		ks = append(ks, m.Key)
+	}
+	for _, m := range scalarMetrics {
+		ks = append(ks, m.Key)
+	}
+	return strings.Join(ks, ", ")
+}
+
+func runKeys() string {
+	var ks []string
+	for _, m := range runMetrics {
+		ks = append(ks, m.Key)
+	}
+	return strings.Join(ks, ", ")
+}
+
+// histCache decodes each histogram of a run once.
+type histCache map[string]*hdrhistogram.Histogram
+
+// estimate reads f from run. ok is false when the run has no such figure
+// (no window, no successful request, no SLO); why then says so.
+func (f figureRef) estimate(run *results.Run, hc histCache) (e estimate, ok bool, why string) {
+	if f.run != nil {
+		e, ok = f.run(run)
+		if !ok {
+			return e, false, "not in this run"
+		}
+		return e, true, ""
+	}
+	w := run.Windows[f.Window]
+	if w == nil {
+		return e, false, "no " + f.Window + " window"
+	}
+	if !f.Metric.isDist() {
+		e, ok = f.Metric.scalar(run, w, f.Window)
+		if !ok {
+			return e, false, "not measured in the " + f.Window + " window"
+		}
+		return e, true, ""
+	}
+	d := f.Metric.dist(w)
+	if d == nil {
+		return e, false, "no successful request in the " + f.Window + " window"
+	}
+	p, _ := statPercentile(f.Stat)
+	h, err := hc.get(run, f.Window, f.Metric.Hist.Name)
+	if err != nil || h == nil || p < -1 {
+		// No histogram (or min/max): the summary's value, without interval.
+		e = estimate{Value: statOf(d, f.Stat), NoInterval: "no histogram in the results file"}
+		if p < -1 {
+			e.NoInterval = "an extreme has no interval"
+		}
+		return e, true, ""
+	}
+	if p == -1 {
+		return meanEstimate(h, f.Metric.Hist.Scale), true, ""
+	}
+	return quantileEstimate(h, p, f.Metric.Hist.Scale), true, ""
+}
+
+func (hc histCache) get(run *results.Run, window, name string) (*hdrhistogram.Histogram, error) {
+	key := window + "/" + name
+	if h, ok := hc[key]; ok {
+		return h, nil
+	}
+	enc, ok := run.Histograms[window][name]
+	if !ok {
+		hc[key] = nil
+		return nil, nil
+	}
+	h, err := enc.Decode()
+	if err != nil {
+		return nil, fmt.Errorf("decode %s %s histogram: %w", window, name, err)
+	}
+	hc[key] = h
+	return h, nil
+}

@@ -1,0 +1,204 @@
+// Package report renders sixpin results files for people and machines —
+// text, Markdown, self-contained HTML with SVG charts, CSV and JUnit XML —
+// every form carrying the pin card; compares runs whose pins agree; and
+// gates a run against a baseline with confidence intervals, so that noise
+// never fails a build.
+//
+// Renderers take an io.Writer and never touch the file system; WriteFile
+// writes any of them atomically.
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sixpin/sixpin/results"
+)
+
+// Input is one results file to report on.
+type Input struct {
+	// Name is how reports name the file (its path as given).
+	Name string
+	Run  *results.Run
+}
+
+// Load reads results files.
+func Load(paths ...string) ([]Input, error) {
+	ins := make([]Input, 0, len(paths))
+	for _, p := range paths {
+		run, err := results.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		ins = append(ins, Input{Name: p, Run: run})
+	}
+	return ins, nil
+}
+
+// Format is an output format of `sixpin report`.
+type Format string
+
+// Formats.
+const (
+	FormatText     Format = "text"
+	FormatMarkdown Format = "md"
+	FormatHTML     Format = "html"
+	FormatCSV      Format = "csv"
+	FormatJUnit    Format = "junit"
+)
+
+// Formats lists the formats in help order.
+var Formats = []Format{FormatText, FormatMarkdown, FormatHTML, FormatCSV, FormatJUnit}
+
+// ParseFormat reads a format name ("markdown" and "xml" are accepted for
+// md and junit).
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(strings.ToLower(s)); f {
+	case FormatText, FormatMarkdown, FormatHTML, FormatCSV, FormatJUnit:
+		return f, nil
+	case "markdown":
+		return FormatMarkdown, nil
+	case "xml":
+		return FormatJUnit, nil
+	}
+	names := make([]string, len(Formats))
+	for i, f := range Formats {
+		names[i] = string(f)
+	}
+	return "", fmt.Errorf("unknown format %q (want one of %s)", s, strings.Join(names, ", "))
+}
+
+// Renderer writes a report of runs to w.
+type Renderer func(w io.Writer, runs []Input) error
+
+// RendererFor returns the renderer of format f.
+func RendererFor(f Format) Renderer {
+	switch f {
+	case FormatMarkdown:
+		return WriteMarkdown
+	case FormatHTML:
+		return WriteHTML
+	case FormatCSV:
+		return WriteCSV
+	case FormatJUnit:
+		return WriteJUnit
+	}
+	return WriteText
+}
+
+// WriteText writes each run's text summary (the one `sixpin run` prints),
+// headed by its file name when there are several.
+func WriteText(w io.Writer, runs []Input) error {
+	for i, in := range runs {
+		if len(runs) > 1 {
+			if i > 0 {
+				if _, err := io.WriteString(w, "\n"); err != nil {
+					return err
+				}
+			}
+			if _, err := fmt.Fprintf(w, "══ %s ══\n", in.Name); err != nil {
+				return err
+			}
+		}
+		if err := results.WriteSummary(w, in.Run); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteFile renders into path atomically: the output goes to a temporary
+// file in the same directory, which is synced and renamed over path only
+// when render succeeded. A reader never sees half a report.
+func WriteFile(path string, render func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := render(&buf); err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %q: %w", path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op after the rename
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return fmt.Errorf("write %q: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("write %q: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %q: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		return fmt.Errorf("write %q: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %q: %w", path, err)
+	}
+	return nil
+}
+
+// targetLabel names a run's target in one phrase.
+func targetLabel(t results.TargetInfo) string {
+	if t.Simulated {
+		return fmt.Sprintf("built-in simulator (profile %s, model %q)", t.Profile, t.Model)
+	}
+	s := fmt.Sprintf("%s (model %q", t.Endpoint, t.Model)
+	if t.Profile != "" {
+		s += ", profile " + t.Profile
+	}
+	return s + ")"
+}
+
+// windowTitle names a window in headings.
+func windowTitle(name string) string {
+	switch name {
+	case results.WindowSteady:
+		return "Steady window (headline)"
+	case results.WindowBurst:
+		return "Burst window (first seconds of load: the brochure number)"
+	case results.WindowAll:
+		return "All (whole run)"
+	case results.WindowWarmup:
+		return "Warmup (excluded from headline figures)"
+	}
+	return name
+}
+
+// reportWindows are the windows reports show, in order.
+var reportWindows = []string{results.WindowSteady, results.WindowBurst, results.WindowAll}
+
+// sloLabel describes the scenario's SLO, or "" without one.
+func sloLabel(run *results.Run) string {
+	var parts []string
+	s := run.Scenario.SLO
+	if s.TTFTMs > 0 {
+		parts = append(parts, "TTFT ≤ "+num(s.TTFTMs)+" ms")
+	}
+	if s.TPOTMs > 0 {
+		parts = append(parts, "TPOT ≤ "+num(s.TPOTMs)+" ms")
+	}
+	if s.E2EMs > 0 {
+		parts = append(parts, "E2E ≤ "+num(s.E2EMs)+" ms")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// classList formats errors by class in the canonical order.
+func classList(m map[string]int) string {
+	var parts []string
+	for _, c := range results.ErrorClasses {
+		if n := m[string(c)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", c, n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,239 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"strings"
+)
+
+// A chart is one inline SVG figure: axes with ticks, shaded bands,
+// reference lines, bars and line series, drawn without scripts or
+// external resources. Coordinates are in data units; the chart maps them.
+type chart struct {
+	title          string
+	width, height  float64
+	xLabel, yLabel string
+	x, y           axis
+	// y2 is an optional right-hand axis for series with right set.
+	y2     *axis
+	bands  []band
+	hlines []hline
+	bars   []bar
+	series []series
+}
+
+// axis is a linear axis over [min, max] with labelled ticks.
+type axis struct {
+	min, max float64
+	ticks    []tick
+	label    string
+}
+
+type tick struct {
+	v     float64
+	label string
+}
+
+// band shades [from, to] of the x axis.
+type band struct {
+	from, to float64
+	color    string
+	label    string
+}
+
+// hline is a horizontal reference line over [from, to] of the x axis.
+type hline struct {
+	y, from, to float64
+	color       string
+	label       string
+}
+
+// bar is a vertical bar over [from, to] of the x axis, from 0 to y.
+type bar struct {
+	from, to, y float64
+	color       string
+	title       string
+}
+
+// series is a line through points; step draws it as a step function
+// (each value held until the next x); right plots it on y2.
+type series struct {
+	name  string
+	color string
+	dash  bool
+	step  bool
+	right bool
+	pts   [][2]float64
+}
+
+const (
+	chartLeft   = 64.0
+	chartRight  = 24.0
+	chartTop    = 40.0
+	chartBottom = 48.0
+)
+
+func (c *chart) plotW() float64 { return c.width - chartLeft - c.right() }
+func (c *chart) plotH() float64 { return c.height - chartTop - chartBottom }
+
+func (c *chart) right() float64 {
+	if c.y2 != nil {
+		return 64
+	}
+	return chartRight
+}
+
+func (c *chart) px(x float64) float64 {
+	if c.x.max == c.x.min {
+		return chartLeft
+	}
+	return chartLeft + (x-c.x.min)/(c.x.max-c.x.min)*c.plotW()
+}
+
+func (c *chart) pyOn(a axis, y float64) float64 {
+	if a.max == a.min {
+		return chartTop + c.plotH()
+	}
+	y = math.Min(math.Max(y, a.min), a.max)
+	return chartTop + c.plotH() - (y-a.min)/(a.max-a.min)*c.plotH()
+}
+
+func (c *chart) py(y float64) float64 { return c.pyOn(c.y, y) }
+
+// svgNum formats a pixel coordinate.
+func svgNum(v float64) string { return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", v), "0"), ".") }
+
+// render writes the chart as an <svg> element.
+func (c *chart) render(b *strings.Builder) {
+	esc := html.EscapeString
+	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 %s %s" width="%s" height="%s" role="img" aria-label="%s">`+"\n",
+		svgNum(c.width), svgNum(c.height), svgNum(c.width), svgNum(c.height), esc(c.title))
+	fmt.Fprintf(b, `<title>%s</title>`+"\n", esc(c.title))
+	fmt.Fprintf(b, `<text x="%s" y="18" class="ct">%s</text>`+"\n", svgNum(chartLeft), esc(c.title))
+	x0, x1 := chartLeft, chartLeft+c.plotW()
+	y0, y1 := chartTop, chartTop+c.plotH()
+	for _, bd := range c.bands {
+		l, r := c.px(math.Max(bd.from, c.x.min)), c.px(math.Min(bd.to, c.x.max))
+		if r <= l {
+			continue
+		}
+		fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s" fill-opacity="0.13"><title>%s</title></rect>`+"\n",
+			svgNum(l), svgNum(y0), svgNum(r-l), svgNum(y1-y0), bd.color, esc(bd.label))
+	}
+	// Grid and y ticks.
+	for _, t := range c.y.ticks {
+		y := c.py(t.v)
+		fmt.Fprintf(b, `<line x1="%s" y1="%s" x2="%s" y2="%s" class="grid"/>`, svgNum(x0), svgNum(y), svgNum(x1), svgNum(y))
+		fmt.Fprintf(b, `<text x="%s" y="%s" class="yt">%s</text>`+"\n", svgNum(x0-6), svgNum(y+4), esc(t.label))
+	}
+	if c.y2 != nil {
+		for _, t := range c.y2.ticks {
+			y := c.pyOn(*c.y2, t.v)
+			fmt.Fprintf(b, `<text x="%s" y="%s" class="y2t">%s</text>`+"\n", svgNum(x1+6), svgNum(y+4), esc(t.label))
+		}
+	}
+	for _, t := range c.x.ticks {
+		x := c.px(t.v)
+		fmt.Fprintf(b, `<line x1="%s" y1="%s" x2="%s" y2="%s" class="grid"/>`, svgNum(x), svgNum(y0), svgNum(x), svgNum(y1))
+		fmt.Fprintf(b, `<text x="%s" y="%s" class="xt">%s</text>`+"\n", svgNum(x), svgNum(y1+16), esc(t.label))
+	}
+	for _, br := range c.bars {
+		l, r := c.px(br.from), c.px(br.to)
+		top := c.py(br.y)
+		fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s</title></rect>`+"\n",
+			svgNum(l), svgNum(top), svgNum(math.Max(r-l-0.5, 0.5)), svgNum(y1-top), br.color, esc(br.title))
+	}
+	for _, h := range c.hlines {
+		y := c.py(h.y)
+		l, r := c.px(math.Max(h.from, c.x.min)), c.px(math.Min(h.to, c.x.max))
+		fmt.Fprintf(b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.5" stroke-dasharray="6 3"><title>%s</title></line>`+"\n",
+			svgNum(l), svgNum(y), svgNum(r), svgNum(y), h.color, esc(h.label))
+		fmt.Fprintf(b, `<text x="%s" y="%s" class="hl" fill="%s">%s</text>`+"\n", svgNum(l+4), svgNum(y-4), h.color, esc(h.label))
+	}
+	for _, s := range c.series {
+		if len(s.pts) == 0 {
+			continue
+		}
+		a := c.y
+		if s.right && c.y2 != nil {
+			a = *c.y2
+		}
+		var d strings.Builder
+		for i, p := range s.pts {
+			x, y := c.px(p[0]), c.pyOn(a, p[1])
+			switch {
+			case i == 0:
+				fmt.Fprintf(&d, "M%s %s", svgNum(x), svgNum(y))
+			case s.step:
+				fmt.Fprintf(&d, "H%sV%s", svgNum(x), svgNum(y))
+			default:
+				fmt.Fprintf(&d, "L%s %s", svgNum(x), svgNum(y))
+			}
+		}
+		dash := ""
+		if s.dash {
+			dash = ` stroke-dasharray="5 3"`
+		}
+		fmt.Fprintf(b, `<path d="%s" fill="none" stroke="%s" stroke-width="2"%s><title>%s</title></path>`+"\n", d.String(), s.color, dash, esc(s.name))
+	}
+	// Frame, axis labels, legend.
+	fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" class="frame"/>`+"\n", svgNum(x0), svgNum(y0), svgNum(x1-x0), svgNum(y1-y0))
+	fmt.Fprintf(b, `<text x="%s" y="%s" class="xl">%s</text>`+"\n", svgNum((x0+x1)/2), svgNum(c.height-8), esc(c.xLabel))
+	fmt.Fprintf(b, `<text transform="translate(14 %s) rotate(-90)" class="yl">%s</text>`+"\n", svgNum((y0+y1)/2), esc(c.yLabel))
+	if c.y2 != nil {
+		fmt.Fprintf(b, `<text transform="translate(%s %s) rotate(90)" class="yl">%s</text>`+"\n", svgNum(c.width-12), svgNum((y0+y1)/2), esc(c.y2.label))
+	}
+	lx := x1
+	var items []struct{ name, color string }
+	for _, s := range c.series {
+		if s.name != "" && len(s.pts) > 0 {
+			items = append(items, struct{ name, color string }{s.name, s.color})
+		}
+	}
+	for i := len(items) - 1; i >= 0; i-- {
+		it := items[i]
+		w := 7*float64(len([]rune(it.name))) + 22
+		lx -= w
+		fmt.Fprintf(b, `<rect x="%s" y="%s" width="12" height="4" fill="%s"/><text x="%s" y="%s" class="lg">%s</text>`+"\n",
+			svgNum(lx), svgNum(chartTop-14), it.color, svgNum(lx+16), svgNum(chartTop-9), esc(it.name))
+	}
+	b.WriteString("</svg>\n")
+}
+
+// niceTicks returns about n round tick values covering [lo, hi], and the
+// extended bounds they span.
+func niceTicks(lo, hi float64, n int, label func(float64) string) (ticks []tick, from, to float64) {
+	if !(hi > lo) {
+		hi = lo + 1
+	}
+	step := niceNum((hi-lo)/float64(max(n-1, 1)), true)
+	from = math.Floor(lo/step) * step
+	to = math.Ceil(hi/step) * step
+	for i := 0; from+float64(i)*step <= to+step/2; i++ {
+		v := from + float64(i)*step
+		ticks = append(ticks, tick{v, label(v)})
+	}
+	return ticks, from, to
+}
+
+// niceNum rounds x to 1, 2, 5 or 10 times a power of ten.
+func niceNum(x float64, round bool) float64 {
+	if x <= 0 {
+		return 1
+	}
+	e := math.Floor(math.Log10(x))
+	f := x / math.Pow(10, e)
+	var nf float64
+	switch {
+	case round && f < 1.5, !round && f <= 1:
+		nf = 1
+	case round && f < 3, !round && f <= 2:
+		nf = 2
+	case round && f < 7, !round && f <= 5:
+		nf = 5
+	default:
+		nf = 10
+	}
+	return nf * math.Pow(10, e)
+}

@@ -1,0 +1,201 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// sixpinLine is one line of sixpin's trace format: one generation.
+//
+//	{"session":"ses_1","turn":0,"session_start_s":0,"offset_s":0,"input_tokens":11000,"cached_tokens":0,"output_tokens":300,"reasoning_tokens":120,"think_s":0}
+//
+// session_start_s is the session's first request from the trace's start,
+// offset_s this request from the session's first, think_s the wait from
+// the previous response's end to this request. input_tokens includes
+// cached_tokens; output_tokens includes reasoning_tokens. hash_ids
+// (optional) are Mooncake-style prompt block ids of 512 tokens.
+type sixpinLine struct {
+	Session         string  `json:"session"`
+	Turn            int     `json:"turn"`
+	SessionStartS   float64 `json:"session_start_s"`
+	OffsetS         float64 `json:"offset_s"`
+	InputTokens     int     `json:"input_tokens"`
+	CachedTokens    int     `json:"cached_tokens"`
+	OutputTokens    int     `json:"output_tokens"`
+	ReasoningTokens int     `json:"reasoning_tokens"`
+	ThinkS          float64 `json:"think_s"`
+	HashIDs         []int   `json:"hash_ids,omitempty"`
+}
+
+// sixpinIn is sixpinLine as read: pointers tell required keys that are
+// missing from zeros.
+type sixpinIn struct {
+	Session         *string  `json:"session"`
+	Turn            *int     `json:"turn"`
+	SessionStartS   float64  `json:"session_start_s"`
+	OffsetS         *float64 `json:"offset_s"`
+	InputTokens     *int     `json:"input_tokens"`
+	CachedTokens    int      `json:"cached_tokens"`
+	OutputTokens    *int     `json:"output_tokens"`
+	ReasoningTokens int      `json:"reasoning_tokens"`
+	ThinkS          float64  `json:"think_s"`
+	HashIDs         []int    `json:"hash_ids"`
+}
+
+// Write writes t in sixpin's trace format: JSON Lines, one line per
+// generation, sessions in t's order and turns in theirs (the turn index
+// is the position in the session).
+func Write(w io.Writer, t *Trace) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	for _, s := range t.Sessions {
+		for k, u := range s.Turns {
+			l := sixpinLine{
+				Session:         s.ID,
+				Turn:            k,
+				SessionStartS:   s.Start.Seconds(),
+				OffsetS:         u.Offset.Seconds(),
+				InputTokens:     u.InputTokens,
+				CachedTokens:    u.CachedTokens,
+				OutputTokens:    u.OutputTokens,
+				ReasoningTokens: u.ReasoningTokens,
+				ThinkS:          u.Think.Seconds(),
+				HashIDs:         u.HashIDs,
+			}
+			if err := enc.Encode(&l); err != nil {
+				return fmt.Errorf("write trace: %w", err)
+			}
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write trace: %w", err)
+	}
+	return nil
+}
+
+// readSixpin reads sixpin JSONL strictly: unknown keys, missing required
+// keys (session, turn, offset_s, input_tokens, output_tokens), negative
+// or inconsistent values, and gaps or repeats in a session's turn indices
+// are errors naming the line.
+func readSixpin(name string, br *bufio.Reader) (*Trace, error) {
+	type turnAt struct {
+		line int
+		turn int
+		t    Turn
+	}
+	type sess struct {
+		start     float64
+		startLine int
+		turns     []turnAt
+	}
+	byID := map[string]*sess{}
+	var order []string
+	err := lines(br, func(n int, b []byte) error {
+		var in sixpinIn
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil {
+			return lineErr(name, n, "%s", jsonMsg(err))
+		}
+		if dec.More() {
+			return lineErr(name, n, "more than one JSON value on the line")
+		}
+		var missing []string
+		for _, m := range []struct {
+			key     string
+			present bool
+		}{{"session", in.Session != nil}, {"turn", in.Turn != nil}, {"offset_s", in.OffsetS != nil}, {"input_tokens", in.InputTokens != nil}, {"output_tokens", in.OutputTokens != nil}} {
+			if !m.present {
+				missing = append(missing, m.key)
+			}
+		}
+		if len(missing) > 0 {
+			return lineErr(name, n, "missing %s", strings.Join(missing, ", "))
+		}
+		switch {
+		case *in.Session == "":
+			return lineErr(name, n, "session: must not be empty")
+		case *in.Turn < 0:
+			return lineErr(name, n, "turn: must be ≥ 0 (got %d)", *in.Turn)
+		case *in.OffsetS < 0 || in.SessionStartS < 0 || in.ThinkS < 0:
+			return lineErr(name, n, "offset_s, session_start_s and think_s must be ≥ 0")
+		case *in.InputTokens < 0 || *in.OutputTokens < 0 || in.CachedTokens < 0 || in.ReasoningTokens < 0:
+			return lineErr(name, n, "token counts must be ≥ 0")
+		case in.CachedTokens > *in.InputTokens:
+			return lineErr(name, n, "cached_tokens: must be ≤ input_tokens (got %d > %d)", in.CachedTokens, *in.InputTokens)
+		case in.ReasoningTokens > *in.OutputTokens:
+			return lineErr(name, n, "reasoning_tokens: must be ≤ output_tokens (got %d > %d)", in.ReasoningTokens, *in.OutputTokens)
+		}
+		s := byID[*in.Session]
+		if s == nil {
+			s = &sess{start: in.SessionStartS, startLine: n}
+			byID[*in.Session] = s
+			order = append(order, *in.Session)
+		} else if s.start != in.SessionStartS {
+			return lineErr(name, n, "session_start_s: %v differs from %v on line %d for session %q", in.SessionStartS, s.start, s.startLine, *in.Session)
+		}
+		s.turns = append(s.turns, turnAt{line: n, turn: *in.Turn, t: Turn{
+			Offset:          seconds(*in.OffsetS),
+			Think:           seconds(in.ThinkS),
+			InputTokens:     *in.InputTokens,
+			CachedTokens:    in.CachedTokens,
+			OutputTokens:    *in.OutputTokens,
+			ReasoningTokens: in.ReasoningTokens,
+			HashIDs:         in.HashIDs,
+		}})
+		return nil
+	})
+	if err != nil {
+		var te *Error
+		if errors.As(err, &te) {
+			return nil, err
+		}
+		return nil, &Error{File: name, Err: err}
+	}
+	t := &Trace{}
+	for _, id := range order {
+		s := byID[id]
+		sort.SliceStable(s.turns, func(i, j int) bool { return s.turns[i].turn < s.turns[j].turn })
+		out := Session{ID: id, Start: seconds(s.start), Turns: make([]Turn, len(s.turns))}
+		for k, ta := range s.turns {
+			if ta.turn != k {
+				if ta.turn < k {
+					return nil, lineErr(name, ta.line, "session %q: turn %d appears twice", id, ta.turn)
+				}
+				return nil, lineErr(name, ta.line, "session %q: turn %d follows turn %d (turns must count from 0 without gaps)", id, ta.turn, k-1)
+			}
+			if k > 0 && ta.t.Offset < out.Turns[k-1].Offset {
+				return nil, lineErr(name, ta.line, "session %q: turn %d's offset_s %v is before turn %d's %v", id, k, ta.t.Offset.Seconds(), k-1, out.Turns[k-1].Offset.Seconds())
+			}
+			out.Turns[k] = ta.t
+		}
+		t.Sessions = append(t.Sessions, out)
+	}
+	sortSessions(t.Sessions)
+	return t, nil
+}
+
+// sortSessions orders sessions by start, keeping the file's order among
+// sessions that start together.
+func sortSessions(ss []Session) {
+	sort.SliceStable(ss, func(i, j int) bool { return ss[i].Start < ss[j].Start })
+}
+
+// jsonMsg makes encoding/json's errors read as field errors.
+func jsonMsg(err error) string {
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) && ute.Field != "" {
+		return fmt.Sprintf("%s: want %s, got a JSON %s", ute.Field, ute.Type, ute.Value)
+	}
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return "unknown key " + rest
+	}
+	return strings.TrimPrefix(msg, "json: ")
+}

@@ -1,0 +1,246 @@
+// Package trace holds recorded or published LLM traffic as sessions of
+// requests, and reads and writes the files it comes in: sixpin's own JSONL
+// (written by `sixpin analyze opencode --export-trace`), Mooncake's JSONL
+// and Azure's LLM inference CSV.
+//
+// Token counts follow the OpenAI usage convention used across sixpin:
+// InputTokens is the whole prompt, of which CachedTokens were served from
+// a prefix cache; OutputTokens is everything generated, of which
+// ReasoningTokens were reasoning.
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// MooncakeBlockTokens is the number of prompt tokens one Mooncake hash id
+// stands for.
+const MooncakeBlockTokens = 512
+
+// Trace is recorded or published traffic: sessions of requests.
+type Trace struct {
+	// Source says where the trace came from (a file name, a database).
+	Source   string
+	Sessions []Session
+}
+
+// Session is one conversation: requests that each re-send the history of
+// the ones before.
+type Session struct {
+	ID string
+	// Start is the first request's offset from the trace's start.
+	Start time.Duration
+	Turns []Turn
+}
+
+// Turn is one request of a session.
+type Turn struct {
+	// Offset is when the request was sent, from the session's start
+	// (0 for the first turn).
+	Offset time.Duration
+	// Think is the wait before this turn: from the previous response's
+	// end to this request (0 for the first turn; 0 when unknown).
+	Think time.Duration
+	// InputTokens is the whole prompt, CachedTokens the part of it read
+	// from a prefix cache; OutputTokens is everything generated,
+	// ReasoningTokens the part of it that was reasoning.
+	InputTokens, CachedTokens, OutputTokens, ReasoningTokens int
+	// HashIDs are block ids of the prompt (Mooncake: blocks of
+	// BlockTokens tokens); requests sharing leading ids share prompt
+	// prefixes.
+	HashIDs []int
+}
+
+// BlockTokens is the number of prompt tokens one hash id stands for: 0
+// when the trace has no hash ids.
+func (t *Trace) BlockTokens() int {
+	for _, s := range t.Sessions {
+		for _, u := range s.Turns {
+			if len(u.HashIDs) > 0 {
+				return MooncakeBlockTokens
+			}
+		}
+	}
+	return 0
+}
+
+// Turns counts the requests in the trace.
+func (t *Trace) Turns() int {
+	n := 0
+	for _, s := range t.Sessions {
+		n += len(s.Turns)
+	}
+	return n
+}
+
+// Formats Read understands.
+const (
+	FormatSixpin   = "sixpin"
+	FormatMooncake = "mooncake"
+	FormatAzure    = "azure"
+)
+
+// Error is a problem at one line of a trace file.
+type Error struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *Error) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("%s: %v", e.File, e.Err)
+	}
+	return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func lineErr(file string, line int, format string, args ...any) error {
+	return &Error{File: file, Line: line, Err: fmt.Errorf(format, args...)}
+}
+
+// peekSize bounds the first line format detection looks at.
+const peekSize = 1 << 20
+
+// Read reads a trace file, detecting its format: sixpin JSONL (lines with
+// a "session" key), Mooncake JSONL (lines with "timestamp" and
+// "input_length") or Azure's LLM inference CSV (a header with TIMESTAMP,
+// ContextTokens and GeneratedTokens). A gzip-compressed file is read
+// through. Errors name the file and line.
+func Read(path string) (*Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read trace: %w", err)
+	}
+	defer f.Close()
+	t, err := Decode(path, f)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Decode reads a trace from r as Read does; name is used in errors and
+// as the trace's Source.
+func Decode(name string, r io.Reader) (*Trace, error) {
+	br := bufio.NewReaderSize(r, peekSize)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, &Error{File: name, Err: err}
+		}
+		defer zr.Close()
+		br = bufio.NewReaderSize(zr, peekSize)
+	}
+	format, err := detect(name, br)
+	if err != nil {
+		return nil, err
+	}
+	var t *Trace
+	switch format {
+	case FormatSixpin:
+		t, err = readSixpin(name, br)
+	case FormatMooncake:
+		t, err = readMooncake(name, br)
+	default:
+		t, err = readAzure(name, br)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(t.Sessions) == 0 {
+		return nil, &Error{File: name, Err: errors.New("no requests in the trace")}
+	}
+	t.Source = name
+	return t, nil
+}
+
+// detect names the format from the first non-blank line, without
+// consuming it.
+func detect(name string, br *bufio.Reader) (string, error) {
+	buf, _ := br.Peek(br.Size())
+	line, _, _ := bytes.Cut(bytes.TrimLeft(buf, " \t\r\n"), []byte("\n"))
+	return sniff(name, bytes.TrimSpace(line))
+}
+
+func sniff(name string, line []byte) (string, error) {
+	line = bytes.TrimPrefix(line, []byte("\ufeff"))
+	if len(line) == 0 {
+		return "", &Error{File: name, Err: errors.New("empty trace file")}
+	}
+	if line[0] == '{' {
+		var keys map[string]json.RawMessage
+		if err := json.Unmarshal(line, &keys); err != nil {
+			// Let the reader report the line properly.
+			return FormatSixpin, nil
+		}
+		if _, ok := keys["session"]; ok {
+			return FormatSixpin, nil
+		}
+		_, ts := keys["timestamp"]
+		_, in := keys["input_length"]
+		if ts || in {
+			return FormatMooncake, nil
+		}
+		return "", lineErr(name, 1, "unrecognised trace line: want sixpin JSONL (\"session\", \"turn\", ...) or Mooncake JSONL (\"timestamp\", \"input_length\", ...)")
+	}
+	if _, err := azureColumns(string(line)); err == nil {
+		return FormatAzure, nil
+	}
+	return "", lineErr(name, 1, "unrecognised trace format: want sixpin or Mooncake JSONL, or a CSV with TIMESTAMP, ContextTokens and GeneratedTokens columns")
+}
+
+// lines calls fn for each non-blank line with its 1-based number. Lines
+// may be of any length.
+func lines(br *bufio.Reader, fn func(n int, line []byte) error) error {
+	n := 0
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long := append([]byte(nil), line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		if len(line) > 0 {
+			n++
+			if t := bytes.TrimSpace(line); len(t) > 0 {
+				if n == 1 {
+					t = bytes.TrimPrefix(t, []byte("\ufeff"))
+				}
+				if ferr := fn(n, t); ferr != nil {
+					return ferr
+				}
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// seconds converts seconds to a Duration, to the nanosecond.
+func seconds(s float64) time.Duration {
+	return time.Duration(s*1e9 + copysignHalf(s))
+}
+
+func copysignHalf(s float64) float64 {
+	if s < 0 {
+		return -0.5
+	}
+	return 0.5
+}
