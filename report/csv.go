@@ -46,11 +46,11 @@ func csvColumns() []csvColumn {
 		run("incomplete", func(r *results.Run) string { return strconv.FormatBool(r.Incomplete) }),
 
 		run("model_name", func(r *results.Run) string { return r.Pins.Model.Declared.Name }),
-		run("model_params_b", func(r *results.Run) string { return csvNum(r.Pins.Model.Declared.ParamsB) }),
-		run("model_active_params_b", func(r *results.Run) string { return csvNum(r.Pins.Model.Declared.ActiveParamsB) }),
+		run("model_params_b", func(r *results.Run) string { return csvOpt(r.Pins.Model.Declared.ParamsB) }),
+		run("model_active_params_b", func(r *results.Run) string { return csvOpt(r.Pins.Model.Declared.ActiveParamsB) }),
 		run("model_dtype", func(r *results.Run) string { return r.Pins.Model.Declared.Dtype }),
 		run("model_requested", func(r *results.Run) string { return r.Pins.Model.Declared.Requested }),
-		run("model_observed_params_b", func(r *results.Run) string { return csvNum(r.Pins.Model.Observed.ParamsB) }),
+		run("model_observed_params_b", func(r *results.Run) string { return csvOpt(r.Pins.Model.Observed.ParamsB) }),
 		run("model_verified", func(r *results.Run) string { return string(r.Pins.Model.Verified) }),
 
 		run("prompt_dist", func(r *results.Run) string { return r.Pins.Prompt.Declared.Dist }),
@@ -70,14 +70,14 @@ func csvColumns() []csvColumn {
 
 		run("concurrency_mode", func(r *results.Run) string { return r.Pins.Concurrency.Declared.Mode }),
 		run("concurrency_streams", func(r *results.Run) string { return csvInt(r.Pins.Concurrency.Declared.Streams) }),
-		run("concurrency_rate_rps", func(r *results.Run) string { return csvNum(r.Pins.Concurrency.Declared.RateRPS) }),
+		run("concurrency_rate_rps", func(r *results.Run) string { return csvOpt(r.Pins.Concurrency.Declared.RateRPS) }),
 		run("concurrency_arrival", func(r *results.Run) string { return r.Pins.Concurrency.Declared.Arrival }),
 		run("concurrency_observed_mean_in_flight", func(r *results.Run) string { return csvNum(r.Pins.Concurrency.Observed.MeanInFlight) }),
 		run("concurrency_observed_max_in_flight", func(r *results.Run) string { return csvInt(r.Pins.Concurrency.Observed.MaxInFlight) }),
 		run("concurrency_verified", func(r *results.Run) string { return string(r.Pins.Concurrency.Verified) }),
 
 		run("kv_max_model_len", func(r *results.Run) string { return csvInt(r.Pins.KVCache.Declared.MaxModelLen) }),
-		run("kv_gpu_memory_utilization", func(r *results.Run) string { return csvNum(r.Pins.KVCache.Declared.GPUMemoryUtilization) }),
+		run("kv_gpu_memory_utilization", func(r *results.Run) string { return csvOpt(r.Pins.KVCache.Declared.GPUMemoryUtilization) }),
 		run("kv_max_num_seqs", func(r *results.Run) string { return csvInt(r.Pins.KVCache.Declared.MaxNumSeqs) }),
 		run("kv_batching", func(r *results.Run) string { return r.Pins.KVCache.Declared.Batching }),
 		run("kv_prefix_caching", func(r *results.Run) string { return csvBool(r.Pins.KVCache.Declared.PrefixCaching) }),
@@ -85,7 +85,7 @@ func csvColumns() []csvColumn {
 		run("kv_observed_budget_tokens", func(r *results.Run) string { return csvInt(r.Pins.KVCache.Observed.BudgetTokens) }),
 		run("kv_verified", func(r *results.Run) string { return string(r.Pins.KVCache.Verified) }),
 
-		run("mix_input_output_ratio", func(r *results.Run) string { return csvNum(r.Pins.Mix.Declared.InputOutputRatio) }),
+		run("mix_input_output_ratio", func(r *results.Run) string { return csvOpt(r.Pins.Mix.Declared.InputOutputRatio) }),
 		run("mix_classes", func(r *results.Run) string { return classesLabel(r.Pins.Mix.Declared.Classes) }),
 		run("mix_observed_input_output_ratio", func(r *results.Run) string { return csvNum(r.Pins.Mix.Observed.InputOutputRatio) }),
 		run("mix_observed_prefill_share", func(r *results.Run) string { return csvNum(r.Pins.Mix.Observed.PrefillShare) }),
@@ -109,7 +109,7 @@ func csvColumns() []csvColumn {
 		win("mean_in_flight", func(w *results.Window) string { return csvNum(w.MeanInFlight) }),
 		win("max_in_flight", func(w *results.Window) string { return strconv.Itoa(w.MaxInFlight) }),
 		win("aggregate_per_stream_tok_s", func(w *results.Window) string { return csvNum(w.AggregatePerStreamTokS) }),
-		win("peak_aggregate_output_tok_s", func(w *results.Window) string { return csvNum(w.PeakAggregateOutputTokS) }),
+		win("peak_aggregate_output_tok_s", func(w *results.Window) string { return csvOpt(w.PeakAggregateOutputTokS) }),
 		win("goodput_rps", func(w *results.Window) string {
 			if w.Goodput == nil {
 				return ""
@@ -164,8 +164,8 @@ func csvColumns() []csvColumn {
 
 // WriteCSV writes one row per run × window (warmup, burst, steady, all),
 // with a column for each pin (declared, observed, verdict) and each
-// metric, for spreadsheets. Empty cells mean "not measured"; fractions are
-// 0–1; units are in the column names.
+// metric, for spreadsheets. Empty cells mean "not declared" or "not
+// measured"; fractions are 0–1; units are in the column names.
 func WriteCSV(w io.Writer, runs []Input) error {
 	cw := csv.NewWriter(w)
 	cols := csvColumns()
@@ -200,6 +200,14 @@ func WriteCSV(w io.Writer, runs []Input) error {
 func csvNum(v float64) string {
 	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
 	return strconv.FormatFloat(r, 'f', -1, 64)
+}
+
+// csvOpt is csvNum, blank for zero (an optional field not set).
+func csvOpt(v float64) string {
+	if v == 0 {
+		return ""
+	}
+	return csvNum(v)
 }
 
 func csvInt(v int) string {

@@ -5,6 +5,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ const (
 	colOK       = "#90a4ae"
 	colInFlight = "#6a1b9a"
 	colStream   = "#1565c0"
+	colDecode   = "#00838f"
 )
 
 var windowColour = map[string]string{
@@ -227,7 +229,9 @@ func writeHTMLWindows(b *strings.Builder, run *results.Run) {
 		}
 		b.WriteString("</tr>\n")
 	}
-	row("requests (ok / failed)", func(w *results.Window) string { return fmt.Sprintf("%d (%d / %d)", w.Requests, w.Completed, w.Failed) })
+	row("requests (ok / failed)", func(w *results.Window) string {
+		return fmt.Sprintf("%s (%s / %s)", group(float64(w.Requests)), group(float64(w.Completed)), group(float64(w.Failed)))
+	})
 	for _, m := range []struct {
 		label string
 		key   string
@@ -286,7 +290,16 @@ func percentileLabel(x float64) string {
 		return "0%"
 	}
 	q := 100 * (1 - math.Pow(10, -x))
-	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.*f", max(int(math.Round(x))-2, 0), q), "0"), ".") + "%"
+	return strconv.FormatFloat(q, 'f', max(int(math.Round(x))-2, 0), 64) + "%"
+}
+
+// tickLabel formats an axis tick: 0, 2.5, 50, 1,000.
+func tickLabel(v float64) string {
+	if math.Abs(v) >= 1000 {
+		return group(v)
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 // percentileChart plots the value at each percentile of m's histogram in
@@ -339,7 +352,7 @@ func percentileChart(run *results.Run, hc histCache, m results.Metric) *chart {
 	for x := 0.0; x <= xmax; x++ {
 		c.x.ticks = append(c.x.ticks, tick{x, percentileLabel(x)})
 	}
-	c.y.ticks, c.y.min, c.y.max = niceTicks(0, ymax*1.05, 6, num)
+	c.y.ticks, c.y.min, c.y.max = niceTicks(0, ymax*1.05, 6, tickLabel)
 	return c
 }
 
@@ -348,7 +361,7 @@ func windowBands(run *results.Run) []band {
 	var bs []band
 	for _, n := range []string{results.WindowWarmup, results.WindowBurst, results.WindowSteady} {
 		if w := run.Windows[n]; w != nil && w.DurationS > 0 {
-			bs = append(bs, band{w.StartS, w.EndS, windowColour[n], fmt.Sprintf("%s window %s–%s s", n, num(w.StartS), num(w.EndS))})
+			bs = append(bs, band{w.StartS, w.EndS, windowColour[n], n, fmt.Sprintf("%s window %s–%s s", n, num(w.StartS), num(w.EndS))})
 		}
 	}
 	return bs
@@ -360,8 +373,11 @@ func timeAxis(run *results.Run) axis {
 	if w := run.Windows[results.WindowAll]; w != nil {
 		end = math.Max(end, w.EndS)
 	}
-	ticks, lo, hi := niceTicks(0, end, 8, num)
-	return axis{min: lo, max: hi, ticks: ticks}
+	ticks, lo, _ := niceTicks(0, end, 8, tickLabel)
+	for len(ticks) > 2 && ticks[len(ticks)-1].v > end {
+		ticks = ticks[:len(ticks)-1]
+	}
+	return axis{min: lo, max: end, ticks: ticks}
 }
 
 // throughputChart plots aggregate output tok/s each second, with the
@@ -390,7 +406,7 @@ func throughputChart(run *results.Run) *chart {
 			ymax = math.Max(ymax, w.AggregateOutputTokS)
 		}
 	}
-	c.y.ticks, c.y.min, c.y.max = niceTicks(0, ymax*1.1, 6, num)
+	c.y.ticks, c.y.min, c.y.max = niceTicks(0, ymax*1.1, 6, tickLabel)
 	return c
 }
 
@@ -427,19 +443,19 @@ func perStreamChart(run *results.Run) *chart {
 	c.series = append(c.series, per, conc)
 	if w := run.Windows[run.Headline]; w != nil && w.DurationS > 0 {
 		if w.EffectiveTokS != nil {
-			c.hlines = append(c.hlines, hline{w.EffectiveTokS.P50, w.StartS, w.EndS, colSteady,
+			c.hlines = append(c.hlines, hline{w.EffectiveTokS.P50, w.StartS, w.EndS, colStream,
 				fmt.Sprintf("%s effective p50 %s tok/s", run.Headline, num(w.EffectiveTokS.P50))})
 			ymax = math.Max(ymax, w.EffectiveTokS.P50)
 		}
 		if w.DecodeTokS != nil {
-			c.hlines = append(c.hlines, hline{w.DecodeTokS.P50, w.StartS, w.EndS, colBurst,
+			c.hlines = append(c.hlines, hline{w.DecodeTokS.P50, w.StartS, w.EndS, colDecode,
 				fmt.Sprintf("%s decode p50 %s tok/s", run.Headline, num(w.DecodeTokS.P50))})
 			ymax = math.Max(ymax, w.DecodeTokS.P50)
 		}
 	}
-	c.y.ticks, c.y.min, c.y.max = niceTicks(0, ymax*1.15, 6, num)
+	c.y.ticks, c.y.min, c.y.max = niceTicks(0, ymax*1.15, 6, tickLabel)
 	y2 := axis{label: "requests in flight"}
-	y2.ticks, y2.min, y2.max = niceTicks(0, math.Max(cmax*1.15, 1), 6, num)
+	y2.ticks, y2.min, y2.max = niceTicks(0, math.Max(cmax*1.15, 1), 6, tickLabel)
 	c.y2 = &y2
 	return c
 }
@@ -476,6 +492,6 @@ func errorsChart(run *results.Run) *chart {
 		}
 		ymax = math.Max(ymax, ok+bad)
 	}
-	c.y.ticks, c.y.min, c.y.max = niceTicks(0, math.Max(ymax*1.1, 1), 5, num)
+	c.y.ticks, c.y.min, c.y.max = niceTicks(0, math.Max(ymax*1.1, 1), 5, tickLabel)
 	return c
 }

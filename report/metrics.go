@@ -38,6 +38,8 @@ type metric struct {
 	scalar func(run *results.Run, w *results.Window, window string) (estimate, bool)
 	// Fraction is true for shares (error rate): values are 0–1, shown as %.
 	Fraction bool
+	// Integer is true for counts.
+	Integer bool
 }
 
 // isDist reports whether m is read at a statistic.
@@ -105,11 +107,11 @@ var scalarMetrics = []metric{
 			}
 			return proportionEstimate(w.Failed, w.Requests, 1), true
 		}},
-	{Key: "requests", Label: "requests started", Better: Neutral,
+	{Key: "requests", Label: "requests started", Better: Neutral, Integer: true,
 		scalar: func(_ *results.Run, w *results.Window, _ string) (estimate, bool) {
 			return estimate{Value: float64(w.Requests), Exact: true}, true
 		}},
-	{Key: "peak_aggregate_output_tok_s", Label: "peak aggregate over any burst-length span", Unit: "tok/s", Better: HigherIsBetter,
+	{Key: "peak_aggregate_output_tok_s", Label: "peak aggregate tok/s (any burst-long span)", Unit: "tok/s", Better: HigherIsBetter,
 		scalar: func(_ *results.Run, w *results.Window, window string) (estimate, bool) {
 			return estimate{Value: w.PeakAggregateOutputTokS, NoInterval: "a maximum over spans has no interval"},
 				window == results.WindowBurst && w.PeakAggregateOutputTokS > 0
@@ -227,7 +229,15 @@ func (f figureRef) Key() string {
 	return s
 }
 
-// Label names the figure for people: "steady TTFT p99 (ms)".
+// shortLabel names the figure within its window: "TTFT p99".
+func (f figureRef) shortLabel() string {
+	if f.Stat != "" {
+		return f.Metric.Label + " " + f.Stat
+	}
+	return f.Metric.Label
+}
+
+// Label names the figure for people: "steady TTFT p99".
 func (f figureRef) Label() string {
 	s := f.Metric.Label
 	if f.Stat != "" {

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
@@ -196,7 +197,7 @@ func paramsB(v float64) string {
 	if v == 0 {
 		return "not declared"
 	}
-	return numfmt.Sig(v) + "B"
+	return strconv.FormatFloat(v, 'g', 4, 64) + "B"
 }
 
 func orNone(s string) string {

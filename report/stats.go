@@ -6,8 +6,11 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/sixpin/sixpin/internal/numfmt"
 )
 
 // Statistics defaults: 1,000 resamples, 95% two-sided intervals, seed 1.
@@ -83,15 +86,45 @@ type estimate struct {
 	// none.
 	Method     string
 	NoInterval string
+	// quantile (0–1) and count are set for a percentile of count values:
+	// too few values leave an extreme percentile without an interval.
+	quantile float64
+	count    int64
+}
+
+// usable reports whether e has an interval at s's confidence, and if not
+// why. A percentile q of n values has one only when the distribution-free
+// (order-statistic) interval lies inside the sample: qⁿ ≤ α/2 and
+// (1−q)ⁿ ≤ α/2, so p99 needs 368 values at 95%, p90 36 and p50 6. Below
+// that the bootstrap of the percentile collapses onto the sample's extreme
+// and would claim a certainty the data do not hold.
+func (s Stats) usable(e estimate) (bool, string) {
+	if e.Draw == nil {
+		return e.Exact, e.NoInterval
+	}
+	if e.quantile > 0 {
+		if need := minCount(e.quantile, s.Confidence); e.count < need {
+			return false, fmt.Sprintf("p%s of %d values has no %s interval (it needs %d: run longer or gate on a lower percentile)",
+				strconv.FormatFloat(100*e.quantile, 'f', -1, 64), e.count, numfmt.Percent(s.Confidence), need)
+		}
+	}
+	return true, ""
+}
+
+// minCount is the fewest values whose q-quantile has a two-sided
+// order-statistic interval at confidence conf.
+func minCount(q, conf float64) int64 {
+	a := (1 - conf) / 2
+	return int64(math.Ceil(math.Log(a) / math.Log(math.Max(q, 1-q))))
 }
 
 // interval is the percentile-bootstrap interval of e.
 func (s Stats) interval(key string, e estimate) Interval {
-	if e.Draw == nil {
-		if e.Exact {
-			return Interval{e.Value, e.Value, s.Confidence, true}
-		}
+	if ok, _ := s.usable(e); !ok {
 		return Interval{Level: s.Confidence}
+	}
+	if e.Draw == nil {
+		return Interval{e.Value, e.Value, s.Confidence, true}
 	}
 	r := s.rng(key)
 	xs := make([]float64, s.Resamples)
@@ -106,15 +139,14 @@ func (s Stats) interval(key string, e estimate) Interval {
 // apart). Without a sampling model for either side the interval is exact
 // if both values are, else unknown.
 func (s Stats) ratioInterval(key string, base, cur estimate) Interval {
-	if base.Draw == nil && cur.Draw == nil {
-		if base.Exact && cur.Exact && base.Value != 0 {
-			r := cur.Value / base.Value
-			return Interval{r, r, s.Confidence, true}
-		}
+	okb, _ := s.usable(base)
+	okc, _ := s.usable(cur)
+	switch {
+	case !okb || !okc:
 		return Interval{Level: s.Confidence}
-	}
-	if base.Draw == nil && !base.Exact || cur.Draw == nil && !cur.Exact {
-		return Interval{Level: s.Confidence}
+	case base.Draw == nil && cur.Draw == nil && base.Value != 0:
+		r := cur.Value / base.Value
+		return Interval{r, r, s.Confidence, true}
 	}
 	draw := func(e estimate, r *rand.Rand) float64 {
 		if e.Draw == nil {
@@ -149,7 +181,7 @@ func (s Stats) percentiles(xs []float64) Interval {
 		if i+1 >= len(xs) {
 			return xs[len(xs)-1]
 		}
-		if math.IsInf(xs[i+1], 1) {
+		if math.IsInf(xs[i], 1) || math.IsInf(xs[i+1], 1) {
 			return xs[i+1]
 		}
 		return xs[i] + f*(xs[i+1]-xs[i])
@@ -173,7 +205,8 @@ func (s Stats) percentiles(xs []float64) Interval {
 // histograms of 50 values or 50 million.
 func quantileEstimate(h *hdrhistogram.Histogram, p, scale float64) estimate {
 	n := h.TotalCount()
-	e := estimate{Value: float64(h.ValueAtPercentile(p)) / scale, Method: "bootstrap of the HDR counts"}
+	e := estimate{Value: float64(h.ValueAtPercentile(p)) / scale, Method: "bootstrap of the HDR counts",
+		quantile: p / 100, count: n}
 	if n < 2 {
 		e.NoInterval = "fewer than 2 values"
 		return e

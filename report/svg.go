@@ -39,6 +39,7 @@ type tick struct {
 type band struct {
 	from, to float64
 	color    string
+	name     string
 	label    string
 }
 
@@ -70,7 +71,7 @@ type series struct {
 const (
 	chartLeft   = 64.0
 	chartRight  = 24.0
-	chartTop    = 40.0
+	chartTop    = 52.0
 	chartBottom = 48.0
 )
 
@@ -102,7 +103,9 @@ func (c *chart) pyOn(a axis, y float64) float64 {
 func (c *chart) py(y float64) float64 { return c.pyOn(c.y, y) }
 
 // svgNum formats a pixel coordinate.
-func svgNum(v float64) string { return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", v), "0"), ".") }
+func svgNum(v float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", v), "0"), ".")
+}
 
 // render writes the chart as an <svg> element.
 func (c *chart) render(b *strings.Builder) {
@@ -184,19 +187,32 @@ func (c *chart) render(b *strings.Builder) {
 	if c.y2 != nil {
 		fmt.Fprintf(b, `<text transform="translate(%s %s) rotate(90)" class="yl">%s</text>`+"\n", svgNum(c.width-12), svgNum((y0+y1)/2), esc(c.y2.label))
 	}
-	lx := x1
-	var items []struct{ name, color string }
-	for _, s := range c.series {
-		if s.name != "" && len(s.pts) > 0 {
-			items = append(items, struct{ name, color string }{s.name, s.color})
+	// Legend, right-aligned above the plot: shaded bands, then series.
+	type item struct {
+		name, color string
+		band        bool
+	}
+	var items []item
+	for _, bd := range c.bands {
+		if bd.name != "" {
+			items = append(items, item{bd.name + " window", bd.color, true})
 		}
 	}
+	for _, s := range c.series {
+		if s.name != "" && len(s.pts) > 0 {
+			items = append(items, item{s.name, s.color, false})
+		}
+	}
+	lx := x1
 	for i := len(items) - 1; i >= 0; i-- {
 		it := items[i]
-		w := 7*float64(len([]rune(it.name))) + 22
-		lx -= w
-		fmt.Fprintf(b, `<rect x="%s" y="%s" width="12" height="4" fill="%s"/><text x="%s" y="%s" class="lg">%s</text>`+"\n",
-			svgNum(lx), svgNum(chartTop-14), it.color, svgNum(lx+16), svgNum(chartTop-9), esc(it.name))
+		lx -= 6.6*float64(len([]rune(it.name))) + 28
+		if it.band {
+			fmt.Fprintf(b, `<rect x="%s" y="%s" width="12" height="10" fill="%s" fill-opacity="0.3"/>`, svgNum(lx), svgNum(chartTop-23), it.color)
+		} else {
+			fmt.Fprintf(b, `<rect x="%s" y="%s" width="12" height="4" fill="%s"/>`, svgNum(lx), svgNum(chartTop-20), it.color)
+		}
+		fmt.Fprintf(b, `<text x="%s" y="%s" class="lg">%s</text>`+"\n", svgNum(lx+16), svgNum(chartTop-14), esc(it.name))
 	}
 	b.WriteString("</svg>\n")
 }

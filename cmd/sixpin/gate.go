@@ -1,0 +1,119 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sixpin/sixpin/report"
+)
+
+// ErrRegression is the error of a gate that found a regression (exit 1).
+var ErrRegression = errors.New("regression")
+
+// GateOptions are `sixpin gate`'s dependencies and flags.
+type GateOptions struct {
+	F        *Factory
+	Baseline string
+	Current  string
+	Rules    string
+	JUnit    string
+	Markdown string
+	Stats    StatsFlags
+}
+
+// NewCmdGate builds `sixpin gate`. runF replaces the action in tests.
+func NewCmdGate(f *Factory, runF func(*GateOptions) error) *cobra.Command {
+	opts := &GateOptions{F: f}
+	cmd := &cobra.Command{
+		Use:   "gate --baseline BASE.json CURRENT.json",
+		Short: "Fail on a statistically significant regression against a baseline (for CI)",
+		Long: `Check a run against a baseline by rules. A rule names a window, a metric and
+a tolerance; it fails only when the figure is beyond the tolerance AND the
+difference is statistically significant, so noise never fails a build.
+
+Intervals: percentiles by bootstrap of the runs' HDR histograms (exact
+multinomial resampling of the counts); aggregates by a block bootstrap of the
+per-second series; rates by Jeffreys intervals. An extreme percentile of too
+few values (p99 of fewer than 368) has no interval and cannot fail.
+
+Rules file (--rules), strict YAML:
+
+  steady.ttft_ms.p99: {max_increase: 10%}
+  steady.aggregate_output_tok_s: {max_decrease: 5%}
+  steady.tpot_ms.p50: {max_increase: 10%, max: 60}
+  errors.rate: {max: 1%}
+
+Without one: steady TTFT p99, TPOT p50 and E2E p99 may rise by 10%, the
+steady aggregate and effective tok/s p50 may fall by 5%, the error rate stays
+at most 1%. The current run must always be valid and complete.
+
+Exit 0 pass, 1 regression, 2 incomparable runs (pins differ, as in compare;
+or an invalid baseline) or bad input.`,
+		Example: `  sixpin gate --baseline main.json pr.json
+  sixpin gate --baseline main.json pr.json --rules gates.yaml --junit gate.xml --markdown gate.md`,
+		Args: argsBadInput(cobra.ExactArgs(1)),
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts.Current = args[0]
+			if opts.Baseline == "" {
+				return badInput(errors.New("--baseline BASE.json is required"))
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return gateRun(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Baseline, "baseline", "", "results file to compare against (required)")
+	fl.StringVar(&opts.Rules, "rules", "", "rules file (YAML); default rules without one")
+	fl.StringVar(&opts.JUnit, "junit", "", "also write JUnit XML to FILE")
+	fl.StringVar(&opts.Markdown, "markdown", "", "also write Markdown to FILE (replaced atomically)")
+	opts.Stats.register(cmd)
+	return cmd
+}
+
+func gateRun(opts *GateOptions) error {
+	st, err := opts.Stats.stats()
+	if err != nil {
+		return err
+	}
+	ins, err := report.Load(opts.Baseline, opts.Current)
+	if err != nil {
+		return badInput(err)
+	}
+	rules := report.DefaultRules()
+	if opts.Rules != "" {
+		if rules, err = report.LoadRules(opts.Rules); err != nil {
+			return badInput(err)
+		}
+	}
+	g, err := report.Gate(ins[0], ins[1], rules, st)
+	if err != nil {
+		return badInput(err)
+	}
+	if err := report.WriteGateText(opts.F.IO.Out, g); err != nil {
+		return err
+	}
+	for _, out := range []struct {
+		path  string
+		write func(io.Writer, *report.GateResult) error
+	}{{opts.JUnit, report.WriteGateJUnit}, {opts.Markdown, report.WriteGateMarkdown}} {
+		if out.path == "" {
+			continue
+		}
+		if err := report.WriteFile(out.path, func(w io.Writer) error { return out.write(w, g) }); err != nil {
+			return err
+		}
+	}
+	switch {
+	case !g.Comparable():
+		return badInput(fmt.Errorf("%w: %s", report.ErrIncomparable, strings.Join(g.Incomparable, "; ")))
+	case !g.Passed():
+		return fmt.Errorf("gate: %w: %d of %d rules failed", ErrRegression, len(g.Failed()), len(g.Checks))
+	}
+	return nil
+}

@@ -1,0 +1,463 @@
+package report
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/sixpin/sixpin/internal/strictyaml"
+	"github.com/sixpin/sixpin/results"
+)
+
+// Amount is a bound in a rules file: a number, or a percentage written
+// "10%" (Percent true, Value 0.10).
+type Amount struct {
+	Value   float64
+	Percent bool
+}
+
+// Shorthand lets the strict decoder read an Amount from a scalar.
+func (a *Amount) Shorthand(n *yaml.Node) string {
+	if v, ok := strictyaml.Number(n); ok {
+		a.Value = v
+		return ""
+	}
+	s := strings.TrimSpace(n.Value)
+	if n.ShortTag() == "!!str" && strings.HasSuffix(s, "%") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, "%")), 64)
+		if err == nil && !math.IsInf(v, 0) && !math.IsNaN(v) {
+			a.Value, a.Percent = v/100, true
+			return ""
+		}
+	}
+	return fmt.Sprintf("must be %s (got %s)", a.YAMLWant(), strictyaml.Got(n))
+}
+
+// YAMLWant describes an Amount's forms for error messages.
+func (*Amount) YAMLWant() string { return `a number or a percentage like "10%"` }
+
+// String formats a as written.
+func (a Amount) String() string {
+	if a.Percent {
+		return strconv.FormatFloat(a.Value*100, 'f', -1, 64) + "%"
+	}
+	return strconv.FormatFloat(a.Value, 'f', -1, 64)
+}
+
+// Bound is the tolerance of one rule in a rules file; at least one field
+// is set. MaxIncrease and MaxDecrease are relative to the baseline
+// (percentages); Max and Min are absolute, in the figure's unit (a
+// fraction or a percentage for rates).
+type Bound struct {
+	MaxIncrease *Amount `yaml:"max_increase"`
+	MaxDecrease *Amount `yaml:"max_decrease"`
+	Max         *Amount `yaml:"max"`
+	Min         *Amount `yaml:"min"`
+}
+
+// Rule kinds.
+const (
+	MaxIncrease = "max_increase"
+	MaxDecrease = "max_decrease"
+	MaxValue    = "max"
+	MinValue    = "min"
+	// Validity is the rule that the current run is valid and complete.
+	Validity = "validity"
+)
+
+// Rule is one check of a gate: a figure and one bound on it.
+type Rule struct {
+	// Key names the figure: WINDOW.METRIC[.STAT] or errors.rate; "validity"
+	// for the validity rule.
+	Key string
+	// Kind is MaxIncrease, MaxDecrease, MaxValue, MinValue or Validity.
+	Kind string
+	// Limit is a fraction for relative kinds (0.10 = 10%); for Max and Min
+	// a value in the figure's unit (a fraction for rates).
+	Limit float64
+	// Source says where the rule came from: "gates.yaml:3:1" or "default".
+	Source string
+	fig    figureRef
+}
+
+// Tolerance formats the rule's bound: "max_increase 10%", "max 1%".
+func (r Rule) Tolerance() string {
+	switch r.Kind {
+	case Validity:
+		return "valid and complete"
+	case MaxIncrease, MaxDecrease:
+		return r.Kind + " " + trimFloat(100*r.Limit) + "%"
+	}
+	if r.fig.Metric.Fraction {
+		return r.Kind + " " + trimFloat(100*r.Limit) + "%"
+	}
+	s := r.Kind + " " + trimFloat(r.Limit)
+	if r.fig.Metric.Unit != "" {
+		s += " " + r.fig.Metric.Unit
+	}
+	return s
+}
+
+func trimFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// NewRule makes a rule on the figure key (steady.ttft_ms.p99, errors.rate)
+// of kind with limit, checking that they fit together.
+func NewRule(key, kind string, limit float64) (Rule, error) {
+	if kind == Validity {
+		return Rule{Key: Validity, Kind: Validity, Source: "default"}, nil
+	}
+	f, err := parseFigure(key)
+	if err != nil {
+		return Rule{}, err
+	}
+	r := Rule{Key: key, Kind: kind, Limit: limit, Source: "default", fig: f}
+	if f.Metric.isDist() && (f.Stat == "min" || f.Stat == "max") {
+		return r, fmt.Errorf("%s has no confidence interval: gate on a percentile (p99, p99_9) instead", f.Stat)
+	}
+	if limit < 0 {
+		return r, fmt.Errorf("%s: must not be negative (got %s)", kind, trimFloat(limit))
+	}
+	switch kind {
+	case MaxIncrease:
+		if f.Metric.Better == HigherIsBetter {
+			return r, fmt.Errorf("max_increase bounds a figure where lower is better; %s is better higher: use max_decrease", f.Metric.Key)
+		}
+	case MaxDecrease:
+		if f.Metric.Better == LowerIsBetter {
+			return r, fmt.Errorf("max_decrease bounds a figure where higher is better; %s is better lower: use max_increase", f.Metric.Key)
+		}
+		if limit > 1 {
+			return r, fmt.Errorf("max_decrease: must be at most 100%% (got %s%%)", trimFloat(100*limit))
+		}
+	case MaxValue, MinValue:
+		if f.Metric.Fraction && limit > 1 {
+			return r, fmt.Errorf("%s: %s is a fraction: write 1%% or 0.01 (got %s)", kind, f.Metric.Key, trimFloat(limit))
+		}
+	default:
+		return r, fmt.Errorf("unknown rule kind %q", kind)
+	}
+	return r, nil
+}
+
+// DefaultRules are the gate's rules without a rules file: in the steady
+// window TTFT p99, TPOT p50 and E2E p99 may rise by at most 10%, the
+// aggregate output and the per-stream effective p50 may fall by at most
+// 5%; the whole run's error rate stays at most 1%; and the current run is
+// valid and complete.
+func DefaultRules() []Rule {
+	defs := []struct {
+		key, kind string
+		limit     float64
+	}{
+		{"steady.ttft_ms.p99", MaxIncrease, 0.10},
+		{"steady.tpot_ms.p50", MaxIncrease, 0.10},
+		{"steady.e2e_ms.p99", MaxIncrease, 0.10},
+		{"steady.aggregate_output_tok_s", MaxDecrease, 0.05},
+		{"steady.effective_tok_s.p50", MaxDecrease, 0.05},
+		{"errors.rate", MaxValue, 0.01},
+		{Validity, Validity, 0},
+	}
+	rules := make([]Rule, len(defs))
+	for i, d := range defs {
+		r, err := NewRule(d.key, d.kind, d.limit)
+		if err != nil {
+			panic("report: bad default rule " + d.key + ": " + err.Error())
+		}
+		rules[i] = r
+	}
+	return rules
+}
+
+// LoadRules reads a rules file: a YAML mapping of figure → bound,
+//
+//	steady.ttft_ms.p99: {max_increase: 10%}
+//	steady.aggregate_output_tok_s: {max_decrease: 5%}
+//	errors.rate: {max: 1%}
+//
+// decoded strictly: an unknown figure, bound or form is an error at
+// file:line:col. The validity rule always applies. Rules keep file order.
+func LoadRules(path string) ([]Rule, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read rules: %w", err)
+	}
+	return ParseRules(path, data)
+}
+
+// ParseRules parses a rules file's data (file names it in errors).
+func ParseRules(file string, data []byte) ([]Rule, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("%s: no rules (want e.g. steady.ttft_ms.p99: {max_increase: 10%%})", file)
+	}
+	var m map[string]Bound
+	doc, errs := strictyaml.Decode(file, data, &m)
+	if doc == nil {
+		return nil, errs.Err()
+	}
+	failed := func(path string) bool { return doc.Failed(path) }
+	place := func(field, format string, args ...any) {
+		errs = append(errs, doc.Place(&strictyaml.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}))
+	}
+	type placed struct {
+		Rule
+		line, col int
+	}
+	var rules []placed
+	for key, b := range m {
+		if failed(key) {
+			continue
+		}
+		if key == Validity {
+			place(key, "validity always applies: no rule needed")
+			continue
+		}
+		if _, err := parseFigure(key); err != nil {
+			place(key, "%v", err)
+			continue
+		}
+		pos := doc.Place(&strictyaml.FieldError{Field: key})
+		bounds := []struct {
+			kind string
+			a    *Amount
+		}{{MaxIncrease, b.MaxIncrease}, {MaxDecrease, b.MaxDecrease}, {MaxValue, b.Max}, {MinValue, b.Min}}
+		n := 0
+		for _, bd := range bounds {
+			if bd.a == nil {
+				continue
+			}
+			n++
+			field := key + "." + bd.kind
+			relative := bd.kind == MaxIncrease || bd.kind == MaxDecrease
+			f, _ := parseFigure(key)
+			switch {
+			case relative && !bd.a.Percent:
+				place(field, "must be a percentage like \"10%%\" (got %s): the change allowed relative to the baseline", bd.a)
+				continue
+			case !relative && bd.a.Percent && !f.Metric.Fraction:
+				unit := f.Metric.Unit
+				if unit == "" {
+					unit = "a count"
+				}
+				place(field, "%s is in %s, not a percentage (for a change relative to the baseline use max_increase or max_decrease)", f.Metric.Key, unit)
+				continue
+			}
+			r, err := NewRule(key, bd.kind, bd.a.Value)
+			if err != nil {
+				place(field, "%v", err)
+				continue
+			}
+			r.Source = fmt.Sprintf("%s:%d:%d", file, pos.Line, pos.Col)
+			rules = append(rules, placed{r, pos.Line, pos.Col})
+		}
+		if n == 0 && !slices.ContainsFunc(errs, func(e *strictyaml.FieldError) bool { return strings.HasPrefix(e.Field, key+".") }) {
+			place(key, "no bound: set max_increase, max_decrease, max or min")
+		}
+	}
+	if len(errs) > 0 {
+		errs.Sort()
+		return nil, errs
+	}
+	slices.SortStableFunc(rules, func(a, b placed) int {
+		return cmp.Or(cmp.Compare(a.line, b.line), cmp.Compare(a.col, b.col),
+			cmp.Compare(slices.Index([]string{MaxIncrease, MaxDecrease, MaxValue, MinValue}, a.Kind),
+				slices.Index([]string{MaxIncrease, MaxDecrease, MaxValue, MinValue}, b.Kind)))
+	})
+	out := make([]Rule, 0, len(rules)+1)
+	for _, r := range rules {
+		out = append(out, r.Rule)
+	}
+	v, _ := NewRule(Validity, Validity, 0)
+	return append(out, v), nil
+}
+
+// Status is a check's outcome.
+type Status string
+
+// Statuses.
+const (
+	Pass Status = "pass"
+	Fail Status = "fail"
+	Skip Status = "skip"
+)
+
+// Check is the outcome of one rule.
+type Check struct {
+	Rule   Rule
+	Status Status
+	// Baseline and Current are the figure in each run (HasBaseline and
+	// HasCurrent false when a run lacks it).
+	Baseline, Current       float64
+	HasBaseline, HasCurrent bool
+	// Change is Current / Baseline − 1 (relative rules).
+	Change float64
+	// Interval is the confidence interval of Change for relative rules, of
+	// Current for absolute ones.
+	Interval Interval
+	// Beyond is true when the point value breaks the bound; Significant
+	// when the interval lies wholly beyond no change (relative) or the
+	// bound (absolute). A rule fails only when both hold.
+	Beyond, Significant bool
+	// Why explains the outcome in a phrase.
+	Why string
+}
+
+// GateResult is a gate's verdict on a current run against a baseline.
+type GateResult struct {
+	Baseline, Current Input
+	Stats             Stats
+	// Incomparable lists why the runs cannot be compared (differing pins,
+	// an invalid baseline); then no rule is checked.
+	Incomparable []string
+	Checks       []Check
+}
+
+// Comparable reports whether the runs could be compared.
+func (g *GateResult) Comparable() bool { return len(g.Incomparable) == 0 }
+
+// Failed returns the checks that failed.
+func (g *GateResult) Failed() []Check {
+	var fs []Check
+	for _, c := range g.Checks {
+		if c.Status == Fail {
+			fs = append(fs, c)
+		}
+	}
+	return fs
+}
+
+// Passed reports whether the runs were comparable and no rule failed.
+func (g *GateResult) Passed() bool { return g.Comparable() && len(g.Failed()) == 0 }
+
+// ErrIncomparable marks errors about runs whose pins differ (commands wrap
+// it when they refuse to compare): test with errors.Is.
+var ErrIncomparable = errors.New("runs are not comparable")
+
+// Gate checks current against baseline by rules. First the pins: if they
+// differ beyond their tolerances (as Compare decides), or the baseline is
+// invalid or incomplete, the result is incomparable and no rule is
+// checked. Otherwise each rule passes unless its figure is beyond the
+// tolerance and the difference is statistically significant: for a
+// relative bound, the confidence interval of current/baseline − 1 (from
+// independent resamples of both runs) lies wholly on the bad side of no
+// change; for an absolute bound, the interval of the current value lies
+// wholly beyond the bound. A figure without an interval is reported with its
+// value's side of the bound but can never be significant: it passes, and
+// says why (too few values for that percentile, a window too short to
+// resample). The intervals treat requests as independent; ITL values are
+// not (a request's gaps move together), so ITL intervals are too narrow:
+// gate on TPOT rather than ITL.
+func Gate(baseline, current Input, rules []Rule, st Stats) (*GateResult, error) {
+	if err := st.Validate(); err != nil {
+		return nil, err
+	}
+	g := &GateResult{Baseline: baseline, Current: current, Stats: st}
+	for _, m := range PinMismatches(baseline.Run, current.Run, st) {
+		g.Incomparable = append(g.Incomparable, m.String())
+	}
+	if b := baseline.Run; !b.Valid {
+		g.Incomparable = append(g.Incomparable, "the baseline is invalid: "+strings.Join(b.Invalid, "; "))
+	}
+	if b := baseline.Run; b.Incomplete {
+		g.Incomparable = append(g.Incomparable, "the baseline is incomplete: "+b.IncompleteReason)
+	}
+	if !g.Comparable() {
+		return g, nil
+	}
+	hb, hcur := histCache{}, histCache{}
+	for _, r := range rules {
+		g.Checks = append(g.Checks, check(r, baseline.Run, current.Run, hb, hcur, st))
+	}
+	return g, nil
+}
+
+func check(r Rule, base, cur *results.Run, hb, hcur histCache, st Stats) Check {
+	c := Check{Rule: r}
+	if r.Kind == Validity {
+		var why []string
+		if !cur.Valid {
+			why = append(why, "invalid: "+strings.Join(cur.Invalid, "; "))
+		}
+		if cur.Incomplete {
+			why = append(why, "incomplete: "+cur.IncompleteReason)
+		}
+		if len(why) > 0 {
+			c.Status, c.Beyond, c.Significant, c.Why = Fail, true, true, "the current run is "+strings.Join(why, "; ")
+		} else {
+			c.Status, c.Why = Pass, "the current run is valid and complete"
+		}
+		return c
+	}
+	eb, okb, whyb := r.fig.estimate(base, hb)
+	ec, okc, whyc := r.fig.estimate(cur, hcur)
+	c.Baseline, c.HasBaseline = eb.Value, okb
+	c.Current, c.HasCurrent = ec.Value, okc
+	relative := r.Kind == MaxIncrease || r.Kind == MaxDecrease
+	switch {
+	case !okc && okb:
+		c.Status, c.Why = Fail, "the current run has no such figure ("+whyc+"); the baseline has"
+		return c
+	case !okc:
+		c.Status, c.Why = Skip, "neither run has it: "+whyc
+		return c
+	case relative && !okb:
+		c.Status, c.Why = Skip, "the baseline has no such figure: "+whyb
+		return c
+	}
+	noInterval := ""
+	if relative {
+		c.Change = change(eb.Value, ec.Value)
+		iv := st.ratioInterval(r.Key, eb, ec)
+		if iv.Known {
+			iv.Lo, iv.Hi = iv.Lo-1, iv.Hi-1
+		} else {
+			_, wc := st.usable(ec)
+			_, wb := st.usable(eb)
+			noInterval = cmp.Or(wc, wb, "no sampling model")
+		}
+		c.Interval = iv
+		if r.Kind == MaxIncrease {
+			c.Beyond = c.Change > r.Limit
+			c.Significant = iv.Known && iv.Lo > 0
+		} else {
+			c.Beyond = c.Change < -r.Limit
+			c.Significant = iv.Known && iv.Hi < 0
+		}
+	} else {
+		iv := st.interval(r.Key, ec)
+		if !iv.Known {
+			_, wc := st.usable(ec)
+			noInterval = cmp.Or(wc, "no sampling model")
+		}
+		c.Interval = iv
+		if r.Kind == MaxValue {
+			c.Beyond = ec.Value > r.Limit
+			c.Significant = iv.Known && iv.Lo > r.Limit
+		} else {
+			c.Beyond = ec.Value < r.Limit
+			c.Significant = iv.Known && iv.Hi < r.Limit
+		}
+	}
+	switch {
+	case c.Beyond && c.Significant:
+		c.Status, c.Why = Fail, "regression: beyond the tolerance and significant"
+	case c.Beyond && noInterval != "":
+		c.Status, c.Why = Pass, "beyond the tolerance, but without an interval nothing is significant: "+noInterval
+	case c.Beyond && relative:
+		c.Status, c.Why = Pass, "beyond the tolerance but not significant: the interval includes no change"
+	case c.Beyond:
+		c.Status, c.Why = Pass, "beyond the bound but not significant: the interval reaches within it"
+	case noInterval != "":
+		c.Status, c.Why = Pass, "within the tolerance (no interval: "+noInterval+")"
+	default:
+		c.Status, c.Why = Pass, "within the tolerance"
+	}
+	return c
+}

@@ -1,0 +1,191 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/sixpin/sixpin/results"
+)
+
+// checkValue formats a check's figure in one run.
+func checkValue(c Check, v float64, ok bool) string {
+	if c.Rule.Kind == Validity {
+		return ""
+	}
+	if !ok {
+		return "–"
+	}
+	s := fmtValue(v, c.Rule.fig.Metric.Fraction)
+	if u := c.Rule.fig.Metric.Unit; u != "" && u != "%" && !c.Rule.fig.Metric.Fraction {
+		s += " " + u
+	}
+	return s
+}
+
+// checkChange formats a check's change (relative rules) or "".
+func checkChange(c Check) string {
+	if (c.Rule.Kind != MaxIncrease && c.Rule.Kind != MaxDecrease) || !c.HasBaseline || !c.HasCurrent {
+		return ""
+	}
+	return fmtChange(c.Change)
+}
+
+// checkInterval formats a check's interval: of the change for relative
+// rules, of the current value for absolute ones.
+func checkInterval(c Check) string {
+	switch {
+	case c.Rule.Kind == Validity || !c.HasCurrent || c.Status == Skip:
+		return ""
+	case !c.Interval.Known:
+		return "no interval"
+	case c.Rule.Kind == MaxIncrease || c.Rule.Kind == MaxDecrease:
+		return fmtInterval(c.Interval)
+	}
+	f := c.Rule.fig.Metric.Fraction
+	return "[" + fmtValue(c.Interval.Lo, f) + ", " + fmtValue(c.Interval.Hi, f) + "]"
+}
+
+func statusWord(s Status) string { return strings.ToUpper(string(s)) }
+
+// gateHeadline is the gate's one-line verdict.
+func gateHeadline(g *GateResult) string {
+	switch {
+	case !g.Comparable():
+		return "INCOMPARABLE — the runs' pins differ: " + strings.Join(g.Incomparable, "; ")
+	case g.Passed():
+		return fmt.Sprintf("PASS — %d rules, no regression", len(g.Checks))
+	}
+	var names []string
+	for _, c := range g.Failed() {
+		n := c.Rule.Key
+		if ch := checkChange(c); ch != "" {
+			n += " " + ch
+		}
+		names = append(names, n)
+	}
+	return fmt.Sprintf("FAIL — %d of %d rules regressed: %s", len(names), len(g.Checks), strings.Join(names, "; "))
+}
+
+// compactCard is the pin card in one line: "✓ model ✓ prompt …".
+func compactCard(run *results.Run) string {
+	card := results.PinCard(run)
+	var parts []string
+	for _, r := range card.Rows {
+		parts = append(parts, r.Mark()+" "+r.Pin)
+	}
+	s := strings.Join(parts, "  ")
+	if len(card.Unverified) > 0 {
+		s += "  (not verified: " + strings.Join(card.Unverified, ", ") + ")"
+	}
+	return s
+}
+
+// WriteGateText writes g for a terminal or CI log.
+func WriteGateText(w io.Writer, g *GateResult) error {
+	p := &printer{w: w}
+	p.f("sixpin gate — current against baseline\n")
+	wn := max(len(g.Baseline.Name), len(g.Current.Name))
+	p.f("  baseline  %-*s  %s\n", wn, g.Baseline.Name, runIdentity(g.Baseline.Run))
+	p.f("  current   %-*s  %s\n", wn, g.Current.Name, runIdentity(g.Current.Run))
+	p.f("Pins of the current run: %s\n", compactCard(g.Current.Run))
+	if !g.Comparable() {
+		p.f("\nThe runs cannot be compared:\n")
+		for _, s := range g.Incomparable {
+			p.f("  ✗ %s\n", s)
+		}
+		p.f("\nRESULT: %s\n", gateHeadline(g))
+		return p.err
+	}
+	p.f("Pins agree within their tolerances.\n\n")
+	p.f("A rule fails only when its figure is beyond the tolerance AND the difference is significant at %s (%s resamples, seed %d).\n",
+		pct(g.Stats.Confidence), group(float64(g.Stats.Resamples)), g.Stats.Seed)
+	line := func(cols ...any) {
+		p.f("%s\n", strings.TrimRight(fmt.Sprintf("  %-4s  %-32s %-18s %14s %14s %9s  %-22s %s", cols...), " "))
+	}
+	line("", "rule", "tolerance", "baseline", "current", "change", "interval", "")
+	for _, c := range g.Checks {
+		line(statusWord(c.Status), c.Rule.Key, c.Rule.Tolerance(), checkValue(c, c.Baseline, c.HasBaseline),
+			checkValue(c, c.Current, c.HasCurrent), checkChange(c), checkInterval(c), c.Why)
+	}
+	p.f("\nRESULT: %s\n", gateHeadline(g))
+	return p.err
+}
+
+// WriteGateMarkdown writes g as Markdown for a pull request or
+// $GITHUB_STEP_SUMMARY, with the current run's pin card folded below.
+func WriteGateMarkdown(w io.Writer, g *GateResult) error {
+	p := &printer{w: w}
+	icon := map[bool]string{true: "✅", false: "❌"}
+	switch {
+	case !g.Comparable():
+		p.f("## sixpin gate: ⚠️ INCOMPARABLE\n\n")
+	case g.Passed():
+		p.f("## sixpin gate: ✅ PASS\n\n")
+	default:
+		p.f("## sixpin gate: ❌ FAIL (%d of %d rules)\n\n", len(g.Failed()), len(g.Checks))
+	}
+	p.f("Current `%s` — %s\n\nBaseline `%s` — %s\n\n", g.Current.Name, mdCell(runIdentity(g.Current.Run)),
+		g.Baseline.Name, mdCell(runIdentity(g.Baseline.Run)))
+	if !g.Comparable() {
+		p.f("The runs cannot be compared:\n\n")
+		for _, s := range g.Incomparable {
+			p.f("- ✗ %s\n", mdCell(s))
+		}
+	} else {
+		p.f("Pins agree within their tolerances. A rule fails only when its figure is beyond the tolerance **and** the difference is significant at %s (%s resamples, seed %d).\n\n",
+			pct(g.Stats.Confidence), group(float64(g.Stats.Resamples)), g.Stats.Seed)
+		p.f("| | rule | tolerance | baseline | current | change | interval | verdict |\n|:-:|---|---|--:|--:|--:|---|---|\n")
+		for _, c := range g.Checks {
+			mark := icon[c.Status != Fail]
+			if c.Status == Skip {
+				mark = "➖"
+			}
+			p.f("| %s | `%s` | %s | %s | %s | %s | %s | %s |\n", mark, c.Rule.Key, c.Rule.Tolerance(),
+				checkValue(c, c.Baseline, c.HasBaseline), checkValue(c, c.Current, c.HasCurrent), checkChange(c), checkInterval(c), mdCell(c.Why))
+		}
+	}
+	p.f("\n**%s**\n\n", mdCell(gateHeadline(g)))
+	p.f("<details><summary>Pin card of the current run</summary>\n\n")
+	writeMarkdownPinCard(p, results.PinCard(g.Current.Run))
+	p.f("\n</details>\n")
+	return p.err
+}
+
+// WriteGateJUnit writes g as JUnit XML: one testsuite, a testcase for the
+// pins' agreement and one per rule (failed when the rule failed, skipped
+// when it could not be checked).
+func WriteGateJUnit(w io.Writer, g *GateResult) error {
+	s := junitSuite{
+		Name:      "sixpin gate",
+		Timestamp: g.Current.Run.StartedAt.UTC().Format(time.RFC3339),
+		Properties: []junitProperty{
+			{"baseline", g.Baseline.Name},
+			{"current", g.Current.Name},
+			{"confidence", trimFloat(g.Stats.Confidence)},
+			{"resamples", fmt.Sprint(g.Stats.Resamples)},
+			{"seed", fmt.Sprint(g.Stats.Seed)},
+		},
+	}
+	pins := junitCase{Name: "pins comparable", Classname: "sixpin.gate", SystemOut: compactCard(g.Current.Run)}
+	if !g.Comparable() {
+		pins.Failure = &junitMessage{Message: "the runs' pins differ: " + strings.Join(g.Incomparable, "; "), Type: "incomparable"}
+	}
+	s.add(pins)
+	for _, c := range g.Checks {
+		jc := junitCase{Name: c.Rule.Key + " " + c.Rule.Tolerance(), Classname: "sixpin.gate",
+			SystemOut: fmt.Sprintf("baseline %s, current %s, change %s, interval %s: %s", checkValue(c, c.Baseline, c.HasBaseline),
+				checkValue(c, c.Current, c.HasCurrent), checkChange(c), checkInterval(c), c.Why)}
+		switch c.Status {
+		case Fail:
+			jc.Failure = &junitMessage{Message: c.Why, Type: "regression", Text: jc.SystemOut}
+		case Skip:
+			jc.Skipped = &junitMessage{Message: c.Why}
+		}
+		s.add(jc)
+	}
+	ss := &junitSuites{Name: "sixpin gate"}
+	ss.add(s)
+	return writeJUnitXML(w, ss)
+}

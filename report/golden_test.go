@@ -1,0 +1,178 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/xml"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// The fixtures are results files of real runs against the built-in
+// simulator, made once by the commands in testdata/gen/README.md.
+const (
+	fixBase    = "testdata/base.json"    // smoke, 20 s, seed 7, sim-local-27b
+	fixNoise   = "testdata/noise.json"   // the same with seed 8: noise only
+	fixSlow    = "testdata/slow.json"    // the same on a ~22% slower simulator: a regression
+	fixC1      = "testdata/c1-8k.json"   // one stream, 8,000-token prompts: other pins
+	fixInstant = "testdata/instant.json" // sim-instant: model and KV pins contradicted
+)
+
+func load(t *testing.T, paths ...string) []Input {
+	t.Helper()
+	ins, err := Load(paths...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ins
+}
+
+// golden compares got with testdata/name.golden, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./report/ -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := range max(len(gl), len(wl)) {
+			var g, w string
+			if i < len(gl) {
+				g = gl[i]
+			}
+			if i < len(wl) {
+				w = wl[i]
+			}
+			if g != w {
+				t.Fatalf("%s differs from the golden file at line %d:\n got: %s\nwant: %s\n(run go test ./report/ -update if the change is intended)", path, i+1, g, w)
+			}
+		}
+	}
+}
+
+func render(t *testing.T, r func(w io.Writer) error) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := r(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestGoldenReports(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		format Format
+		files  []string
+	}{
+		{"report.md", FormatMarkdown, []string{fixBase}},
+		{"report-contradicted.md", FormatMarkdown, []string{fixInstant}},
+		{"report.csv", FormatCSV, []string{fixBase, fixNoise, fixC1}},
+		{"report.junit.xml", FormatJUnit, []string{fixBase, fixInstant}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ins := load(t, c.files...)
+			golden(t, c.name, render(t, func(w io.Writer) error { return RendererFor(c.format)(w, ins) }))
+		})
+	}
+}
+
+func TestGoldenCompareAndGate(t *testing.T) {
+	st := DefaultStats()
+	t.Run("compare.txt", func(t *testing.T) {
+		c, err := Compare(load(t, fixBase, fixNoise, fixSlow), st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "compare.txt", render(t, func(w io.Writer) error { return WriteCompareText(w, c) }))
+	})
+	t.Run("compare-mismatch.md", func(t *testing.T) {
+		c, err := Compare(load(t, fixBase, fixC1), st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "compare-mismatch.md", render(t, func(w io.Writer) error { return WriteCompareMarkdown(w, c) }))
+	})
+	ins := load(t, fixBase, fixSlow)
+	g, err := Gate(ins[0], ins[1], DefaultRules(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct {
+		name  string
+		write func(io.Writer, *GateResult) error
+	}{{"gate-regression.txt", WriteGateText}, {"gate-regression.md", WriteGateMarkdown}, {"gate-regression.junit.xml", WriteGateJUnit}} {
+		t.Run(f.name, func(t *testing.T) {
+			golden(t, f.name, render(t, func(w io.Writer) error { return f.write(w, g) }))
+		})
+	}
+}
+
+func TestCSVShape(t *testing.T) {
+	ins := load(t, fixBase, fixC1)
+	rows, err := csv.NewReader(bytes.NewReader(render(t, func(w io.Writer) error { return WriteCSV(w, ins) }))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1+2*4 {
+		t.Fatalf("%d rows, want a header and 4 windows × 2 files", len(rows))
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		if _, dup := col[h]; dup {
+			t.Errorf("duplicate column %q", h)
+		}
+		col[h] = i
+	}
+	for _, want := range []string{"file", "window", "concurrency_streams", "prompt_verified", "kv_max_model_len", "mix_verified",
+		"aggregate_output_tok_s", "ttft_ms_p99", "effective_tok_s_p50", "goodput_rps", "error_rate"} {
+		if _, ok := col[want]; !ok {
+			t.Errorf("no column %q", want)
+		}
+	}
+	if got := rows[5][col["concurrency_streams"]]; got != "1" {
+		t.Errorf("c1 run: concurrency_streams %q, want 1", got)
+	}
+	if got := rows[3][col["window"]]; got != "steady" {
+		t.Errorf("third row's window %q, want steady (warmup, burst, steady, all)", got)
+	}
+}
+
+func TestJUnitMarksContradictedPins(t *testing.T) {
+	ins := load(t, fixInstant)
+	var ss junitSuites
+	if err := xml.Unmarshal(render(t, func(w io.Writer) error { return WriteJUnit(w, ins) }), &ss); err != nil {
+		t.Fatal(err)
+	}
+	failed := map[string]bool{}
+	for _, c := range ss.Suites[0].Cases {
+		if c.Failure != nil {
+			failed[c.Name] = true
+		}
+	}
+	for _, want := range []string{"pin 1 model", "pin 5 kv_cache"} {
+		if !failed[want] {
+			t.Errorf("%q did not fail (failed: %v)", want, failed)
+		}
+	}
+	if failed["pin 2 prompt"] || failed["steady: SLO TTFT p99 ≤ 2,000 ms"] {
+		t.Errorf("unexpected failures: %v", failed)
+	}
+	if ss.Failures != len(failed) || ss.Tests != len(ss.Suites[0].Cases) {
+		t.Errorf("totals: %d tests, %d failures; suite has %d cases, %d failed", ss.Tests, ss.Failures, len(ss.Suites[0].Cases), len(failed))
+	}
+}

@@ -1,0 +1,114 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func htmlReport(t *testing.T, paths ...string) []byte {
+	t.Helper()
+	ins := load(t, paths...)
+	return render(t, func(w io.Writer) error { return WriteHTML(w, ins) })
+}
+
+// The page is self-contained (no scripts, no fetches) and well-formed as
+// XML, so that every SVG parses.
+func TestHTMLSelfContained(t *testing.T) {
+	page := htmlReport(t, fixBase, fixInstant)
+	s := string(page)
+	for _, bad := range []string{"<script", "src=", "@import", "url(", "https://", "<link rel=\"stylesheet\""} {
+		if strings.Contains(s, bad) {
+			t.Errorf("page contains %q", bad)
+		}
+	}
+	for _, m := range regexp.MustCompile(`href="([^"]*)"`).FindAllStringSubmatch(s, -1) {
+		if !strings.HasPrefix(m[1], "data:") && !strings.HasPrefix(m[1], "#") {
+			t.Errorf("page links to %q", m[1])
+		}
+	}
+	if n := strings.Count(s, "<svg "); n != 2*6 {
+		t.Errorf("%d charts, want 6 per run", n)
+	}
+	for _, want := range []string{"Pin card", "✗", "Not verified: model, kv_cache", "TTFT by percentile", "ITL by percentile", "E2E by percentile",
+		"Aggregate output tok/s over time", "steady window", "Per stream vs aggregate", "Errors over time", "SIMULATED", "99.9%"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	dec := xml.NewDecoder(bytes.NewReader(bytes.TrimPrefix(page, []byte("<!DOCTYPE html>\n"))))
+	dec.Strict = true
+	for {
+		_, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("page is not well-formed: %v", err)
+		}
+	}
+}
+
+func TestPercentileLabels(t *testing.T) {
+	for x, want := range []string{"0%", "90%", "99%", "99.9%", "99.99%", "99.999%"} {
+		if got := percentileLabel(float64(x)); got != want {
+			t.Errorf("percentileLabel(%d) = %q, want %q", x, got, want)
+		}
+	}
+}
+
+// chromium finds a Chromium or Chrome binary.
+func chromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome", "headless_shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// The HTML report renders in headless Chromium without a console message
+// (script errors, bad SVG attributes, failed loads all log there).
+func TestHTMLRendersInChromium(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		t.Skip("no chromium binary (apt-get install chromium)")
+	}
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(page, htmlReport(t, fixBase, fixInstant, fixC1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir="+filepath.Join(dir, "profile"),
+		"--enable-logging=stderr", "--v=0", "--dump-dom", "file://"+page)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\n%s", bin, err, errOut.String())
+	}
+	for _, line := range strings.Split(errOut.String(), "\n") {
+		if strings.Contains(line, ":CONSOLE") || strings.Contains(line, "Uncaught") || strings.Contains(line, "Failed to load") {
+			t.Errorf("console: %s", line)
+		}
+	}
+	dom := out.String()
+	if n := strings.Count(dom, "<svg "); n != 3*6 {
+		t.Errorf("rendered DOM has %d charts, want 18", n)
+	}
+	for _, want := range []string{"<h1>sixpin report: 3 runs</h1>", "Pin card", "smoke-c1-8k"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("rendered DOM lacks %q", want)
+		}
+	}
+}
