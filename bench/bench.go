@@ -103,12 +103,54 @@ type target struct {
 // requests in flight get cfg.Grace to finish, or until hard is cancelled
 // (a second interrupt); the results are then written marked incomplete.
 func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
+	cfg = withDefaults(cfg)
+	sc, err := loadScenario(cfg)
+	if err != nil {
+		return nil, err
+	}
+	run, err := execute(ctx, hard, cfg, sc)
+	if err != nil {
+		return nil, err
+	}
+	path := cfg.Output
+	if path == "" {
+		path = DefaultOutput(sc.Name, run.StartedAt)
+	}
+	if err := results.WriteFile(path, run); err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(cfg.Out)
+	if err := results.WriteSummary(cfg.Out, run); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(cfg.Out, "\nResults: %s\n", path)
+	out := &Outcome{Run: run, Path: path}
+	switch {
+	case run.Incomplete:
+		return out, ErrInterrupted
+	case !run.Valid:
+		return out, fmt.Errorf("%w: %s", ErrInvalid, strings.Join(run.Invalid, "; "))
+	case run.Errors.Requests-run.Errors.Failed == 0:
+		return out, fmt.Errorf("%w: no request succeeded", ErrRunFailed)
+	case sc.SLO.MaxErrorRate > 0 && run.Errors.Rate > sc.SLO.MaxErrorRate:
+		return out, fmt.Errorf("%w: error rate %.2f%% exceeds the budget of %.2f%%", ErrRunFailed, run.Errors.Rate*100, sc.SLO.MaxErrorRate*100)
+	}
+	return out, nil
+}
+
+// withDefaults fills cfg's unset dependencies.
+func withDefaults(cfg Config) Config {
 	if cfg.Getenv == nil {
 		cfg.Getenv = os.Getenv
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = DefaultGrace
 	}
+	return cfg
+}
+
+// loadScenario reads cfg's scenario and applies its overrides.
+func loadScenario(cfg Config) (*scenario.Scenario, error) {
 	sc, err := scenario.Load(cfg.ScenarioPath)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
@@ -116,6 +158,13 @@ func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 	if err := applyOverrides(sc, cfg); err != nil {
 		return nil, err
 	}
+	return sc, nil
+}
+
+// execute runs sc against cfg's target and returns the assembled results
+// (not yet written). The run is interrupted as Run describes; an
+// interrupted run comes back marked incomplete.
+func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*results.Run, error) {
 	tg, err := resolveTarget(sc, cfg)
 	if err != nil {
 		return nil, err
@@ -149,7 +198,7 @@ func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 	}
 	if scaled(cfg) {
 		opts = append(opts, runner.WithTimeScale(cfg.TimeScale))
-		notes = append(notes, fmt.Sprintf("compressed time: the simulator and the client ran %.3g× faster than real time; every figure is in simulated time", 1/cfg.TimeScale))
+		notes = append(notes, fmt.Sprintf("compressed time: the simulator and the client ran %.3g× faster than real time; every figure but the client-added latency is in simulated time", 1/cfg.TimeScale))
 	}
 	rn, err := runner.New(plan, tg.Target, opts...)
 	if err != nil {
@@ -175,7 +224,6 @@ func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 
 	inflight, cancelInflight := context.WithCancel(context.Background())
 	defer cancelInflight()
-	interrupted := false
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -200,9 +248,7 @@ func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 		}
 	}
 	bar.finish()
-	if ctx.Err() != nil {
-		interrupted = true
-	}
+	interrupted := ctx.Err() != nil
 	cancelInflight()
 	if addErr != nil {
 		return nil, addErr
@@ -217,30 +263,7 @@ func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 		run.Incomplete = true
 		run.IncompleteReason = "interrupted by a signal; issuing stopped and in-flight requests had " + cfg.Grace.String() + " to finish"
 	}
-	path := cfg.Output
-	if path == "" {
-		path = DefaultOutput(sc.Name, run.StartedAt)
-	}
-	if err := results.WriteFile(path, run); err != nil {
-		return nil, err
-	}
-	fmt.Fprintln(cfg.Out)
-	if err := results.WriteSummary(cfg.Out, run); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(cfg.Out, "\nResults: %s\n", path)
-	out := &Outcome{Run: run, Path: path}
-	switch {
-	case interrupted:
-		return out, ErrInterrupted
-	case !run.Valid:
-		return out, fmt.Errorf("%w: %s", ErrInvalid, strings.Join(run.Invalid, "; "))
-	case run.Errors.Requests-run.Errors.Failed == 0:
-		return out, fmt.Errorf("%w: no request succeeded", ErrRunFailed)
-	case sc.SLO.MaxErrorRate > 0 && run.Errors.Rate > sc.SLO.MaxErrorRate:
-		return out, fmt.Errorf("%w: error rate %.2f%% exceeds the budget of %.2f%%", ErrRunFailed, run.Errors.Rate*100, sc.SLO.MaxErrorRate*100)
-	}
-	return out, nil
+	return run, nil
 }
 
 // DefaultOutput is the results path when none is given:
@@ -494,6 +517,14 @@ func declared(sc *scenario.Scenario, tg *target) results.Declared {
 	}
 	if d.Mix.InputOutputRatio == 0 {
 		d.Mix.InputOutputRatio = exp.Ratio
+	}
+	if w := sc.Workload; w.Replay() && w.Trace != nil {
+		st := scenario.TraceStats(w.Trace)
+		d.Prompt = results.TokensDeclared{Dist: fmt.Sprintf("from the trace %s: p50 %.0f", w.File, st.PromptP50),
+			Min: st.PromptMin, Max: st.PromptMax, Mean: exp.MeanPromptTokens, TolerancePct: p.Prompt.PromptTolerancePct()}
+		d.Output = results.OutputDeclared{TokensDeclared: results.TokensDeclared{Dist: fmt.Sprintf("from the trace: p50 %.0f", st.OutputP50),
+			Min: st.OutputMin, Max: st.OutputMax, Mean: exp.MeanOutputTokens}, Exact: true, Control: tg.OutputControl}
+		d.Concurrency = results.ConcurrencyDeclared{Mode: scenario.ModeTrace, Streams: st.PeakSessions, Sessions: true}
 	}
 	if w := sc.Workload; w.Agentic() {
 		d.Prompt.Dist = fmt.Sprintf("agentic history: first turn %s tokens, then each answer and a %s-token tool result more per turn", p.Prompt.Tokens, w.GrowthTokens)
