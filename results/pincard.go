@@ -144,6 +144,9 @@ func tokensObserved(o TokensObserved) string {
 }
 
 func concurrencyDeclared(d ConcurrencyDeclared) string {
+	if d.Mode == "trace" {
+		return fmt.Sprintf("the trace's sessions at their recorded times (up to %d at once); per-stream and aggregate figures both shown", d.Streams)
+	}
 	if d.Mode == "open" {
 		s := fmt.Sprintf("open loop, %s req/s %s arrivals", num(d.RateRPS), d.Arrival)
 		if d.Arrival == "gamma" {

@@ -357,6 +357,11 @@ func verifyConcurrency(d ConcurrencyDeclared, o ConcurrencyObserved) (Verdict, s
 			o.Window, o.WindowS, o.MeanRequestS)
 	}
 	switch {
+	case d.Mode == "trace":
+		if o.MaxSessions > 0 && pctOff(float64(o.MaxSessions), float64(d.Streams)) <= 25 {
+			return Verified, fmt.Sprintf("at most %d sessions at once, as recorded (%d)", o.MaxSessions, d.Streams)
+		}
+		return Unverifiable, fmt.Sprintf("at most %d sessions at once against %d recorded: the endpoint answers at another speed than the recorded one, so sessions overlap differently", o.MaxSessions, d.Streams)
 	case d.Mode == "closed" && o.MaxSessions > 0:
 		mean, want := o.MeanSessions, float64(d.Streams)
 		switch {

@@ -32,7 +32,7 @@ func (r *Runner) Probe(ctx context.Context) (overhead int, ok bool, msg string) 
 		return 0, false, err.Error()
 	}
 	r.overhead, r.perMessage = base, base
-	if r.plan.Scenario().Workload.Agentic() {
+	if w := r.plan.Scenario().Workload; w.Agentic() || w.Replay() {
 		three := []openai.ChatCompletionMessage{
 			{Role: openai.ChatMessageRoleUser, Content: one},
 			{Role: openai.ChatMessageRoleAssistant, Content: one},

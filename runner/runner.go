@@ -156,7 +156,7 @@ func New(plan *scenario.Plan, t Target, opts ...Option) (*Runner, error) {
 		plan:           plan,
 		conc:           s.Pins.Concurrency,
 		target:         t,
-		exact:          s.Pins.Output.Exact,
+		exact:          s.Pins.Output.Exact || s.Workload.Replay(), // a replay keeps the recorded lengths
 		duration:       s.Duration.D(),
 		requests:       s.Requests,
 		requestTimeout: DefaultRequestTimeout,
@@ -184,8 +184,11 @@ func New(plan *scenario.Plan, t Target, opts ...Option) (*Runner, error) {
 		}
 	}
 	conns := r.conc.Streams
-	if r.conc.Mode == scenario.ModeOpen {
+	switch r.conc.Mode {
+	case scenario.ModeOpen:
 		conns = max(r.conc.MaxInFlight, int(r.conc.Rate*4), 64)
+	case scenario.ModeTrace:
+		conns = 64
 	}
 	extra := map[string]any{}
 	for k, v := range t.ExtraBody {
@@ -230,11 +233,14 @@ func (r *Runner) Run(issue, inflight context.Context) <-chan *results.Record {
 	r.start = time.Now()
 	go func() {
 		defer close(out)
-		if r.plan.Scenario().Workload.Agentic() {
+		switch w := r.plan.Scenario().Workload; {
+		case w.Agentic():
 			r.sessionLoop(issue, inflight, out)
-		} else if r.conc.Mode == scenario.ModeOpen {
+		case w.Replay():
+			r.traceLoop(issue, inflight, out)
+		case r.conc.Mode == scenario.ModeOpen:
 			r.openLoop(issue, inflight, out)
-		} else {
+		default:
 			r.closedLoop(issue, inflight, out)
 		}
 	}()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
 )
@@ -76,8 +77,18 @@ func (s *Scenario) Describe(w io.Writer) error {
 	if !pins.Output.Exact {
 		outputExtra = fmt.Sprintf("; mean drift ≤ %s%%", num(pins.Output.OutputTolerancePct()))
 	}
-	tokenLine("prompt", pp.Tokens, exp.MeanPromptTokens, false, promptExtra)
-	tokenLine("output", pins.Output.Tokens, exp.MeanOutputTokens, pins.Output.Exact, outputExtra)
+	if t := s.Workload.Trace; s.Workload.Replay() && t != nil {
+		st := TraceStats(t)
+		d.line("prompt", "from the trace: p50 %s, range [%s, %s] tokens (mean %s)", numfmt.Thousands(st.PromptP50),
+			numfmt.Thousands(st.PromptMin), numfmt.Thousands(st.PromptMax), numfmt.Thousands(exp.MeanPromptTokens))
+		d.line("output", "from the trace: p50 %s, range [%s, %s] tokens (mean %s), exact", numfmt.Thousands(st.OutputP50),
+			numfmt.Thousands(st.OutputMin), numfmt.Thousands(st.OutputMax), numfmt.Thousands(exp.MeanOutputTokens))
+		d.line("workload", "replay of %s: %d sessions, %d requests over %s, peak %d sessions at once; time scale %s",
+			s.Workload.File, len(t.Sessions), t.Turns(), st.Span.Round(time.Second), st.PeakSessions, num(s.Workload.TimeScale))
+	} else {
+		tokenLine("prompt", pp.Tokens, exp.MeanPromptTokens, false, promptExtra)
+		tokenLine("output", pins.Output.Tokens, exp.MeanOutputTokens, pins.Output.Exact, outputExtra)
+	}
 
 	c := pins.Concurrency
 	switch c.Mode {
@@ -97,6 +108,8 @@ func (s *Scenario) Describe(w io.Writer) error {
 			limit = fmt.Sprintf("at most %d in flight", c.MaxInFlight)
 		}
 		d.line("concurrency", "open loop, %s req/s, %s, %s", num(c.Rate), arrival, limit)
+	case ModeTrace:
+		d.line("concurrency", "the trace's sessions at their recorded times")
 	default:
 		d.line("concurrency", "%q", c.Mode)
 	}

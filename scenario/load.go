@@ -5,8 +5,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/sixpin/sixpin/internal/strictyaml"
+	"github.com/sixpin/sixpin/trace"
 	"gopkg.in/yaml.v3"
 )
 
@@ -42,6 +44,7 @@ func Parse(path string, data []byte) (*Scenario, error) {
 		s.Seed = DefaultSeed
 	}
 	s.applyDefaults(doc.Has)
+	s.readTrace()
 	verrs, warns := s.validate(doc.Has)
 
 	for _, e := range verrs {
@@ -113,4 +116,17 @@ func (s Steady) MarshalYAML() (any, error) {
 		End   Duration `yaml:"end,omitempty"`
 	}
 	return bounds{Duration(s.Start), Duration(s.End)}, nil
+}
+
+// readTrace reads a trace replay's file, relative to the scenario's.
+func (s *Scenario) readTrace() {
+	w := &s.Workload
+	if !w.Replay() || w.File == "" {
+		return
+	}
+	path := w.File
+	if !filepath.IsAbs(path) && s.Path != "" {
+		path = filepath.Join(filepath.Dir(s.Path), path)
+	}
+	w.Trace, w.readErr = trace.Read(path)
 }

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/sixpin/sixpin/trace"
 )
 
 // Stream constants keep the Plan's random streams apart: request i draws
@@ -203,6 +205,10 @@ func (p *Plan) Expected() Expectation {
 			p.exp = p.expectedSessions()
 			return
 		}
+		if t := p.s.Workload.Trace; p.s.Workload.Replay() && t != nil {
+			p.exp = expectedTrace(t)
+			return
+		}
 		var sp, so float64
 		for i := range ExpectationSamples {
 			r := p.Request(i)
@@ -373,4 +379,73 @@ func (p *Plan) expectedSessions() Expectation {
 		e.Ratio = e.MeanPromptTokens / e.MeanOutputTokens
 	}
 	return e
+}
+
+// expectedTrace averages a trace's requests.
+func expectedTrace(t *trace.Trace) Expectation {
+	var sp, so float64
+	n := 0
+	for _, s := range t.Sessions {
+		for _, u := range s.Turns {
+			sp += float64(u.InputTokens)
+			so += float64(u.OutputTokens)
+			n++
+		}
+	}
+	e := Expectation{Samples: n}
+	if n > 0 {
+		e.MeanPromptTokens, e.MeanOutputTokens = sp/float64(n), so/float64(n)
+	}
+	if e.MeanOutputTokens > 0 {
+		e.Ratio = e.MeanPromptTokens / e.MeanOutputTokens
+	}
+	return e
+}
+
+// TraceSummary describes a trace for its derived pins.
+type TraceSummary struct {
+	PromptP50, PromptMin, PromptMax float64
+	OutputP50, OutputMin, OutputMax float64
+	// Span is from the first request to the last; PeakSessions the most
+	// sessions under way at once (first to last request of each).
+	Span         time.Duration
+	PeakSessions int
+}
+
+// TraceStats summarises t.
+func TraceStats(t *trace.Trace) TraceSummary {
+	var in, out []float64
+	type ev struct {
+		at    time.Duration
+		delta int
+	}
+	var evs []ev
+	var ts TraceSummary
+	for _, s := range t.Sessions {
+		for _, u := range s.Turns {
+			in = append(in, float64(u.InputTokens))
+			out = append(out, float64(u.OutputTokens))
+		}
+		if n := len(s.Turns); n > 0 {
+			end := s.Start + s.Turns[n-1].Offset
+			ts.Span = max(ts.Span, end)
+			evs = append(evs, ev{s.Start, 1}, ev{end + 1, -1})
+		}
+	}
+	slices.SortFunc(evs, func(a, b ev) int { return int(a.at - b.at) })
+	cur := 0
+	for _, e := range evs {
+		cur += e.delta
+		ts.PeakSessions = max(ts.PeakSessions, cur)
+	}
+	med := func(x []float64) (p50, lo, hi float64) {
+		if len(x) == 0 {
+			return 0, 0, 0
+		}
+		slices.Sort(x)
+		return x[len(x)/2], x[0], x[len(x)-1]
+	}
+	ts.PromptP50, ts.PromptMin, ts.PromptMax = med(in)
+	ts.OutputP50, ts.OutputMin, ts.OutputMax = med(out)
+	return ts
 }

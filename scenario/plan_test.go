@@ -362,7 +362,7 @@ func TestSessions(t *testing.T) {
 func TestAgenticValidation(t *testing.T) {
 	for _, c := range []struct{ edit, want string }{
 		{"kind: agentic", "workload.turns: required for kind agentic"},
-		{"kind: sessions", `workload.kind: must be requests or agentic (got "sessions")`},
+		{"kind: sessions", `workload.kind: must be requests, agentic or trace (got "sessions")`},
 		{"kind: requests\n  turns: 3", "workload.turns: only for kind agentic"},
 		{"kind: agentic\n  turns: 3\n  growth_tokens: 100\n  on_429: retry", `workload.on_429: must be backoff, abort-session or count-only (got "retry")`},
 		{"kind: agentic\n  turns: 3\n  growth_tokens: 100\n  max_context_tokens: 200000", "workload.max_context_tokens: exceeds pins.kv_cache.max_model_len (200000 > 131072)"},

@@ -7,6 +7,8 @@ package scenario
 import (
 	"strings"
 	"time"
+
+	"github.com/sixpin/sixpin/trace"
 )
 
 // Scenario is one benchmark workload as declared in YAML. Load fills it,
@@ -29,8 +31,8 @@ type Scenario struct {
 	// Workload is the kind of traffic: independent requests (default) or
 	// agentic sessions.
 	Workload Workload `yaml:"workload"`
-	Windows        Windows  `yaml:"windows"`
-	SLO            SLO      `yaml:"slo"`
+	Windows  Windows  `yaml:"windows"`
+	SLO      SLO      `yaml:"slo"`
 	// Target optionally names where to run; CLI flags override it.
 	Target Target `yaml:"target"`
 
@@ -124,6 +126,9 @@ func (o OutputPin) OutputTolerancePct() float64 {
 const (
 	ModeClosed = "closed"
 	ModeOpen   = "open"
+	// ModeTrace is a trace's own concurrency: its sessions at their
+	// recorded times (set by Load for kind trace).
+	ModeTrace = "trace"
 
 	ArrivalConstant = "constant"
 	ArrivalPoisson  = "poisson"
@@ -214,6 +219,7 @@ type SLO struct {
 const (
 	WorkloadRequests = "requests"
 	WorkloadAgentic  = "agentic"
+	WorkloadTrace    = "trace"
 )
 
 // On-429 policies of agentic sessions.
@@ -258,7 +264,21 @@ type Workload struct {
 	On429 string `yaml:"on_429"`
 	// MaxRetries bounds backoff retries of one turn (default 5).
 	MaxRetries int `yaml:"max_retries"`
+
+	// File is the trace to replay (kind trace): sixpin's JSONL, Mooncake's
+	// JSONL or Azure's CSV; relative to the scenario file.
+	File string `yaml:"file"`
+	// TimeScale stretches the trace's arrivals and think times (0.5:
+	// twice as fast; default 1).
+	TimeScale float64 `yaml:"time_scale"`
+	// Trace is the trace File holds, read by Load (not YAML).
+	Trace *trace.Trace `yaml:"-"`
+	// readErr is why File could not be read.
+	readErr error
 }
+
+// Replay reports whether the workload replays a trace.
+func (w Workload) Replay() bool { return w.Kind == WorkloadTrace }
 
 // Agentic reports whether the workload is agentic sessions.
 func (w Workload) Agentic() bool { return w.Kind == WorkloadAgentic }

@@ -56,6 +56,14 @@ func (s *Scenario) applyDefaults(has func(path string) bool) {
 	if w.Kind == "" {
 		w.Kind = WorkloadRequests
 	}
+	if w.Replay() {
+		if w.TimeScale == 0 {
+			w.TimeScale = 1
+		}
+		if s.Pins.Concurrency.Mode == "" {
+			s.Pins.Concurrency.Mode = ModeTrace
+		}
+	}
 	if w.Agentic() {
 		if w.On429 == "" {
 			w.On429 = On429Backoff
@@ -129,6 +137,15 @@ func (v *validator) warnf(field, format string, args ...any) {
 func (s *Scenario) validate(has func(path string) bool) (errs, warns ErrorList) {
 	v := &validator{s: s, has: has}
 	v.model()
+	if s.Workload.Replay() {
+		v.replay()
+		v.kvCache(false)
+		v.runBounds()
+		v.windows()
+		v.slo()
+		v.target()
+		return v.errs, v.warns
+	}
 	tokensOK := v.tokens()
 	v.promptSharing(tokensOK)
 	v.tolerances()
@@ -198,8 +215,13 @@ func (v *validator) workload() {
 		return
 	case WorkloadAgentic:
 	default:
-		v.errorf(p+".kind", "must be requests or agentic (got %q)", w.Kind)
+		v.errorf(p+".kind", "must be requests, agentic or trace (got %q)", w.Kind)
 		return
+	}
+	for _, k := range []string{"file", "time_scale"} {
+		if v.has(p + "." + k) {
+			v.errorf(p+"."+k, "only for kind trace")
+		}
 	}
 	if v.s.Pins.Concurrency.Mode != ModeClosed {
 		v.errorf("pins.concurrency.mode", "must be closed for agentic sessions (streams = concurrent sessions)")
@@ -250,6 +272,39 @@ func (v *validator) workload() {
 	}
 	if w.MaxRetries < 0 {
 		v.errorf(p+".max_retries", "must be ≥ 0 (got %d)", w.MaxRetries)
+	}
+}
+
+// replay checks a trace replay: the trace gives the prompt, output,
+// concurrency and mix pins, so the scenario must not declare them.
+func (v *validator) replay() {
+	w, p := v.s.Workload, "workload"
+	for _, k := range []string{"pins.prompt", "pins.output", "pins.mix"} {
+		if v.has(k) {
+			v.errorf(k, "not with kind trace: the trace gives it")
+		}
+	}
+	if v.has("pins.concurrency") {
+		v.errorf("pins.concurrency", "not with kind trace: the trace's sessions arrive as recorded (scale them with workload.time_scale)")
+	}
+	for _, k := range []string{"sessions", "turns", "growth_tokens", "think_seconds", "cost_cap_usd", "on_429", "max_retries", "max_context_tokens"} {
+		if v.has(p + "." + k) {
+			v.errorf(p+"."+k, "only for kind agentic")
+		}
+	}
+	if w.File == "" {
+		v.errorf(p+".file", "required for kind trace")
+	}
+	if w.TimeScale < 0 {
+		v.errorf(p+".time_scale", "must be > 0 (got %s)", num(w.TimeScale))
+	}
+	switch {
+	case w.readErr != nil:
+		v.errorf(p+".file", "%v", w.readErr)
+	case w.File != "" && w.Trace == nil:
+		v.errorf(p+".file", "the trace was not read (load the scenario with Load or Parse)")
+	case w.Trace != nil && w.Trace.Turns() == 0:
+		v.errorf(p+".file", "the trace %s holds no requests", w.File)
 	}
 }
 
@@ -605,7 +660,7 @@ func (v *validator) runBounds() {
 	if s.Requests < 0 {
 		v.errorf("requests", "must be ≥ 0 (got %d)", s.Requests)
 	}
-	if s.Duration == 0 && s.Requests == 0 {
+	if s.Duration == 0 && s.Requests == 0 && !s.Workload.Replay() {
 		v.errorf("duration", "required unless requests is set (at least one must be > 0)")
 	}
 	if s.RequestTimeout <= 0 {

@@ -1,0 +1,142 @@
+package runner
+
+import (
+	"context"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/scenario"
+	"github.com/sixpin/sixpin/trace"
+)
+
+// traceLoop replays the scenario's trace: every session starts at its
+// recorded offset and plays its turns in order, each after its recorded
+// think time (both times the workload's time scale), with prompts and
+// outputs synthesised to the recorded lengths. A session's history is
+// re-sent byte for byte, and Mooncake hash ids become shared prompt
+// blocks, so prefix caches behave as they did. The run's duration and
+// request count still bound it.
+func (r *Runner) traceLoop(issue, inflight context.Context, out chan<- *results.Record) {
+	w := r.plan.Scenario().Workload
+	t := w.Trace
+	order := make([]int, len(t.Sessions))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return int(t.Sessions[a].Start - t.Sessions[b].Start) })
+	block := t.BlockTokens()
+	var turns atomic.Int64
+	var g errgroup.Group
+	for _, i := range order {
+		s := &t.Sessions[i]
+		at := time.Duration(float64(s.Start) * w.TimeScale)
+		if !r.more(int(turns.Load()), at) {
+			break
+		}
+		if !sleep(issue, r.wallTime(at-r.since())) {
+			break
+		}
+		g.Go(func() error {
+			r.replaySession(issue, inflight, i, s, block, w.TimeScale, &turns, out)
+			return nil
+		})
+	}
+	_ = g.Wait()
+}
+
+// replaySession plays one recorded session.
+func (r *Runner) replaySession(issue, inflight context.Context, idx int, s *trace.Session, block int, scale float64,
+	turns *atomic.Int64, out chan<- *results.Record) {
+	var (
+		h    history
+		last *results.Record
+		end  = results.SessionEndTurns
+	)
+	seed := func(k, part uint64) uint64 { return uint64(idx)*0x9e3779b97f4a7c15 ^ (k<<8|part)*0xbf58476d1ce4e5b9 }
+	for k, u := range s.Turns {
+		if k > 0 && !sleep(issue, r.wallTime(time.Duration(float64(u.Think)*scale))) {
+			end = results.SessionEndRunEnded
+			break
+		}
+		if n := turns.Add(1) - 1; issue.Err() != nil || !r.more(int(n), r.since()) {
+			end = results.SessionEndRunEnded
+			break
+		}
+		msgs := r.replayMessages(&h, u, k, block, seed)
+		req := scenario.Request{Index: idx, PromptTokens: u.InputTokens, OutputTokens: max(u.OutputTokens, 1), Seed: seed(uint64(k), 3)}
+		rec := r.doMessages(inflight, req, msgs, r.since())
+		rec.Session, rec.Turn = idx, k
+		if last != nil {
+			out <- last
+		}
+		last = rec
+		if rec.Err == results.ErrInterrupted {
+			end = results.SessionEndInterrupted
+			break
+		}
+		// The answer joins the history at the length the server gave.
+		answer := rec.Usage.CompletionTokens - rec.Usage.ReasoningTokens
+		if !rec.HasUsage || rec.Failed() {
+			answer = u.OutputTokens - u.ReasoningTokens
+		}
+		answer = max(answer, 1)
+		h.add(openai.ChatMessageRoleAssistant, r.prompts.Build(seed(uint64(k), 2), answer), answer)
+	}
+	if last != nil {
+		last.SessionEnd = end
+		out <- last
+	}
+}
+
+// replayMessages builds turn k's conversation at the recorded prompt
+// length: the history so far plus a tool result that makes up the rest, or,
+// when the recorded prompt is shorter than the history (the agent
+// compacted its context) or the trace gives prompt blocks, a fresh prompt.
+func (r *Runner) replayMessages(h *history, u trace.Turn, k, block int, seed func(k, part uint64) uint64) []openai.ChatCompletionMessage {
+	if len(u.HashIDs) > 0 && block > 0 {
+		h.msgs, h.content = nil, 0
+		content := max(u.InputTokens-r.templateTokens(1), 1)
+		h.add(openai.ChatMessageRoleUser, r.blocks(u.HashIDs, block, content), content)
+		return h.msgs
+	}
+	if len(h.msgs) > 0 {
+		growth := u.InputTokens - r.templateTokens(len(h.msgs)+1) - h.content
+		if growth >= 1 {
+			h.add(openai.ChatMessageRoleUser, r.prompts.Build(seed(uint64(k), 1), growth), growth)
+			return h.msgs
+		}
+	}
+	h.msgs, h.content = nil, 0
+	content := max(u.InputTokens-r.templateTokens(1), 1)
+	h.add(openai.ChatMessageRoleUser, r.prompts.Build(seed(uint64(k), 0), content), content)
+	return h.msgs
+}
+
+// blocks builds a prompt of n tokens from Mooncake-style block ids: block
+// id b is always the same text, so requests that share leading ids share a
+// byte-identical prefix; the last block is cut to make n.
+func (r *Runner) blocks(ids []int, block, n int) string {
+	var text []byte
+	left := n
+	for _, id := range ids {
+		if left <= 0 {
+			break
+		}
+		size := min(block, left)
+		seed := uint64(id)*0x9e3779b97f4a7c15 + 0x626c6f636b // "block"
+		if size < block {
+			seed ^= uint64(size) << 40 // a cut block is its own text
+		}
+		text = append(text, r.prompts.Build(seed, size)...)
+		left -= size
+	}
+	if left > 0 {
+		text = append(text, r.prompts.Build(uint64(len(ids))<<32|uint64(n), left)...)
+	}
+	return string(text)
+}
