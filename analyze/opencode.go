@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -85,6 +84,9 @@ func stampOf(path string) (stamp, error) {
 	return stamp{fi.Size(), fi.ModTime().UnixNano()}, nil
 }
 
+// busyTimeout is how long a read waits for another program's lock.
+var busyTimeout = 3 * time.Second
+
 // Read modes.
 const (
 	// modeImmutable reads the file as a snapshot that cannot change: no
@@ -149,7 +151,9 @@ func openSource(ctx context.Context, path string, forceRO bool) (*source, error)
 		q.Set("immutable", "1")
 	}
 	q.Add("_pragma", "query_only(1)")
-	q.Add("_pragma", "busy_timeout(3000)")
+	// Read pages through a memory map rather than a read call each.
+	q.Add("_pragma", "mmap_size(1073741824)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	dsn := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}).String()
 	before := stamp{fi.Size(), fi.ModTime().UnixNano()}
 	db, err := sql.Open("sqlite", dsn)
@@ -262,31 +266,64 @@ type parts struct {
 	lastEnd    int64
 }
 
-// partData is the subset of a part's JSON read here.
-type partData struct {
-	Type string `json:"type"`
-	Time *struct {
-		Start *float64 `json:"start"`
-		End   *float64 `json:"end"`
-	} `json:"time"`
-	State *struct {
-		Time *struct {
-			Start *float64 `json:"start"`
-		} `json:"time"`
-	} `json:"state"`
+// part is what one part's JSON says that analyze reads.
+type part struct {
+	typ                   string
+	start, end, toolStart float64
+	hasStart, hasEnd      bool
+	hasToolStart          bool
+}
+
+// parsePart reads a part's type, time.start, time.end and (tool parts)
+// state.time.start.
+func parsePart(b []byte) (part, error) {
+	var p part
+	err := fields(b, func(key, val []byte) error {
+		switch string(key) {
+		case "type":
+			p.typ, _ = str(val)
+		case "time":
+			return subfields(val, func(k, v []byte) error {
+				switch string(k) {
+				case "start":
+					p.start, p.hasStart = number(v)
+				case "end":
+					p.end, p.hasEnd = number(v)
+				}
+				return nil
+			})
+		case "state":
+			return subfields(val, func(k, v []byte) error {
+				if string(k) == "time" {
+					return subfields(v, func(k, v []byte) error {
+						if string(k) == "start" {
+							p.toolStart, p.hasToolStart = number(v)
+						}
+						return nil
+					})
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+	if err == nil && p.typ == "" {
+		err = errJSON
+	}
+	return p, err
 }
 
 func (p *parts) add(data []byte) {
 	p.n++
-	var d partData
-	if err := json.Unmarshal(data, &d); err != nil || d.Type == "" {
+	d, err := parsePart(data)
+	if err != nil {
 		p.malformed++
 		return
 	}
-	switch d.Type {
+	switch d.typ {
 	case "tool":
-		if d.State != nil && d.State.Time != nil && d.State.Time.Start != nil {
-			if t, ok := ms(*d.State.Time.Start); ok {
+		if d.hasToolStart {
+			if t, ok := ms(d.toolStart); ok {
 				if p.tools == 0 || t < p.toolStart {
 					p.toolStart = t
 				}
@@ -294,17 +331,17 @@ func (p *parts) add(data []byte) {
 			}
 		}
 	case "text", "reasoning":
-		if d.Time == nil || d.Time.Start == nil {
+		if !d.hasStart {
 			return
 		}
-		if t, ok := ms(*d.Time.Start); ok {
+		if t, ok := ms(d.start); ok {
 			if p.texts == 0 || t < p.firstStart {
 				p.firstStart = t
 			}
 			p.texts++
 		}
-		if d.Time.End != nil {
-			if t, ok := ms(*d.Time.End); ok && t > p.lastEnd {
+		if d.hasEnd {
+			if t, ok := ms(d.end); ok && t > p.lastEnd {
 				p.lastEnd = t
 			}
 		}
@@ -322,14 +359,17 @@ func ms(v float64) (int64, bool) {
 
 // Queries. Messages and their parts come in the same order, (session,
 // time created, message id), from one read transaction, so one pass over
-// each meets a message's parts right after the message.
+// each meets a message's parts right after the message. CROSS JOIN keeps
+// SQLite's nested loop in that order (messages by their index, then each
+// message's parts by theirs): no sort, nothing held in temporary
+// storage.
 const (
 	messageQuery = `SELECT id, session_id, time_created, time_updated, data FROM message
 WHERE time_created >= ? AND time_created < ?
 ORDER BY session_id, time_created, id`
-	partQuery = `SELECT p.message_id, p.data FROM part p JOIN message m ON m.id = p.message_id
+	partQuery = `SELECT p.message_id, p.data FROM message m CROSS JOIN part p ON p.message_id = m.id
 WHERE m.time_created >= ? AND m.time_created < ?
-ORDER BY m.session_id, m.time_created, m.id, p.id`
+ORDER BY m.session_id, m.time_created, m.id`
 )
 
 // cursor walks one source's messages with their parts.

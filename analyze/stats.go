@@ -3,6 +3,7 @@ package analyze
 import (
 	"math"
 	"slices"
+	"strconv"
 )
 
 // Dist summarises a sample: its size, extremes and percentiles.
@@ -35,14 +36,24 @@ func (s sample) dist() *Dist {
 	slices.Sort(s)
 	return &Dist{
 		N:   len(s),
-		Min: float64(s[0]),
-		P10: s.percentile(10),
-		P25: s.percentile(25),
-		P50: s.percentile(50),
-		P75: s.percentile(75),
-		P90: s.percentile(90),
-		Max: float64(s[len(s)-1]),
+		Min: sig7(float64(s[0])),
+		P10: sig7(s.percentile(10)),
+		P25: sig7(s.percentile(25)),
+		P50: sig7(s.percentile(50)),
+		P75: sig7(s.percentile(75)),
+		P90: sig7(s.percentile(90)),
+		Max: sig7(float64(s[len(s)-1])),
 	}
+}
+
+// sig7 rounds to 7 significant digits, the precision of the float32
+// values kept: 517.8571 rather than 517.8571472167969.
+func sig7(v float64) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 7, 64), 64)
+	if err != nil {
+		return v
+	}
+	return r
 }
 
 // percentile reads the p-th percentile (0–100) of sorted s.

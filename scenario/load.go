@@ -32,6 +32,9 @@ func Load(path string) (*Scenario, error) {
 // problem found, each positioned at file:line:col. Warnings land in the
 // returned Scenario's Warnings.
 func Parse(path string, data []byte) (*Scenario, error) {
+	if err := sweepList(path, data); err != nil {
+		return nil, ErrorList{err}
+	}
 	var s Scenario
 	doc, all := strictyaml.Decode(path, data, &s)
 	if doc == nil {
@@ -129,4 +132,26 @@ func (s *Scenario) readTrace() {
 		path = filepath.Join(filepath.Dir(s.Path), path)
 	}
 	w.Trace, w.readErr = trace.Read(path)
+}
+
+// sweepList explains a sweep given as a list: sweeping several pins at once
+// is refused, with the reason, rather than reported as a type error.
+func sweepList(path string, data []byte) *FieldError {
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return nil // the strict decoder reports it
+	}
+	m := root.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if k.Value != "sweep" || v.Kind != yaml.SequenceNode {
+			continue
+		}
+		msg := "must be one mapping {pin, values}, not a list"
+		if len(v.Content) > 1 {
+			msg = fmt.Sprintf("sweeps one pin at a time (got %d): varying two pins at once confounds them — no figure could say which one moved it; write one scenario per pin", len(v.Content))
+		}
+		return &FieldError{File: path, Line: v.Line, Col: v.Column, Field: "sweep", Msg: msg}
+	}
+	return nil
 }

@@ -374,3 +374,31 @@ func TestAgenticValidation(t *testing.T) {
 		}
 	}
 }
+
+func TestSweep(t *testing.T) {
+	s := mustParse(t, valid+"sweep: {pin: concurrency.streams, values: [1, 2, 4, 8]}\n")
+	at := s.At(8)
+	if at.Pins.Concurrency.Streams != 8 || at.Sweep != nil || at.Name == s.Name || s.Pins.Concurrency.Streams != 1 {
+		t.Errorf("At(8): streams %d, sweep %v, name %q (original streams %d)", at.Pins.Concurrency.Streams, at.Sweep, at.Name, s.Pins.Concurrency.Streams)
+	}
+	if err := at.Validate(); err != nil {
+		t.Errorf("a sweep point must be a valid scenario: %v", err)
+	}
+	p := mustParse(t, valid+"sweep: {pin: prompt.tokens, values: [512, 8000]}\n").At(8000)
+	if d := p.Pins.Prompt.Tokens; d.Kind != DistFixed || d.Value != 8000 {
+		t.Errorf("prompt sweep point: %v", p.Pins.Prompt.Tokens)
+	}
+	for _, c := range []struct{ sweep, want string }{
+		{"sweep: [{pin: concurrency.streams, values: [1, 2]}, {pin: prompt.tokens, values: [512, 8000]}]",
+			"t.yaml:7:8: sweep: sweeps one pin at a time (got 2): varying two pins at once confounds them"},
+		{"sweep: {pin: temperature, values: [1]}", `sweep.pin: must be concurrency.streams, concurrency.rate, prompt.tokens or output.tokens (got "temperature")`},
+		{"sweep: {pin: concurrency.streams, values: [1, 2.5]}", "sweep.values[1]: must be a whole number for concurrency.streams (got 2.5)"},
+		{"sweep: {pin: concurrency.rate, values: [1]}", "sweep.pin: concurrency.rate needs pins.concurrency.mode open"},
+		{"sweep: {pin: output.tokens}", "sweep.values: required: at least one value"},
+	} {
+		_, err := Parse("t.yaml", []byte(valid+c.sweep+"\n"))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.sweep, err, c.want)
+		}
+	}
+}

@@ -5,6 +5,8 @@
 package scenario
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +37,9 @@ type Scenario struct {
 	SLO      SLO      `yaml:"slo"`
 	// Target optionally names where to run; CLI flags override it.
 	Target Target `yaml:"target"`
+	// Sweep runs the scenario once per value of one pin, the other five
+	// held (nil: a single run).
+	Sweep *Sweep `yaml:"sweep"`
 
 	// Path is the file the scenario was read from (not YAML).
 	Path string `yaml:"-"`
@@ -213,6 +218,43 @@ type SLO struct {
 	// MaxErrorRate is the error budget as a fraction (0.01 = 1%); a run
 	// whose error rate exceeds it fails (exit 1). Zero means no budget.
 	MaxErrorRate float64 `yaml:"max_error_rate"`
+}
+
+// Sweepable pins.
+const (
+	SweepStreams      = "concurrency.streams"
+	SweepRate         = "concurrency.rate"
+	SweepPromptTokens = "prompt.tokens"
+	SweepOutputTokens = "output.tokens"
+)
+
+// Sweep is one pin and the values it takes, one run each. Sweeping one pin
+// at a time keeps every figure attributable to it.
+type Sweep struct {
+	Pin    string    `yaml:"pin"`
+	Values []float64 `yaml:"values"`
+}
+
+// At returns a copy of s with the swept pin set to v and no sweep, named
+// after the point ("chat-8k-c16@concurrency.streams=8").
+func (s *Scenario) At(v float64) *Scenario {
+	c := *s
+	c.Sweep = nil
+	c.Pins = s.Pins
+	switch s.Sweep.Pin {
+	case SweepStreams:
+		c.Pins.Concurrency.Streams = int(v)
+	case SweepRate:
+		c.Pins.Concurrency.Rate = v
+	case SweepPromptTokens:
+		c.Pins.Prompt.Tokens = Fixed(v)
+		c.Pins.Mix.InputOutputRatio = 0
+	case SweepOutputTokens:
+		c.Pins.Output.Tokens = Fixed(v)
+		c.Pins.Mix.InputOutputRatio = 0
+	}
+	c.Name = fmt.Sprintf("%s@%s=%s", s.Name, s.Sweep.Pin, strconv.FormatFloat(v, 'f', -1, 64))
+	return &c
 }
 
 // Workload kinds.

@@ -158,7 +158,52 @@ func (s *Scenario) validate(has func(path string) bool) (errs, warns ErrorList) 
 	v.windows()
 	v.slo()
 	v.target()
+	v.sweep()
 	return v.errs, v.warns
+}
+
+// sweep checks a sweep: one known pin, at least one value, each valid for
+// that pin, and a scenario the pin can vary in.
+func (v *validator) sweep() {
+	sw, p := v.s.Sweep, "sweep"
+	if sw == nil {
+		return
+	}
+	integer := false
+	switch sw.Pin {
+	case SweepStreams:
+		integer = true
+		if v.s.Pins.Concurrency.Mode != ModeClosed {
+			v.errorf(p+".pin", "concurrency.streams needs pins.concurrency.mode closed")
+		}
+	case SweepRate:
+		if v.s.Pins.Concurrency.Mode != ModeOpen {
+			v.errorf(p+".pin", "concurrency.rate needs pins.concurrency.mode open")
+		}
+	case SweepPromptTokens, SweepOutputTokens:
+		integer = true
+		if len(v.s.Pins.Mix.Classes) > 0 {
+			v.errorf(p+".pin", "%s cannot be swept across mix classes, each of which pins its own", sw.Pin)
+		}
+	case "":
+		v.errorf(p+".pin", "required (%s, %s, %s or %s)", SweepStreams, SweepRate, SweepPromptTokens, SweepOutputTokens)
+	default:
+		v.errorf(p+".pin", "must be %s, %s, %s or %s (got %q)", SweepStreams, SweepRate, SweepPromptTokens, SweepOutputTokens, sw.Pin)
+	}
+	if len(sw.Values) == 0 {
+		v.errorf(p+".values", "required: at least one value")
+	}
+	for i, x := range sw.Values {
+		switch {
+		case x <= 0:
+			v.errorf(fmt.Sprintf("%s.values[%d]", p, i), "must be > 0 (got %s)", num(x))
+		case integer && x != math.Trunc(x):
+			v.errorf(fmt.Sprintf("%s.values[%d]", p, i), "must be a whole number for %s (got %s)", sw.Pin, num(x))
+		}
+	}
+	if v.s.Workload.Replay() {
+		v.errorf(p, "not with kind trace: the trace fixes every pin")
+	}
 }
 
 func (v *validator) model() {
@@ -284,7 +329,7 @@ func (v *validator) replay() {
 			v.errorf(k, "not with kind trace: the trace gives it")
 		}
 	}
-	if v.has("pins.concurrency") {
+	if c := v.s.Pins.Concurrency; (c.Mode != "" && c.Mode != ModeTrace) || c.Streams != 0 || c.Rate != 0 || c.MaxInFlight != 0 {
 		v.errorf("pins.concurrency", "not with kind trace: the trace's sessions arrive as recorded (scale them with workload.time_scale)")
 	}
 	for _, k := range []string{"sessions", "turns", "growth_tokens", "think_seconds", "cost_cap_usd", "on_429", "max_retries", "max_context_tokens"} {

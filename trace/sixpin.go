@@ -11,15 +11,7 @@ import (
 	"strings"
 )
 
-// sixpinLine is one line of sixpin's trace format: one generation.
-//
-//	{"session":"ses_1","turn":0,"session_start_s":0,"offset_s":0,"input_tokens":11000,"cached_tokens":0,"output_tokens":300,"reasoning_tokens":120,"think_s":0}
-//
-// session_start_s is the session's first request from the trace's start,
-// offset_s this request from the session's first, think_s the wait from
-// the previous response's end to this request. input_tokens includes
-// cached_tokens; output_tokens includes reasoning_tokens. hash_ids
-// (optional) are Mooncake-style prompt block ids of 512 tokens.
+// sixpinLine is one line of sixpin's trace format (see Write).
 type sixpinLine struct {
 	Session         string  `json:"session"`
 	Turn            int     `json:"turn"`
@@ -50,7 +42,20 @@ type sixpinIn struct {
 
 // Write writes t in sixpin's trace format: JSON Lines, one line per
 // generation, sessions in t's order and turns in theirs (the turn index
-// is the position in the session).
+// is the position in the session):
+//
+//	{"session":"ses_a","turn":1,"session_start_s":12.5,"offset_s":4.5,"input_tokens":13500,"cached_tokens":11000,"output_tokens":250,"reasoning_tokens":0,"think_s":1.25}
+//
+// session_start_s is the session's first request from the trace's start,
+// offset_s this request from the session's first, think_s the wait from
+// the previous response's end to this request (seconds). input_tokens is
+// the whole prompt, cached_tokens the part of it read from a prefix
+// cache; output_tokens is everything generated, reasoning_tokens the
+// part of it that was reasoning. hash_ids, when a turn has them, lists
+// its prompt's 512-token block ids (Mooncake's convention).
+//
+// Read takes lines in any order; session, turn, offset_s, input_tokens
+// and output_tokens are required, the rest default to 0.
 func Write(w io.Writer, t *Trace) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)

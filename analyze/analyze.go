@@ -1,0 +1,826 @@
+// Package analyze measures real agentic work from its session logs:
+// opencode's SQLite database, read strictly read-only. It computes the
+// field report's effective throughput per provider and model, and what
+// that report's tool did not: context lengths, input:output ratios,
+// cache reads, pure decode speed and TTFT, the prefill share, tokens per
+// minute per session against a vendor's rate limits, the bill at a
+// vendor's prices, and the sessions as a replayable trace.
+//
+// Memory grows with the number of generations only by the float32 values
+// the percentiles need (at most 32 bytes per generation, 20 per session),
+// never by rows: messages and parts stream from the database, and a
+// session's requests are held only until the session ends. An exported
+// trace adds its turns (about 72 bytes each).
+package analyze
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/trace"
+)
+
+// Sample bounds: the field report's.
+const (
+	// DefaultMinOutputTokens is the fewest output + reasoning tokens a
+	// sample has.
+	DefaultMinOutputTokens = 50
+	// MinDuration and MaxDuration bound a sample's generation time.
+	MinDuration = 200 * time.Millisecond
+	MaxDuration = time.Hour
+	// Window is the rate-limit window per session.
+	Window = time.Minute
+)
+
+// Options choose what Analyze reads and how.
+type Options struct {
+	// DBs are opencode databases, read together (a live one and its
+	// archives); a message found in several is counted once.
+	DBs []string
+	// Since and Until keep generations created in [Since, Until); zero
+	// times leave that side open.
+	Since, Until time.Time
+	// Providers and Models keep generations whose providerID or modelID
+	// matches one of the patterns: a case-insensitive substring, or a
+	// whole-id glob when the pattern has * or ?. Empty keeps all.
+	Providers, Models []string
+	// MinOutputTokens is the fewest output + reasoning tokens a sample
+	// has (DefaultMinOutputTokens in the command).
+	MinOutputTokens int
+	// Profile names where Pricing, Energy and Limits came from.
+	Profile string
+	// Pricing prices the generations (nil: not priced by tokens).
+	Pricing *results.Pricing
+	// Energy prices them by power over model time when Pricing is unset.
+	Energy *results.Energy
+	// Limits are the rate limits each session is metered against.
+	Limits *results.RateLimits
+	// Trace collects the generations as a replayable trace in
+	// Report.Trace (about 72 bytes per generation).
+	Trace bool
+	// Now is the time the report is made (time.Now when zero).
+	Now time.Time
+}
+
+func (o *Options) validate() error {
+	if len(o.DBs) == 0 {
+		return errors.New("no database to read")
+	}
+	if !o.Since.IsZero() && !o.Until.IsZero() && !o.Since.Before(o.Until) {
+		return fmt.Errorf("--since %s is not before --until %s", o.Since.Format(time.RFC3339), o.Until.Format(time.RFC3339))
+	}
+	if o.MinOutputTokens < 0 {
+		return fmt.Errorf("--min-output must be ≥ 0 (got %d)", o.MinOutputTokens)
+	}
+	return nil
+}
+
+// Report is what Analyze found. It is the JSON output as is.
+type Report struct {
+	Source    string     `json:"source"`
+	Databases []Database `json:"databases"`
+	// GeneratedAt is when the report was made.
+	GeneratedAt time.Time `json:"generated_at"`
+	Filters     Filters   `json:"filters"`
+	// First and Last are the earliest and latest generation analysed.
+	First *time.Time `json:"first,omitempty"`
+	Last  *time.Time `json:"last,omitempty"`
+	// Definitions say in words how each figure is computed.
+	Definitions map[string]string `json:"definitions"`
+	Counts      Counts            `json:"counts"`
+	// Models are sorted by samples, most first.
+	Models   []*ModelReport `json:"models"`
+	Sessions SessionReport  `json:"sessions"`
+	// Cost is the bill at the profile's prices (nil: no profile prices).
+	Cost *Cost `json:"cost,omitempty"`
+
+	// Trace holds the generations as sessions of turns when asked for.
+	Trace *trace.Trace `json:"-"`
+}
+
+// Database is one database read and how.
+type Database struct {
+	Path string `json:"path"`
+	// Mode is "immutable" (a snapshot of a database no writer had open)
+	// or "read-only" (through SQLite's locks and the -wal file of a
+	// database in use).
+	Mode string `json:"mode"`
+}
+
+// Filters echo the options that chose the generations.
+type Filters struct {
+	Since           *time.Time `json:"since,omitempty"`
+	Until           *time.Time `json:"until,omitempty"`
+	Providers       []string   `json:"providers,omitempty"`
+	Models          []string   `json:"models,omitempty"`
+	MinOutputTokens int        `json:"min_output_tokens"`
+	MinDurationS    float64    `json:"min_duration_s"`
+	MaxDurationS    float64    `json:"max_duration_s"`
+	Profile         string     `json:"profile,omitempty"`
+}
+
+// Counts account for every message read: what became a generation or a
+// sample, and why the rest did not.
+type Counts struct {
+	// Messages are the distinct message rows read; Duplicates those
+	// found again in another database. With --since or --until only rows
+	// written within a day of the range are read.
+	Messages   int `json:"messages"`
+	Duplicates int `json:"duplicates,omitempty"`
+	Parts      int `json:"parts"`
+	User       int `json:"user_messages"`
+	Assistant  int `json:"assistant_messages"`
+	// Filtered are assistant messages outside --since/--until or
+	// --provider/--model.
+	Filtered int `json:"filtered_out"`
+	// Generations are the completed assistant messages in the filters:
+	// the traffic (context, ratios, cache, cost, rate limits, trace).
+	Generations int `json:"generations"`
+	// Samples are the generations kept for throughput.
+	Samples int     `json:"samples"`
+	Skipped Skipped `json:"skipped"`
+}
+
+// Skipped counts messages left out, by reason.
+type Skipped struct {
+	// MalformedMessages have data that is not a JSON object with a role
+	// of user or assistant.
+	MalformedMessages int `json:"malformed_messages"`
+	// MissingFields are assistant messages without a providerID,
+	// modelID, or numeric time.created, tokens.input and tokens.output.
+	MissingFields int `json:"missing_fields"`
+	// Errored ended in an error (aborted, API error).
+	Errored int `json:"errored"`
+	// Incomplete have no time.completed (still running, or killed), or
+	// one before time.created.
+	Incomplete int `json:"incomplete"`
+	// MalformedParts are messages with a part whose data is not a JSON
+	// object (their timing cannot be trusted); MalformedPartRows counts
+	// those parts.
+	MalformedParts    int `json:"malformed_parts"`
+	MalformedPartRows int `json:"malformed_part_rows"`
+	// The rest are generations that are not throughput samples:
+	// ToolOutsideSpan started a tool outside [created, completed];
+	// BelowMinOutput generated fewer tokens than --min-output;
+	// DurationOutOfRange took less than 0.2 s or more than 1 h.
+	ToolOutsideSpan    int `json:"tool_outside_span"`
+	BelowMinOutput     int `json:"below_min_output"`
+	DurationOutOfRange int `json:"duration_out_of_range"`
+}
+
+// ModelReport is one provider and model.
+type ModelReport struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// Generations counts the model's traffic, N its throughput samples.
+	Generations int `json:"generations"`
+	N           int `json:"n"`
+	// Tokens is the output + reasoning tokens of the samples.
+	Tokens int64 `json:"tokens"`
+	// EffectiveTokS is (output + reasoning tokens) / generation time
+	// over the samples, tok/s.
+	EffectiveTokS *Dist `json:"effective_tok_s"`
+	// ByContext splits EffectiveTokS by the sample's context length.
+	ByContext []ContextBucket `json:"by_context"`
+	// DecodeTokS, TTFTS and PrefillShare cover the samples whose parts
+	// time their first token (nil when none do).
+	DecodeTokS   *Dist `json:"decode_tok_s,omitempty"`
+	TTFTS        *Dist `json:"ttft_s,omitempty"`
+	PrefillShare *Dist `json:"prefill_share,omitempty"`
+	// ContextTokens is the prompt length of every generation.
+	ContextTokens *Dist `json:"context_tokens"`
+	// InputOutputRatio is prompt tokens over generated tokens, per
+	// generation that generated any.
+	InputOutputRatio *Dist `json:"input_output_ratio,omitempty"`
+	// CacheReadShare is cache reads over all prompt tokens.
+	CacheReadShare float64 `json:"cache_read_share"`
+	Usage          Usage   `json:"usage"`
+	// CostUSD is the model's share of Report.Cost.
+	CostUSD *float64 `json:"cost_usd,omitempty"`
+
+	acc *modelAcc
+}
+
+// Key is "provider/model".
+func (m *ModelReport) Key() string { return m.Provider + "/" + m.Model }
+
+// ContextBucket is effective throughput over the samples whose context
+// fell in [MinTokens, MaxTokens).
+type ContextBucket struct {
+	Name          string `json:"name"`
+	MinTokens     int    `json:"min_tokens"`
+	MaxTokens     int    `json:"max_tokens,omitempty"`
+	EffectiveTokS *Dist  `json:"effective_tok_s"`
+}
+
+// contextBuckets are the field report's (K = 1,000 tokens).
+var contextBuckets = []ContextBucket{
+	{Name: "<20K", MaxTokens: 20_000},
+	{Name: "20–50K", MinTokens: 20_000, MaxTokens: 50_000},
+	{Name: "50–120K", MinTokens: 50_000, MaxTokens: 120_000},
+	{Name: ">120K", MinTokens: 120_000},
+}
+
+func bucketOf(context int64) int {
+	for i, b := range contextBuckets {
+		if b.MaxTokens == 0 || context < int64(b.MaxTokens) {
+			return i
+		}
+	}
+	return len(contextBuckets) - 1
+}
+
+// Usage sums token counts over generations. InputTokens is the whole
+// prompt (cache reads and writes included); OutputTokens everything
+// generated (reasoning included).
+type Usage struct {
+	InputTokens      int64 `json:"input_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_tokens"`
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	ReasoningTokens  int64 `json:"reasoning_tokens"`
+}
+
+func (u *Usage) add(g *generation) {
+	u.InputTokens += g.prompt()
+	u.CacheReadTokens += g.cacheRead
+	u.CacheWriteTokens += g.cacheWrite
+	u.OutputTokens += g.generated()
+	u.ReasoningTokens += g.reasoning
+}
+
+// Cost is the bill for the generations analysed.
+type Cost struct {
+	// Basis is "tokens" (a price list) or "energy" (power over model
+	// time).
+	Basis   string           `json:"basis"`
+	Pricing *results.Pricing `json:"pricing,omitempty"`
+	Energy  *results.Energy  `json:"energy,omitempty"`
+	Bill    *results.Bill    `json:"bill,omitempty"`
+	// ModelTimeS is the generations' model time added up, s (energy).
+	ModelTimeS float64 `json:"model_time_s,omitempty"`
+	TotalUSD   float64 `json:"total_usd"`
+	// PerSessionUSD is the mean over sessions; PerMOutputTokensUSD per
+	// million generated tokens.
+	PerSessionUSD       float64 `json:"per_session_usd"`
+	PerMOutputTokensUSD float64 `json:"per_m_output_tokens_usd"`
+}
+
+// Analyze reads the databases and reports. Databases are never written:
+// each is read as an immutable snapshot when no writer can be active (a
+// WAL database without a -wal file), and otherwise through SQLite's
+// read-only mode, which sees what a running opencode has committed. A
+// database that changed under an immutable read is read again in
+// read-only mode.
+func Analyze(ctx context.Context, opts Options) (*Report, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	forceRO := map[string]bool{}
+	for attempt := 0; ; attempt++ {
+		a, changed, err := read(ctx, &opts, forceRO)
+		if testHookAfterRead != nil {
+			changed = testHookAfterRead(attempt, changed)
+		}
+		if len(changed) > 0 && attempt == 0 {
+			for _, p := range changed {
+				forceRO[p] = true
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return a.report(), nil
+	}
+}
+
+// testHookAfterRead lets a test change what a pass found changed.
+var testHookAfterRead func(attempt int, changed []string) []string
+
+// read makes one pass over the databases. changed lists those read as
+// immutable snapshots that changed meanwhile.
+func read(ctx context.Context, opts *Options, forceRO map[string]bool) (a *acc, changed []string, err error) {
+	var srcs []*source
+	var curs []*cursor
+	defer func() {
+		for _, c := range curs {
+			c.close()
+		}
+		for _, s := range srcs {
+			if s.mode == modeImmutable && s.changed() {
+				changed = append(changed, s.path)
+			}
+			s.close()
+		}
+	}()
+	for _, p := range opts.DBs {
+		s, err := openSource(ctx, p, forceRO[p])
+		if err != nil {
+			return nil, nil, err
+		}
+		srcs = append(srcs, s)
+	}
+	defer func() {
+		if a != nil {
+			for _, s := range srcs {
+				a.dbs = append(a.dbs, Database{Path: s.path, Mode: s.mode})
+			}
+		}
+	}()
+	for _, s := range srcs {
+		c, err := newCursor(ctx, s, opts.Since, opts.Until)
+		if err != nil {
+			return nil, nil, err
+		}
+		curs = append(curs, c)
+	}
+	a, err = newAcc(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	for n := 0; ; n++ {
+		if n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+		}
+		// The next row in (session, created, id) order across sources; a
+		// message in several sources is taken once, from the copy
+		// updated last.
+		var best *cursor
+		for _, c := range curs {
+			if c.done {
+				continue
+			}
+			switch {
+			case best == nil || before(&c.cur, &best.cur):
+				best = c
+			case c.cur.id == best.cur.id:
+				a.counts.Duplicates++
+				if c.cur.updated >= best.cur.updated {
+					if err := best.next(); err != nil {
+						return nil, nil, err
+					}
+					best = c
+				} else if err := c.next(); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+		if best == nil {
+			break
+		}
+		a.add(&best.cur)
+		if err := best.next(); err != nil {
+			return nil, nil, err
+		}
+	}
+	a.flushSession()
+	return a, nil, nil
+}
+
+// info is what a message's JSON says that analyze reads.
+type info struct {
+	role, provider, model, finish string
+	created, completed            float64
+	hasCreated, hasCompleted      bool
+	failed                        bool // a non-null "error"
+	hasTokens, hasInput, hasOut   bool
+	input, output, reasoning      float64
+	cacheRead, cacheWrite         float64
+}
+
+// parseInfo reads message.data: role, time.created and completed,
+// providerID, modelID, finish, error and tokens.
+func parseInfo(b []byte) (info, error) {
+	var m info
+	err := fields(b, func(key, val []byte) error {
+		switch string(key) {
+		case "role":
+			m.role, _ = str(val)
+		case "providerID":
+			m.provider, _ = str(val)
+		case "modelID":
+			m.model, _ = str(val)
+		case "finish":
+			m.finish, _ = str(val)
+		case "error":
+			m.failed = string(val) != "null"
+		case "time":
+			return subfields(val, func(k, v []byte) error {
+				switch string(k) {
+				case "created":
+					m.created, m.hasCreated = number(v)
+				case "completed":
+					m.completed, m.hasCompleted = number(v)
+				}
+				return nil
+			})
+		case "tokens":
+			m.hasTokens = len(val) > 0 && val[0] == '{'
+			return subfields(val, func(k, v []byte) error {
+				switch string(k) {
+				case "input":
+					m.input, m.hasInput = number(v)
+				case "output":
+					m.output, m.hasOut = number(v)
+				case "reasoning":
+					m.reasoning, _ = number(v)
+				case "cache":
+					return subfields(v, func(k, v []byte) error {
+						switch string(k) {
+						case "read":
+							m.cacheRead, _ = number(v)
+						case "write":
+							m.cacheWrite, _ = number(v)
+						}
+						return nil
+					})
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+	return m, err
+}
+
+// acc accumulates the report over one pass.
+type acc struct {
+	opts      *Options
+	dbs       []Database
+	providers []*regexp.Regexp
+	models    []*regexp.Regexp
+	since     int64
+	until     int64
+	counts    Counts
+	byModel   map[string]*modelAcc
+	first     int64
+	last      int64
+	usage     Usage
+	modelMS   int64
+
+	sess     sessionAcc
+	sessions sessionsAcc
+	trace    []trace.Session
+}
+
+// modelAcc accumulates one provider and model.
+type modelAcc struct {
+	provider, model string
+	generations     int
+	usage           Usage
+	samples         int
+	tokens          int64
+	ctx, ratio      sample
+	// eff and effCtx are the samples' effective tok/s and context,
+	// index for index (the chart plots one against the other).
+	eff, effCtx           sample
+	byCtx                 [4]sample
+	decode, ttft, prefill sample
+	modelMS               int64
+}
+
+func newAcc(opts *Options) (*acc, error) {
+	a := &acc{opts: opts, byModel: map[string]*modelAcc{}, until: 1<<63 - 1}
+	var err error
+	if a.providers, err = compilePatterns("--provider", opts.Providers); err != nil {
+		return nil, err
+	}
+	if a.models, err = compilePatterns("--model", opts.Models); err != nil {
+		return nil, err
+	}
+	if !opts.Since.IsZero() {
+		a.since = opts.Since.UnixMilli()
+	}
+	if !opts.Until.IsZero() {
+		a.until = opts.Until.UnixMilli()
+	}
+	a.sessions.init(opts.Limits)
+	return a, nil
+}
+
+// compilePatterns turns --provider/--model values into matchers: a glob
+// over the whole id when the value has * or ?, else a substring; case is
+// ignored.
+func compilePatterns(flag string, pats []string) ([]*regexp.Regexp, error) {
+	var out []*regexp.Regexp
+	for _, p := range pats {
+		if strings.TrimSpace(p) == "" {
+			return nil, fmt.Errorf("%s: empty pattern", flag)
+		}
+		var expr string
+		if strings.ContainsAny(p, "*?") {
+			q := regexp.QuoteMeta(p)
+			q = strings.ReplaceAll(q, `\*`, ".*")
+			q = strings.ReplaceAll(q, `\?`, ".")
+			expr = "(?i)^" + q + "$"
+		} else {
+			expr = "(?i)" + regexp.QuoteMeta(p)
+		}
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: %w", flag, p, err)
+		}
+		out = append(out, re)
+	}
+	return out, nil
+}
+
+func matches(res []*regexp.Regexp, s string) bool {
+	if len(res) == 0 {
+		return true
+	}
+	for _, re := range res {
+		if re.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// add takes one message row.
+func (a *acc) add(r *row) {
+	a.counts.Messages++
+	a.counts.Parts += r.parts.n
+	if r.session != a.sess.id {
+		a.flushSession()
+		a.sess.id = r.session
+	}
+	m, err := parseInfo(r.data)
+	if err != nil {
+		a.counts.Skipped.MalformedMessages++
+		return
+	}
+	switch m.role {
+	case "user":
+		a.counts.User++
+		return
+	case "assistant":
+		a.counts.Assistant++
+	default:
+		a.counts.Skipped.MalformedMessages++
+		return
+	}
+	created, ok := ms(m.created)
+	if m.provider == "" || m.model == "" || !m.hasCreated || !ok || !m.hasTokens || !m.hasInput || !m.hasOut {
+		a.counts.Skipped.MissingFields++
+		return
+	}
+	if created < a.since || created >= a.until || !matches(a.providers, m.provider) || !matches(a.models, m.model) {
+		a.counts.Filtered++
+		return
+	}
+	if m.failed {
+		a.counts.Skipped.Errored++
+		return
+	}
+	completed, ok := ms(m.completed)
+	if !m.hasCompleted || !ok || completed < created {
+		a.counts.Skipped.Incomplete++
+		return
+	}
+	if r.parts.malformed > 0 {
+		a.counts.Skipped.MalformedParts++
+		a.counts.Skipped.MalformedPartRows += r.parts.malformed
+		return
+	}
+	g := generation{
+		session: r.session, provider: m.provider, model: m.model, finish: m.finish,
+		created: created, completed: completed,
+		input: tokens(m.input), output: tokens(m.output), reasoning: tokens(m.reasoning),
+		cacheRead: tokens(m.cacheRead), cacheWrite: tokens(m.cacheWrite),
+		parts: r.parts,
+	}
+	a.generation(&g)
+}
+
+// tokens is a JSON token count as an integer (0 for nonsense).
+func tokens(v float64) int64 {
+	if v > 0 && v < 1e15 {
+		return int64(v + 0.5)
+	}
+	return 0
+}
+
+func (a *acc) generation(g *generation) {
+	key := g.provider + "/" + g.model
+	m := a.byModel[key]
+	if m == nil {
+		m = &modelAcc{provider: g.provider, model: g.model}
+		a.byModel[key] = m
+	}
+	a.counts.Generations++
+	if a.counts.Generations == 1 || g.created < a.first {
+		a.first = g.created
+	}
+	if g.created > a.last {
+		a.last = g.created
+	}
+	m.generations++
+	m.usage.add(g)
+	a.usage.add(g)
+	m.ctx.add(float64(g.prompt()))
+	if gen := g.generated(); gen > 0 {
+		m.ratio.add(float64(g.prompt()) / float64(gen))
+	}
+	a.sess.add(g)
+
+	t := g.timing()
+	modelMS := t.end - g.created
+	if t.outside {
+		modelMS = g.completed - g.created
+	}
+	m.modelMS += modelMS
+	a.modelMS += modelMS
+
+	switch d := time.Duration(t.end-g.created) * time.Millisecond; {
+	case t.outside:
+		a.counts.Skipped.ToolOutsideSpan++
+		return
+	case g.generated() < int64(a.opts.MinOutputTokens):
+		a.counts.Skipped.BelowMinOutput++
+		return
+	case d < MinDuration || d > MaxDuration:
+		a.counts.Skipped.DurationOutOfRange++
+		return
+	}
+	a.counts.Samples++
+	m.samples++
+	gen := float64(g.generated())
+	m.tokens += g.generated()
+	durS := float64(t.end-g.created) / 1000
+	eff := gen / durS
+	m.eff.add(eff)
+	m.effCtx.add(float64(g.prompt()))
+	m.byCtx[bucketOf(g.prompt())].add(eff)
+	if t.first {
+		m.ttft.add(float64(t.ttftMS) / 1000)
+		m.prefill.add(float64(t.ttftMS) / 1000 / durS)
+		if t.decodeMS > 0 {
+			m.decode.add(gen / (float64(t.decodeMS) / 1000))
+		}
+	}
+}
+
+// flushSession closes the current session.
+func (a *acc) flushSession() {
+	s := &a.sess
+	if len(s.gens) > 0 {
+		a.sessions.add(s)
+		if a.opts.Trace {
+			a.trace = append(a.trace, s.trace())
+		}
+	}
+	s.reset()
+}
+
+func (a *acc) report() *Report {
+	o := a.opts
+	r := &Report{
+		Source:      "opencode",
+		Databases:   a.dbs,
+		GeneratedAt: o.Now,
+		Filters: Filters{
+			Providers: o.Providers, Models: o.Models, MinOutputTokens: o.MinOutputTokens,
+			MinDurationS: MinDuration.Seconds(), MaxDurationS: MaxDuration.Seconds(), Profile: o.Profile,
+		},
+		Definitions: definitions(o.MinOutputTokens),
+		Counts:      a.counts,
+	}
+	if !o.Since.IsZero() {
+		r.Filters.Since = &o.Since
+	}
+	if !o.Until.IsZero() {
+		r.Filters.Until = &o.Until
+	}
+	if a.counts.Generations > 0 {
+		f, l := time.UnixMilli(a.first), time.UnixMilli(a.last)
+		if loc := o.Now.Location(); loc != nil {
+			f, l = f.In(loc), l.In(loc)
+		}
+		r.First, r.Last = &f, &l
+	}
+	for _, m := range a.byModel {
+		r.Models = append(r.Models, m.report())
+	}
+	sort.Slice(r.Models, func(i, j int) bool {
+		a, b := r.Models[i], r.Models[j]
+		if a.N != b.N {
+			return a.N > b.N
+		}
+		if a.Generations != b.Generations {
+			return a.Generations > b.Generations
+		}
+		return a.Key() < b.Key()
+	})
+	r.Sessions = a.sessions.report()
+	r.Cost = a.cost(r)
+	if o.Trace {
+		r.Trace = a.traceOut()
+	}
+	return r
+}
+
+func (m *modelAcc) report() *ModelReport {
+	r := &ModelReport{
+		Provider: m.provider, Model: m.model,
+		Generations: m.generations, N: m.samples, Tokens: m.tokens,
+		// A copy: eff stays paired with effCtx for the charts.
+		EffectiveTokS:    slices.Clone(m.eff).dist(),
+		DecodeTokS:       m.decode.dist(),
+		TTFTS:            m.ttft.dist(),
+		PrefillShare:     m.prefill.dist(),
+		ContextTokens:    m.ctx.dist(),
+		InputOutputRatio: m.ratio.dist(),
+		Usage:            m.usage,
+		acc:              m,
+	}
+	if m.usage.InputTokens > 0 {
+		r.CacheReadShare = float64(m.usage.CacheReadTokens) / float64(m.usage.InputTokens)
+	}
+	for i, b := range contextBuckets {
+		b.EffectiveTokS = m.byCtx[i].dist()
+		r.ByContext = append(r.ByContext, b)
+	}
+	return r
+}
+
+// cost prices the generations: by tokens at the profile's prices, else
+// by energy over the model time added up.
+func (a *acc) cost(r *Report) *Cost {
+	o := a.opts
+	u := a.usage
+	c := &Cost{}
+	switch {
+	case o.Pricing.Set():
+		b := o.Pricing.Price(u.InputTokens, u.CacheReadTokens, u.OutputTokens, u.ReasoningTokens)
+		c.Basis, c.Pricing, c.Bill, c.TotalUSD = "tokens", o.Pricing, &b, b.Total
+		for _, m := range r.Models {
+			v := o.Pricing.Price(m.Usage.InputTokens, m.Usage.CacheReadTokens, m.Usage.OutputTokens, m.Usage.ReasoningTokens).Total
+			m.CostUSD = &v
+		}
+	case o.Energy != nil && o.Energy.PowerWatts > 0:
+		d := time.Duration(a.modelMS) * time.Millisecond
+		c.Basis, c.Energy, c.ModelTimeS, c.TotalUSD = "energy", o.Energy, d.Seconds(), o.Energy.EnergyUSD(d)
+		for _, m := range r.Models {
+			v := o.Energy.EnergyUSD(time.Duration(m.acc.modelMS) * time.Millisecond)
+			m.CostUSD = &v
+		}
+	default:
+		return nil
+	}
+	if n := r.Sessions.Sessions; n > 0 {
+		c.PerSessionUSD = c.TotalUSD / float64(n)
+	}
+	if u.OutputTokens > 0 {
+		c.PerMOutputTokensUSD = c.TotalUSD / float64(u.OutputTokens) * 1e6
+	}
+	return c
+}
+
+// traceOut makes the collected sessions a trace: starts from the
+// earliest, sessions in order of start.
+func (a *acc) traceOut() *trace.Trace {
+	t := &trace.Trace{Source: "opencode " + strings.Join(a.opts.DBs, ", "), Sessions: a.trace}
+	if len(t.Sessions) == 0 {
+		return t
+	}
+	first := slices.MinFunc(t.Sessions, func(x, y trace.Session) int { return int(x.Start - y.Start) }).Start
+	for i := range t.Sessions {
+		t.Sessions[i].Start -= first
+	}
+	sort.SliceStable(t.Sessions, func(i, j int) bool {
+		if t.Sessions[i].Start != t.Sessions[j].Start {
+			return t.Sessions[i].Start < t.Sessions[j].Start
+		}
+		return t.Sessions[i].ID < t.Sessions[j].ID
+	})
+	return t
+}
+
+// definitions say how each figure is made, for the JSON and the reports.
+func definitions(minOutput int) map[string]string {
+	return map[string]string{
+		"effective_tok_s":  fmt.Sprintf("(output + reasoning tokens) / generation time; the generation time runs from the message's time.created to time.completed, cut at the earliest tool start when it finished with tool calls; samples have ≥ %d output + reasoning tokens and a generation time of 0.2 s to 1 h", minOutput),
+		"context_tokens":   "the whole prompt: tokens.input + tokens.cache.read + tokens.cache.write (opencode stores input without the cache reads and writes)",
+		"input_output":     "prompt tokens / (output + reasoning tokens), per generation",
+		"cache_read_share": "cache-read tokens / prompt tokens, over all generations",
+		"decode_tok_s":     "(output + reasoning tokens) / (first text or reasoning part start → last token: the tool start when cut, else the last text or reasoning part end)",
+		"ttft_s":           "time.created → the first text or reasoning part start",
+		"prefill_share":    "TTFT / generation time",
+		"rate_limits":      "per session, the most any 60 s window held: requests and prompt tokens at time.created, generated tokens at time.completed; total tokens count cache reads in full",
+		"generations":      "completed assistant messages in the filters, without an error; they are the traffic: context, ratios, cache, cost, rate limits and the exported trace",
+	}
+}

@@ -1,0 +1,481 @@
+package analyze
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sixpin/sixpin/internal/numfmt"
+)
+
+// Formats the report renders to.
+var Formats = []string{"text", "md", "json", "csv"}
+
+// Write renders r in format (one of Formats) to w.
+func (r *Report) Write(w io.Writer, format string) error {
+	switch format {
+	case "text":
+		return r.WriteText(w)
+	case "md":
+		return r.WriteMarkdown(w)
+	case "json":
+		return r.WriteJSON(w)
+	case "csv":
+		return r.WriteCSV(w)
+	}
+	return fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats, ", "))
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+// csvHeader names the CSV columns: one row per provider and model.
+var csvHeader = []string{
+	"provider", "model", "generations", "n", "tokens",
+	"effective_tok_s_p10", "effective_tok_s_p25", "effective_tok_s_p50", "effective_tok_s_p75", "effective_tok_s_p90", "effective_tok_s_min", "effective_tok_s_max",
+	"context_tokens_p50", "context_tokens_p90", "context_tokens_max", "input_output_p50", "cache_read_share",
+	"decode_tok_s_p50", "ttft_s_p50", "prefill_share_p50", "decode_n",
+	"effective_tok_s_p50_lt20k", "n_lt20k", "effective_tok_s_p50_20k_50k", "n_20k_50k", "effective_tok_s_p50_50k_120k", "n_50k_120k", "effective_tok_s_p50_gt120k", "n_gt120k",
+	"cost_usd",
+}
+
+// WriteCSV writes one row per provider and model (columns: csvHeader);
+// empty cells are figures with no data.
+func (r *Report) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write(csvHeader)
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	pick := func(d *Dist, get func(*Dist) float64) string {
+		if d == nil {
+			return ""
+		}
+		return f(get(d))
+	}
+	p10 := func(d *Dist) float64 { return d.P10 }
+	p25 := func(d *Dist) float64 { return d.P25 }
+	p50 := func(d *Dist) float64 { return d.P50 }
+	p75 := func(d *Dist) float64 { return d.P75 }
+	p90 := func(d *Dist) float64 { return d.P90 }
+	lo := func(d *Dist) float64 { return d.Min }
+	hi := func(d *Dist) float64 { return d.Max }
+	n := func(d *Dist) float64 { return float64(d.N) }
+	for _, m := range r.Models {
+		e := m.EffectiveTokS
+		rec := []string{m.Provider, m.Model, strconv.Itoa(m.Generations), strconv.Itoa(m.N), strconv.FormatInt(m.Tokens, 10),
+			pick(e, p10), pick(e, p25), pick(e, p50), pick(e, p75), pick(e, p90), pick(e, lo), pick(e, hi),
+			pick(m.ContextTokens, p50), pick(m.ContextTokens, p90), pick(m.ContextTokens, hi), pick(m.InputOutputRatio, p50), f(m.CacheReadShare),
+			pick(m.DecodeTokS, p50), pick(m.TTFTS, p50), pick(m.PrefillShare, p50), pick(m.TTFTS, n),
+		}
+		for _, b := range m.ByContext {
+			cnt := "0"
+			if b.EffectiveTokS != nil {
+				cnt = strconv.Itoa(b.EffectiveTokS.N)
+			}
+			rec = append(rec, pick(b.EffectiveTokS, p50), cnt)
+		}
+		cost := ""
+		if m.CostUSD != nil {
+			cost = f(*m.CostUSD)
+		}
+		rec = append(rec, cost)
+		cw.Write(rec)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// figure formats a value for people: three significant digits, thousands
+// separators, "–" for no value.
+func figure(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	return numfmt.Sig(v)
+}
+
+// whole formats a count (interpolated counts keep one decimal).
+func whole(v float64) string {
+	if v == math.Trunc(v) || v >= 100 {
+		return numfmt.Thousands(v)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+func distOr(d *Dist, get func(*Dist) float64) string {
+	if d == nil {
+		return "–"
+	}
+	return figure(get(d))
+}
+
+func money(v float64) string {
+	if math.Abs(v) >= 1 {
+		return "$" + numfmt.Thousands(math.Floor(v)) + strconv.FormatFloat(v-math.Floor(v), 'f', 2, 64)[1:]
+	}
+	return "$" + strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+// period is the time the generations span, in the report's zone.
+func (r *Report) period() string {
+	if r.First == nil {
+		return "no generations"
+	}
+	const layout = "2006-01-02 15:04"
+	d := r.Last.Sub(*r.First)
+	span := ""
+	switch {
+	case d >= 48*time.Hour:
+		span = fmt.Sprintf(" (%.0f days)", d.Hours()/24)
+	case d >= time.Hour:
+		span = fmt.Sprintf(" (%.0f hours)", d.Hours())
+	}
+	return r.First.Format(layout) + " → " + r.Last.Format(layout) + span
+}
+
+// skipped lists the non-zero skip counts in words.
+func (r *Report) skipped() []string {
+	s := r.Counts.Skipped
+	var out []string
+	add := func(n int, one, many string) {
+		switch {
+		case n == 1:
+			out = append(out, "1 "+one)
+		case n > 1:
+			out = append(out, numfmt.Thousands(float64(n))+" "+many)
+		}
+	}
+	add(s.MalformedMessages, "malformed message", "malformed messages")
+	add(s.MissingFields, "assistant message missing fields", "assistant messages missing fields")
+	add(s.Errored, "errored", "errored")
+	add(s.Incomplete, "incomplete", "incomplete")
+	add(s.MalformedParts, fmt.Sprintf("with malformed parts (%d parts)", s.MalformedPartRows), fmt.Sprintf("with malformed parts (%d parts)", s.MalformedPartRows))
+	add(s.ToolOutsideSpan, "with a tool start outside the message", "with a tool start outside the message")
+	add(s.BelowMinOutput, fmt.Sprintf("below %d output tokens", r.Filters.MinOutputTokens), fmt.Sprintf("below %d output tokens", r.Filters.MinOutputTokens))
+	add(s.DurationOutOfRange, "outside 0.2 s–1 h", "outside 0.2 s–1 h")
+	return out
+}
+
+// count says n things: "1 model", "2 models", "1,200 sessions".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return numfmt.Thousands(float64(n)) + " " + thing + "s"
+}
+
+// padName left-aligns names in a right-aligned tabwriter table.
+func padName(names []string) func(string) string {
+	width := 0
+	for _, n := range names {
+		width = max(width, utf8.RuneCountInString(n))
+	}
+	return func(n string) string { return n + strings.Repeat(" ", width-utf8.RuneCountInString(n)) }
+}
+
+func (r *Report) headline() []string {
+	dbs := "database"
+	if len(r.Databases) != 1 {
+		dbs = "databases"
+	}
+	lines := []string{fmt.Sprintf("opencode: %d %s, %s", len(r.Databases), dbs, r.period())}
+	for _, d := range r.Databases {
+		how := "snapshot"
+		if d.Mode == modeReadOnly {
+			how = "read-only, in use"
+		}
+		lines = append(lines, fmt.Sprintf("  %s (%s)", d.Path, how))
+	}
+	var filt []string
+	f := r.Filters
+	if f.Since != nil {
+		filt = append(filt, "since "+f.Since.Format("2006-01-02 15:04"))
+	}
+	if f.Until != nil {
+		filt = append(filt, "until "+f.Until.Format("2006-01-02 15:04"))
+	}
+	if len(f.Providers) > 0 {
+		filt = append(filt, "provider "+strings.Join(f.Providers, " or "))
+	}
+	if len(f.Models) > 0 {
+		filt = append(filt, "model "+strings.Join(f.Models, " or "))
+	}
+	if len(filt) > 0 {
+		lines = append(lines, "filters: "+strings.Join(filt, ", "))
+	}
+	c := r.Counts
+	lines = append(lines, fmt.Sprintf("%s of %s in %s; %s for throughput (%s read)",
+		count(c.Generations, "generation"), count(len(r.Models), "model"), count(r.Sessions.Sessions, "session"),
+		count(c.Samples, "sample"), count(c.Messages, "message")))
+	if sk := r.skipped(); len(sk) > 0 {
+		lines = append(lines, "skipped: "+strings.Join(sk, ", "))
+	}
+	return lines
+}
+
+const effTitle = "Effective throughput, tok/s: (output + reasoning tokens) / generation time, created → completed, cut at the first tool start"
+
+// WriteText writes the report for a terminal.
+func (r *Report) WriteText(w io.Writer) error {
+	ew := &errWriter{w: w}
+	for _, l := range r.headline() {
+		ew.println(l)
+	}
+	ew.println("")
+	ew.println(effTitle)
+	names := []string{"PROVIDER/MODEL"}
+	for _, m := range r.Models {
+		names = append(names, m.Key())
+	}
+	pad := padName(names)
+	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, pad("PROVIDER/MODEL")+"\tN\tTOKENS\tP10\tP25\tP50\tP75\tP90\tMIN\tMAX\t")
+	for _, m := range r.Models {
+		e := m.EffectiveTokS
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", pad(m.Key()), numfmt.Thousands(float64(m.N)), numfmt.Thousands(float64(m.Tokens)),
+			distOr(e, func(d *Dist) float64 { return d.P10 }), distOr(e, func(d *Dist) float64 { return d.P25 }), distOr(e, func(d *Dist) float64 { return d.P50 }),
+			distOr(e, func(d *Dist) float64 { return d.P75 }), distOr(e, func(d *Dist) float64 { return d.P90 }),
+			distOr(e, func(d *Dist) float64 { return d.Min }), distOr(e, func(d *Dist) float64 { return d.Max }))
+	}
+	tw.Flush()
+	for _, m := range r.Models {
+		ew.println("")
+		ew.println(m.Key())
+		for _, l := range m.details() {
+			ew.println("  " + l)
+		}
+	}
+	if lines := r.sessionLines(); len(lines) > 0 {
+		ew.println("")
+		for _, l := range lines {
+			ew.println(l)
+		}
+	}
+	if r.Cost != nil {
+		ew.println("")
+		ew.println(r.costLine())
+	}
+	return ew.err
+}
+
+// details are a model's figures beyond effective throughput, one line
+// each.
+func (m *ModelReport) details() []string {
+	var out []string
+	p50 := func(d *Dist) float64 { return d.P50 }
+	if c := m.ContextTokens; c != nil {
+		out = append(out, fmt.Sprintf("context      P50 %s, P90 %s, max %s tokens over %s generations (input + cache read + cache write)",
+			figure(c.P50), figure(c.P90), figure(c.Max), numfmt.Thousands(float64(m.Generations))))
+	}
+	l := fmt.Sprintf("input:output P50 %s×", distOr(m.InputOutputRatio, p50))
+	l += fmt.Sprintf("; cache reads %s of the prompt tokens", numfmt.Percent(m.CacheReadShare))
+	out = append(out, l)
+	var bs []string
+	for _, b := range m.ByContext {
+		n := 0
+		if b.EffectiveTokS != nil {
+			n = b.EffectiveTokS.N
+		}
+		bs = append(bs, fmt.Sprintf("%s %s (n %s)", b.Name, distOr(b.EffectiveTokS, p50), numfmt.Thousands(float64(n))))
+	}
+	out = append(out, "by context   effective tok/s P50: "+strings.Join(bs, ", "))
+	if m.TTFTS != nil {
+		out = append(out, fmt.Sprintf("decode       P50 %s tok/s; TTFT P50 %s s; prefill P50 %s of the generation time (n %s)",
+			distOr(m.DecodeTokS, p50), figure(m.TTFTS.P50), numfmt.Percent(m.PrefillShare.P50), numfmt.Thousands(float64(m.TTFTS.N))))
+	} else {
+		out = append(out, "decode       no part timings")
+	}
+	if m.CostUSD != nil {
+		out = append(out, "cost         "+money(*m.CostUSD))
+	}
+	return out
+}
+
+func (r *Report) sessionLines() []string {
+	s := r.Sessions
+	if s.Sessions == 0 {
+		return nil
+	}
+	head := fmt.Sprintf("Sessions: %s; the most any 60 s window of one session held", numfmt.Thousands(float64(s.Sessions)))
+	if r.Filters.Profile != "" {
+		head += ", against " + r.Filters.Profile + "'s limits"
+	}
+	var b strings.Builder
+	names := []string{"BUCKET"}
+	for _, k := range s.Buckets {
+		names = append(names, k.Bucket)
+	}
+	pad := padName(names)
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, pad("BUCKET")+"\tLIMIT\tP50 PEAK\tP90 PEAK\tMAX PEAK\tMAX SHARE\tSESSIONS OVER\t")
+	for _, k := range s.Buckets {
+		limit, share, over := "–", "–", "–"
+		if k.Limit > 0 {
+			limit, share, over = numfmt.Thousands(float64(k.Limit)), numfmt.Percent(k.PeakShare), fmt.Sprintf("%d of %d", k.Over, s.Sessions)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", pad(k.Bucket), limit, whole(k.Peak.P50), whole(k.Peak.P90), whole(k.Peak.Max), share, over)
+	}
+	tw.Flush()
+	lines := []string{head}
+	lines = append(lines, strings.Split(strings.TrimRight(b.String(), "\n"), "\n")...)
+	for _, k := range s.Buckets {
+		if k.Bucket == "tokens_per_minute" {
+			lines = append(lines, fmt.Sprintf("busiest session by total tokens: %s (cache reads count in full against total tokens per minute)", k.PeakSession))
+		}
+	}
+	return lines
+}
+
+func (r *Report) costLine() string {
+	c := r.Cost
+	where := "at the profile's prices"
+	if r.Filters.Profile != "" {
+		where = "at " + r.Filters.Profile + "'s prices"
+	}
+	var s string
+	if c.Basis == "energy" {
+		s = fmt.Sprintf("Cost %s: %s (%.0f W over %s of model time at $%.4g/kWh)", where, money(c.TotalUSD), c.Energy.PowerWatts,
+			(time.Duration(c.ModelTimeS * float64(time.Second))).Round(time.Second), c.Energy.USDPerKWh)
+	} else {
+		b := c.Bill
+		s = fmt.Sprintf("Cost %s: %s (input %s of which cached reads %s, output %s of which reasoning %s)", where, money(c.TotalUSD),
+			money(b.InputUSD+b.CachedInputUSD), money(b.CachedInputUSD), money(b.OutputUSD+b.ReasoningUSD), money(b.ReasoningUSD))
+	}
+	return s + fmt.Sprintf("; %s per session, %s per million output tokens", money(c.PerSessionUSD), money(c.PerMOutputTokensUSD))
+}
+
+// WriteMarkdown writes the report as a Markdown document.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	ew := &errWriter{w: w}
+	ew.println("# Effective throughput from opencode sessions")
+	ew.println("")
+	var dbs []string
+	for _, l := range r.headline() {
+		if strings.HasPrefix(l, "  ") {
+			dbs = append(dbs, "- `"+strings.TrimSpace(l)+"`")
+			continue
+		}
+		ew.println(l + "  ")
+	}
+	if len(dbs) > 0 {
+		ew.println("")
+		for _, l := range dbs {
+			ew.println(l)
+		}
+	}
+	ew.println("")
+	ew.println("## " + effTitle)
+	ew.println("")
+	ew.println("| provider/model | n | tokens | P10 | P25 | P50 | P75 | P90 | min | max |")
+	ew.println("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, m := range r.Models {
+		e := m.EffectiveTokS
+		ew.println(fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", mdEscape(m.Key()), numfmt.Thousands(float64(m.N)), numfmt.Thousands(float64(m.Tokens)),
+			distOr(e, func(d *Dist) float64 { return d.P10 }), distOr(e, func(d *Dist) float64 { return d.P25 }), distOr(e, func(d *Dist) float64 { return d.P50 }),
+			distOr(e, func(d *Dist) float64 { return d.P75 }), distOr(e, func(d *Dist) float64 { return d.P90 }),
+			distOr(e, func(d *Dist) float64 { return d.Min }), distOr(e, func(d *Dist) float64 { return d.Max })))
+	}
+	ew.println("")
+	ew.println("## Beyond tok/s")
+	ew.println("")
+	head := "| provider/model | context P50 | context P90 | input:output P50 | cache reads | decode P50 tok/s | TTFT P50 s | prefill P50 |"
+	sep := "|---|--:|--:|--:|--:|--:|--:|--:|"
+	for _, b := range contextBuckets {
+		head += " " + b.Name + " P50 |"
+		sep += "--:|"
+	}
+	if r.Cost != nil {
+		head += " cost |"
+		sep += "--:|"
+	}
+	ew.println(head)
+	ew.println(sep)
+	p50 := func(d *Dist) float64 { return d.P50 }
+	p90 := func(d *Dist) float64 { return d.P90 }
+	for _, m := range r.Models {
+		prefill := "–"
+		if m.PrefillShare != nil {
+			prefill = numfmt.Percent(m.PrefillShare.P50)
+		}
+		row := fmt.Sprintf("| %s | %s | %s | %s× | %s | %s | %s | %s |", mdEscape(m.Key()), distOr(m.ContextTokens, p50), distOr(m.ContextTokens, p90),
+			distOr(m.InputOutputRatio, p50), numfmt.Percent(m.CacheReadShare), distOr(m.DecodeTokS, p50), distOr(m.TTFTS, p50), prefill)
+		for _, b := range m.ByContext {
+			n := 0
+			if b.EffectiveTokS != nil {
+				n = b.EffectiveTokS.N
+			}
+			row += fmt.Sprintf(" %s (n %s) |", distOr(b.EffectiveTokS, p50), numfmt.Thousands(float64(n)))
+		}
+		if r.Cost != nil {
+			if m.CostUSD != nil {
+				row += " " + money(*m.CostUSD) + " |"
+			} else {
+				row += " – |"
+			}
+		}
+		ew.println(row)
+	}
+	if lines := r.sessionLines(); len(lines) > 0 {
+		ew.println("")
+		ew.println("## " + lines[0])
+		ew.println("")
+		ew.println("| bucket | limit | P50 peak | P90 peak | max peak | max share | sessions over |")
+		ew.println("|---|--:|--:|--:|--:|--:|--:|")
+		for _, k := range r.Sessions.Buckets {
+			limit, share, over := "–", "–", "–"
+			if k.Limit > 0 {
+				limit, share, over = numfmt.Thousands(float64(k.Limit)), numfmt.Percent(k.PeakShare), fmt.Sprintf("%d of %d", k.Over, r.Sessions.Sessions)
+			}
+			ew.println(fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s |", k.Bucket, limit, whole(k.Peak.P50), whole(k.Peak.P90), whole(k.Peak.Max), share, over))
+		}
+	}
+	if r.Cost != nil {
+		ew.println("")
+		ew.println("## Cost")
+		ew.println("")
+		ew.println(r.costLine())
+	}
+	ew.println("")
+	ew.println("## Definitions")
+	ew.println("")
+	keys := make([]string, 0, len(r.Definitions))
+	for k := range r.Definitions {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		ew.println(fmt.Sprintf("- **%s**: %s", k, r.Definitions[k]))
+	}
+	return ew.err
+}
+
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// errWriter keeps the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) println(s string) { io.WriteString(e, s+"\n") }

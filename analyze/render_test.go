@@ -1,0 +1,130 @@
+package analyze
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	oc "github.com/sixpin/sixpin/analyze/opencodetest"
+	"github.com/sixpin/sixpin/results"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// goldenReport is a small report with every section: two models, a tool
+// cut, part timings, three context buckets, prices and limits.
+func goldenReport(t *testing.T) *Report {
+	d := oc.New(t, t.TempDir())
+	for i := range 6 {
+		at := t0 + int64(i)*20*sec
+		ctx := 8000 + 12000*i
+		d.Assistant(oc.Message{ID: fmt.Sprintf("msg_c%d", i), Session: "ses_c", Provider: "cerebras", Model: "qwen-3.8-27b",
+			Created: at, Completed: at + 4*sec, Finish: "tool-calls", Input: ctx / 8, CacheRead: ctx - ctx/8, Output: 300 + 50*i, Reasoning: 100,
+			Parts: []oc.Part{oc.Reasoning(at+300+int64(i)*50, at+500), oc.Text(at+500, at+700), oc.Tool(at+800+int64(i)*40, at+4*sec)}})
+		d.Assistant(oc.Message{ID: fmt.Sprintf("msg_l%d", i), Session: "ses_l", Provider: "local", Model: "qwen-3.8-27b",
+			Created: at, Completed: at + 3*sec + int64(i)*300, Finish: "stop", Input: ctx / 20, CacheRead: ctx - ctx/20, Output: 250 + 10*i,
+			Parts: []oc.Part{oc.Text(at+400+int64(i)*30, at+3*sec+int64(i)*300)}})
+	}
+	d.Raw("msg_x", "ses_l", t0+500*sec, `{"role":"assistant"`)
+	price := 0.2
+	r := analyzeDB(t, Options{DBs: []string{d.Close()}, Profile: "test-cloud", Now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
+		Since: time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC), Models: []string{"qwen"},
+		Pricing: &results.Pricing{InputPerMTok: 0.99, CachedInputPerMTok: &price, OutputPerMTok: 1.49},
+		Limits:  &results.RateLimits{RequestsPerMinute: 3, TokensPerMinute: 150000, UncachedTokensPerMinute: 20000}})
+	r.Databases[0].Path = "opencode.db"
+	return r
+}
+
+func TestRenderGolden(t *testing.T) {
+	r := goldenReport(t)
+	for _, f := range Formats {
+		t.Run(f, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := r.Write(&buf, f); err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", "report-"+f+".golden")
+			if *update {
+				os.MkdirAll("testdata", 0o755)
+				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update)", err)
+			}
+			if !bytes.Equal(buf.Bytes(), want) {
+				t.Errorf("%s differs from %s (go test -update rewrites it):\n%s", f, golden, buf.String())
+			}
+		})
+	}
+	if err := r.Write(&bytes.Buffer{}, "html"); err == nil {
+		t.Error("unknown format accepted")
+	}
+}
+
+func TestRenderParses(t *testing.T) {
+	r := goldenReport(t)
+	var buf bytes.Buffer
+	r.WriteJSON(&buf)
+	var back Report
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatalf("JSON does not read back: %v", err)
+	}
+	if len(back.Models) != 2 || back.Models[0].EffectiveTokS.N != 6 || back.Counts.Skipped.MalformedMessages != 1 {
+		t.Errorf("JSON read back: %+v", back)
+	}
+	buf.Reset()
+	r.WriteCSV(&buf)
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil || len(recs) != 3 || len(recs[0]) != len(csvHeader) || len(recs[1]) != len(csvHeader) {
+		t.Fatalf("CSV: %d records, err %v", len(recs), err)
+	}
+	buf.Reset()
+	r.WriteMarkdown(&buf)
+	for _, want := range []string{"| cerebras/qwen-3.8-27b | 6 |", "## Cost", "tokens_per_minute | 150,000"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+}
+
+func TestCharts(t *testing.T) {
+	r := goldenReport(t)
+	dir := filepath.Join(t.TempDir(), "charts")
+	files, err := r.WriteCharts(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 4 {
+		t.Fatalf("files %v, want 4", files)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil || len(data) < 1000 {
+			t.Errorf("%s: %d bytes, %v", f, len(data), err)
+		}
+		switch filepath.Ext(f) {
+		case ".svg":
+			if !bytes.Contains(data, []byte("<svg")) || !bytes.Contains(data, []byte("cerebras/qwen-3.8-27b")) {
+				t.Errorf("%s is not an SVG naming the models", f)
+			}
+		case ".png":
+			if !bytes.HasPrefix(data, []byte("\x89PNG")) {
+				t.Errorf("%s is not a PNG", f)
+			}
+		}
+	}
+	empty := &Report{}
+	if _, err := empty.WriteCharts(dir); err == nil {
+		t.Error("charts of no samples: no error")
+	}
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sixpin/sixpin/analyze"
+	oc "github.com/sixpin/sixpin/analyze/opencodetest"
+	"github.com/sixpin/sixpin/trace"
+)
+
+var analyzeT0 = time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC).UnixMilli()
+
+// opencodeDB writes a small opencode database: two sessions of a cloud
+// and a local model, the cloud one's turns cut at their tool calls.
+func opencodeDB(t *testing.T, dir string) string {
+	d := oc.New(t, dir)
+	for i := range 5 {
+		at := analyzeT0 + int64(i)*10_000
+		d.Assistant(oc.Message{ID: fmt.Sprintf("msg_c%d", i), Session: "ses_c", Provider: "cerebras", Model: "qwen-3.8-27b", Created: at, Completed: at + 5000,
+			Finish: "tool-calls", Input: 2000, CacheRead: 10000 * i, Output: 300, Reasoning: 100, Parts: []oc.Part{oc.Text(at+300, at+700), oc.Tool(at+1000, at+5000)}})
+		d.Assistant(oc.Message{ID: fmt.Sprintf("msg_l%d", i), Session: "ses_l", Provider: "local", Model: "qwen-3.8-27b", Created: at, Completed: at + 4000,
+			Finish: "stop", Input: 1000, CacheRead: 9000 * i, Output: 400, Parts: []oc.Part{oc.Text(at+500, at+4000)}})
+	}
+	return d.Close()
+}
+
+// runAnalyze runs `sixpin analyze ARGS...` on NewCmdAnalyze with captured
+// streams and the given environment.
+func runAnalyze(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	f := &Factory{
+		IO:     &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
+		Getenv: func(k string) string { return env[k] },
+		Hard:   context.Background(),
+	}
+	cmd := NewCmdAnalyze(f)
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
+	cmd.SetArgs(args)
+	err = cmd.ExecuteContext(context.Background())
+	return out.String(), errOut.String(), err
+}
+
+func TestAnalyzeFlags(t *testing.T) {
+	var got *AnalyzeOpencodeOptions
+	f := &Factory{IO: &IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, Getenv: func(string) string { return "" }}
+	cmd := NewCmdAnalyzeOpencode(f, func(_ *cobra.Command, o *AnalyzeOpencodeOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--db", "a.db", "--db", "b.db", "--since", "30d", "--until", "2026-11-01", "--provider", "cerebras",
+		"--model", "qwen", "--model", "gpt-5*", "--min-output", "10", "--format", "md", "-o", "r.md", "--charts", "charts",
+		"--profile", "sim-cerebras-27b", "--export-trace", "t.jsonl"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	want := AnalyzeOpencodeOptions{DBs: []string{"a.db", "b.db"}, Since: "30d", Until: "2026-11-01", Providers: []string{"cerebras"},
+		Models: []string{"qwen", "gpt-5*"}, MinOutput: 10, Format: "md", FormatSet: true, Output: "r.md", Charts: "charts",
+		Profile: "sim-cerebras-27b", ExportTrace: "t.jsonl"}
+	got.F, got.Now = nil, nil
+	if fmt.Sprintf("%+v", *got) != fmt.Sprintf("%+v", want) {
+		t.Errorf("options:\n got %+v\nwant %+v", *got, want)
+	}
+	cmd = NewCmdAnalyzeOpencode(f, func(_ *cobra.Command, o *AnalyzeOpencodeOptions) error { got = o; return nil })
+	cmd.SetArgs(nil)
+	cmd.Execute()
+	if got.MinOutput != analyze.DefaultMinOutputTokens || got.Format != "text" || got.FormatSet {
+		t.Errorf("defaults: %+v", *got)
+	}
+}
+
+func TestAnalyzeOpencode(t *testing.T) {
+	dir := t.TempDir()
+	db := opencodeDB(t, t.TempDir())
+	before, _ := os.ReadFile(db)
+
+	out, _, err := runAnalyze(t, nil, "opencode", "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"cerebras/qwen-3.8-27b", "local/qwen-3.8-27b", "PROVIDER/MODEL", "10 generations of 2 models in 2 sessions"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text report lacks %q:\n%s", want, out)
+		}
+	}
+
+	out, _, err = runAnalyze(t, nil, "opencode", "--db", db, "--format", "json", "--model", "qwen", "--provider", "cerebras", "--profile", "sim-cerebras-27b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep analyze.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, out)
+	}
+	// 400 tokens in the 1 s before the tool call: 400 tok/s, not 80.
+	if len(rep.Models) != 1 || rep.Models[0].EffectiveTokS.P50 != 400 || rep.Cost == nil || rep.Sessions.Buckets[1].Limit != 450000 {
+		t.Errorf("report: %d models, %+v, cost %+v", len(rep.Models), rep.Models[0].EffectiveTokS, rep.Cost)
+	}
+
+	report := filepath.Join(dir, "report.md")
+	tr := filepath.Join(dir, "sessions.jsonl")
+	charts := filepath.Join(dir, "charts")
+	out, errOut, err := runAnalyze(t, nil, "opencode", "--db", db, "-o", report, "--charts", charts, "--export-trace", tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != "" {
+		t.Errorf("stdout %q with -o, want nothing", out)
+	}
+	md, _ := os.ReadFile(report)
+	if !strings.HasPrefix(string(md), "# Effective throughput") {
+		t.Errorf("-o report.md is not Markdown:\n%s", md)
+	}
+	for _, want := range []string{"wrote " + report + " (md)", "wrote charts ", "wrote trace " + tr + ": 2 sessions, 10 turns"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	for _, name := range []string{analyze.ChartBoxPlot + ".svg", analyze.ChartContext + ".png"} {
+		if _, err := os.Stat(filepath.Join(charts, name)); err != nil {
+			t.Errorf("chart: %v", err)
+		}
+	}
+	back, err := trace.Read(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Sessions) != 2 || back.Turns() != 10 || back.Sessions[0].Turns[4].CachedTokens == 0 {
+		t.Errorf("trace: %+v", back.Sessions)
+	}
+
+	for _, format := range []string{"csv", "md"} {
+		out, _, err := runAnalyze(t, nil, "opencode", "--db", db, "--format", format)
+		if err != nil || out == "" {
+			t.Errorf("--format %s: %v, %d bytes", format, err, len(out))
+		}
+	}
+
+	after, _ := os.ReadFile(db)
+	if !bytes.Equal(before, after) {
+		t.Error("the database changed")
+	}
+}
+
+func TestAnalyzeDefaultDB(t *testing.T) {
+	data := t.TempDir()
+	os.MkdirAll(filepath.Join(data, "opencode"), 0o755)
+	opencodeDB(t, filepath.Join(data, "opencode"))
+	out, _, err := runAnalyze(t, map[string]string{"XDG_DATA_HOME": data}, "opencode")
+	if err != nil || !strings.Contains(out, filepath.Join(data, "opencode", "opencode.db")) {
+		t.Errorf("default database under $XDG_DATA_HOME: %v\n%s", err, out)
+	}
+	home := t.TempDir()
+	_, _, err = runAnalyze(t, map[string]string{"HOME": home}, "opencode")
+	want := filepath.Join(home, ".local", "share", "opencode", "opencode.db")
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("err = %v, want a missing-database error naming %s", err, want)
+	}
+}
+
+func TestAnalyzeErrorsAreBadInput(t *testing.T) {
+	db := opencodeDB(t, t.TempDir())
+	notDB := filepath.Join(t.TempDir(), "notes.txt")
+	os.WriteFile(notDB, []byte(strings.Repeat("not a database\n", 20)), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"opencode", "--db", "/nope/opencode.db"}, "opencode database /nope/opencode.db: no such file"},
+		{[]string{"opencode", "--db", notDB}, "opencode database " + notDB + ": not a SQLite database"},
+		{[]string{"opencode", "--db", db, "--since", "soon"}, "--since: "},
+		{[]string{"opencode", "--db", db, "--until", "yesterday"}, "--until: "},
+		{[]string{"opencode", "--db", db, "--since", "2026-11-02", "--until", "2026-11-01"}, "is not before --until"},
+		{[]string{"opencode", "--db", db, "--format", "html"}, `--format "html"`},
+		{[]string{"opencode", "--db", db, "--profile", "nope"}, `no profile "nope"`},
+		{[]string{"opencode", "--db", db, "--min-output", "-1"}, "--min-output must be ≥ 0"},
+		{[]string{"opencode", "--db", db, "--nope"}, "unknown flag"},
+		{[]string{"opencode", "extra"}, "unknown command"},
+	} {
+		_, _, err := runAnalyze(t, nil, c.args...)
+		var bad errBadInput
+		if !errors.As(err, &bad) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: err = %v, want one-line bad input containing %q", c.args, err, c.want)
+		}
+	}
+}
