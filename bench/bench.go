@@ -50,6 +50,9 @@ type Config struct {
 	// Tokenizer overrides the profile's tokenizer ("server", a name, or
 	// "hf:PATH").
 	Tokenizer string
+	// Repeat runs the scenario that many times (seeds seed, seed+1, …) and
+	// reports means with confidence intervals; 0 or 1: once.
+	Repeat int
 	// TimeScale, in (0, 1], runs the built-in simulator and the client
 	// that many times faster, with every figure reported in simulated
 	// time (for tests and demos; 0 or 1: real time). Simulator only.
@@ -85,7 +88,10 @@ var ErrInvalid = errors.New("run invalid")
 
 // Outcome is what Run produced.
 type Outcome struct {
+	// Run is a single run's results; Set a sweep's or repeats' (one of
+	// the two is set).
 	Run  *results.Run
+	Set  *results.Set
 	Path string
 }
 
@@ -108,6 +114,14 @@ func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	switch {
+	case sc.Sweep != nil && cfg.Repeat > 1:
+		return nil, fmt.Errorf("%w: --repeat with a sweep: repeat each point as its own scenario", ErrBadInput)
+	case sc.Sweep != nil:
+		return sweep(ctx, hard, cfg, sc)
+	case cfg.Repeat > 1:
+		return repeat(ctx, hard, cfg, sc)
+	}
 	run, err := execute(ctx, hard, cfg, sc)
 	if err != nil {
 		return nil, err
@@ -124,18 +138,23 @@ func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 		return nil, err
 	}
 	fmt.Fprintf(cfg.Out, "\nResults: %s\n", path)
-	out := &Outcome{Run: run, Path: path}
+	return &Outcome{Run: run, Path: path}, verdict(sc, run)
+}
+
+// verdict maps a finished run to Run's error: interrupted, invalid, no
+// success, or over the error budget.
+func verdict(sc *scenario.Scenario, run *results.Run) error {
 	switch {
 	case run.Incomplete:
-		return out, ErrInterrupted
+		return ErrInterrupted
 	case !run.Valid:
-		return out, fmt.Errorf("%w: %s", ErrInvalid, strings.Join(run.Invalid, "; "))
+		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(run.Invalid, "; "))
 	case run.Errors.Requests-run.Errors.Failed == 0:
-		return out, fmt.Errorf("%w: no request succeeded", ErrRunFailed)
+		return fmt.Errorf("%w: no request succeeded", ErrRunFailed)
 	case sc.SLO.MaxErrorRate > 0 && run.Errors.Rate > sc.SLO.MaxErrorRate:
-		return out, fmt.Errorf("%w: error rate %.2f%% exceeds the budget of %.2f%%", ErrRunFailed, run.Errors.Rate*100, sc.SLO.MaxErrorRate*100)
+		return fmt.Errorf("%w: error rate %.2f%% exceeds the budget of %.2f%%", ErrRunFailed, run.Errors.Rate*100, sc.SLO.MaxErrorRate*100)
 	}
-	return out, nil
+	return nil
 }
 
 // withDefaults fills cfg's unset dependencies.

@@ -17,24 +17,31 @@ import (
 	"github.com/sixpin/sixpin/sim"
 )
 
-// run executes cfg quietly and returns its outcome and error.
-func run(t *testing.T, cfg Config) (*Outcome, error) {
+// quiet gives cfg buffers for output, an empty environment, and the
+// defaults the tests use.
+func quiet(t *testing.T, cfg Config) Config {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	cfg.Out, cfg.ErrOut = &out, &errOut
-	if cfg.Output == "" {
-		cfg.Output = filepath.Join(t.TempDir(), "r.json")
-	}
+	cfg.Out, cfg.ErrOut = &bytes.Buffer{}, &bytes.Buffer{}
 	if cfg.ScenarioPath == "" {
 		cfg.ScenarioPath = "testdata/exact.yaml"
 	}
 	cfg.Getenv = func(string) string { return "" }
+	return cfg
+}
+
+// run executes cfg quietly and returns its outcome and error.
+func run(t *testing.T, cfg Config) (*Outcome, error) {
+	t.Helper()
+	if cfg.Output == "" {
+		cfg.Output = filepath.Join(t.TempDir(), "r.json")
+	}
+	cfg = quiet(t, cfg)
 	o, err := Run(context.Background(), context.Background(), cfg)
 	if o == nil && err == nil {
 		t.Fatal("no outcome and no error")
 	}
 	if t.Failed() || (err != nil && o == nil) {
-		t.Logf("stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+		t.Logf("stdout:\n%s\nstderr:\n%s", cfg.Out, cfg.ErrOut)
 	}
 	return o, err
 }

@@ -9,13 +9,11 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/sixpin/sixpin/internal/atomicfile"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -115,35 +113,7 @@ func WriteText(w io.Writer, runs []Input) error {
 // file in the same directory, which is synced and renamed over path only
 // when render succeeded. A reader never sees half a report.
 func WriteFile(path string, render func(io.Writer) error) error {
-	var buf bytes.Buffer
-	if err := render(&buf); err != nil {
-		return err
-	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %q: %w", path, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after the rename
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		f.Close()
-		return fmt.Errorf("write %q: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("write %q: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %q: %w", path, err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		return fmt.Errorf("write %q: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %q: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(path, render)
 }
 
 // targetLabel names a run's target in one phrase.

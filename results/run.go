@@ -3,9 +3,11 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/sixpin/sixpin/internal/atomicfile"
 )
 
 // Schema is the results file's schema id. Consumers rely on the fields
@@ -130,37 +132,18 @@ type ClientInfo struct {
 // WriteFile writes run to path atomically: a temporary file in the same
 // directory, synced, then renamed over path. A reader never sees half a
 // file, and a crash leaves the old file (if any) intact.
-func WriteFile(path string, run *Run) error {
-	data, err := json.MarshalIndent(run, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode results: %w", err)
-	}
-	data = append(data, '\n')
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write results %q: %w", path, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write results %q: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("write results %q: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write results %q: %w", path, err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		return fmt.Errorf("write results %q: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write results %q: %w", path, err)
-	}
-	return nil
+func WriteFile(path string, run *Run) error { return writeJSON(path, run) }
+
+// writeJSON writes v as indented JSON to path atomically.
+func writeJSON(path string, v any) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(v); err != nil {
+			return fmt.Errorf("encode results: %w", err)
+		}
+		return nil
+	})
 }
 
 // ReadFile reads a results file and checks its schema.
@@ -178,3 +161,34 @@ func ReadFile(path string) (*Run, error) {
 	}
 	return &run, nil
 }
+
+// SetSchema is the schema of a file of several runs of one scenario.
+const SetSchema = "sixpin/set/v1"
+
+// Set kinds.
+const (
+	SetSweep   = "sweep"
+	SetRepeat  = "repeat"
+	SetBakeoff = "bakeoff"
+)
+
+// Set is several runs of one scenario, in one file: the points of a sweep
+// (one pin varied, the other five held), repeats (the same pins, seeds
+// seed, seed+1, …), or a bake-off (the same scenario against several
+// profiles).
+type Set struct {
+	Schema   string `json:"schema"`
+	Kind     string `json:"kind"`
+	Scenario string `json:"scenario"`
+	// Pin and Values are the sweep's (kind sweep).
+	Pin    string    `json:"pin,omitempty"`
+	Values []float64 `json:"values,omitempty"`
+	// Profiles are the bake-off's, in run order; Gates their declared
+	// intelligence gate ("pass", "fail"; absent: not declared).
+	Profiles []string          `json:"profiles,omitempty"`
+	Gates    map[string]string `json:"intelligence_gates,omitempty"`
+	Runs     []*Run            `json:"runs"`
+}
+
+// WriteSetFile writes set to path atomically.
+func WriteSetFile(path string, set *Set) error { return writeJSON(path, set) }

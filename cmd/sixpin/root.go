@@ -110,7 +110,8 @@ burst windows, with every figure carrying its pins.`,
 	root.SetErr(f.IO.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
 	root.AddCommand(NewCmdRun(f, nil), NewCmdValidate(f, nil), NewCmdSim(f, nil), NewCmdProfiles(f),
-		NewCmdReport(f, nil), NewCmdCompare(f, nil), NewCmdGate(f, nil), NewCmdAnalyze(f))
+		NewCmdReport(f, nil), NewCmdCompare(f, nil), NewCmdGate(f, nil), NewCmdAnalyze(f),
+		NewCmdBakeoff(f, nil))
 	return root
 }
 

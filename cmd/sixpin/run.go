@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"runtime/pprof"
 	"time"
@@ -50,6 +51,7 @@ func NewCmdRun(f *Factory, runF func(*cobra.Command, *RunOptions) error) *cobra.
 	fl.DurationVar(&c.Duration, "duration", 0, "override the scenario's duration (e.g. 30s, 5m)")
 	fl.IntVar(&c.Requests, "requests", 0, "override the scenario's request count")
 	fl.DurationVar(&c.Grace, "grace", bench.DefaultGrace, "after an interrupt, how long in-flight requests may finish")
+	fl.IntVar(&c.Repeat, "repeat", 0, "run N times (seeds seed, seed+1, …) and report means with 95% confidence intervals")
 	fl.BoolVar(&opts.NoProgress, "no-progress", false, "no progress bar")
 	fl.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a Go CPU profile of sixpin itself to FILE")
 	_ = fl.MarkHidden("cpuprofile")
@@ -65,6 +67,9 @@ func runRun(cmd *cobra.Command, opts *RunOptions) error {
 	}
 	if c.Duration < 0 {
 		return badInput(errNegative("--duration", c.Duration))
+	}
+	if c.Repeat < 0 || c.TimeScale < 0 || c.TimeScale > 1 {
+		return badInput(fmt.Errorf("--repeat must be ≥ 0 and --time-scale in (0, 1]"))
 	}
 	c.Getenv = opts.F.Getenv
 	c.Out, c.ErrOut = opts.F.IO.Out, opts.F.IO.ErrOut

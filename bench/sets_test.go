@@ -1,0 +1,112 @@
+package bench
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sixpin/sixpin/results"
+)
+
+// fixedProfile writes a simulator profile with load-independent timing:
+// each stream gets its first token after ttft and one every itl.
+func fixedProfile(t *testing.T, name, ttft, itl string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".yaml")
+	src := "name: " + name + "\nkind: simulator\noutput_control: ignore_eos\ntokenizer: words\n" +
+		"sim: {model: m, timing: fixed, fixed: {ttft: " + ttft + ", itl: " + itl + "}}\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func readSet(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// A sweep runs one point per value, writes them in one file, and plots
+// them: with load-independent timing, aggregate throughput grows with the
+// streams while each stream's speed holds.
+func TestSweepEndToEnd(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sweep.json")
+	o, err := run(t, Config{ScenarioPath: "testdata/sweep.yaml", Profile: fixedProfile(t, "fixed", "20ms", "5ms"), Output: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := o.Set
+	if set == nil || set.Kind != results.SetSweep || len(set.Runs) != 3 || set.Pin != "concurrency.streams" {
+		t.Fatalf("set %+v", set)
+	}
+	var agg []float64
+	for i, r := range set.Runs {
+		if r.Pins.Concurrency.Declared.Streams != int(set.Values[i]) || !r.Valid {
+			t.Errorf("point %d: streams %d, valid %v %v", i, r.Pins.Concurrency.Declared.Streams, r.Valid, r.Invalid)
+		}
+		agg = append(agg, r.Windows[results.WindowAll].AggregateOutputTokS)
+	}
+	if !(agg[0] < agg[1] && agg[1] < agg[2]) {
+		t.Errorf("aggregate throughput %v does not grow with the streams", agg)
+	}
+	if !strings.Contains(string(readSet(t, out)), `"schema": "sixpin/set/v1"`) {
+		t.Error("set file lacks its schema")
+	}
+	page := string(readSet(t, strings.TrimSuffix(out, ".json")+".html"))
+	if !strings.Contains(page, "<svg") || !strings.Contains(page, "Aggregate vs per-stream throughput") {
+		t.Error("sweep page lacks its Pareto plot")
+	}
+}
+
+// A bake-off runs one scenario against two simulator profiles and writes
+// one report: the shared pins, each vendor's figures, and the usable view
+// with the declared intelligence gate.
+func TestBakeoffEndToEnd(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bo")
+	fast, slow := fixedProfile(t, "fast", "10ms", "2ms"), fixedProfile(t, "slow", "50ms", "10ms")
+	cfg := BakeoffConfig{Config: quiet(t, Config{}), Profiles: []string{fast, slow}, Dir: dir,
+		Gates: map[string]string{"fast": "fail", "slow": "pass"}}
+	o, err := Bakeoff(t.Context(), t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Set.Runs) != 2 || o.Set.Profiles[0] != "fast" || o.Set.Profiles[1] != "slow" {
+		t.Fatalf("set %+v", o.Set)
+	}
+	for _, f := range []string{"fast.json", "slow.json", "bakeoff.json", "bakeoff.md"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("missing %s", f)
+		}
+	}
+	md := string(readSet(t, filepath.Join(dir, "bakeoff.md")))
+	for _, want := range []string{"Pins shared by every vendor", "| fast | fail |", "| slow | pass |", "intelligence gate"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("bakeoff.md lacks %q:\n%s", want, md)
+		}
+	}
+	// The fast vendor wins throughput (★) even though it fails the gate.
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "| fast | fail |") && !strings.Contains(line, "tok/s ★") {
+			t.Errorf("fast vendor's throughput not marked best: %s", line)
+		}
+	}
+}
+
+func TestRepeat(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "rep.json")
+	o, err := run(t, Config{ScenarioPath: "testdata/exact.yaml", Profile: fixedProfile(t, "fixed", "10ms", "2ms"), Output: out, Repeat: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Set == nil || o.Set.Kind != results.SetRepeat || len(o.Set.Runs) != 3 {
+		t.Fatalf("set %+v", o.Set)
+	}
+	if s0, s2 := o.Set.Runs[0].Scenario.Seed, o.Set.Runs[2].Scenario.Seed; s2 != s0+2 {
+		t.Errorf("seeds %d … %d, want consecutive", s0, s2)
+	}
+}

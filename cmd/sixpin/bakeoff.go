@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sixpin/sixpin/bench"
+)
+
+// BakeoffOptions are `sixpin bakeoff`'s dependencies and flags.
+type BakeoffOptions struct {
+	F            *Factory
+	Config       bench.BakeoffConfig
+	Intelligence []string
+	NoProgress   bool
+}
+
+// NewCmdBakeoff builds `sixpin bakeoff`.
+func NewCmdBakeoff(f *Factory, runF func(*cobra.Command, *BakeoffOptions) error) *cobra.Command {
+	opts := &BakeoffOptions{F: f}
+	cmd := &cobra.Command{
+		Use:   "bakeoff SCENARIO.yaml --profile A --profile B...",
+		Short: "Run one scenario against several profiles and compare vendors, dimension by dimension",
+		Example: `  sixpin bakeoff scenarios/agentic-120k.yaml --profile sim-local-27b --profile sim-cerebras-27b \
+      --intelligence sim-local-27b=pass --intelligence sim-cerebras-27b=pass -o bakeoff/`,
+		Args: argsBadInput(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Config.ScenarioPath = args[0]
+			if runF != nil {
+				return runF(cmd, opts)
+			}
+			return bakeoffRun(cmd, opts)
+		},
+	}
+	c := &opts.Config
+	fl := cmd.Flags()
+	fl.StringArrayVar(&c.Profiles, "profile", nil, "a profile to run against (NAME or FILE; at least two)")
+	fl.StringVarP(&c.Dir, "output", "o", "", "directory for the results and bakeoff.md (default sixpin-bakeoff-NAME-TIMESTAMP)")
+	fl.StringArrayVar(&opts.Intelligence, "intelligence", nil, "PROFILE=pass|fail: your verdict on the model's intelligence, a gate (repeatable)")
+	fl.StringVar(&c.Tokenizer, "tokenizer", "", "override every profile's tokenizer")
+	fl.DurationVar(&c.Duration, "duration", 0, "override the scenario's duration")
+	fl.IntVar(&c.Requests, "requests", 0, "override the scenario's request count")
+	fl.DurationVar(&c.Grace, "grace", bench.DefaultGrace, "after an interrupt, how long in-flight requests may finish")
+	fl.Float64Var(&c.TimeScale, "time-scale", 0, "run built-in simulators this much faster (tests and demos)")
+	_ = fl.MarkHidden("time-scale")
+	fl.BoolVar(&opts.NoProgress, "no-progress", false, "no progress bar")
+	return cmd
+}
+
+func bakeoffRun(cmd *cobra.Command, opts *BakeoffOptions) error {
+	c := opts.Config
+	c.Gates = map[string]string{}
+	for _, kv := range opts.Intelligence {
+		name, verdict, ok := strings.Cut(kv, "=")
+		if !ok {
+			return badInput(fmt.Errorf("--intelligence %q: want PROFILE=pass|fail", kv))
+		}
+		c.Gates[name] = verdict
+	}
+	c.Getenv = opts.F.Getenv
+	c.Out, c.ErrOut = opts.F.IO.Out, opts.F.IO.ErrOut
+	c.Progress = opts.F.IO.ErrTTY && !opts.NoProgress
+	_, err := bench.Bakeoff(cmd.Context(), opts.F.Hard, c)
+	return err
+}
