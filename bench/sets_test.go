@@ -32,34 +32,42 @@ func readSet(t *testing.T, path string) []byte {
 }
 
 // A sweep runs one point per value, writes them in one file, and plots
-// them: with load-independent timing, aggregate throughput grows with the
-// streams while each stream's speed holds.
+// them, against two simulator profiles: with load-independent timing,
+// aggregate throughput grows with the streams while each stream's speed
+// holds; with none, every point is still a valid run.
 func TestSweepEndToEnd(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "sweep.json")
-	o, err := run(t, Config{ScenarioPath: "testdata/sweep.yaml", Profile: fixedProfile(t, "fixed", "20ms", "5ms"), Output: out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := o.Set
-	if set == nil || set.Kind != results.SetSweep || len(set.Runs) != 3 || set.Pin != "concurrency.streams" {
-		t.Fatalf("set %+v", set)
-	}
-	var agg []float64
-	for i, r := range set.Runs {
-		if r.Pins.Concurrency.Declared.Streams != int(set.Values[i]) || !r.Valid {
-			t.Errorf("point %d: streams %d, valid %v %v", i, r.Pins.Concurrency.Declared.Streams, r.Valid, r.Invalid)
-		}
-		agg = append(agg, r.Windows[results.WindowAll].AggregateOutputTokS)
-	}
-	if !(agg[0] < agg[1] && agg[1] < agg[2]) {
-		t.Errorf("aggregate throughput %v does not grow with the streams", agg)
-	}
-	if !strings.Contains(string(readSet(t, out)), `"schema": "sixpin/set/v1"`) {
-		t.Error("set file lacks its schema")
-	}
-	page := string(readSet(t, strings.TrimSuffix(out, ".json")+".html"))
-	if !strings.Contains(page, "<svg") || !strings.Contains(page, "Aggregate vs per-stream throughput") {
-		t.Error("sweep page lacks its Pareto plot")
+	for _, c := range []struct {
+		name, profile string
+		grows         bool
+	}{{"fixed timing", fixedProfile(t, "fixed", "20ms", "5ms"), true}, {"no delay", "sim-instant", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "sweep.json")
+			o, err := run(t, Config{ScenarioPath: "testdata/sweep.yaml", Profile: c.profile, Output: out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			set := o.Set
+			if set == nil || set.Kind != results.SetSweep || len(set.Runs) != 3 || set.Pin != "concurrency.streams" {
+				t.Fatalf("set %+v", set)
+			}
+			var agg []float64
+			for i, r := range set.Runs {
+				if r.Pins.Concurrency.Declared.Streams != int(set.Values[i]) || !r.Valid {
+					t.Errorf("point %d: streams %d, valid %v %v", i, r.Pins.Concurrency.Declared.Streams, r.Valid, r.Invalid)
+				}
+				agg = append(agg, r.Windows[results.WindowAll].AggregateOutputTokS)
+			}
+			if c.grows && !(agg[0] < agg[1] && agg[1] < agg[2]) {
+				t.Errorf("aggregate throughput %v does not grow with the streams", agg)
+			}
+			if !strings.Contains(string(readSet(t, out)), `"schema": "sixpin/set/v1"`) {
+				t.Error("set file lacks its schema")
+			}
+			page := string(readSet(t, strings.TrimSuffix(out, ".json")+".html"))
+			if !strings.Contains(page, "<svg") || !strings.Contains(page, "Aggregate vs per-stream throughput") {
+				t.Error("sweep page lacks its Pareto plot")
+			}
+		})
 	}
 }
 
