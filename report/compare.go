@@ -331,7 +331,7 @@ func truncate(s string, n int) string {
 
 // runIdentity is a run's scenario, seed and target in one phrase.
 func runIdentity(run *results.Run) string {
-	s := fmt.Sprintf("%s (seed %d) · %s", run.Scenario.Name, run.Scenario.Seed, targetLabel(run.Target))
+	s := fmt.Sprintf("%s (seed %d) · %s", run.Scenario.Name, run.Scenario.Seed, results.TargetLabel(run.Target))
 	if run.Target.Simulated {
 		s += " [SIMULATED]"
 	}

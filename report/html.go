@@ -117,7 +117,7 @@ func writeHTMLRun(b *strings.Builder, in Input, idx int) error {
 	}
 	b.WriteString("</h2>\n")
 	fmt.Fprintf(b, "<p class=\"ident\">Scenario <b>%s</b> (seed %d) · target %s · sixpin %s · started %s · <code>%s</code></p>\n",
-		esc(run.Scenario.Name), run.Scenario.Seed, esc(targetLabel(run.Target)), esc(run.SixpinVersion),
+		esc(run.Scenario.Name), run.Scenario.Seed, esc(results.TargetLabel(run.Target)), esc(run.SixpinVersion),
 		esc(run.StartedAt.UTC().Format(time.DateTime+" UTC")), esc(in.Name))
 	if run.Incomplete {
 		fmt.Fprintf(b, "<div class=\"warn\"><b>INCOMPLETE:</b> %s — the figures cover what was measured until then.</div>\n", esc(run.IncompleteReason))
@@ -202,7 +202,7 @@ func writeHTMLCards(b *strings.Builder, run *results.Run) {
 	if e.Failed == 0 {
 		card("errors", "none", fmt.Sprintf("in %d requests", e.Requests))
 	} else {
-		card("errors", pct(e.Rate), fmt.Sprintf("%d of %d: %s", e.Failed, e.Requests, classList(e.ByClass)))
+		card("errors", pct(e.Rate), fmt.Sprintf("%d of %d: %s", e.Failed, e.Requests, results.ClassList(e.ByClass)))
 	}
 	b.WriteString("</div>\n")
 }
@@ -262,7 +262,7 @@ func writeHTMLWindows(b *strings.Builder, run *results.Run) {
 	row("aggregate output tok/s (all streams)", func(w *results.Window) string { return num(w.AggregateOutputTokS) })
 	row("concurrency (mean in flight; max)", func(w *results.Window) string { return fmt.Sprintf("%s; %d", num(w.MeanInFlight), w.MaxInFlight) })
 	row("aggregate ÷ in flight, tok/s per stream", func(w *results.Window) string { return num(w.AggregatePerStreamTokS) })
-	if slo := sloLabel(run); slo != "" {
+	if slo := results.SLOLabel(run); slo != "" {
 		row("goodput req/s ("+slo+")", func(w *results.Window) string {
 			if w.Goodput == nil {
 				return "–"
@@ -274,7 +274,7 @@ func writeHTMLWindows(b *strings.Builder, run *results.Run) {
 		if len(w.ErrorsByClass) == 0 {
 			return "none"
 		}
-		return classList(w.ErrorsByClass)
+		return results.ClassList(w.ErrorsByClass)
 	})
 	b.WriteString("</tbody>\n</table>\n")
 	for _, n := range names {

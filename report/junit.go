@@ -113,7 +113,7 @@ func runSuite(in Input) junitSuite {
 			{"file", in.Name},
 			{"scenario", run.Scenario.Name},
 			{"seed", strconv.FormatInt(run.Scenario.Seed, 10)},
-			{"target", targetLabel(run.Target)},
+			{"target", results.TargetLabel(run.Target)},
 			{"simulated", strconv.FormatBool(run.Target.Simulated)},
 			{"sixpin_version", run.SixpinVersion},
 		},
@@ -196,7 +196,7 @@ func windowCases(run *results.Run, name string, w *results.Window) []junitCase {
 		rate := float64(w.Failed) / float64(w.Requests)
 		c := junitCase{Name: fmt.Sprintf("%s: error rate ≤ %s", name, pct(budget)), Classname: class}
 		if rate > budget {
-			c.Failure = &junitMessage{Message: fmt.Sprintf("error rate %s > %s (%s)", pct(rate), pct(budget), classList(w.ErrorsByClass)), Type: "slo"}
+			c.Failure = &junitMessage{Message: fmt.Sprintf("error rate %s > %s (%s)", pct(rate), pct(budget), results.ClassList(w.ErrorsByClass)), Type: "slo"}
 		}
 		cs = append(cs, c)
 	}

@@ -75,7 +75,7 @@ func writeMarkdownRun(p *printer, in Input, heading bool) {
 // mdIdentity is the one line that says what was run against what.
 func mdIdentity(in Input) string {
 	run := in.Run
-	s := fmt.Sprintf("Scenario **%s** (seed %d) · target %s", run.Scenario.Name, run.Scenario.Seed, mdCell(targetLabel(run.Target)))
+	s := fmt.Sprintf("Scenario **%s** (seed %d) · target %s", run.Scenario.Name, run.Scenario.Seed, mdCell(results.TargetLabel(run.Target)))
 	if run.Target.Simulated {
 		s += " · **SIMULATED**"
 	}
@@ -165,10 +165,10 @@ func windowFacts(run *results.Run, name string, w *results.Window) []string {
 			num(w.DurationS), num(w.PeakAggregateOutputTokS), num(w.PeakStartS)))
 	}
 	if g := w.Goodput; g != nil {
-		ls = append(ls, fmt.Sprintf("**Goodput** (SLO %s): %s req/s, %s of requests", sloLabel(run), num(g.RateRPS), pct(g.Fraction)))
+		ls = append(ls, fmt.Sprintf("**Goodput** (SLO %s): %s req/s, %s of requests", results.SLOLabel(run), num(g.RateRPS), pct(g.Fraction)))
 	}
 	if len(w.ErrorsByClass) > 0 {
-		ls = append(ls, "**Errors**: "+classList(w.ErrorsByClass))
+		ls = append(ls, "**Errors**: "+results.ClassList(w.ErrorsByClass))
 	} else {
 		ls = append(ls, "**Errors**: none")
 	}
@@ -192,7 +192,7 @@ func runFacts(run *results.Run) []string {
 	if e.Failed == 0 {
 		ls = append(ls, fmt.Sprintf("Errors: none in %d requests", e.Requests))
 	} else {
-		ls = append(ls, fmt.Sprintf("Errors: %d of %d requests failed (%s, interrupts excluded): %s", e.Failed, e.Requests, pct(e.Rate), classList(e.ByClass)))
+		ls = append(ls, fmt.Sprintf("Errors: %d of %d requests failed (%s, interrupts excluded): %s", e.Failed, e.Requests, pct(e.Rate), results.ClassList(e.ByClass)))
 		for _, c := range results.ErrorClasses {
 			for _, ex := range e.Examples[string(c)] {
 				ls = append(ls, fmt.Sprintf("Error example, %s: %s", c, ex))

@@ -16,9 +16,9 @@ import (
 const (
 	// ParamsTolPct bounds the difference in model parameters (declared, or
 	// reported by the server when both runs have it).
-	ParamsTolPct = 10.0
+	ParamsTolPct = results.ParamsTolerancePct
 	// MixTolPct bounds the difference in input:output ratio.
-	MixTolPct = 25.0
+	MixTolPct = results.MixTolerancePct
 )
 
 // Mismatch is a pin on which two runs differ beyond its tolerance:

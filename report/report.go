@@ -116,18 +116,6 @@ func WriteFile(path string, render func(io.Writer) error) error {
 	return atomicfile.Write(path, render)
 }
 
-// targetLabel names a run's target in one phrase.
-func targetLabel(t results.TargetInfo) string {
-	if t.Simulated {
-		return fmt.Sprintf("built-in simulator (profile %s, model %q)", t.Profile, t.Model)
-	}
-	s := fmt.Sprintf("%s (model %q", t.Endpoint, t.Model)
-	if t.Profile != "" {
-		s += ", profile " + t.Profile
-	}
-	return s + ")"
-}
-
 // windowTitle names a window in headings.
 func windowTitle(name string) string {
 	switch name {
@@ -145,30 +133,3 @@ func windowTitle(name string) string {
 
 // reportWindows are the windows reports show, in order.
 var reportWindows = []string{results.WindowSteady, results.WindowBurst, results.WindowAll}
-
-// sloLabel describes the scenario's SLO, or "" without one.
-func sloLabel(run *results.Run) string {
-	var parts []string
-	s := run.Scenario.SLO
-	if s.TTFTMs > 0 {
-		parts = append(parts, "TTFT ≤ "+num(s.TTFTMs)+" ms")
-	}
-	if s.TPOTMs > 0 {
-		parts = append(parts, "TPOT ≤ "+num(s.TPOTMs)+" ms")
-	}
-	if s.E2EMs > 0 {
-		parts = append(parts, "E2E ≤ "+num(s.E2EMs)+" ms")
-	}
-	return strings.Join(parts, ", ")
-}
-
-// classList formats errors by class in the canonical order.
-func classList(m map[string]int) string {
-	var parts []string
-	for _, c := range results.ErrorClasses {
-		if n := m[string(c)]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", c, n))
-		}
-	}
-	return strings.Join(parts, ", ")
-}

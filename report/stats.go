@@ -11,6 +11,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/internal/randx"
 )
 
 // Statistics defaults: 1,000 resamples, 95% two-sided intervals, seed 1.
@@ -267,8 +268,8 @@ func proportionEstimate(k, n int, scale float64) estimate {
 	e.Value = float64(k) / float64(n) * scale
 	a, b := float64(k)+0.5, float64(n-k)+0.5
 	e.Draw = func(r *rand.Rand) float64 {
-		x := gammaDraw(r, a)
-		return x / (x + gammaDraw(r, b)) * scale
+		x := randx.Gamma(r, a)
+		return x / (x + randx.Gamma(r, b)) * scale
 	}
 	return e
 }
@@ -408,26 +409,4 @@ func betaCF(a, b, x float64) float64 {
 		}
 	}
 	return h
-}
-
-// gammaDraw draws from Gamma(a, 1) (Marsaglia and Tsang 2000; for a < 1
-// via Gamma(a+1)·U^(1/a)).
-func gammaDraw(r *rand.Rand, a float64) float64 {
-	if a < 1 {
-		return gammaDraw(r, a+1) * math.Pow(r.Float64(), 1/a)
-	}
-	d := a - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := r.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		u := r.Float64()
-		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
-			return d * v
-		}
-	}
 }

@@ -204,10 +204,14 @@ type Declared struct {
 
 // Tolerances for verification (DESIGN §1; issue-set defaults).
 const (
-	mixTolPct    = 25.0
-	concTolPct   = 10.0
-	rateTolPct   = 5.0
-	paramsTolPct = 10.0
+	// MixTolerancePct bounds how far an input:output ratio may be from
+	// another before the mix pins differ.
+	MixTolerancePct = 25.0
+	concTolPct      = 10.0
+	rateTolPct      = 5.0
+	// ParamsTolerancePct bounds how far a model's parameter count may be
+	// from another before the model pins differ.
+	ParamsTolerancePct = 10.0
 )
 
 // BuildPins fills the observed and verified side of every pin from what the
@@ -295,7 +299,7 @@ func pctOff(got, want float64) float64 {
 }
 
 func verifyModel(d ModelDeclared, o ModelObserved, disc Discovery) (Verdict, string) {
-	if d.ParamsB > 0 && o.ParamsB > 0 && pctOff(o.ParamsB, d.ParamsB) > paramsTolPct {
+	if d.ParamsB > 0 && o.ParamsB > 0 && pctOff(o.ParamsB, d.ParamsB) > ParamsTolerancePct {
 		return Contradicted, fmt.Sprintf("declared %gB parameters, server reports %.3gB", d.ParamsB, o.ParamsB)
 	}
 	switch {
@@ -456,10 +460,10 @@ func verifyMix(d MixDeclared, o MixObserved) (Verdict, string) {
 	switch {
 	case o.InputOutputRatio == 0:
 		return Unverifiable, "no successful request with usage"
-	case pctOff(o.InputOutputRatio, o.RequestedInputOutputRatio) > mixTolPct:
+	case pctOff(o.InputOutputRatio, o.RequestedInputOutputRatio) > MixTolerancePct:
 		return Contradicted, fmt.Sprintf("input:output %.3g observed vs %.3g requested (> %.0f%% off)",
-			o.InputOutputRatio, o.RequestedInputOutputRatio, mixTolPct)
-	case d.InputOutputRatio > 0 && pctOff(o.RequestedInputOutputRatio, d.InputOutputRatio) > mixTolPct:
+			o.InputOutputRatio, o.RequestedInputOutputRatio, MixTolerancePct)
+	case d.InputOutputRatio > 0 && pctOff(o.RequestedInputOutputRatio, d.InputOutputRatio) > MixTolerancePct:
 		return Verified, fmt.Sprintf("input:output %.3g observed = %.3g requested; this sample's ratio differs from the declared mean %.3g (more requests narrow it)",
 			o.InputOutputRatio, o.RequestedInputOutputRatio, d.InputOutputRatio)
 	}

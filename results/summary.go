@@ -19,7 +19,7 @@ func WriteSummary(w io.Writer, run *Run) error {
 		sim = " [SIMULATED]"
 	}
 	p.f("sixpin %s · scenario %s (seed %d) · target %s%s\n", run.SixpinVersion, run.Scenario.Name,
-		run.Scenario.Seed, targetLabel(run.Target), sim)
+		run.Scenario.Seed, TargetLabel(run.Target), sim)
 	if run.Incomplete {
 		p.f("INCOMPLETE: %s — the figures cover what was measured until then.\n", run.IncompleteReason)
 	}
@@ -85,7 +85,8 @@ func (p *printer) f(format string, args ...any) {
 	}
 }
 
-func targetLabel(t TargetInfo) string {
+// TargetLabel names a run's target in one phrase.
+func TargetLabel(t TargetInfo) string {
 	if t.Simulated {
 		return fmt.Sprintf("built-in simulator (profile %s, model %q)", t.Profile, t.Model)
 	}
@@ -158,14 +159,16 @@ func writeWindow(p *printer, run *Run, name string, w *Window) {
 			num(w.InputOutputRatio), pct(w.PrefillShare))
 	}
 	if g := w.Goodput; g != nil {
-		p.f("  goodput (%s window, SLO %s): %s req/s, %s of requests\n", name, sloLabel(run), num(g.RateRPS), pct(g.Fraction))
+		p.f("  goodput (%s window, SLO %s): %s req/s, %s of requests\n", name, SLOLabel(run), num(g.RateRPS), pct(g.Fraction))
 	}
 	if len(w.ErrorsByClass) > 0 {
-		p.f("  errors in window: %s\n", classList(w.ErrorsByClass))
+		p.f("  errors in window: %s\n", ClassList(w.ErrorsByClass))
 	}
 }
 
-func sloLabel(run *Run) string {
+// SLOLabel describes the scenario's SLO ("TTFT ≤ 2,000 ms, TPOT ≤ 50.0
+// ms"), or "" without one.
+func SLOLabel(run *Run) string {
 	var parts []string
 	s := run.Scenario.SLO
 	if s.TTFTMs > 0 {
@@ -187,7 +190,7 @@ func writeErrors(p *printer, run *Run) {
 		return
 	}
 	p.f("Errors (whole run): %d of %d requests failed (%s, interrupts excluded): %s\n",
-		e.Failed, e.Requests, pct(e.Rate), classList(e.ByClass))
+		e.Failed, e.Requests, pct(e.Rate), ClassList(e.ByClass))
 	for _, c := range ErrorClasses {
 		for _, ex := range e.Examples[string(c)] {
 			p.f("  %s: %s\n", c, ex)
@@ -195,7 +198,8 @@ func writeErrors(p *printer, run *Run) {
 	}
 }
 
-func classList(m map[string]int) string {
+// ClassList formats error counts by class in report order.
+func ClassList(m map[string]int) string {
 	var parts []string
 	for _, c := range ErrorClasses {
 		if n := m[string(c)]; n > 0 {

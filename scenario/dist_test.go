@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/sixpin/sixpin/internal/randx"
 )
 
 func TestDistString(t *testing.T) {
@@ -186,7 +188,7 @@ func TestGamma(t *testing.T) {
 			r := rand.New(rand.NewPCG(7, 8))
 			xs := make([]float64, 200_000)
 			for i := range xs {
-				xs[i] = gamma(r, shape)
+				xs[i] = randx.Gamma(r, shape)
 				if xs[i] < 0 || math.IsNaN(xs[i]) {
 					t.Fatalf("gamma(%v) = %v", shape, xs[i])
 				}

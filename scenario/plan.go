@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sixpin/sixpin/internal/randx"
 	"github.com/sixpin/sixpin/trace"
 )
 
@@ -270,7 +271,7 @@ func (a *Arrivals) Next() time.Duration {
 	case a.kind == ArrivalConstant:
 		a.t = float64(i) / a.rate
 	case a.kind == ArrivalGamma && a.shape > 0:
-		a.t += gamma(a.r, a.shape) / (a.rate * a.shape)
+		a.t += randx.Gamma(a.r, a.shape) / (a.rate * a.shape)
 	default: // poisson
 		a.t += a.r.ExpFloat64() / a.rate
 	}
