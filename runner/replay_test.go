@@ -88,7 +88,8 @@ func TestReplaySessions(t *testing.T) {
 func TestReplayMooncakeBlocks(t *testing.T) {
 	tr := &trace.Trace{Sessions: []trace.Session{
 		{ID: "0", Turns: []trace.Turn{{InputTokens: 1500, OutputTokens: 5, HashIDs: []int{1, 2, 3}}}},
-		{ID: "1", Start: 200 * time.Millisecond, Turns: []trace.Turn{{InputTokens: 1400, OutputTokens: 5, HashIDs: []int{1, 2, 9}}}},
+		// 10 s later (0.1 s at the test's time scale): after the first has finished.
+		{ID: "1", Start: 10 * time.Second, Turns: []trace.Turn{{InputTokens: 1400, OutputTokens: 5, HashIDs: []int{1, 2, 9}}}},
 	}}
 	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone, PrefixCaching: boolp(true)}, nil)
 	r := newRunner(t, tracePlan(t, tr), simTarget(ts), WithTemplateOverhead(8))
