@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -272,20 +273,20 @@ func rowLabel(r Row) string {
 
 // WriteCompareText writes c as aligned text columns.
 func WriteCompareText(w io.Writer, c *Comparison) error {
-	p := &printer{w: w}
-	p.f("sixpin compare — %d runs, each against A; changes with %s intervals (%s resamples, seed %d)\n",
+	p := &numfmt.Printer{W: w}
+	p.F("sixpin compare — %d runs, each against A; changes with %s intervals (%s resamples, seed %d)\n",
 		len(c.Runs), pct(c.Stats.Confidence), group(float64(c.Stats.Resamples)), c.Stats.Seed)
 	wn := 0
 	for _, in := range c.Runs {
 		wn = max(wn, len(in.Name))
 	}
 	for i, in := range c.Runs {
-		p.f("  %s  %-*s  %s\n", letter(i), wn, in.Name, runIdentity(in.Run))
+		p.F("  %s  %-*s  %s\n", letter(i), wn, in.Name, runIdentity(in.Run))
 	}
-	p.f("\n")
+	p.F("\n")
 	writePinsText(p, c)
 	for _, sec := range c.Sections {
-		p.f("\n%s\n", strings.ToUpper(sec.Title[:1])+sec.Title[1:])
+		p.F("\n%s\n", strings.ToUpper(sec.Title[:1])+sec.Title[1:])
 		head := fmt.Sprintf("  %-46s", "")
 		for i := range c.Runs {
 			head += fmt.Sprintf(" %12s", letter(i))
@@ -293,7 +294,7 @@ func WriteCompareText(w io.Writer, c *Comparison) error {
 				head += fmt.Sprintf("  %-20s", letter(i)+" vs A")
 			}
 		}
-		p.f("%s\n", strings.TrimRight(head, " "))
+		p.F("%s\n", strings.TrimRight(head, " "))
 		for _, r := range sec.Rows {
 			line := fmt.Sprintf("  %-46s", truncate(rowLabel(r), 46))
 			for i, cell := range r.Cells {
@@ -313,12 +314,12 @@ func WriteCompareText(w io.Writer, c *Comparison) error {
 					line += fmt.Sprintf("  %-20s", d)
 				}
 			}
-			p.f("%s\n", strings.TrimRight(line, " "))
+			p.F("%s\n", strings.TrimRight(line, " "))
 		}
 	}
-	p.f("\nbetter/worse: the change is beyond its %s interval in that direction; noise: the interval includes no change;\nsame: under 0.5%%; ?: no interval (too few values for that percentile, or no sampling model).\n",
+	p.F("\nbetter/worse: the change is beyond its %s interval in that direction; noise: the interval includes no change;\nsame: under 0.5%%; ?: no interval (too few values for that percentile, or no sampling model).\n",
 		pct(c.Stats.Confidence))
-	return p.err
+	return p.Err
 }
 
 func truncate(s string, n int) string {
@@ -351,17 +352,17 @@ func pinSummary(run *results.Run) []struct{ pin, declared string } {
 	return out
 }
 
-func writePinsText(p *printer, c *Comparison) {
+func writePinsText(p *numfmt.Printer, c *Comparison) {
 	if !c.Comparable() {
-		p.f("PIN MISMATCH — these runs do not measure the same workload; differences below mix workload and performance:\n")
+		p.F("PIN MISMATCH — these runs do not measure the same workload; differences below mix workload and performance:\n")
 		for i, ms := range c.Mismatches {
 			for _, m := range ms {
-				p.f("  ✗ %s vs A: %s\n", letter(i), m)
+				p.F("  ✗ %s vs A: %s\n", letter(i), m)
 			}
 		}
-		p.f("\n")
+		p.F("\n")
 	}
-	p.f("Pins (declared in A; verdict per run: ✓ verified, ✗ contradicted, ? unverifiable)\n")
+	p.F("Pins (declared in A; verdict per run: ✓ verified, ✗ contradicted, ? unverifiable)\n")
 	cards := make([]results.Card, len(c.Runs))
 	for i, in := range c.Runs {
 		cards[i] = results.PinCard(in.Run)
@@ -371,79 +372,79 @@ func writePinsText(p *printer, c *Comparison) {
 		for i := range c.Runs {
 			marks += letter(i) + cards[i].Rows[j].Mark() + " "
 		}
-		p.f("  %-12s %s %s\n", ps.pin, marks, ps.declared)
+		p.F("  %-12s %s %s\n", ps.pin, marks, ps.declared)
 	}
 	if c.Comparable() {
-		p.f("All pins agree within their tolerances.\n")
+		p.F("All pins agree within their tolerances.\n")
 	}
 }
 
 // WriteCompareMarkdown writes c as Markdown tables.
 func WriteCompareMarkdown(w io.Writer, c *Comparison) error {
-	p := &printer{w: w}
-	p.f("# sixpin compare\n\n")
-	p.f("Each run against **A**; changes with %s confidence intervals (%s resamples, seed %d).\n\n", pct(c.Stats.Confidence), group(float64(c.Stats.Resamples)), c.Stats.Seed)
-	p.f("| run | file | scenario and target |\n|---|---|---|\n")
+	p := &numfmt.Printer{W: w}
+	p.F("# sixpin compare\n\n")
+	p.F("Each run against **A**; changes with %s confidence intervals (%s resamples, seed %d).\n\n", pct(c.Stats.Confidence), group(float64(c.Stats.Resamples)), c.Stats.Seed)
+	p.F("| run | file | scenario and target |\n|---|---|---|\n")
 	for i, in := range c.Runs {
-		p.f("| %s | `%s` | %s |\n", letter(i), in.Name, mdCell(runIdentity(in.Run)))
+		p.F("| %s | `%s` | %s |\n", letter(i), in.Name, mdCell(runIdentity(in.Run)))
 	}
-	p.f("\n")
+	p.F("\n")
 	if !c.Comparable() {
-		p.f("> **PIN MISMATCH** — these runs do not measure the same workload; the differences below mix workload and performance:\n")
+		p.F("> **PIN MISMATCH** — these runs do not measure the same workload; the differences below mix workload and performance:\n")
 		for i, ms := range c.Mismatches {
 			for _, m := range ms {
-				p.f("> - ✗ %s vs A: %s\n", letter(i), mdCell(m.String()))
+				p.F("> - ✗ %s vs A: %s\n", letter(i), mdCell(m.String()))
 			}
 		}
-		p.f("\n")
+		p.F("\n")
 	}
-	p.f("### Pins\n\n| pin | declared (A) |")
+	p.F("### Pins\n\n| pin | declared (A) |")
 	for i := range c.Runs {
-		p.f(" %s |", letter(i))
+		p.F(" %s |", letter(i))
 	}
-	p.f("\n|---|---|")
+	p.F("\n|---|---|")
 	for range c.Runs {
-		p.f(":-:|")
+		p.F(":-:|")
 	}
-	p.f("\n")
+	p.F("\n")
 	cards := make([]results.Card, len(c.Runs))
 	for i, in := range c.Runs {
 		cards[i] = results.PinCard(in.Run)
 	}
 	for j, ps := range pinSummary(c.Runs[0].Run) {
-		p.f("| %s | %s |", ps.pin, mdCell(ps.declared))
+		p.F("| %s | %s |", ps.pin, mdCell(ps.declared))
 		for i := range c.Runs {
-			p.f(" %s |", cards[i].Rows[j].Mark())
+			p.F(" %s |", cards[i].Rows[j].Mark())
 		}
-		p.f("\n")
+		p.F("\n")
 	}
 	if c.Comparable() {
-		p.f("\nAll pins agree within their tolerances.\n")
+		p.F("\nAll pins agree within their tolerances.\n")
 	}
 	for _, sec := range c.Sections {
-		p.f("\n### %s\n\n| figure |", sec.Title)
+		p.F("\n### %s\n\n| figure |", sec.Title)
 		for i := range c.Runs {
-			p.f(" %s |", letter(i))
+			p.F(" %s |", letter(i))
 			if i > 0 {
-				p.f(" %s vs A |", letter(i))
+				p.F(" %s vs A |", letter(i))
 			}
 		}
-		p.f("\n|---|")
+		p.F("\n|---|")
 		for i := range c.Runs {
-			p.f("--:|")
+			p.F("--:|")
 			if i > 0 {
-				p.f("---|")
+				p.F("---|")
 			}
 		}
-		p.f("\n")
+		p.F("\n")
 		for _, r := range sec.Rows {
-			p.f("| %s |", mdCell(rowLabel(r)))
+			p.F("| %s |", mdCell(rowLabel(r)))
 			for i, cell := range r.Cells {
 				v := "–"
 				if cell.OK {
 					v = r.value(cell.Value)
 				}
-				p.f(" %s |", v)
+				p.F(" %s |", v)
 				if i > 0 {
 					d := ""
 					if cell.OK && r.Cells[0].OK {
@@ -461,12 +462,12 @@ func WriteCompareMarkdown(w io.Writer, c *Comparison) error {
 							d += " " + fmtInterval(cell.Interval)
 						}
 					}
-					p.f(" %s |", d)
+					p.F(" %s |", d)
 				}
 			}
-			p.f("\n")
+			p.F("\n")
 		}
 	}
-	p.f("\n_better/worse: the change lies beyond its %s interval in that direction; noise: the interval includes no change; same: under 0.5%%; ?: no interval (too few values for that percentile, or no sampling model)._\n", pct(c.Stats.Confidence))
-	return p.err
+	p.F("\n_better/worse: the change lies beyond its %s interval in that direction; noise: the interval includes no change; same: under 0.5%%; ?: no interval (too few values for that percentile, or no sampling model)._\n", pct(c.Stats.Confidence))
+	return p.Err
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -84,73 +85,73 @@ func compactCard(run *results.Run) string {
 
 // WriteGateText writes g for a terminal or CI log.
 func WriteGateText(w io.Writer, g *GateResult) error {
-	p := &printer{w: w}
-	p.f("sixpin gate — current against baseline\n")
+	p := &numfmt.Printer{W: w}
+	p.F("sixpin gate — current against baseline\n")
 	wn := max(len(g.Baseline.Name), len(g.Current.Name))
-	p.f("  baseline  %-*s  %s\n", wn, g.Baseline.Name, runIdentity(g.Baseline.Run))
-	p.f("  current   %-*s  %s\n", wn, g.Current.Name, runIdentity(g.Current.Run))
-	p.f("Pins of the current run: %s\n", compactCard(g.Current.Run))
+	p.F("  baseline  %-*s  %s\n", wn, g.Baseline.Name, runIdentity(g.Baseline.Run))
+	p.F("  current   %-*s  %s\n", wn, g.Current.Name, runIdentity(g.Current.Run))
+	p.F("Pins of the current run: %s\n", compactCard(g.Current.Run))
 	if !g.Comparable() {
-		p.f("\nThe runs cannot be compared:\n")
+		p.F("\nThe runs cannot be compared:\n")
 		for _, s := range g.Incomparable {
-			p.f("  ✗ %s\n", s)
+			p.F("  ✗ %s\n", s)
 		}
-		p.f("\nRESULT: %s\n", gateHeadline(g))
-		return p.err
+		p.F("\nRESULT: %s\n", gateHeadline(g))
+		return p.Err
 	}
-	p.f("Pins agree within their tolerances.\n\n")
-	p.f("A rule fails only when its figure is beyond the tolerance AND the difference is significant at %s (%s resamples, seed %d).\n",
+	p.F("Pins agree within their tolerances.\n\n")
+	p.F("A rule fails only when its figure is beyond the tolerance AND the difference is significant at %s (%s resamples, seed %d).\n",
 		pct(g.Stats.Confidence), group(float64(g.Stats.Resamples)), g.Stats.Seed)
 	line := func(cols ...any) {
-		p.f("%s\n", strings.TrimRight(fmt.Sprintf("  %-4s  %-32s %-18s %14s %14s %9s  %-22s %s", cols...), " "))
+		p.F("%s\n", strings.TrimRight(fmt.Sprintf("  %-4s  %-32s %-18s %14s %14s %9s  %-22s %s", cols...), " "))
 	}
 	line("", "rule", "tolerance", "baseline", "current", "change", "interval", "")
 	for _, c := range g.Checks {
 		line(statusWord(c.Status), c.Rule.Key, c.Rule.Tolerance(), checkValue(c, c.Baseline, c.HasBaseline),
 			checkValue(c, c.Current, c.HasCurrent), checkChange(c), checkInterval(c), c.Why)
 	}
-	p.f("\nRESULT: %s\n", gateHeadline(g))
-	return p.err
+	p.F("\nRESULT: %s\n", gateHeadline(g))
+	return p.Err
 }
 
 // WriteGateMarkdown writes g as Markdown for a pull request or
 // $GITHUB_STEP_SUMMARY, with the current run's pin card folded below.
 func WriteGateMarkdown(w io.Writer, g *GateResult) error {
-	p := &printer{w: w}
+	p := &numfmt.Printer{W: w}
 	icon := map[bool]string{true: "✅", false: "❌"}
 	switch {
 	case !g.Comparable():
-		p.f("## sixpin gate: ⚠️ INCOMPARABLE\n\n")
+		p.F("## sixpin gate: ⚠️ INCOMPARABLE\n\n")
 	case g.Passed():
-		p.f("## sixpin gate: ✅ PASS\n\n")
+		p.F("## sixpin gate: ✅ PASS\n\n")
 	default:
-		p.f("## sixpin gate: ❌ FAIL (%d of %d rules)\n\n", len(g.Failed()), len(g.Checks))
+		p.F("## sixpin gate: ❌ FAIL (%d of %d rules)\n\n", len(g.Failed()), len(g.Checks))
 	}
-	p.f("Current `%s` — %s\n\nBaseline `%s` — %s\n\n", g.Current.Name, mdCell(runIdentity(g.Current.Run)),
+	p.F("Current `%s` — %s\n\nBaseline `%s` — %s\n\n", g.Current.Name, mdCell(runIdentity(g.Current.Run)),
 		g.Baseline.Name, mdCell(runIdentity(g.Baseline.Run)))
 	if !g.Comparable() {
-		p.f("The runs cannot be compared:\n\n")
+		p.F("The runs cannot be compared:\n\n")
 		for _, s := range g.Incomparable {
-			p.f("- ✗ %s\n", mdCell(s))
+			p.F("- ✗ %s\n", mdCell(s))
 		}
 	} else {
-		p.f("Pins agree within their tolerances. A rule fails only when its figure is beyond the tolerance **and** the difference is significant at %s (%s resamples, seed %d).\n\n",
+		p.F("Pins agree within their tolerances. A rule fails only when its figure is beyond the tolerance **and** the difference is significant at %s (%s resamples, seed %d).\n\n",
 			pct(g.Stats.Confidence), group(float64(g.Stats.Resamples)), g.Stats.Seed)
-		p.f("| | rule | tolerance | baseline | current | change | interval | verdict |\n|:-:|---|---|--:|--:|--:|---|---|\n")
+		p.F("| | rule | tolerance | baseline | current | change | interval | verdict |\n|:-:|---|---|--:|--:|--:|---|---|\n")
 		for _, c := range g.Checks {
 			mark := icon[c.Status != Fail]
 			if c.Status == Skip {
 				mark = "➖"
 			}
-			p.f("| %s | `%s` | %s | %s | %s | %s | %s | %s |\n", mark, c.Rule.Key, c.Rule.Tolerance(),
+			p.F("| %s | `%s` | %s | %s | %s | %s | %s | %s |\n", mark, c.Rule.Key, c.Rule.Tolerance(),
 				checkValue(c, c.Baseline, c.HasBaseline), checkValue(c, c.Current, c.HasCurrent), checkChange(c), checkInterval(c), mdCell(c.Why))
 		}
 	}
-	p.f("\n**%s**\n\n", mdCell(gateHeadline(g)))
-	p.f("<details><summary>Pin card of the current run</summary>\n\n")
+	p.F("\n**%s**\n\n", mdCell(gateHeadline(g)))
+	p.F("<details><summary>Pin card of the current run</summary>\n\n")
 	writeMarkdownPinCard(p, results.PinCard(g.Current.Run))
-	p.f("\n</details>\n")
-	return p.err
+	p.F("\n</details>\n")
+	return p.Err
 }
 
 // WriteGateJUnit writes g as JUnit XML: one testsuite, a testcase for the

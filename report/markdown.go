@@ -14,18 +14,6 @@ func num(v float64) string   { return numfmt.Sig(v) }
 func group(v float64) string { return numfmt.Thousands(v) }
 func pct(f float64) string   { return numfmt.Percent(f) }
 
-// printer writes formatted text and keeps the first error.
-type printer struct {
-	w   io.Writer
-	err error
-}
-
-func (p *printer) f(format string, args ...any) {
-	if p.err == nil {
-		_, p.err = fmt.Fprintf(p.w, format, args...)
-	}
-}
-
 // mdCell escapes text for a Markdown table cell.
 func mdCell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;").Replace(s)
@@ -38,37 +26,37 @@ func mdCell(s string) string {
 // per-request latency percentiles, per-stream speeds, and the aggregate,
 // goodput and errors beside them; then whole-run errors, tokens and cost.
 func WriteMarkdown(w io.Writer, runs []Input) error {
-	p := &printer{w: w}
+	p := &numfmt.Printer{W: w}
 	if len(runs) == 1 {
-		p.f("# sixpin report: %s\n\n", runs[0].Run.Scenario.Name)
+		p.F("# sixpin report: %s\n\n", runs[0].Run.Scenario.Name)
 	} else {
-		p.f("# sixpin report: %d runs\n\n", len(runs))
+		p.F("# sixpin report: %d runs\n\n", len(runs))
 	}
 	for i, in := range runs {
 		if i > 0 {
-			p.f("\n---\n\n")
+			p.F("\n---\n\n")
 		}
 		writeMarkdownRun(p, in, len(runs) > 1)
 	}
-	return p.err
+	return p.Err
 }
 
-func writeMarkdownRun(p *printer, in Input, heading bool) {
+func writeMarkdownRun(p *numfmt.Printer, in Input, heading bool) {
 	run := in.Run
 	if heading {
-		p.f("## %s · `%s`\n\n", run.Scenario.Name, in.Name)
+		p.F("## %s · `%s`\n\n", run.Scenario.Name, in.Name)
 	}
-	p.f("%s\n\n", mdIdentity(in))
+	p.F("%s\n\n", mdIdentity(in))
 	writeMarkdownWarnings(p, run)
-	p.f("### Pin card\n\n")
+	p.F("### Pin card\n\n")
 	writeMarkdownPinCard(p, results.PinCard(run))
 	for _, name := range reportWindows {
 		if win := run.Windows[name]; win != nil {
-			p.f("\n")
+			p.F("\n")
 			writeMarkdownWindow(p, run, name, win)
 		}
 	}
-	p.f("\n### Whole run\n\n")
+	p.F("\n### Whole run\n\n")
 	writeMarkdownRunFacts(p, run)
 }
 
@@ -83,26 +71,26 @@ func mdIdentity(in Input) string {
 	return s
 }
 
-func writeMarkdownWarnings(p *printer, run *results.Run) {
+func writeMarkdownWarnings(p *numfmt.Printer, run *results.Run) {
 	if run.Incomplete {
-		p.f("> **INCOMPLETE:** %s — the figures cover what was measured until then.\n\n", mdCell(run.IncompleteReason))
+		p.F("> **INCOMPLETE:** %s — the figures cover what was measured until then.\n\n", mdCell(run.IncompleteReason))
 	}
 	if !run.Valid {
-		p.f("> **INVALID:** %s\n\n", mdCell(strings.Join(run.Invalid, "; ")))
+		p.F("> **INVALID:** %s\n\n", mdCell(strings.Join(run.Invalid, "; ")))
 	}
 }
 
 // writeMarkdownPinCard writes the pin card as a table.
-func writeMarkdownPinCard(p *printer, c results.Card) {
-	p.f("Headline figures from the %s. ✓ verified · ✗ contradicted · ? unverifiable\n\n", c.Window)
-	p.f("| | pin | declared | observed | verification |\n|:-:|---|---|---|---|\n")
+func writeMarkdownPinCard(p *numfmt.Printer, c results.Card) {
+	p.F("Headline figures from the %s. ✓ verified · ✗ contradicted · ? unverifiable\n\n", c.Window)
+	p.F("| | pin | declared | observed | verification |\n|:-:|---|---|---|---|\n")
 	for _, r := range c.Rows {
-		p.f("| %s | %d %s | %s | %s | %s |\n", r.Mark(), r.N, r.Pin, mdCell(r.Declared), mdCell(r.Observed), mdCell(r.Reason))
+		p.F("| %s | %d %s | %s | %s | %s |\n", r.Mark(), r.N, r.Pin, mdCell(r.Declared), mdCell(r.Observed), mdCell(r.Reason))
 	}
 	if len(c.Unverified) > 0 {
-		p.f("\n> **Not verified: %s** — figures are only as strong as these pins.\n", strings.Join(c.Unverified, ", "))
+		p.F("\n> **Not verified: %s** — figures are only as strong as these pins.\n", strings.Join(c.Unverified, ", "))
 	} else {
-		p.f("\nAll six pins verified.\n")
+		p.F("\nAll six pins verified.\n")
 	}
 }
 
@@ -130,23 +118,23 @@ func windowDists(w *results.Window) []struct {
 	}...)
 }
 
-func writeMarkdownWindow(p *printer, run *results.Run, name string, w *results.Window) {
-	p.f("### %s · %s–%s s (%s s)\n\n", windowTitle(name), num(w.StartS), num(w.EndS), num(w.DurationS))
+func writeMarkdownWindow(p *numfmt.Printer, run *results.Run, name string, w *results.Window) {
+	p.F("### %s · %s–%s s (%s s)\n\n", windowTitle(name), num(w.StartS), num(w.EndS), num(w.DurationS))
 	if w.Note != "" {
-		p.f("_Note: %s_\n\n", mdCell(w.Note))
+		p.F("_Note: %s_\n\n", mdCell(w.Note))
 	}
 	if w.Completed > 0 {
-		p.f("| %s | n | mean | min | p10 | p50 | p90 | p99 | max |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n", name)
+		p.F("| %s | n | mean | min | p10 | p50 | p90 | p99 | max |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n", name)
 		for _, r := range windowDists(w) {
 			if d := r.d; d != nil {
-				p.f("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.label, group(float64(d.Count)), num(d.Mean), num(d.Min),
+				p.F("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.label, group(float64(d.Count)), num(d.Mean), num(d.Min),
 					num(d.P10), num(d.P50), num(d.P90), num(d.P99), num(d.Max))
 			}
 		}
-		p.f("\n")
+		p.F("\n")
 	}
 	for _, l := range windowFacts(run, name, w) {
-		p.f("- %s\n", l)
+		p.F("- %s\n", l)
 	}
 }
 
@@ -178,9 +166,9 @@ func windowFacts(run *results.Run, name string, w *results.Window) []string {
 	return ls
 }
 
-func writeMarkdownRunFacts(p *printer, run *results.Run) {
+func writeMarkdownRunFacts(p *numfmt.Printer, run *results.Run) {
 	for _, l := range runFacts(run) {
-		p.f("- %s\n", mdCell(l))
+		p.F("- %s\n", mdCell(l))
 	}
 }
 

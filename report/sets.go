@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -81,14 +82,14 @@ func yesNo(ok bool) string {
 }
 
 // table writes rows as a Markdown table, or as aligned text.
-func table(p *printer, md bool, head []string, rows [][]string) {
+func table(p *numfmt.Printer, md bool, head []string, rows [][]string) {
 	if md {
-		p.f("| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat(" --- |", len(head)))
+		p.F("| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat(" --- |", len(head)))
 		for _, r := range rows {
 			for i := range r {
 				r[i] = mdCell(r[i])
 			}
-			p.f("| %s |\n", strings.Join(r, " | "))
+			p.F("| %s |\n", strings.Join(r, " | "))
 		}
 		return
 	}
@@ -103,9 +104,9 @@ func table(p *printer, md bool, head []string, rows [][]string) {
 	}
 	line := func(cells []string) {
 		for i, c := range cells {
-			p.f("  %-*s", width[i], c)
+			p.F("  %-*s", width[i], c)
 		}
-		p.f("\n")
+		p.F("\n")
 	}
 	line(head)
 	for _, r := range rows {
@@ -117,11 +118,11 @@ func table(p *printer, md bool, head []string, rows [][]string) {
 // point holds the same five other pins), then a row per point with the
 // headline figures. md selects Markdown.
 func WriteSweep(w io.Writer, set *results.Set, md bool) error {
-	p := &printer{w: w}
+	p := &numfmt.Printer{W: w}
 	if md {
-		p.f("# sixpin sweep: %s, %s = %s\n\n", set.Scenario, set.Pin, joinValues(set.Values))
+		p.F("# sixpin sweep: %s, %s = %s\n\n", set.Scenario, set.Pin, joinValues(set.Values))
 	} else {
-		p.f("SWEEP %s: %s = %s (the other five pins held; figures from each point's steady window)\n\n", set.Scenario, set.Pin, joinValues(set.Values))
+		p.F("SWEEP %s: %s = %s (the other five pins held; figures from each point's steady window)\n\n", set.Scenario, set.Pin, joinValues(set.Values))
 	}
 	if len(set.Runs) > 0 {
 		writeCard(p, md, set.Runs[0], "Pins held (shown for the first point)")
@@ -133,9 +134,9 @@ func WriteSweep(w io.Writer, set *results.Set, md bool) error {
 		rows = append(rows, []string{value(set, i), fmt.Sprintf("%d/%d", h.ok, h.requests), cell(h.aggregate), cell(h.inFlight),
 			cell(h.perStream), cell(h.decode), cell(h.effective), cell(h.ttft), cell(h.ttftP99), cell(h.tpot), yesNo(h.valid)})
 	}
-	p.f("\n")
+	p.F("\n")
 	table(p, md, head, rows)
-	return p.err
+	return p.Err
 }
 
 func value(set *results.Set, i int) string {
@@ -154,18 +155,18 @@ func joinValues(vs []float64) string {
 }
 
 // writeCard writes a run's pin card, titled.
-func writeCard(p *printer, md bool, r *results.Run, title string) {
+func writeCard(p *numfmt.Printer, md bool, r *results.Run, title string) {
 	card := results.PinCard(r)
 	if !md {
-		p.f("%s:\n", title)
-		if p.err == nil {
-			p.err = results.WritePinCard(p.w, card)
+		p.F("%s:\n", title)
+		if p.Err == nil {
+			p.Err = results.WritePinCard(p.W, card)
 		}
 		return
 	}
-	p.f("**%s** (%s)\n\n| | pin | declared | observed | verdict |\n| --- | --- | --- | --- | --- |\n", title, card.Window)
+	p.F("**%s** (%s)\n\n| | pin | declared | observed | verdict |\n| --- | --- | --- | --- | --- |\n", title, card.Window)
 	for _, row := range card.Rows {
-		p.f("| %s | %s | %s | %s | %s |\n", row.Mark(), row.Pin, mdCell(row.Declared), mdCell(row.Observed), mdCell(row.Reason))
+		p.F("| %s | %s | %s | %s | %s |\n", row.Mark(), row.Pin, mdCell(row.Declared), mdCell(row.Observed), mdCell(row.Reason))
 	}
 }
 
@@ -235,12 +236,12 @@ func scatterChart(title, xl, yl string, pts [][2]float64) *chart {
 // WriteRepeat renders repeated runs: per headline figure the mean across
 // runs with its 95% confidence interval (Student's t), and the spread.
 func WriteRepeat(w io.Writer, set *results.Set, md bool) error {
-	p := &printer{w: w}
+	p := &numfmt.Printer{W: w}
 	n := len(set.Runs)
 	if md {
-		p.f("# sixpin: %s, %d runs\n\n", set.Scenario, n)
+		p.F("# sixpin: %s, %d runs\n\n", set.Scenario, n)
 	} else {
-		p.f("REPEATS %s: %d runs, seeds from the scenario's on; means with 95%% confidence intervals across runs (Student's t), each run's steady window\n\n", set.Scenario, n)
+		p.F("REPEATS %s: %d runs, seeds from the scenario's on; means with 95%% confidence intervals across runs (Student's t), each run's steady window\n\n", set.Scenario, n)
 	}
 	if n > 0 {
 		writeCard(p, md, set.Runs[0], "Pins (shown for the first run)")
@@ -273,7 +274,7 @@ func WriteRepeat(w io.Writer, set *results.Set, md bool) error {
 		lo, hi := minMax(xs)
 		rows = append(rows, []string{m.name, cell(mean), "± " + cell(half), cell(lo), cell(hi)})
 	}
-	p.f("\n")
+	p.F("\n")
 	table(p, md, []string{"figure", "mean", "95% CI", "min", "max"}, rows)
 	invalid := 0
 	for _, h := range hs {
@@ -282,9 +283,9 @@ func WriteRepeat(w io.Writer, set *results.Set, md bool) error {
 		}
 	}
 	if invalid > 0 {
-		p.f("\n%d of %d runs were invalid or incomplete: see their results.\n", invalid, n)
+		p.F("\n%d of %d runs were invalid or incomplete: see their results.\n", invalid, n)
 	}
-	return p.err
+	return p.Err
 }
 
 // MeanCI returns the mean of xs and the half-width of its confidence
@@ -358,11 +359,11 @@ func minMax(xs []float64) (lo, hi float64) {
 // reliability each in its own column, the best of each marked, so that a
 // reader sees where each vendor wins and loses; no blended score.
 func WriteBakeoff(w io.Writer, set *results.Set, md bool) error {
-	p := &printer{w: w}
+	p := &numfmt.Printer{W: w}
 	if md {
-		p.f("# sixpin bake-off: %s\n\n", set.Scenario)
+		p.F("# sixpin bake-off: %s\n\n", set.Scenario)
 	} else {
-		p.f("BAKE-OFF %s: %s\n\n", set.Scenario, strings.Join(set.Profiles, " vs "))
+		p.F("BAKE-OFF %s: %s\n\n", set.Scenario, strings.Join(set.Profiles, " vs "))
 	}
 	if len(set.Runs) > 0 {
 		writeCard(p, md, set.Runs[0], "Pins shared by every vendor (card of the first; each vendor's own card is in its results)")
@@ -382,11 +383,11 @@ func WriteBakeoff(w io.Writer, set *results.Set, md bool) error {
 		rows = append(rows, []string{name(i), cell(h.effective), cell(h.decode), cell(h.aggregate), cell(h.ttft),
 			lifetime(h), money(h.costHour), money(h.costMOutput), pct(h.errorRate), pct(h.rate429), yesNo(h.valid)})
 	}
-	p.f("\n")
+	p.F("\n")
 	if md {
-		p.f("## Figures (each vendor's steady window)\n\n")
+		p.F("## Figures (each vendor's steady window)\n\n")
 	} else {
-		p.f("Figures (each vendor's steady window; per stream unless marked aggregate):\n")
+		p.F("Figures (each vendor's steady window; per stream unless marked aggregate):\n")
 	}
 	table(p, md, []string{"profile", "effective tok/s p50", "decode tok/s p50", "aggregate tok/s", "TTFT ms p50",
 		"context lifetime", "$/hour", "$/M output", "errors", "429s", "valid"}, rows)
@@ -424,14 +425,14 @@ func WriteBakeoff(w io.Writer, set *results.Set, md bool) error {
 		rows = append(rows, []string{name(i), gate, mark(i, bThr, cell(h.effective)+" tok/s"), mark(i, bLife, lifetime(h)),
 			mark(i, bCost, money(h.costMOutput)+" /M out"), mark(i, bRel, pct(1-h.errorRate))})
 	}
-	p.f("\n")
+	p.F("\n")
 	if md {
-		p.f("## Usable? (intelligence is a gate, not a multiplier; ★ marks the best of each column)\n\n")
+		p.F("## Usable? (intelligence is a gate, not a multiplier; ★ marks the best of each column)\n\n")
 	} else {
-		p.f("Usable? Intelligence is a gate, not a multiplier; then each dimension on its own (★ the best):\n")
+		p.F("Usable? Intelligence is a gate, not a multiplier; then each dimension on its own (★ the best):\n")
 	}
 	table(p, md, []string{"profile", "intelligence gate", "effective throughput", "context lifetime", "cost", "reliability"}, rows)
-	return p.err
+	return p.Err
 }
 
 func lifetime(h headline) string {

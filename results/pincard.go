@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/sixpin/sixpin/internal/numfmt"
 )
 
 // Card is the pin card: one compact block that answers, for every figure
@@ -71,17 +73,17 @@ func PinCard(run *Run) Card {
 
 // WritePinCard renders c as text.
 func WritePinCard(w io.Writer, c Card) error {
-	p := &printer{w: w}
-	p.f("PIN CARD — headline figures from the %s; ✓ verified, ✗ contradicted, ? unverifiable\n", c.Window)
+	p := &numfmt.Printer{W: w}
+	p.F("PIN CARD — headline figures from the %s; ✓ verified, ✗ contradicted, ? unverifiable\n", c.Window)
 	for _, r := range c.Rows {
-		p.f("  %s %d %-12s declared  %s\n", r.Mark(), r.N, r.Pin, r.Declared)
-		p.f("    %-14s observed  %s\n", "", r.Observed)
-		p.f("    %-14s %s\n", "", r.Reason)
+		p.F("  %s %d %-12s declared  %s\n", r.Mark(), r.N, r.Pin, r.Declared)
+		p.F("    %-14s observed  %s\n", "", r.Observed)
+		p.F("    %-14s %s\n", "", r.Reason)
 	}
 	if len(c.Unverified) > 0 {
-		p.f("  NOT VERIFIED: %s — figures are only as strong as these pins\n", strings.Join(c.Unverified, ", "))
+		p.F("  NOT VERIFIED: %s — figures are only as strong as these pins\n", strings.Join(c.Unverified, ", "))
 	}
-	return p.err
+	return p.Err
 }
 
 func modelDeclared(d ModelDeclared) string {

@@ -13,76 +13,65 @@ import (
 // notes. Every figure names its window and whether it is per stream or
 // aggregate.
 func WriteSummary(w io.Writer, run *Run) error {
-	p := &printer{w: w}
+	p := &numfmt.Printer{W: w}
 	sim := ""
 	if run.Target.Simulated {
 		sim = " [SIMULATED]"
 	}
-	p.f("sixpin %s · scenario %s (seed %d) · target %s%s\n", run.SixpinVersion, run.Scenario.Name,
+	p.F("sixpin %s · scenario %s (seed %d) · target %s%s\n", run.SixpinVersion, run.Scenario.Name,
 		run.Scenario.Seed, TargetLabel(run.Target), sim)
 	if run.Incomplete {
-		p.f("INCOMPLETE: %s — the figures cover what was measured until then.\n", run.IncompleteReason)
+		p.F("INCOMPLETE: %s — the figures cover what was measured until then.\n", run.IncompleteReason)
 	}
 	if !run.Valid {
-		p.f("INVALID: %s\n", strings.Join(run.Invalid, "; "))
+		p.F("INVALID: %s\n", strings.Join(run.Invalid, "; "))
 	}
-	p.f("\n")
+	p.F("\n")
 	if err := WritePinCard(w, PinCard(run)); err != nil {
 		return err
 	}
 	for _, name := range []string{run.Headline, WindowBurst} {
 		if win := run.Windows[name]; win != nil {
-			p.f("\n")
+			p.F("\n")
 			writeWindow(p, run, name, win)
 		}
 	}
-	p.f("\n")
+	p.F("\n")
 	writeSessions(p, run)
 	writeContext(p, run)
 	if lines := run.RateLimits.Lines(); len(lines) > 0 {
-		p.f("Rate limits (%s's limits, metered client-side over sliding windows, whole run):\n", run.Target.Profile)
+		p.F("Rate limits (%s's limits, metered client-side over sliding windows, whole run):\n", run.Target.Profile)
 		for _, l := range lines {
-			p.f("  %s\n", l)
+			p.F("  %s\n", l)
 		}
 	}
 	if run.Cost != nil {
-		p.f("Cost (whole run): %s\n", run.Cost)
+		p.F("Cost (whole run): %s\n", run.Cost)
 	}
 	if t := run.Tokens; t.Input > 0 {
-		p.f("Tokens (whole run, usage): %s in (%s cached, %s of input), %s out (%s reasoning)\n",
+		p.F("Tokens (whole run, usage): %s in (%s cached, %s of input), %s out (%s reasoning)\n",
 			group(float64(t.Input)), group(float64(t.CachedInput)), pct(t.CacheHitRatio), group(float64(t.Output)), group(float64(t.Reasoning)))
 	}
 	writeErrors(p, run)
 	if s := run.Schedule; s != nil {
-		p.f("Schedule (open loop): declared %s req/s, scheduled %s req/s, sent %s req/s", num(s.TargetRateRPS),
+		p.F("Schedule (open loop): declared %s req/s, scheduled %s req/s, sent %s req/s", num(s.TargetRateRPS),
 			num(s.ScheduledRateRPS), num(s.AchievedRateRPS))
 		if s.LagMs != nil {
-			p.f(", send lag p50 %s ms, p99 %s ms", num(s.LagMs.P50), num(s.LagMs.P99))
+			p.F(", send lag p50 %s ms, p99 %s ms", num(s.LagMs.P50), num(s.LagMs.P99))
 		}
-		p.f("\n")
+		p.F("\n")
 		if s.Behind {
-			p.f("  WARNING: the client fell behind its schedule: %s\n", s.Note)
+			p.F("  WARNING: the client fell behind its schedule: %s\n", s.Note)
 		}
 	}
 	if c := run.ClientAddedLatencyMs; c != nil {
-		p.f("Client-added latency (all windows, %s chunks; receive − server send stamp): p50 %s ms, p99 %s ms, max %s ms\n",
+		p.F("Client-added latency (all windows, %s chunks; receive − server send stamp): p50 %s ms, p99 %s ms, max %s ms\n",
 			group(float64(c.Count)), num(c.P50), num(c.P99), num(c.Max))
 	}
 	for _, n := range run.Notes {
-		p.f("Note: %s\n", n)
+		p.F("Note: %s\n", n)
 	}
-	return p.err
-}
-
-type printer struct {
-	w   io.Writer
-	err error
-}
-
-func (p *printer) f(format string, args ...any) {
-	if p.err == nil {
-		_, p.err = fmt.Fprintf(p.w, format, args...)
-	}
+	return p.Err
 }
 
 // TargetLabel names a run's target in one phrase.
@@ -97,24 +86,24 @@ func TargetLabel(t TargetInfo) string {
 	return s + ")"
 }
 
-func writeWindow(p *printer, run *Run, name string, w *Window) {
+func writeWindow(p *numfmt.Printer, run *Run, name string, w *Window) {
 	title := map[string]string{
 		WindowSteady: "STEADY (headline)",
 		WindowBurst:  "BURST (first seconds of load: the brochure window)",
 		WindowAll:    "ALL",
 		WindowWarmup: "WARMUP",
 	}[name]
-	p.f("%s window %s–%s s (%s s)", title, num(w.StartS), num(w.EndS), num(w.DurationS))
+	p.F("%s window %s–%s s (%s s)", title, num(w.StartS), num(w.EndS), num(w.DurationS))
 	if name == WindowSteady && run.Scenario.Windows.Steady == "auto" && w.StartS > run.Scenario.Windows.WarmupS {
-		p.f(", start trimmed by MSER-5 (%s s after the warmup)", num(w.StartS-run.Scenario.Windows.WarmupS))
+		p.F(", start trimmed by MSER-5 (%s s after the warmup)", num(w.StartS-run.Scenario.Windows.WarmupS))
 	}
-	p.f("\n")
+	p.F("\n")
 	if w.Note != "" {
-		p.f("  note: %s\n", w.Note)
+		p.F("  note: %s\n", w.Note)
 	}
-	p.f("  requests started in window: %d (%d ok, %d failed)\n", w.Requests, w.Completed, w.Failed)
+	p.F("  requests started in window: %d (%d ok, %d failed)\n", w.Requests, w.Completed, w.Failed)
 	if w.Completed == 0 {
-		p.f("  no successful request started in this window: no latency figures\n")
+		p.F("  no successful request started in this window: no latency figures\n")
 	}
 	lat := []struct {
 		label string
@@ -129,40 +118,40 @@ func writeWindow(p *printer, run *Run, name string, w *Window) {
 		}{{"TTFT answer ms", w.TTFTAnswerMs}}, lat[1:]...)...)
 	}
 	if w.Completed > 0 {
-		p.f("  %-30s %10s %10s %10s %10s %10s\n", "per request, "+name, "mean", "p50", "p90", "p99", "max")
+		p.F("  %-30s %10s %10s %10s %10s %10s\n", "per request, "+name, "mean", "p50", "p90", "p99", "max")
 		for _, l := range lat {
 			if l.d != nil {
-				p.f("  %-30s %10s %10s %10s %10s %10s\n", l.label, num(l.d.Mean), num(l.d.P50), num(l.d.P90), num(l.d.P99), num(l.d.Max))
+				p.F("  %-30s %10s %10s %10s %10s %10s\n", l.label, num(l.d.Mean), num(l.d.P50), num(l.d.P90), num(l.d.P99), num(l.d.Max))
 			}
 		}
-		p.f("  %-30s %10s %10s %10s %10s %10s\n", "per stream, "+name, "mean", "min", "p10", "p50", "p90")
+		p.F("  %-30s %10s %10s %10s %10s %10s\n", "per stream, "+name, "mean", "min", "p10", "p50", "p90")
 		for _, l := range []struct {
 			label string
 			d     *Dist
 		}{{"decode tok/s", w.DecodeTokS}, {"effective tok/s", w.EffectiveTokS}} {
 			if l.d != nil {
-				p.f("  %-30s %10s %10s %10s %10s %10s\n", l.label, num(l.d.Mean), num(l.d.Min), num(l.d.P10), num(l.d.P50), num(l.d.P90))
+				p.F("  %-30s %10s %10s %10s %10s %10s\n", l.label, num(l.d.Mean), num(l.d.Min), num(l.d.P10), num(l.d.P50), num(l.d.P90))
 			}
 		}
 	}
-	p.f("  aggregate output (all streams, %s window): %s tok/s at c=%s (mean in flight; max %d) = %s tok/s per stream\n",
+	p.F("  aggregate output (all streams, %s window): %s tok/s at c=%s (mean in flight; max %d) = %s tok/s per stream\n",
 		name, num(w.AggregateOutputTokS), num(w.MeanInFlight), w.MaxInFlight, num(w.AggregatePerStreamTokS))
 	if w.ReasoningTokens > 0 && w.OutputPerReq != nil {
-		p.f("  reasoning (%s window): %s tokens, %s of the output of its successful requests\n", name,
+		p.F("  reasoning (%s window): %s tokens, %s of the output of its successful requests\n", name,
 			group(float64(w.ReasoningTokens)), pct(float64(w.ReasoningTokens)/(w.OutputPerReq.Mean*float64(w.Completed))))
 	}
 	if name == WindowBurst && w.PeakAggregateOutputTokS > 0 {
-		p.f("  peak aggregate over any %s s span of the run: %s tok/s (from %s s)\n", num(w.DurationS), num(w.PeakAggregateOutputTokS), num(w.PeakStartS))
+		p.F("  peak aggregate over any %s s span of the run: %s tok/s (from %s s)\n", num(w.DurationS), num(w.PeakAggregateOutputTokS), num(w.PeakStartS))
 	}
 	if w.Completed > 0 {
-		p.f("  mix (%s window): input:output %s, prefill %s of wall time (Σ TTFT / Σ E2E)\n", name,
+		p.F("  mix (%s window): input:output %s, prefill %s of wall time (Σ TTFT / Σ E2E)\n", name,
 			num(w.InputOutputRatio), pct(w.PrefillShare))
 	}
 	if g := w.Goodput; g != nil {
-		p.f("  goodput (%s window, SLO %s): %s req/s, %s of requests\n", name, SLOLabel(run), num(g.RateRPS), pct(g.Fraction))
+		p.F("  goodput (%s window, SLO %s): %s req/s, %s of requests\n", name, SLOLabel(run), num(g.RateRPS), pct(g.Fraction))
 	}
 	if len(w.ErrorsByClass) > 0 {
-		p.f("  errors in window: %s\n", ClassList(w.ErrorsByClass))
+		p.F("  errors in window: %s\n", ClassList(w.ErrorsByClass))
 	}
 }
 
@@ -183,17 +172,17 @@ func SLOLabel(run *Run) string {
 	return strings.Join(parts, ", ")
 }
 
-func writeErrors(p *printer, run *Run) {
+func writeErrors(p *numfmt.Printer, run *Run) {
 	e := run.Errors
 	if e.Failed == 0 {
-		p.f("Errors (whole run): none in %d requests\n", e.Requests)
+		p.F("Errors (whole run): none in %d requests\n", e.Requests)
 		return
 	}
-	p.f("Errors (whole run): %d of %d requests failed (%s, interrupts excluded): %s\n",
+	p.F("Errors (whole run): %d of %d requests failed (%s, interrupts excluded): %s\n",
 		e.Failed, e.Requests, pct(e.Rate), ClassList(e.ByClass))
 	for _, c := range ErrorClasses {
 		for _, ex := range e.Examples[string(c)] {
-			p.f("  %s: %s\n", c, ex)
+			p.F("  %s: %s\n", c, ex)
 		}
 	}
 }
@@ -213,42 +202,42 @@ func num(v float64) string   { return numfmt.Sig(v) }
 func group(v float64) string { return numfmt.Thousands(v) }
 func pct(f float64) string   { return numfmt.Percent(f) }
 
-func writeSessions(p *printer, run *Run) {
+func writeSessions(p *numfmt.Printer, run *Run) {
 	ss := run.Sessions
 	if ss == nil || len(ss.All) == 0 {
 		return
 	}
-	p.f("Agentic sessions (whole run): %d sessions", len(ss.All))
+	p.F("Agentic sessions (whole run): %d sessions", len(ss.All))
 	if d := ss.Turns; d != nil {
-		p.f(", turns p50 %s (max %s)", num(d.P50), num(d.Max))
+		p.F(", turns p50 %s (max %s)", num(d.P50), num(d.Max))
 	}
 	if d := ss.LifetimeMin; d != nil {
-		p.f(", lifetime p50 %s min (max %s)", num(d.P50), num(d.Max))
+		p.F(", lifetime p50 %s min (max %s)", num(d.P50), num(d.Max))
 	}
-	p.f("\n")
+	p.F("\n")
 	if d := ss.GrowthPerMin; d != nil {
-		p.f("  context growth p50 %s tokens/min per session", group(d.P50))
+		p.F("  context growth p50 %s tokens/min per session", group(d.P50))
 	}
-	p.f("; cache hit %s of input tokens\n", pct(run.Tokens.CacheHitRatio))
+	p.F("; cache hit %s of input tokens\n", pct(run.Tokens.CacheHitRatio))
 	var reasons []string
 	for _, r := range []string{SessionEndTurns, SessionEndContextWindow, SessionEndCostCap, SessionEndRateLimited, SessionEndError, SessionEndRunEnded, SessionEndInterrupted} {
 		if n := ss.EndReasons[r]; n > 0 {
 			reasons = append(reasons, fmt.Sprintf("%s %d", r, n))
 		}
 	}
-	p.f("  ended by: %s\n", strings.Join(reasons, ", "))
+	p.F("  ended by: %s\n", strings.Join(reasons, ", "))
 	if d := ss.First429S; d != nil {
 		rejected, retried := 0, 0
 		for _, s := range ss.All {
 			rejected += s.Rejections
 			retried += s.Retries
 		}
-		p.f("  time to first 429: p50 %s s, min %s s (%d of %d sessions were rate limited; %d × 429, %d retries)\n",
+		p.F("  time to first 429: p50 %s s, min %s s (%d of %d sessions were rate limited; %d × 429, %d retries)\n",
 			num(d.P50), num(d.Min), d.Count, len(ss.All), rejected, retried)
 	}
 }
 
-func writeContext(p *printer, run *Run) {
+func writeContext(p *numfmt.Printer, run *Run) {
 	used := 0
 	for _, b := range run.ByContext {
 		if b.Requests > 0 {
@@ -258,18 +247,18 @@ func writeContext(p *printer, run *Run) {
 	if used < 2 && (run.Sessions == nil || len(run.Sessions.All) == 0) {
 		return
 	}
-	p.f("By context depth (whole run, per request; prompt tokens from usage):\n")
-	p.f("  %-24s", "")
+	p.F("By context depth (whole run, per request; prompt tokens from usage):\n")
+	p.F("  %-24s", "")
 	for _, b := range run.ByContext {
-		p.f(" %10s", b.Name)
+		p.F(" %10s", b.Name)
 	}
-	p.f("\n")
+	p.F("\n")
 	row := func(label string, get func(ContextBucket) string) {
-		p.f("  %-24s", label)
+		p.F("  %-24s", label)
 		for _, b := range run.ByContext {
-			p.f(" %10s", get(b))
+			p.F(" %10s", get(b))
 		}
-		p.f("\n")
+		p.F("\n")
 	}
 	row("requests", func(b ContextBucket) string { return fmt.Sprint(b.Requests) })
 	p50 := func(d *Dist) string {

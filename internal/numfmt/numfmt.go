@@ -3,6 +3,8 @@
 package numfmt
 
 import (
+	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -46,3 +48,17 @@ func Sig(v float64) string {
 
 // Percent formats a fraction as a percentage with one decimal: 0.153 → 15.3%.
 func Percent(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
+
+// Printer writes formatted text to W and keeps the first error in Err;
+// once a write fails, later ones are skipped. Not safe for concurrent use.
+type Printer struct {
+	W   io.Writer
+	Err error
+}
+
+// F writes like fmt.Fprintf unless an earlier write failed.
+func (p *Printer) F(format string, args ...any) {
+	if p.Err == nil {
+		_, p.Err = fmt.Fprintf(p.W, format, args...)
+	}
+}
