@@ -365,48 +365,41 @@ func betaInc(a, b, x float64) float64 {
 	return 1 - math.Exp(lbt)*betaCF(b, a, 1-x)/b
 }
 
+// betaCF evaluates the incomplete beta function's continued fraction by
+// the modified Lentz method (Numerical Recipes §6.4).
 func betaCF(a, b, x float64) float64 {
 	const (
 		maxIter = 100000
 		eps     = 1e-14
-		tiny    = 1e-300
 	)
 	qab, qap, qam := a+b, a+1, a-1
-	c, d := 1.0, 1-qab*x/qap
-	if math.Abs(d) < tiny {
-		d = tiny
-	}
-	d = 1 / d
+	c, d := 1.0, 1/nonTiny(1-qab*x/qap)
 	h := d
+	// step takes the fraction's next coefficient and returns the factor
+	// it brings to h.
+	step := func(aa float64) float64 {
+		d = 1 / nonTiny(1+aa*d)
+		c = nonTiny(1 + aa/c)
+		return d * c
+	}
 	for m := 1; m <= maxIter; m++ {
 		fm := float64(m)
 		m2 := 2 * fm
-		aa := fm * (b - fm) * x / ((qam + m2) * (a + m2))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		h *= d * c
-		aa = -(a + fm) * (qab + fm) * x / ((a + m2) * (qap + m2))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		del := d * c
+		h *= step(fm * (b - fm) * x / ((qam + m2) * (a + m2)))
+		del := step(-(a + fm) * (qab + fm) * x / ((a + m2) * (qap + m2)))
 		h *= del
 		if math.Abs(del-1) < eps {
 			break
 		}
 	}
 	return h
+}
+
+// nonTiny keeps v away from zero, for Lentz's method.
+func nonTiny(v float64) float64 {
+	const tiny = 1e-300
+	if math.Abs(v) < tiny {
+		return tiny
+	}
+	return v
 }
