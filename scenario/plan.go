@@ -55,6 +55,19 @@ type Expectation struct {
 	Samples int
 }
 
+// meanOf is the Expectation of n requests whose prompt and output lengths
+// sum to promptSum and outputSum tokens.
+func meanOf(promptSum, outputSum float64, n int) Expectation {
+	e := Expectation{Samples: n}
+	if n > 0 {
+		e.MeanPromptTokens, e.MeanOutputTokens = promptSum/float64(n), outputSum/float64(n)
+	}
+	if e.MeanOutputTokens > 0 {
+		e.Ratio = e.MeanPromptTokens / e.MeanOutputTokens
+	}
+	return e
+}
+
 // effectiveClass is a request class with inherited pins resolved.
 type effectiveClass struct {
 	name           string
@@ -216,15 +229,7 @@ func (p *Plan) Expected() Expectation {
 			sp += float64(r.PromptTokens)
 			so += float64(r.OutputTokens)
 		}
-		e := Expectation{
-			MeanPromptTokens: sp / ExpectationSamples,
-			MeanOutputTokens: so / ExpectationSamples,
-			Samples:          ExpectationSamples,
-		}
-		if e.MeanOutputTokens > 0 {
-			e.Ratio = e.MeanPromptTokens / e.MeanOutputTokens
-		}
-		p.exp = e
+		p.exp = meanOf(sp, so, ExpectationSamples)
 	})
 	return p.exp
 }
@@ -372,14 +377,7 @@ func (p *Plan) expectedSessions() Expectation {
 			n++
 		}
 	}
-	e := Expectation{Samples: n}
-	if n > 0 {
-		e.MeanPromptTokens, e.MeanOutputTokens = sp/float64(n), so/float64(n)
-	}
-	if e.MeanOutputTokens > 0 {
-		e.Ratio = e.MeanPromptTokens / e.MeanOutputTokens
-	}
-	return e
+	return meanOf(sp, so, n)
 }
 
 // expectedTrace averages a trace's requests.
@@ -393,14 +391,7 @@ func expectedTrace(t *trace.Trace) Expectation {
 			n++
 		}
 	}
-	e := Expectation{Samples: n}
-	if n > 0 {
-		e.MeanPromptTokens, e.MeanOutputTokens = sp/float64(n), so/float64(n)
-	}
-	if e.MeanOutputTokens > 0 {
-		e.Ratio = e.MeanPromptTokens / e.MeanOutputTokens
-	}
-	return e
+	return meanOf(sp, so, n)
 }
 
 // TraceSummary describes a trace for its derived pins.
