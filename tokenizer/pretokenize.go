@@ -213,25 +213,11 @@ func (g *gptSplitter) next(s string, i int) int {
 	// A whitespace run: \s*[\r\n]+ ends after its last \r or \n;
 	// \s+(?!\S) takes it all at the end of the text and all but its last
 	// rune before other text; \s+ takes a lone whitespace rune.
-	end, lastStart, afterNewline := i, i, -1
-	for end < len(s) {
-		c2, size2 := classAt(s, end)
-		if c2 != clsSpace && c2 != clsNewline {
-			break
-		}
-		lastStart = end
-		end += size2
-		if c2 == clsNewline {
-			afterNewline = end
-		}
-	}
-	switch {
-	case afterNewline > 0:
+	end, lastStart, afterNewline := spaceRun(s, i)
+	if afterNewline > 0 {
 		return afterNewline
-	case end == len(s) || lastStart == i:
-		return end
 	}
-	return lastStart
+	return spaceMatch(s, i, end, lastStart)
 }
 
 // nextGPT2 is next for the GPT-2 pattern, after the contractions.
@@ -246,7 +232,15 @@ func (g *gptSplitter) nextGPT2(s string, i int, cls uint8, size int) int {
 		}
 	}
 	// \s+(?!\S)|\s+
-	end, lastStart := i, i
+	end, lastStart, _ := spaceRun(s, i)
+	return spaceMatch(s, i, end, lastStart)
+}
+
+// spaceRun scans the whitespace run that starts at s[i]: it ends at end,
+// its last rune starts at lastStart, and afterNewline is the offset after
+// its last \r or \n (-1 if it has none).
+func spaceRun(s string, i int) (end, lastStart, afterNewline int) {
+	end, lastStart, afterNewline = i, i, -1
 	for end < len(s) {
 		c2, size2 := classAt(s, end)
 		if c2 != clsSpace && c2 != clsNewline {
@@ -254,7 +248,17 @@ func (g *gptSplitter) nextGPT2(s string, i int, cls uint8, size int) int {
 		}
 		lastStart = end
 		end += size2
+		if c2 == clsNewline {
+			afterNewline = end
+		}
 	}
+	return end, lastStart, afterNewline
+}
+
+// spaceMatch is where `\s+(?!\S)|\s+` ends for the run spaceRun found at
+// s[i]: all of it at the end of the text or when it is one rune, else all
+// but its last rune (which then leads the next match).
+func spaceMatch(s string, i, end, lastStart int) int {
 	if end == len(s) || lastStart == i {
 		return end
 	}
