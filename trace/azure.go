@@ -81,7 +81,7 @@ func readAzure(name string, br *bufio.Reader) (*Trace, error) {
 			if errors.As(err, &pe) {
 				return nil, lineErr(name, pe.Line, "%v", pe.Err)
 			}
-			return nil, &Error{File: name, Err: err}
+			return nil, err
 		}
 		if len(rec) < need {
 			return nil, lineErr(name, line, "want %d fields, got %d", need, len(rec))

@@ -3,7 +3,6 @@ package trace
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"math"
 	"strconv"
 	"time"
@@ -76,11 +75,7 @@ func readMooncake(name string, br *bufio.Reader) (*Trace, error) {
 		return nil
 	})
 	if err != nil {
-		var te *Error
-		if errors.As(err, &te) {
-			return nil, err
-		}
-		return nil, &Error{File: name, Err: err}
+		return nil, err
 	}
 	sortSessions(t.Sessions)
 	return t, nil

@@ -157,11 +157,7 @@ func readSixpin(name string, br *bufio.Reader) (*Trace, error) {
 		return nil
 	})
 	if err != nil {
-		var te *Error
-		if errors.As(err, &te) {
-			return nil, err
-		}
-		return nil, &Error{File: name, Err: err}
+		return nil, err
 	}
 	t := &Trace{}
 	for _, id := range order {

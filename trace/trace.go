@@ -122,11 +122,7 @@ func Read(path string) (*Trace, error) {
 		return nil, fmt.Errorf("read trace: %w", err)
 	}
 	defer f.Close()
-	t, err := Decode(path, f)
-	if err != nil {
-		return nil, err
-	}
-	return t, nil
+	return Decode(path, f)
 }
 
 // Decode reads a trace from r as Read does; name is used in errors and
@@ -155,6 +151,11 @@ func Decode(name string, r io.Reader) (*Trace, error) {
 		t, err = readAzure(name, br)
 	}
 	if err != nil {
+		// Every reader's error names the file; line errors also the line.
+		var te *Error
+		if !errors.As(err, &te) {
+			err = &Error{File: name, Err: err}
+		}
 		return nil, err
 	}
 	if len(t.Sessions) == 0 {
