@@ -352,6 +352,15 @@ func pinSummary(run *results.Run) []struct{ pin, declared string } {
 	return out
 }
 
+// pinCards returns each run's pin card, in run order.
+func (c *Comparison) pinCards() []results.Card {
+	cards := make([]results.Card, len(c.Runs))
+	for i, in := range c.Runs {
+		cards[i] = results.PinCard(in.Run)
+	}
+	return cards
+}
+
 func writePinsText(p *numfmt.Printer, c *Comparison) {
 	if !c.Comparable() {
 		p.F("PIN MISMATCH — these runs do not measure the same workload; differences below mix workload and performance:\n")
@@ -363,10 +372,7 @@ func writePinsText(p *numfmt.Printer, c *Comparison) {
 		p.F("\n")
 	}
 	p.F("Pins (declared in A; verdict per run: ✓ verified, ✗ contradicted, ? unverifiable)\n")
-	cards := make([]results.Card, len(c.Runs))
-	for i, in := range c.Runs {
-		cards[i] = results.PinCard(in.Run)
-	}
+	cards := c.pinCards()
 	for j, ps := range pinSummary(c.Runs[0].Run) {
 		marks := ""
 		for i := range c.Runs {
@@ -407,10 +413,7 @@ func WriteCompareMarkdown(w io.Writer, c *Comparison) error {
 		p.F(":-:|")
 	}
 	p.F("\n")
-	cards := make([]results.Card, len(c.Runs))
-	for i, in := range c.Runs {
-		cards[i] = results.PinCard(in.Run)
-	}
+	cards := c.pinCards()
 	for j, ps := range pinSummary(c.Runs[0].Run) {
 		p.F("| %s | %s |", ps.pin, mdCell(ps.declared))
 		for i := range c.Runs {
