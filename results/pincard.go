@@ -135,7 +135,7 @@ func tokensDeclared(d TokensDeclared) string {
 
 func tokensObserved(o TokensObserved) string {
 	if o.PerRequest == nil {
-		return "no successful request"
+		return "no successful request reported usage"
 	}
 	s := fmt.Sprintf("p50 %s, mean %s, range [%s, %s] tokens (%s, whole run)", group(o.PerRequest.P50),
 		group(o.PerRequest.Mean), group(o.PerRequest.Min), group(o.PerRequest.Max), o.Source)
@@ -249,6 +249,9 @@ func mixDeclared(d MixDeclared) string {
 }
 
 func mixObserved(o MixObserved) string {
-	return fmt.Sprintf("input:output %s (requested %s), prefill %s of wall time (Σ TTFT / Σ E2E), whole run",
-		num(o.InputOutputRatio), num(o.RequestedInputOutputRatio), pct(o.PrefillShare))
+	ratio := RatioLabel(o.InputOutputRatio)
+	if o.InputOutputRatio > 0 {
+		ratio += " (requested " + num(o.RequestedInputOutputRatio) + ")"
+	}
+	return fmt.Sprintf("input:output %s, prefill %s of wall time (Σ TTFT / Σ E2E), whole run", ratio, pct(o.PrefillShare))
 }

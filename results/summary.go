@@ -145,7 +145,7 @@ func writeWindow(p *numfmt.Printer, run *Run, name string, w *Window) {
 	}
 	if w.Completed > 0 {
 		p.F("  mix (%s window): input:output %s, prefill %s of wall time (Σ TTFT / Σ E2E)\n", name,
-			num(w.InputOutputRatio), pct(w.PrefillShare))
+			RatioLabel(w.InputOutputRatio), pct(w.PrefillShare))
 	}
 	if g := w.Goodput; g != nil {
 		p.F("  goodput (%s window, SLO %s): %s req/s, %s of requests\n", name, SLOLabel(run), num(g.RateRPS), pct(g.Fraction))
@@ -153,6 +153,15 @@ func writeWindow(p *numfmt.Printer, run *Run, name string, w *Window) {
 	if len(w.ErrorsByClass) > 0 {
 		p.F("  errors in window: %s\n", ClassList(w.ErrorsByClass))
 	}
+}
+
+// RatioLabel formats an observed input:output token ratio; 0 is a window
+// in which no successful request reported usage.
+func RatioLabel(v float64) string {
+	if v == 0 {
+		return "unknown (no usage reported)"
+	}
+	return num(v)
 }
 
 // SLOLabel describes the scenario's SLO ("TTFT ≤ 2,000 ms, TPOT ≤ 50.0
