@@ -362,6 +362,24 @@ func TestWriteFileIsAtomicAndReadable(t *testing.T) {
 	}
 }
 
+// A damaged results file is refused with its path, line, column and field.
+func TestReadFileNamesWhereItIsBroken(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ body, want string }{
+		{"{\n  \"schema\": \"sixpin/run/v1\",\n  \"windows\": [1]\n}\n", "b.json:3:14: windows: want a JSON object"},
+		{"{\n  \"schema\": \"sixpin/run/v1\",\n  \"windows\": {,}\n}\n", "b.json:3:15: invalid character ','"},
+	} {
+		path := filepath.Join(dir, "b.json")
+		if err := os.WriteFile(path, []byte(tc.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadFile(path)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ReadFile(%q): %v, want it to contain %q", tc.body, err, tc.want)
+		}
+	}
+}
+
 func TestPeakRate(t *testing.T) {
 	r, at := peakRate([]float64{1, 2, 9, 9, 1, 1}, 2*time.Second)
 	if r != 9 || at != 2 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/internal/atomicfile"
+	"github.com/sixpin/sixpin/internal/jsonerr"
 )
 
 // Schema is the results file's schema id. Consumers rely on the fields
@@ -154,6 +155,9 @@ func ReadFile(path string) (*Run, error) {
 	}
 	var run Run
 	if err := json.Unmarshal(data, &run); err != nil {
+		if line, col, ok := jsonerr.Position(data, err); ok {
+			return nil, fmt.Errorf("read results: %s:%d:%d: %s", path, line, col, jsonerr.Message(err))
+		}
 		return nil, fmt.Errorf("read results %q: %w", path, err)
 	}
 	if run.Schema != Schema {

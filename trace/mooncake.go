@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/sixpin/sixpin/internal/jsonerr"
 )
 
 // mooncakeLine is one request of a Mooncake trace (kvcache-ai/Mooncake,
@@ -36,7 +38,7 @@ func readMooncake(name string, br *bufio.Reader) (*Trace, error) {
 	err := lines(br, func(n int, b []byte) error {
 		var in mooncakeLine
 		if err := json.Unmarshal(b, &in); err != nil {
-			return lineErr(name, n, "%s", jsonMsg(err))
+			return lineErr(name, n, "%s", jsonerr.Message(err))
 		}
 		switch {
 		case in.Timestamp == nil:

@@ -4,11 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/sixpin/sixpin/internal/jsonerr"
 )
 
 // sixpinLine is one line of sixpin's trace format (see Write).
@@ -106,7 +107,7 @@ func readSixpin(name string, br *bufio.Reader) (*Trace, error) {
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&in); err != nil {
-			return lineErr(name, n, "%s", jsonMsg(err))
+			return lineErr(name, n, "%s", jsonerr.Message(err))
 		}
 		if dec.More() {
 			return lineErr(name, n, "more than one JSON value on the line")
@@ -186,17 +187,4 @@ func readSixpin(name string, br *bufio.Reader) (*Trace, error) {
 // sessions that start together.
 func sortSessions(ss []Session) {
 	sort.SliceStable(ss, func(i, j int) bool { return ss[i].Start < ss[j].Start })
-}
-
-// jsonMsg makes encoding/json's errors read as field errors.
-func jsonMsg(err error) string {
-	var ute *json.UnmarshalTypeError
-	if errors.As(err, &ute) && ute.Field != "" {
-		return fmt.Sprintf("%s: want %s, got a JSON %s", ute.Field, ute.Type, ute.Value)
-	}
-	msg := err.Error()
-	if rest, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		return "unknown key " + rest
-	}
-	return strings.TrimPrefix(msg, "json: ")
 }
