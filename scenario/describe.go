@@ -14,7 +14,7 @@ import (
 // windows, SLO, target and warnings. Means come from the plan
 // (Plan.Expected). s should be valid (as Load returns it).
 func (s *Scenario) Describe(w io.Writer) error {
-	d := &describer{w: w}
+	d := &describer{numfmt.Printer{W: w}}
 	p := NewPlan(s)
 	exp := p.Expected()
 	pins := s.Pins
@@ -178,7 +178,7 @@ func (s *Scenario) Describe(w io.Writer) error {
 				output += " exact"
 			}
 		}
-		d.printf("  %-10s weight %s (%s%%): prompt %s, output %s\n",
+		d.F("  %-10s weight %s (%s%%): prompt %s, output %s\n",
 			cl.Name, num(cl.Weight), ratio(100*cl.Weight/total), prompt, output)
 	}
 
@@ -230,22 +230,13 @@ func (s *Scenario) Describe(w io.Writer) error {
 	for _, wn := range s.Warnings {
 		d.line("warning", "%s", wn)
 	}
-	return d.err
+	return d.Err
 }
 
 // describer writes aligned lines and keeps the first write error.
-type describer struct {
-	w   io.Writer
-	err error
-}
-
-func (d *describer) printf(format string, args ...any) {
-	if d.err == nil {
-		_, d.err = fmt.Fprintf(d.w, format, args...)
-	}
-}
+type describer struct{ numfmt.Printer }
 
 // line writes "label        text": labels in a 13-column gutter.
 func (d *describer) line(label, format string, args ...any) {
-	d.printf("%-12s %s\n", label, fmt.Sprintf(format, args...))
+	d.F("%-12s %s\n", label, fmt.Sprintf(format, args...))
 }
