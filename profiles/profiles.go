@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sixpin/sixpin/internal/clip"
 	"github.com/sixpin/sixpin/internal/strictyaml"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/sim"
@@ -109,7 +110,7 @@ func (p *Profile) KeyEnv() string {
 // file:line:col), applies defaults and validates it.
 func Parse(file string, data []byte) (*Profile, error) {
 	var p Profile
-	doc, errs := strictyaml.Decode(file, data, &p)
+	doc, errs := strictyaml.Decode(file, data, &p, yamlKind)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -136,7 +137,7 @@ func Parse(file string, data []byte) (*Profile, error) {
 func (p *Profile) validate() strictyaml.ErrorList {
 	var errs strictyaml.ErrorList
 	bad := func(field, format string, args ...any) {
-		errs = append(errs, &strictyaml.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+		errs = append(errs, &strictyaml.FieldError{Field: field, Msg: fmt.Sprintf(format, clip.Args(args)...)})
 	}
 	if !contains(kinds, p.Kind) {
 		bad("kind", "must be one of %s (got %q)", strings.Join(kinds, ", "), p.Kind)
@@ -286,3 +287,6 @@ func (p *Profile) Energy() *results.Energy {
 	}
 	return &results.Energy{PowerWatts: p.PowerWatts, USDPerKWh: p.USDPerKWh}
 }
+
+// yamlKind names a profile file in the errors about the whole file.
+var yamlKind = strictyaml.Kind{Noun: "profile", Keys: "name, kind, base_url, ..."}

@@ -198,7 +198,7 @@ func ParseRules(file string, data []byte) ([]Rule, error) {
 		return nil, fmt.Errorf("%s: no rules (want e.g. steady.ttft_ms.p99: {max_increase: 10%%})", file)
 	}
 	var m map[string]Bound
-	doc, errs := strictyaml.Decode(file, data, &m)
+	doc, errs := strictyaml.Decode(file, data, &m, strictyaml.Kind{Noun: "rules", Keys: "steady.ttft_ms.p99, errors.rate, ..."})
 	if doc == nil {
 		return nil, errs.Err()
 	}

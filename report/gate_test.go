@@ -208,7 +208,7 @@ burst.error_rate: {max: 0.02}
 			[]string{"max has no confidence interval: gate on a percentile"}},
 		{"two errors, in order", "steady.itl_ms.p50: {max_decrease: 10%}\nall.bogus: {max: 1}\n",
 			[]string{"gates.yaml:1:35: steady.itl_ms.p50.max_decrease: max_decrease bounds a figure where higher is better", `gates.yaml:2:1: all.bogus: unknown metric "bogus"`}},
-		{"not a mapping", "- steady.ttft_ms.p99\n", []string{"gates.yaml:1:1: must be a mapping (got a list)"}},
+		{"not a mapping", "- steady.ttft_ms.p99\n", []string{"gates.yaml:1:1: not a rules file: want a mapping (steady.ttft_ms.p99, errors.rate, ...), got a list"}},
 		{"empty", "\n", []string{"gates.yaml: no rules"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -36,7 +36,7 @@ func Parse(path string, data []byte) (*Scenario, error) {
 		return nil, ErrorList{err}
 	}
 	var s Scenario
-	doc, all := strictyaml.Decode(path, data, &s)
+	doc, all := strictyaml.Decode(path, data, &s, yamlKind)
 	if doc == nil {
 		return nil, all
 	}
@@ -155,3 +155,6 @@ func sweepList(path string, data []byte) *FieldError {
 	}
 	return nil
 }
+
+// yamlKind names a scenario file in the errors about the whole file.
+var yamlKind = strictyaml.Kind{Noun: "scenario", Keys: "name, pins, ..."}

@@ -362,7 +362,7 @@ requests: 10
 			`t.yaml:6:29: pins.kv_cache.max_model_len: prompt max + output max of class "long" exceeds it (4090 + 10 > 4096)`,
 		}},
 		{"root is a list", "- a\n- b\n", []string{
-			"t.yaml:1:1: must be a mapping (got a list)",
+			"t.yaml:1:1: not a scenario file: want a mapping (name, pins, ...), got a list",
 		}},
 		{"empty file", "# nothing\n", []string{
 			"t.yaml: empty file: want a scenario mapping (name, pins, ...)",

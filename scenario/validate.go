@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sixpin/sixpin/internal/clip"
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/internal/strictyaml"
 )
@@ -125,12 +126,14 @@ type validator struct {
 	warns ErrorList
 }
 
+// errorf records an error at field; string arguments (values read from
+// the file) are cut short.
 func (v *validator) errorf(field, format string, args ...any) {
-	v.errs = append(v.errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	v.errs = append(v.errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, clip.Args(args)...)})
 }
 
 func (v *validator) warnf(field, format string, args ...any) {
-	v.warns = append(v.warns, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	v.warns = append(v.warns, &FieldError{Field: field, Msg: fmt.Sprintf(format, clip.Args(args)...)})
 }
 
 // validate checks every rule; has tells whether a field was written.

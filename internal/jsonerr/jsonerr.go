@@ -8,21 +8,37 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 )
 
 // Message rewrites err as a field error where it can ("input_tokens: want
 // int, got a JSON string"), without the "json: " prefix.
 func Message(err error) string {
+	if field, msg := Describe(err); field != "" {
+		return field + ": " + msg
+	} else {
+		return msg
+	}
+}
+
+// Describe splits err, an encoding/json decoding error, into the field
+// at fault ("windows.steady.requests"; "" when the error names none) and
+// a message without the "json: " prefix: "want int, got a JSON string",
+// "unknown key", "invalid character ',' looking for beginning of value".
+func Describe(err error) (field, msg string) {
 	var ute *json.UnmarshalTypeError
 	if errors.As(err, &ute) && ute.Field != "" {
-		return fmt.Sprintf("%s: want %s, got a JSON %s", ute.Field, want(ute.Type), ute.Value)
+		return ute.Field, fmt.Sprintf("want %s, got a JSON %s", want(ute.Type), ute.Value)
 	}
-	msg := err.Error()
+	msg = err.Error()
 	if rest, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		return "unknown key " + rest
+		if key, err := strconv.Unquote(rest); err == nil {
+			return key, "unknown key"
+		}
+		return "", "unknown key " + rest
 	}
-	return strings.TrimPrefix(msg, "json: ")
+	return "", strings.TrimPrefix(msg, "json: ")
 }
 
 // want names the JSON a Go type decodes from: an object or an array for
@@ -52,9 +68,86 @@ func Position(data []byte, err error) (line, col int, ok bool) {
 	default:
 		return 0, 0, false
 	}
-	off = min(max(off, 0), int64(len(data)))
+	// encoding/json's offsets count the bytes read, the culprit included.
+	line, col = LineCol(data, int(off)-1)
+	return line, col, true
+}
+
+// LineCol returns the 1-based line and column (in bytes) of the byte at
+// offset off in data.
+func LineCol(data []byte, off int) (line, col int) {
+	off = min(max(off, 0), len(data))
 	before := data[:off]
 	line = bytes.Count(before, []byte("\n")) + 1
-	col = int(off) - (bytes.LastIndexByte(before, '\n') + 1)
-	return line, max(col, 1), true
+	col = off - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
+
+// Find returns the offset in data, a JSON document, of the value at path:
+// object keys, and decimal indices for array items ("windows", "steady",
+// "requests"; "runs", "0"). When the path is not all there, found is
+// false and off is where the deepest part of it that is begins (0 for
+// none). Find reads only as far as it must and never fails on what
+// follows.
+func Find(data []byte, path ...string) (off int, found bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	at := skip(data, 0)
+	for _, seg := range path {
+		tok, err := dec.Token()
+		if err != nil {
+			return at, false
+		}
+		next, ok := -1, false
+		switch tok {
+		case json.Delim('{'):
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return at, false
+				}
+				if k == seg {
+					next, ok = skip(data, int(dec.InputOffset())), true
+					break
+				}
+				var v json.RawMessage
+				if dec.Decode(&v) != nil {
+					return at, false
+				}
+			}
+		case json.Delim('['):
+			want, err := strconv.Atoi(seg)
+			if err != nil {
+				return at, false
+			}
+			for i := 0; dec.More(); i++ {
+				if i == want {
+					next, ok = skip(data, int(dec.InputOffset())), true
+					break
+				}
+				var v json.RawMessage
+				if dec.Decode(&v) != nil {
+					return at, false
+				}
+			}
+		}
+		if !ok {
+			return at, false
+		}
+		at = next
+	}
+	return at, true
+}
+
+// skip returns the offset of the first byte at or after off that is not
+// white space or a separator (':' after a key, ',' between items).
+func skip(data []byte, off int) int {
+	for off < len(data) {
+		switch data[off] {
+		case ' ', '\t', '\r', '\n', ':', ',':
+			off++
+			continue
+		}
+		break
+	}
+	return off
 }

@@ -2,6 +2,7 @@ package jsonerr
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -32,5 +33,39 @@ func TestPositionAndMessage(t *testing.T) {
 		if got := Message(err); got != tc.msg {
 			t.Errorf("%q: message %q, want %q", tc.in, got, tc.msg)
 		}
+	}
+}
+
+func TestFind(t *testing.T) {
+	data := []byte("{\n  \"schema\": \"x\",\n  \"windows\": {\n    \"all\": {\"requests\": -1, \"p\": [3, {\"a\": 4}]}\n  },\n  \"runs\": [ {}, {\"n\": 1} ]\n}\n")
+	for _, tc := range []struct {
+		path      []string
+		line, col int
+		found     bool
+	}{
+		{nil, 1, 1, true},
+		{[]string{"schema"}, 2, 13, true},
+		{[]string{"windows", "all", "requests"}, 4, 25, true},
+		{[]string{"windows", "all", "p", "1", "a"}, 4, 44, true},
+		{[]string{"runs", "1", "n"}, 6, 23, true},
+		{[]string{"windows", "steady", "requests"}, 3, 14, false},
+		{[]string{"runs", "7"}, 6, 11, false},
+		{[]string{"schema", "x"}, 2, 13, false},
+	} {
+		off, found := Find(data, tc.path...)
+		line, col := LineCol(data, off)
+		if found != tc.found || line != tc.line || col != tc.col {
+			t.Errorf("Find(%q) at %d:%d found %v, want %d:%d found %v", tc.path, line, col, found, tc.line, tc.col, tc.found)
+		}
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	dec := json.NewDecoder(strings.NewReader(`{"a": 1, "colour": 2}`))
+	dec.DisallowUnknownFields()
+	var v struct{ A int }
+	err := dec.Decode(&v)
+	if field, msg := Describe(err); field != "colour" || msg != "unknown key" {
+		t.Errorf("Describe(%v) = %q, %q", err, field, msg)
 	}
 }

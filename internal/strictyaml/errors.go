@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/sixpin/sixpin/internal/clip"
 )
 
 // FieldError is one problem with a document, named by its field path
@@ -36,7 +38,7 @@ func (e *FieldError) Error() string {
 		b.WriteString(": ")
 	}
 	if e.Field != "" {
-		b.WriteString(e.Field)
+		b.WriteString(clip.String(e.Field)) // a key may be a megabyte long
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Msg)

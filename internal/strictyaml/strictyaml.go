@@ -13,12 +13,32 @@ import (
 	"math"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/sixpin/sixpin/internal/clip"
 )
+
+// Kind says what a document holds, for the errors about the whole file.
+type Kind struct {
+	// Noun names it: "scenario", "profile", "rules".
+	Noun string
+	// Keys lists some of its top-level keys, for messages such as "empty
+	// file: want a scenario mapping (name, pins, ...)".
+	Keys string
+}
+
+// mapping describes the mapping a document of kind k must be.
+func (k Kind) mapping() string {
+	if k.Keys == "" {
+		return "a mapping"
+	}
+	return "a mapping (" + k.Keys + ")"
+}
 
 // Doc is a decoded document: where each field path sits in the YAML.
 type Doc struct {
@@ -28,15 +48,22 @@ type Doc struct {
 }
 
 // Decode decodes data (read from file, used in positions) strictly into v,
-// a pointer to a struct. It returns the Doc and every decoding error, sorted
-// by position; a syntax error or an empty document gives a nil Doc.
-func Decode(file string, data []byte, v any) (*Doc, ErrorList) {
-	root, errs := parseYAML(file, data)
+// a pointer to a struct or a map, a document of kind. It returns the Doc
+// and every decoding error, sorted by position; a syntax error or an
+// empty document gives a nil Doc. A document that is not a mapping, or a
+// mapping none of whose keys is a field of v (some other YAML file), is
+// refused in one error that echoes none of its content.
+func Decode(file string, data []byte, v any, kind Kind) (*Doc, ErrorList) {
+	root, errs := parseYAML(file, data, kind)
 	if errs != nil {
 		return nil, errs
 	}
-	d := &decoder{file: file, tree: tree{}}
-	d.decode(root, reflect.ValueOf(v).Elem(), "", nil)
+	d := &decoder{file: file, tree: tree{}, kind: kind}
+	if rv := reflect.ValueOf(v).Elem(); d.root(root, rv.Type()) {
+		d.decode(root, rv, "", nil)
+	} else {
+		d.tree[""] = entry{val: root, res: root}
+	}
 	d.errs.Sort()
 	return &Doc{file: file, tree: d.tree, d: d}, d.errs
 }
@@ -56,14 +83,14 @@ func (doc *Doc) Failed(path string) bool { return doc.d.failed(path) }
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // parseYAML parses data as exactly one YAML document and returns its root.
-func parseYAML(file string, data []byte) (*yaml.Node, ErrorList) {
+func parseYAML(file string, data []byte, kind Kind) (*yaml.Node, ErrorList) {
 	syntax := func(err error) ErrorList {
 		return ErrorList{syntaxError(file, data, err)}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
-		return nil, ErrorList{{File: file, Msg: "empty file: want a scenario mapping (name, pins, ...)"}}
+		return nil, ErrorList{{File: file, Msg: "empty file: want a " + kind.Noun + " " + strings.TrimPrefix(kind.mapping(), "a ")}}
 	} else if err != nil {
 		return nil, syntax(err)
 	}
@@ -78,11 +105,11 @@ func parseYAML(file string, data []byte) (*yaml.Node, ErrorList) {
 		}
 		if len(extra.Content) > 0 && !(IsNull(extra.Content[0]) && extra.Content[0].Value == "") {
 			return nil, ErrorList{{File: file, Line: extra.Line, Col: extra.Column,
-				Msg: "a second YAML document: a scenario file holds exactly one"}}
+				Msg: "a second YAML document: a " + kind.Noun + " file holds exactly one"}}
 		}
 	}
 	if len(doc.Content) == 0 || IsNull(doc.Content[0]) {
-		return nil, ErrorList{{File: file, Line: doc.Line, Col: doc.Column, Msg: "empty document: want a scenario mapping (name, pins, ...)"}}
+		return nil, ErrorList{{File: file, Line: doc.Line, Col: doc.Column, Msg: "empty document: want a " + kind.Noun + " " + strings.TrimPrefix(kind.mapping(), "a ")}}
 	}
 	return doc.Content[0], nil
 }
@@ -215,6 +242,7 @@ var (
 // collecting every error and recording where each field came from.
 type decoder struct {
 	file       string
+	kind       Kind
 	errs       ErrorList
 	tree       tree
 	rootFailed bool // the document is not a mapping: nothing else to say
@@ -329,7 +357,6 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 		if sh, ok := v.Addr().Interface().(Shorthander); ok {
 			want = sh.YAMLWant()
 		}
-		d.rootFailed = d.rootFailed || path == ""
 		d.fail(n, path, "must be %s (got %s)", want, Got(n))
 		return
 	}
@@ -360,6 +387,53 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 			}
 		}
 	}
+}
+
+// root checks that the document's root n is a mapping with at least one
+// key of t's (a struct) or close to one, and reports whether it is. A
+// root that is not is some other file: it is refused in one error that
+// echoes nothing of it.
+func (d *decoder) root(n *yaml.Node, t reflect.Type) bool {
+	if n.Kind != yaml.MappingNode {
+		d.rootFailed = true
+		d.fail(n, "", "not a %s file: want %s, got %s", d.kind.Noun, d.kind.mapping(), kindOf(n))
+		return false
+	}
+	if t.Kind() != reflect.Struct || len(n.Content) == 0 {
+		return true
+	}
+	fields := yamlFields(t)
+	keys := make([]string, len(fields))
+	for i, f := range fields {
+		keys[i] = f.key
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!merge" || slices.Contains(keys, k.Value) || Suggest(k.Value, keys) != "" {
+			return true
+		}
+	}
+	d.rootFailed = true
+	want := d.kind.Keys
+	if want == "" {
+		want = strings.Join(keys, ", ")
+	}
+	d.fail(n, "", "not a %s file: none of its keys is a %s key (want %s)", d.kind.Noun, d.kind.Noun, want)
+	return false
+}
+
+// kindOf names a node's kind without its content.
+func kindOf(n *yaml.Node) string {
+	if n.Kind != yaml.ScalarNode {
+		return Got(n)
+	}
+	switch n.ShortTag() {
+	case "!!int", "!!float":
+		return "a number"
+	case "!!bool":
+		return "true or false"
+	}
+	return "a string"
 }
 
 // pair decodes one key: value of a mapping into struct v. seen holds the
@@ -551,7 +625,7 @@ func IsNull(n *yaml.Node) bool {
 func Got(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.ScalarNode:
-		return strconv.Quote(n.Value)
+		return clip.Quote(n.Value)
 	case yaml.MappingNode:
 		return "a mapping"
 	case yaml.SequenceNode:

@@ -37,7 +37,7 @@ type profileLike struct {
 func TestDecodeMapsAndInterfaces(t *testing.T) {
 	src := "name: x\nextra: {ignore_eos: true, top_k: 20, kw: {a: [1, 2]}}\nheaders: {X-A: b}\nrates: {cut: 0.5}\nwait: 250ms\nlimit: 3\n"
 	var p profileLike
-	doc, errs := Decode("p.yaml", []byte(src), &p)
+	doc, errs := Decode("p.yaml", []byte(src), &p, Kind{Noun: "profile"})
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -60,9 +60,40 @@ func TestDecodeErrorsArePositioned(t *testing.T) {
 	}
 	for _, c := range cases {
 		var p profileLike
-		_, errs := Decode("p.yaml", []byte(c.src), &p)
+		_, errs := Decode("p.yaml", []byte(c.src), &p, Kind{Noun: "profile"})
 		if len(errs) == 0 || !strings.HasPrefix(errs.Error(), c.want) {
 			t.Errorf("Decode(%q) = %v, want prefix %q", c.src, errs, c.want)
 		}
+	}
+}
+
+// Whole-file errors name what the file should hold, and no error echoes
+// more than a short piece of the file: a file that is no profile at all
+// (/etc/passwd) is refused without its first line.
+func TestDecodeWholeFileErrors(t *testing.T) {
+	kind := Kind{Noun: "profile", Keys: "name, kind, headers"}
+	long := strings.Repeat("x", 1<<20)
+	cases := []struct{ name, src, want string }{
+		{"empty", "", "p.yaml: empty file: want a profile mapping (name, kind, headers)"},
+		{"comments only", "# nothing\n", "p.yaml: empty file: want a profile mapping (name, kind, headers)"},
+		{"null document", "---\n~\n", "p.yaml:1:1: empty document: want a profile mapping (name, kind, headers)"},
+		{"two documents", "name: a\n---\nname: b\n", "p.yaml:2:1: a second YAML document: a profile file holds exactly one"},
+		{"passwd", "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n",
+			"p.yaml:1:1: not a profile file: want a mapping (name, kind, headers), got a string"},
+		{"a list", "- a\n- b\n", "p.yaml:1:1: not a profile file: want a mapping (name, kind, headers), got a list"},
+		{"foreign mapping", "services:\n  web: {image: secret}\nvolumes: {}\n",
+			"p.yaml:1:1: not a profile file: none of its keys is a profile key (want name, kind, headers)"},
+		{"long scalar", "name: [" + long + "]\n", "p.yaml:1:7: name: must be a string (got a list)"},
+		{"long value", "limit: " + long + "\n", `p.yaml:1:8: limit: must be an integer (got "` + strings.Repeat("x", 80) + `"…)`},
+		{"long key", "name: a\n? " + long + "\n: 1\n", "p.yaml:2:3: " + strings.Repeat("x", 80) + "…: unknown field (want one of name, extra, headers, rates, wait, limit)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var p profileLike
+			_, errs := Decode("p.yaml", []byte(c.src), &p, kind)
+			if got := errs.Error(); got != c.want {
+				t.Errorf("Decode = %.300q\nwant    %.300q", got, c.want)
+			}
+		})
 	}
 }

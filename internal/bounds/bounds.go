@@ -1,0 +1,42 @@
+// Package bounds holds the sane limits sixpin puts on every count, length,
+// rate and time it reads from a file (scenarios, traces, profiles), so
+// that no input can overflow an int or a time.Duration, allocate absurdly,
+// or keep a run waiting for longer than anyone could mean. Loaders check
+// them and name the field; the README's scenario section lists them.
+package bounds
+
+import (
+	"math"
+	"time"
+)
+
+// Limits on what a file may declare.
+const (
+	// Tokens is the longest prompt, output or context, in tokens, when no
+	// max_model_len bounds it: 10M, beyond every served model's context.
+	Tokens = 10_000_000
+	// Streams is the most concurrent streams (closed loop), sessions or
+	// requests in flight: 1M.
+	Streams = 1_000_000
+	// RateRPS is the highest open-loop arrival rate, requests/s: 1M.
+	RateRPS = 1_000_000
+	// Requests is the most requests, sessions or planned arrivals one
+	// run may issue: 100M.
+	Requests = 100_000_000
+	// Turns is the most turns of one agentic session.
+	Turns = 100_000
+	// Values is the most values of an empirical distribution or a sweep
+	// list: 1M (more belongs in a trace).
+	Values = 1_000_000
+	// Century is the longest duration, time offset or span of a trace's
+	// timestamps: 100 years of 365.25 days.
+	Century = 36525 * 24 * time.Hour
+	// CenturySeconds is Century in seconds.
+	CenturySeconds = float64(Century / time.Second)
+)
+
+// MinRateRPS is the lowest open-loop rate: one request a century.
+var MinRateRPS = 1 / CenturySeconds
+
+// Seconds reports whether s seconds is a time within [0, Century].
+func Seconds(s float64) bool { return s >= 0 && s <= CenturySeconds && !math.IsNaN(s) }
