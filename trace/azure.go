@@ -6,9 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sixpin/sixpin/internal/bounds"
+	"github.com/sixpin/sixpin/internal/clip"
+	"github.com/sixpin/sixpin/internal/numfmt"
 )
 
 // Azure's LLM inference traces (Azure/AzurePublicDataset,
@@ -57,10 +62,18 @@ func readAzure(name string, br *bufio.Reader) (*Trace, error) {
 	r := csv.NewReader(br)
 	r.ReuseRecord = true
 	r.FieldsPerRecord = -1
+	csvErr := func(err error) error {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return fieldErr(name, pe.Line, pe.Column, "", "invalid CSV: %v", pe.Err)
+		}
+		return &Error{File: name, Err: err}
+	}
 	header, err := r.Read()
 	if err != nil {
-		return nil, lineErr(name, 1, "%v", err)
+		return nil, csvErr(err)
 	}
+	header = slices.Clone(header) // ReuseRecord: the next Read overwrites it
 	header[0] = strings.TrimPrefix(header[0], "\ufeff")
 	cols, err := azureColumnsOf(header)
 	if err != nil {
@@ -68,56 +81,96 @@ func readAzure(name string, br *bufio.Reader) (*Trace, error) {
 	}
 	need := max(cols.ts, cols.ctx, cols.gen) + 1
 	t := &Trace{}
-	var first time.Time
+	type arrival struct {
+		at   time.Time
+		text string
+		line int
+	}
+	var first arrival
 	var at []time.Time
 	for row := 1; ; row++ {
 		rec, err := r.Read()
 		if err == io.EOF {
 			break
 		}
-		line, _ := r.FieldPos(0)
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return nil, lineErr(name, pe.Line, "%v", pe.Err)
-			}
-			return nil, err
+			return nil, csvErr(err) // before FieldPos: a broken row has no fields to place
+		}
+		field := func(i int, format string, args ...any) error {
+			line, col := r.FieldPos(i)
+			return fieldErr(name, line, col, header[i], format, args...)
 		}
 		if len(rec) < need {
+			line, _ := r.FieldPos(0)
 			return nil, lineErr(name, line, "want %d fields, got %d", need, len(rec))
 		}
-		ts, err := time.Parse(azureTimeLayout, strings.TrimSpace(rec[cols.ts]))
+		text := strings.TrimSpace(rec[cols.ts])
+		ts, err := time.Parse(azureTimeLayout, text)
 		if err != nil {
-			return nil, lineErr(name, line, "TIMESTAMP: %q is not a time like 2023-11-16 18:15:46.6805900", rec[cols.ts])
+			return nil, field(cols.ts, "%q is not a time like 2023-11-16 18:15:46.6805900", rec[cols.ts])
 		}
-		ctx, err1 := count(rec[cols.ctx])
-		gen, err2 := count(rec[cols.gen])
-		if err1 != nil {
-			return nil, lineErr(name, line, "ContextTokens: %v", err1)
+		ctx, err := count(rec[cols.ctx])
+		if err != nil {
+			return nil, field(cols.ctx, "%v", err)
 		}
-		if err2 != nil {
-			return nil, lineErr(name, line, "GeneratedTokens: %v", err2)
+		gen, err := count(rec[cols.gen])
+		if err != nil {
+			return nil, field(cols.gen, "%v", err)
 		}
-		if row == 1 || ts.Before(first) {
-			first = ts
+		line, _ := r.FieldPos(cols.ts)
+		switch {
+		case row == 1:
+			first = arrival{ts, text, line}
+		case ts.Sub(first.at) > bounds.Century:
+			return nil, field(cols.ts, "%q is more than a century after the trace's first request (%q)", text, first.text)
+		case first.at.Sub(ts) > bounds.Century:
+			return nil, field(cols.ts, "%q is more than a century before the trace's first request (%q)", text, first.text)
 		}
 		at = append(at, ts)
 		t.Sessions = append(t.Sessions, Session{ID: strconv.Itoa(row), Turns: []Turn{{InputTokens: ctx, OutputTokens: gen}}})
 	}
+	earliest, latest := first.at, first.at
+	for _, ts := range at {
+		earliest, latest = minTime(earliest, ts), maxTime(latest, ts)
+	}
+	if latest.Sub(earliest) > bounds.Century {
+		return nil, fieldErr(name, first.line, 0, header[cols.ts], "the requests span more than a century")
+	}
 	for i := range t.Sessions {
-		t.Sessions[i].Start = at[i].Sub(first)
+		t.Sessions[i].Start = at[i].Sub(earliest)
 	}
 	sortSessions(t.Sessions)
 	return t, nil
 }
 
-func count(s string) (int, error) {
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a whole number", s)
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
 	}
-	if n < 0 {
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// count reads a token count: a whole number from 0 to bounds.Tokens.
+func count(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	n, err := strconv.Atoi(s)
+	var ne *strconv.NumError
+	switch {
+	case errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) && !strings.HasPrefix(s, "-"):
+		return 0, fmt.Errorf("must be ≤ %s tokens (got %s)", numfmt.Thousands(bounds.Tokens), clip.Cut(s))
+	case err != nil:
+		return 0, fmt.Errorf("%s is not a whole number of tokens", clip.Quote(s))
+	case n < 0:
 		return 0, fmt.Errorf("must be ≥ 0 (got %d)", n)
+	case n > bounds.Tokens:
+		return 0, fmt.Errorf("must be ≤ %s tokens (got %d)", numfmt.Thousands(bounds.Tokens), n)
 	}
 	return n, nil
 }

@@ -3,11 +3,12 @@ package trace
 import (
 	"bufio"
 	"encoding/json"
-	"math"
+	"fmt"
 	"strconv"
 	"time"
 
-	"github.com/sixpin/sixpin/internal/jsonerr"
+	"github.com/sixpin/sixpin/internal/bounds"
+	"github.com/sixpin/sixpin/internal/numfmt"
 )
 
 // mooncakeLine is one request of a Mooncake trace (kvcache-ai/Mooncake,
@@ -36,25 +37,30 @@ func readMooncake(name string, br *bufio.Reader) (*Trace, error) {
 	t := &Trace{}
 	index := map[string]int{}
 	err := lines(br, func(n int, b []byte) error {
+		l := jsonLine{name, n, b}
 		var in mooncakeLine
-		if err := json.Unmarshal(b, &in); err != nil {
-			return lineErr(name, n, "%s", jsonerr.Message(err))
+		if err := l.decode(&in, false); err != nil {
+			return err
 		}
-		switch {
-		case in.Timestamp == nil:
-			return lineErr(name, n, "missing timestamp")
-		case in.InputLength == nil:
-			return lineErr(name, n, "missing input_length")
-		case in.OutputLength == nil:
-			return lineErr(name, n, "missing output_length")
-		case *in.Timestamp < 0 || math.IsNaN(*in.Timestamp) || math.IsInf(*in.Timestamp, 0):
-			return lineErr(name, n, "timestamp: must be ≥ 0 ms (got %v)", *in.Timestamp)
-		case *in.InputLength < 0 || *in.OutputLength < 0:
-			return lineErr(name, n, "input_length and output_length must be ≥ 0")
+		if err := l.missing([]string{"timestamp", "input_length", "output_length"},
+			[]bool{in.Timestamp != nil, in.InputLength != nil, in.OutputLength != nil}); err != nil {
+			return err
 		}
-		for _, id := range in.HashIDs {
+		switch ts := *in.Timestamp; {
+		case ts < 0:
+			return l.err("timestamp", "must be ≥ 0 ms (got %s)", num(ts))
+		case !bounds.Seconds(ts / 1000):
+			return l.err("timestamp", "must be ≤ %s ms, a century (got %s)", numfmt.Thousands(bounds.CenturySeconds*1000), num(ts))
+		}
+		if err := l.tokens("input_length", *in.InputLength); err != nil {
+			return err
+		}
+		if err := l.tokens("output_length", *in.OutputLength); err != nil {
+			return err
+		}
+		for i, id := range in.HashIDs {
 			if id < 0 {
-				return lineErr(name, n, "hash_ids: must be ≥ 0 (got %d)", id)
+				return l.err(fmt.Sprintf("hash_ids[%d]", i), "must be ≥ 0 (got %d)", id)
 			}
 		}
 		at := time.Duration(*in.Timestamp*float64(time.Millisecond) + 0.5)
@@ -66,7 +72,7 @@ func readMooncake(name string, br *bufio.Reader) (*Trace, error) {
 				s := &t.Sessions[k]
 				turn.Offset = at - s.Start
 				if prev := s.Turns[len(s.Turns)-1].Offset; turn.Offset < prev {
-					return lineErr(name, n, "session %s: timestamp %v ms is before the session's previous request", id, *in.Timestamp)
+					return l.err("timestamp", "%s ms is before session %q's previous request", num(*in.Timestamp), id)
 				}
 				s.Turns = append(s.Turns, turn)
 				return nil

@@ -2,14 +2,10 @@ package trace
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
-	"strings"
-
-	"github.com/sixpin/sixpin/internal/jsonerr"
 )
 
 // sixpinLine is one line of sixpin's trace format (see Write).
@@ -103,40 +99,47 @@ func readSixpin(name string, br *bufio.Reader) (*Trace, error) {
 	byID := map[string]*sess{}
 	var order []string
 	err := lines(br, func(n int, b []byte) error {
+		l := jsonLine{name, n, b}
 		var in sixpinIn
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&in); err != nil {
-			return lineErr(name, n, "%s", jsonerr.Message(err))
+		if err := l.decode(&in, true); err != nil {
+			return err
 		}
-		if dec.More() {
-			return lineErr(name, n, "more than one JSON value on the line")
-		}
-		var missing []string
-		for _, m := range []struct {
-			key     string
-			present bool
-		}{{"session", in.Session != nil}, {"turn", in.Turn != nil}, {"offset_s", in.OffsetS != nil}, {"input_tokens", in.InputTokens != nil}, {"output_tokens", in.OutputTokens != nil}} {
-			if !m.present {
-				missing = append(missing, m.key)
-			}
-		}
-		if len(missing) > 0 {
-			return lineErr(name, n, "missing %s", strings.Join(missing, ", "))
+		if err := l.missing([]string{"session", "turn", "offset_s", "input_tokens", "output_tokens"},
+			[]bool{in.Session != nil, in.Turn != nil, in.OffsetS != nil, in.InputTokens != nil, in.OutputTokens != nil}); err != nil {
+			return err
 		}
 		switch {
 		case *in.Session == "":
-			return lineErr(name, n, "session: must not be empty")
+			return l.err("session", "must not be empty")
 		case *in.Turn < 0:
-			return lineErr(name, n, "turn: must be ≥ 0 (got %d)", *in.Turn)
-		case *in.OffsetS < 0 || in.SessionStartS < 0 || in.ThinkS < 0:
-			return lineErr(name, n, "offset_s, session_start_s and think_s must be ≥ 0")
-		case *in.InputTokens < 0 || *in.OutputTokens < 0 || in.CachedTokens < 0 || in.ReasoningTokens < 0:
-			return lineErr(name, n, "token counts must be ≥ 0")
+			return l.err("turn", "must be ≥ 0 (got %d)", *in.Turn)
+		}
+		for _, c := range []struct {
+			key string
+			s   float64
+		}{{"session_start_s", in.SessionStartS}, {"offset_s", *in.OffsetS}, {"think_s", in.ThinkS}} {
+			if err := l.seconds(c.key, c.s); err != nil {
+				return err
+			}
+		}
+		for _, c := range []struct {
+			key string
+			n   int
+		}{{"input_tokens", *in.InputTokens}, {"cached_tokens", in.CachedTokens}, {"output_tokens", *in.OutputTokens}, {"reasoning_tokens", in.ReasoningTokens}} {
+			if err := l.tokens(c.key, c.n); err != nil {
+				return err
+			}
+		}
+		switch {
 		case in.CachedTokens > *in.InputTokens:
-			return lineErr(name, n, "cached_tokens: must be ≤ input_tokens (got %d > %d)", in.CachedTokens, *in.InputTokens)
+			return l.err("cached_tokens", "must be ≤ input_tokens (got %d > %d)", in.CachedTokens, *in.InputTokens)
 		case in.ReasoningTokens > *in.OutputTokens:
-			return lineErr(name, n, "reasoning_tokens: must be ≤ output_tokens (got %d > %d)", in.ReasoningTokens, *in.OutputTokens)
+			return l.err("reasoning_tokens", "must be ≤ output_tokens (got %d > %d)", in.ReasoningTokens, *in.OutputTokens)
+		}
+		for i, id := range in.HashIDs {
+			if id < 0 {
+				return l.err(fmt.Sprintf("hash_ids[%d]", i), "must be ≥ 0 (got %d)", id)
+			}
 		}
 		s := byID[*in.Session]
 		if s == nil {
@@ -144,7 +147,7 @@ func readSixpin(name string, br *bufio.Reader) (*Trace, error) {
 			byID[*in.Session] = s
 			order = append(order, *in.Session)
 		} else if s.start != in.SessionStartS {
-			return lineErr(name, n, "session_start_s: %v differs from %v on line %d for session %q", in.SessionStartS, s.start, s.startLine, *in.Session)
+			return l.err("session_start_s", "%v differs from %v on line %d for session %q", in.SessionStartS, s.start, s.startLine, *in.Session)
 		}
 		s.turns = append(s.turns, turnAt{line: n, turn: *in.Turn, t: Turn{
 			Offset:          seconds(*in.OffsetS),

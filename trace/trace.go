@@ -18,7 +18,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/sixpin/sixpin/internal/bounds"
+	"github.com/sixpin/sixpin/internal/clip"
+	"github.com/sixpin/sixpin/internal/jsonerr"
+	"github.com/sixpin/sixpin/internal/numfmt"
 )
 
 // MooncakeBlockTokens is the number of prompt tokens one Mooncake hash id
@@ -88,25 +95,143 @@ const (
 	FormatAzure    = "azure"
 )
 
-// Error is a problem at one line of a trace file.
+// Error is a problem in a trace file: at a line (0: the whole file), a
+// column (0: the whole line) and a field (a JSON key such as
+// "input_tokens" or "hash_ids[2]", a CSV column name; "" when none is at
+// fault).
 type Error struct {
-	File string
-	Line int
-	Err  error
+	File  string
+	Line  int
+	Col   int
+	Field string
+	Err   error
 }
 
+// Error formats e as "file:line:col: field: message", leaving out the
+// parts that are unknown.
 func (e *Error) Error() string {
-	if e.Line == 0 {
-		return fmt.Sprintf("%s: %v", e.File, e.Err)
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+		if e.Col > 0 {
+			fmt.Fprintf(&b, ":%d", e.Col)
+		}
 	}
-	return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(clip.String(e.Field))
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Err.Error())
+	return b.String()
 }
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// lineErr is an error about line as a whole; string arguments (text from
+// the file) are cut short.
 func lineErr(file string, line int, format string, args ...any) error {
-	return &Error{File: file, Line: line, Err: fmt.Errorf(format, args...)}
+	return fieldErr(file, line, 0, "", format, args...)
 }
+
+// fieldErr is an error at line:col in field; string arguments are cut
+// short.
+func fieldErr(file string, line, col int, field, format string, args ...any) error {
+	return &Error{File: file, Line: line, Col: col, Field: field, Err: fmt.Errorf(format, clip.Args(args)...)}
+}
+
+// jsonLine is one line of a JSON Lines trace, for positioned errors.
+type jsonLine struct {
+	file string
+	n    int
+	b    []byte
+}
+
+// decode decodes the line into v (strictly when strict: unknown keys are
+// errors) and returns a positioned error: syntax errors at their column,
+// type errors and unknown keys at their key's value.
+func (l jsonLine) decode(v any, strict bool) error {
+	dec := json.NewDecoder(bytes.NewReader(l.b))
+	if strict {
+		dec.DisallowUnknownFields()
+	}
+	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		return l.err("", "more than one JSON value on the line")
+	}
+	if err == nil {
+		return nil
+	}
+	field, msg := jsonerr.Describe(err)
+	if field != "" {
+		return l.err(field, "%s", msg)
+	}
+	if _, col, ok := jsonerr.Position(l.b, err); ok {
+		return fieldErr(l.file, l.n, col, "", "invalid JSON: %s", msg)
+	}
+	return fieldErr(l.file, l.n, 1, "", "invalid JSON: %s", msg)
+}
+
+// err is an error at field ("input_tokens", "hash_ids[1]"), positioned
+// at its value; "" positions it at the line's start.
+func (l jsonLine) err(field, format string, args ...any) error {
+	col := 1
+	if field != "" {
+		if off, ok := jsonerr.Find(l.b, fieldPath(field)...); ok {
+			_, col = jsonerr.LineCol(l.b, off)
+		}
+	}
+	return fieldErr(l.file, l.n, col, field, format, args...)
+}
+
+// missing reports the first of keys that the line lacks (present tells),
+// as an error at the line's start.
+func (l jsonLine) missing(keys []string, present []bool) error {
+	var absent []string
+	for i, k := range keys {
+		if !present[i] {
+			absent = append(absent, k)
+		}
+	}
+	switch len(absent) {
+	case 0:
+		return nil
+	case 1:
+		return fieldErr(l.file, l.n, 1, absent[0], "required")
+	}
+	return fieldErr(l.file, l.n, 1, absent[0], "required (so are %s)", strings.Join(absent[1:], ", "))
+}
+
+// fieldPath splits "a.b[2]" into the JSON path "a", "b", "2".
+func fieldPath(field string) []string {
+	return strings.FieldsFunc(field, func(r rune) bool { return r == '.' || r == '[' || r == ']' })
+}
+
+// tokens checks a token count read from field: 0 to bounds.Tokens.
+func (l jsonLine) tokens(field string, n int) error {
+	switch {
+	case n < 0:
+		return l.err(field, "must be ≥ 0 (got %d)", n)
+	case n > bounds.Tokens:
+		return l.err(field, "must be ≤ %s tokens (got %d)", numfmt.Thousands(bounds.Tokens), n)
+	}
+	return nil
+}
+
+// seconds checks a time in seconds read from field: 0 to a century.
+func (l jsonLine) seconds(field string, s float64) error {
+	switch {
+	case s < 0:
+		return l.err(field, "must be ≥ 0 s (got %s)", num(s))
+	case !bounds.Seconds(s):
+		return l.err(field, "must be ≤ %s s, a century (got %s)", numfmt.Thousands(bounds.CenturySeconds), num(s))
+	}
+	return nil
+}
+
+// num formats x in the shortest form that reads back exactly.
+func num(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 // peekSize bounds the first line format detection looks at.
 const peekSize = 1 << 20

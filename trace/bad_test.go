@@ -1,0 +1,58 @@
+package trace
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The bad-trace corpus: each file is refused with its line, column and
+// field, and none panics, hangs or allocates what its numbers ask for.
+func TestBadTraceCorpus(t *testing.T) {
+	for file, want := range map[string]string{
+		"azure-unterminated-quote.csv":      `2:37: invalid CSV: extraneous or missing " in quoted-field`,
+		"azure-context-1e12.csv":            "2:29: ContextTokens: must be ≤ 10,000,000 tokens (got 1000000000000)",
+		"azure-generated-overflow.csv":      "2:33: GeneratedTokens: must be ≤ 10,000,000 tokens (got 99999999999999999999)",
+		"azure-year-9999.csv":               `3:1: TIMESTAMP: "9999-12-31 23:59:59.9999999" is more than a century after the trace's first request ("2023-11-16 18:15:46.6805900")`,
+		"azure-negative.csv":                "3:24: ContextTokens: must be ≥ 0 (got -396)",
+		"mooncake-timestamp-1e300.jsonl":    "1:15: timestamp: must be ≤ 3,155,760,000,000 ms, a century (got 1e+300)",
+		"mooncake-input-1e18.jsonl":         "1:34: input_length: must be ≤ 10,000,000 tokens (got 1000000000000000000)",
+		"mooncake-missing-output.jsonl":     "2:1: output_length: required",
+		"mooncake-negative-hash.jsonl":      "1:77: hash_ids[1]: must be ≥ 0 (got -2)",
+		"sixpin-offset-1e300.jsonl":         "1:56: offset_s: must be ≤ 3,155,760,000 s, a century (got 1e+300)",
+		"sixpin-start-beyond-century.jsonl": "1:43: session_start_s: must be ≤ 3,155,760,000 s, a century (got 4e+09)",
+		"sixpin-output-1e12.jsonl":          "1:73: output_tokens: must be ≤ 10,000,000 tokens (got 1000000000000)",
+		"sixpin-think-negative.jsonl":       "1:86: think_s: must be ≥ 0 s (got -1)",
+		"sixpin-type.jsonl":                 "1:53: input_tokens: want int, got a JSON string",
+		"sixpin-missing.jsonl":              "2:1: output_tokens: required",
+		"sixpin-unknown-key.jsonl":          "1:85: colour: unknown key",
+		"sixpin-syntax.jsonl":               "2:25: invalid JSON: invalid character ',' looking for beginning of object key string",
+		"sixpin-cached-over-input.jsonl":    "1:73: cached_tokens: must be ≤ input_tokens (got 101 > 100)",
+	} {
+		t.Run(file, func(t *testing.T) {
+			path := filepath.Join("testdata", "bad", file)
+			tr, err := Read(path)
+			if err == nil {
+				t.Fatalf("Read succeeded: %d sessions", len(tr.Sessions))
+			}
+			if got, want := err.Error(), path+":"+want; got != want {
+				t.Errorf("error\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+// A megabyte of text in a field is not echoed whole.
+func TestTraceErrorsAreShort(t *testing.T) {
+	long := strings.Repeat("9", 1<<20)
+	for name, data := range map[string]string{
+		"a.csv":   "TIMESTAMP,ContextTokens,GeneratedTokens\n" + long + ",1,2\n",
+		"b.csv":   "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.68,x" + long + ",2\n",
+		"s.jsonl": `{"session":"a","turn":0,"offset_s":0,"input_tokens":1,"output_tokens":1}` + "\n" + `{"session":"` + long + `","turn":0,"offset_s":0,"input_tokens":5,"output_tokens":1}` + "\n" + `{"session":"` + long + `","turn":0,"offset_s":1,"input_tokens":5,"output_tokens":1}` + "\n",
+	} {
+		_, err := Decode(name, strings.NewReader(data))
+		if err == nil || len(err.Error()) > 300 {
+			t.Errorf("%s: error of %d bytes: %.300s", name, len(err.Error()), err)
+		}
+	}
+}
