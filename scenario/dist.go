@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -139,8 +140,51 @@ func (d Dist) Bounds() (lo, hi float64) {
 
 // Sample draws one value from d using r. Bounded kinds are truncated: a
 // draw outside [Min, Max] is redrawn up to 64 times, then clamped. Sample
-// assumes d is valid (see Scenario.Validate); an unset Dist gives 0.
+// assumes d is valid (see Scenario.Validate); an unset Dist gives 0. It
+// walks an empirical Dist's weights on every call: for many draws use a
+// Plan, which prepares its distributions once.
 func (d Dist) Sample(r *rand.Rand) float64 {
+	s := d.prepare()
+	return s.sample(r)
+}
+
+// SampleInt draws one integer: the form used for token counts. A uniform
+// Dist gives every integer in [⌈Min⌉, ⌊Max⌋] the same chance; other kinds
+// round Sample to the nearest integer within those bounds. Like Sample it
+// prepares d anew on every call.
+func (d Dist) SampleInt(r *rand.Rand) int {
+	s := d.prepare()
+	return s.sampleInt(r)
+}
+
+// sampler is a Dist prepared for many draws: its bounds and, for a
+// weighted empirical Dist, the running total of its weights, each
+// computed once (Bounds and the total walk every value, which a list of
+// a million values makes slow).
+type sampler struct {
+	d      Dist
+	lo, hi float64   // Bounds
+	cum    []float64 // cum[i]: the sum of the positive weights up to i
+}
+
+// prepare returns d's sampler.
+func (d Dist) prepare() sampler {
+	s := sampler{d: d}
+	s.lo, s.hi = d.Bounds()
+	if d.Kind == DistEmpirical && len(d.Weights) == len(d.Values) && len(d.Values) > 0 {
+		s.cum = make([]float64, len(d.Weights))
+		var total float64
+		for i, w := range d.Weights {
+			total += max(w, 0)
+			s.cum[i] = total
+		}
+	}
+	return s
+}
+
+// sample is Dist.Sample.
+func (s *sampler) sample(r *rand.Rand) float64 {
+	d := s.d
 	switch d.Kind {
 	case DistFixed:
 		return d.Value
@@ -151,21 +195,18 @@ func (d Dist) Sample(r *rand.Rand) float64 {
 	case DistLognormal:
 		return d.truncated(func() float64 { return d.Median * math.Exp(d.Sigma*r.NormFloat64()) })
 	case DistEmpirical:
-		return d.empirical(r)
+		return s.empirical(r)
 	}
 	return 0
 }
 
-// SampleInt draws one integer: the form used for token counts. A uniform
-// Dist gives every integer in [⌈Min⌉, ⌊Max⌋] the same chance; other kinds
-// round Sample to the nearest integer within those bounds.
-func (d Dist) SampleInt(r *rand.Rand) int {
-	lo, hi := d.Bounds()
-	lo, hi = math.Ceil(lo), math.Floor(hi)
-	if d.Kind == DistUniform && lo <= hi {
+// sampleInt is Dist.SampleInt.
+func (s *sampler) sampleInt(r *rand.Rand) int {
+	lo, hi := math.Ceil(s.lo), math.Floor(s.hi)
+	if s.d.Kind == DistUniform && lo <= hi {
 		return int(lo) + int(r.Int64N(int64(hi-lo)+1))
 	}
-	v := math.Round(d.Sample(r))
+	v := math.Round(s.sample(r))
 	if lo <= hi {
 		v = min(max(v, lo), hi)
 	}
@@ -183,30 +224,25 @@ func (d Dist) truncated(draw func() float64) float64 {
 	return min(max(v, d.Min), d.Max)
 }
 
-func (d Dist) empirical(r *rand.Rand) float64 {
+// empirical draws a value, by weight when there are weights: the first
+// value whose running total exceeds a uniform draw from [0, total).
+func (s *sampler) empirical(r *rand.Rand) float64 {
+	d := s.d
 	switch {
 	case len(d.Values) == 0:
 		return 0
-	case len(d.Weights) != len(d.Values):
+	case s.cum == nil:
 		return d.Values[r.IntN(len(d.Values))]
 	}
-	var total float64
-	for _, w := range d.Weights {
-		total += max(w, 0)
+	u := r.Float64() * s.cum[len(s.cum)-1]
+	i := sort.Search(len(s.cum), func(i int) bool { return s.cum[i] > u })
+	if i == len(s.cum) { // rounding left u at the total
+		i = len(s.cum) - 1
 	}
-	u := r.Float64() * total
-	last := 0
-	for i, w := range d.Weights {
-		if w <= 0 {
-			continue
-		}
-		last = i
-		if u < w {
-			return d.Values[i]
-		}
-		u -= w
+	for d.Weights[i] <= 0 && i > 0 { // the running total was flat there
+		i--
 	}
-	return d.Values[last] // rounding left u just above the total
+	return d.Values[i]
 }
 
 // String formats d compactly: "8000", "uniform [150, 500]",

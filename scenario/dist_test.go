@@ -203,3 +203,69 @@ func TestGamma(t *testing.T) {
 		})
 	}
 }
+
+// linearEmpirical is the weighted draw as it was written before Plan
+// prepared its distributions: a walk of every weight per draw.
+func linearEmpirical(d Dist, r *rand.Rand) float64 {
+	var total float64
+	for _, w := range d.Weights {
+		total += max(w, 0)
+	}
+	u := r.Float64() * total
+	last := 0
+	for i, w := range d.Weights {
+		if w <= 0 {
+			continue
+		}
+		last = i
+		if u < w {
+			return d.Values[i]
+		}
+		u -= w
+	}
+	return d.Values[last]
+}
+
+// A prepared weighted empirical Dist draws what the per-draw walk drew.
+func TestPreparedEmpiricalDrawsTheSame(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	d := Dist{Kind: DistEmpirical}
+	for i := range 1000 {
+		d.Values = append(d.Values, float64(i+1))
+		w := float64(r.IntN(5))
+		if i == 999 {
+			w = 0
+		}
+		d.Weights = append(d.Weights, w)
+	}
+	s := d.prepare()
+	a, b := rand.New(rand.NewPCG(7, 7)), rand.New(rand.NewPCG(7, 7))
+	for i := range 100_000 {
+		if got, want := s.sample(a), linearEmpirical(d, b); got != want {
+			t.Fatalf("draw %d: %v, want %v", i, got, want)
+		}
+	}
+}
+
+// BenchmarkEmpiricalDraw compares a draw from a Plan's prepared empirical
+// Dist of 100,000 weighted values with Dist.SampleInt, which walks every
+// value per draw (what Plan did before).
+func BenchmarkEmpiricalDraw(b *testing.B) {
+	d := Dist{Kind: DistEmpirical}
+	for i := range 100_000 {
+		d.Values = append(d.Values, float64(i+1))
+		d.Weights = append(d.Weights, float64(i%7))
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	b.Run("prepared", func(b *testing.B) {
+		s := d.prepare()
+		for b.Loop() {
+			s.sampleInt(r)
+		}
+	})
+	b.Run("per-draw", func(b *testing.B) {
+		for b.Loop() {
+			d.SampleInt(r)
+		}
+	})
+}

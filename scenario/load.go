@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/sixpin/sixpin/internal/bounds"
+	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/internal/strictyaml"
 	"github.com/sixpin/sixpin/trace"
 	"gopkg.in/yaml.v3"
@@ -32,13 +34,17 @@ func Load(path string) (*Scenario, error) {
 // problem found, each positioned at file:line:col. Warnings land in the
 // returned Scenario's Warnings.
 func Parse(path string, data []byte) (*Scenario, error) {
-	if err := sweepList(path, data); err != nil {
-		return nil, ErrorList{err}
+	if len(data) > bounds.FileBytes {
+		return nil, ErrorList{{File: path, Msg: fmt.Sprintf("the file is %s bytes, more than a scenario's %s (a long list of values belongs in a trace)",
+			numfmt.Thousands(float64(len(data))), numfmt.Thousands(bounds.FileBytes))}}
 	}
 	var s Scenario
 	doc, all := strictyaml.Decode(path, data, &s, yamlKind)
 	if doc == nil {
 		return nil, all
+	}
+	if err := sweepList(path, doc); err != nil {
+		return nil, ErrorList{err}
 	}
 
 	sum := sha256.Sum256(data)
@@ -136,24 +142,16 @@ func (s *Scenario) readTrace() {
 
 // sweepList explains a sweep given as a list: sweeping several pins at once
 // is refused, with the reason, rather than reported as a type error.
-func sweepList(path string, data []byte) *FieldError {
-	var root yaml.Node
-	if yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
-		return nil // the strict decoder reports it
+func sweepList(path string, doc *strictyaml.Doc) *FieldError {
+	v, ok := doc.Node("sweep")
+	if !ok || v.Kind != yaml.SequenceNode {
+		return nil
 	}
-	m := root.Content[0]
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := m.Content[i], m.Content[i+1]
-		if k.Value != "sweep" || v.Kind != yaml.SequenceNode {
-			continue
-		}
-		msg := "must be one mapping {pin, values}, not a list"
-		if len(v.Content) > 1 {
-			msg = fmt.Sprintf("sweeps one pin at a time (got %d): varying two pins at once confounds them — no figure could say which one moved it; write one scenario per pin", len(v.Content))
-		}
-		return &FieldError{File: path, Line: v.Line, Col: v.Column, Field: "sweep", Msg: msg}
+	msg := "must be one mapping {pin, values}, not a list"
+	if len(v.Content) > 1 {
+		msg = fmt.Sprintf("sweeps one pin at a time (got %d): varying two pins at once confounds them — no figure could say which one moved it; write one scenario per pin", len(v.Content))
 	}
-	return nil
+	return &FieldError{File: path, Line: v.Line, Col: v.Column, Field: "sweep", Msg: msg}
 }
 
 // yamlKind names a scenario file in the errors about the whole file.

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sixpin/sixpin/internal/bounds"
 	"github.com/sixpin/sixpin/internal/randx"
 	"github.com/sixpin/sixpin/trace"
 )
@@ -75,6 +77,12 @@ type effectiveClass struct {
 	prompt, output Dist
 }
 
+// planClass is an effectiveClass prepared for drawing.
+type planClass struct {
+	name           string
+	prompt, output sampler
+}
+
 // effectiveClasses returns s's classes with their own or the top-level
 // token pins; a mix without classes is one unnamed class of weight 1.
 func (s *Scenario) effectiveClasses() []effectiveClass {
@@ -102,8 +110,10 @@ func (s *Scenario) effectiveClasses() []effectiveClass {
 type Plan struct {
 	s       *Scenario
 	seed    uint64
-	classes []effectiveClass
+	classes []planClass
 	cum     []float64 // cumulative class weights
+	// The agentic workload's distributions, prepared.
+	turns, firstPrompt, output, growth, think sampler
 
 	lenOnce sync.Once
 	n       int
@@ -113,14 +123,18 @@ type Plan struct {
 
 // NewPlan returns the plan of a valid scenario (as returned by Load).
 func NewPlan(s *Scenario) *Plan {
-	p := &Plan{s: s, seed: uint64(s.Seed), classes: s.effectiveClasses()}
+	p := &Plan{s: s, seed: uint64(s.Seed)}
 	var total float64
-	for i := range p.classes {
-		c := &p.classes[i]
+	for _, c := range s.effectiveClasses() {
 		c.prompt.Values, c.prompt.Weights = slices.Clone(c.prompt.Values), slices.Clone(c.prompt.Weights)
 		c.output.Values, c.output.Weights = slices.Clone(c.output.Values), slices.Clone(c.output.Weights)
+		p.classes = append(p.classes, planClass{name: c.name, prompt: c.prompt.prepare(), output: c.output.prepare()})
 		total += c.weight
 		p.cum = append(p.cum, total)
+	}
+	if w := s.Workload; w.Agentic() {
+		p.turns, p.growth, p.think = w.Turns.prepare(), w.GrowthTokens.prepare(), w.ThinkSeconds.prepare()
+		p.firstPrompt, p.output = p.classes[0].prompt, p.classes[0].output
 	}
 	return p
 }
@@ -144,8 +158,8 @@ func (p *Plan) Request(i int) Request {
 	req := Request{
 		Index:        i,
 		Class:        c.name,
-		PromptTokens: c.prompt.SampleInt(r),
-		OutputTokens: c.output.SampleInt(r),
+		PromptTokens: c.prompt.sampleInt(r),
+		OutputTokens: c.output.sampleInt(r),
 		Seed:         r.Uint64(),
 		PrefixGroup:  -1,
 	}
@@ -203,7 +217,9 @@ func (p *Plan) Len() int {
 			return
 		}
 		a, n := p.Arrivals(), 0
-		for (p.n < 0 || n < p.n) && a.Next() < s.Duration.D() {
+		// Validate bounds the arrivals; the cap keeps a scenario built
+		// in Go without it from looping for ever.
+		for (p.n < 0 || n < p.n) && n <= bounds.Requests && a.Next() < s.Duration.D() {
 			n++
 		}
 		p.n = n
@@ -329,21 +345,21 @@ func (p *Plan) Session(i int) Session {
 	w := p.s.Workload
 	s := Session{
 		Index:             i,
-		Turns:             max(w.Turns.SampleInt(r), 1),
-		FirstPromptTokens: p.s.Pins.Prompt.Tokens.SampleInt(r),
+		Turns:             max(p.turns.sampleInt(r), 1),
+		FirstPromptTokens: p.firstPrompt.sampleInt(r),
 		Seed:              r.Uint64(),
 	}
 	s.Growth = make([]int, s.Turns)
 	s.Outputs = make([]int, s.Turns)
 	s.Think = make([]time.Duration, s.Turns)
 	for k := range s.Turns {
-		s.Outputs[k] = p.s.Pins.Output.Tokens.SampleInt(r)
+		s.Outputs[k] = p.output.sampleInt(r)
 		if k == 0 {
 			continue
 		}
-		s.Growth[k] = w.GrowthTokens.SampleInt(r)
+		s.Growth[k] = p.growth.sampleInt(r)
 		if !w.ThinkSeconds.IsZero() {
-			s.Think[k] = time.Duration(max(w.ThinkSeconds.Sample(r), 0) * float64(time.Second))
+			s.Think[k] = time.Duration(max(p.think.sample(r), 0) * float64(time.Second))
 		}
 	}
 	return s
@@ -367,8 +383,11 @@ func (p *Plan) expectedSessions() Expectation {
 	limit := p.s.Workload.MaxContextTokens
 	for i := 0; n < ExpectationSamples && i < ExpectationSamples; i++ {
 		s := p.Session(i)
+		pt := s.FirstPromptTokens
 		for k := range s.Turns {
-			pt := s.PromptTokens(k)
+			if k > 0 {
+				pt += s.Outputs[k-1] + s.Growth[k] // PromptTokens(k), in linear time
+			}
 			if limit > 0 && pt+s.Outputs[k] > limit {
 				break
 			}
@@ -424,7 +443,7 @@ func TraceStats(t *trace.Trace) TraceSummary {
 			evs = append(evs, ev{s.Start, 1}, ev{end + 1, -1})
 		}
 	}
-	slices.SortFunc(evs, func(a, b ev) int { return int(a.at - b.at) })
+	slices.SortFunc(evs, func(a, b ev) int { return cmp.Compare(a.at, b.at) })
 	cur := 0
 	for _, e := range evs {
 		cur += e.delta

@@ -140,6 +140,7 @@ func (v *validator) warnf(field, format string, args ...any) {
 func (s *Scenario) validate(has func(path string) bool) (errs, warns ErrorList) {
 	v := &validator{s: s, has: has}
 	v.model()
+	v.limits()
 	if s.Workload.Replay() {
 		v.replay()
 		v.kvCache(false)
@@ -353,6 +354,22 @@ func (v *validator) replay() {
 		v.errorf(p+".file", "the trace was not read (load the scenario with Load or Parse)")
 	case w.Trace != nil && w.Trace.Turns() == 0:
 		v.errorf(p+".file", "the trace %s holds no requests", w.File)
+	case w.Trace != nil && v.s.Pins.KVCache.MaxModelLen > 0:
+		v.traceFits(v.s.Pins.KVCache.MaxModelLen)
+	}
+}
+
+// traceFits checks that every request of the trace fits in maxModelLen
+// tokens, prompt and output together.
+func (v *validator) traceFits(maxModelLen int) {
+	for _, s := range v.s.Workload.Trace.Sessions {
+		for k, u := range s.Turns {
+			if u.InputTokens+u.OutputTokens > maxModelLen {
+				v.errorf("workload.file", "session %q turn %d needs %d + %d tokens, more than pins.kv_cache.max_model_len %d",
+					s.ID, k, u.InputTokens, u.OutputTokens, maxModelLen)
+				return
+			}
+		}
 	}
 }
 
@@ -553,6 +570,10 @@ func (v *validator) dist(path string, d Dist) {
 		}
 	case DistEmpirical:
 		if !required("values") {
+			break
+		}
+		if len(d.Values) == 0 {
+			v.errorf(path+".values", "must hold at least one value")
 			break
 		}
 		if len(d.Weights) == 0 {

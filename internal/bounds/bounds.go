@@ -23,11 +23,22 @@ const (
 	// Requests is the most requests, sessions or planned arrivals one
 	// run may issue: 100M.
 	Requests = 100_000_000
-	// Turns is the most turns of one agentic session.
-	Turns = 100_000
-	// Values is the most values of an empirical distribution or a sweep
-	// list: 1M (more belongs in a trace).
+	// Turns is the most turns of one agentic session: 10,000.
+	Turns = 10_000
+	// Retries is the most retries of one turn after a 429: 1,000.
+	Retries = 1_000
+	// Values is the most values of an empirical distribution: 1M (more
+	// belongs in a trace).
 	Values = 1_000_000
+	// SweepPoints is the most values a sweep takes: 1,000.
+	SweepPoints = 1_000
+	// MinBurstiness and MaxBurstiness bound the gamma arrival shape.
+	MinBurstiness = 0.001
+	MaxBurstiness = 1000
+	// FileBytes is the largest scenario, profile or rules file: 32 MiB.
+	FileBytes = 32 << 20
+	// TimeScale is the most a trace's times may be stretched.
+	TimeScale = 1000
 	// Century is the longest duration, time offset or span of a trace's
 	// timestamps: 100 years of 365.25 days.
 	Century = 36525 * 24 * time.Hour

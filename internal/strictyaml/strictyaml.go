@@ -75,6 +75,12 @@ func (doc *Doc) Has(path string) bool { return doc.tree.has(path) }
 // has (a missing key: its nearest present parent), and returns e.
 func (doc *Doc) Place(e *FieldError) *FieldError { return doc.tree.place(doc.file, e) }
 
+// Node returns the YAML node (aliases resolved) of the field at path.
+func (doc *Doc) Node(path string) (*yaml.Node, bool) {
+	e, ok := doc.tree.lookup(path)
+	return e.res, ok
+}
+
 // Failed reports whether decoding already failed at path or at a field
 // that holds it, so validation need not report it again.
 func (doc *Doc) Failed(path string) bool { return doc.d.failed(path) }
@@ -182,8 +188,28 @@ type tree map[string]entry
 
 // has reports whether the YAML sets the field at path to a non-null value.
 func (t tree) has(path string) bool {
-	e, ok := t[path]
+	e, ok := t.lookup(path)
 	return ok && !IsNull(e.res)
+}
+
+// lookup returns the entry at path. Scalar items of a list are not in the
+// map (a list of a million values would need a million keys): they are
+// found through their list's node.
+func (t tree) lookup(path string) (entry, bool) {
+	if e, ok := t[path]; ok {
+		return e, true
+	}
+	i := strings.LastIndexByte(path, '[')
+	if i <= 0 || !strings.HasSuffix(path, "]") {
+		return entry{}, false
+	}
+	e, ok := t.lookup(path[:i])
+	k, err := strconv.Atoi(path[i+1 : len(path)-1])
+	if !ok || err != nil || e.res.Kind != yaml.SequenceNode || k < 0 || k >= len(e.res.Content) {
+		return entry{}, false
+	}
+	item := e.res.Content[k]
+	return entry{val: item, res: resolve(item)}, true
 }
 
 // place fills e's File, Line and Col from the deepest node on e.Field's
@@ -191,7 +217,7 @@ func (t tree) has(path string) bool {
 func (t tree) place(file string, e *FieldError) *FieldError {
 	e.File = file
 	for p := e.Field; ; p = parentPath(p) {
-		if n, ok := t[p]; ok {
+		if n, ok := t.lookup(p); ok {
 			e.Line, e.Col = n.where()
 			return e
 		}
@@ -273,7 +299,9 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, key *yaml.N
 	// Aliases cannot loop here: the Go types are not recursive, so a
 	// self-referencing alias ends in a type error.
 	e := entry{key: key, val: n, res: resolve(n)}
-	d.tree[path] = e
+	if key != nil || e.res.Kind != yaml.ScalarNode || path == "" {
+		d.tree[path] = e // a scalar list item is found through its list
+	}
 	if !IsNull(e.res) {
 		d.value(e, v, path)
 	}
@@ -602,10 +630,35 @@ func Number(n *yaml.Node) (float64, bool) {
 		return 0, false
 	}
 	var f float64
-	if err := n.Decode(&f); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+	if plainDecimal(n.Value) {
+		var err error
+		f, err = strconv.ParseFloat(n.Value, 64) // what yaml.v3 does, without a decoder per value
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return 0, false
+		}
+	} else if err := n.Decode(&f); err != nil {
+		return 0, false
+	}
+	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return 0, false
 	}
 	return f, true
+}
+
+// plainDecimal reports whether s is written with digits, a sign, a point
+// and an exponent only (no 0x, 0o, .inf or underscores).
+func plainDecimal(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9', c == '+', c == '-', c == '.', c == 'e', c == 'E':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // resolve follows an alias to its anchored node.
