@@ -14,7 +14,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sixpin/sixpin/internal/bounds"
 	"github.com/sixpin/sixpin/internal/clip"
+	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/internal/strictyaml"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/sim"
@@ -124,9 +126,12 @@ func Parse(file string, data []byte) (*Profile, error) {
 	if p.Name == "" {
 		p.Name = strings.TrimSuffix(path.Base(file), path.Ext(file))
 	}
-	if errs := p.validate(); len(errs) > 0 {
+	if errs := p.validate(doc); len(errs) > 0 {
 		for _, e := range errs {
-			doc.Place(e)
+			if e.Line == 0 {
+				doc.Place(e)
+			}
+			e.File = file
 		}
 		errs.Sort()
 		return nil, errs
@@ -134,7 +139,7 @@ func Parse(file string, data []byte) (*Profile, error) {
 	return &p, nil
 }
 
-func (p *Profile) validate() strictyaml.ErrorList {
+func (p *Profile) validate(doc *strictyaml.Doc) strictyaml.ErrorList {
 	var errs strictyaml.ErrorList
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, &strictyaml.FieldError{Field: field, Msg: fmt.Sprintf(format, clip.Args(args)...)})
@@ -145,8 +150,11 @@ func (p *Profile) validate() strictyaml.ErrorList {
 	if p.Kind == KindSimulator {
 		if p.Sim == nil {
 			bad("sim", "required for kind simulator")
-		} else if err := sim.Defaults(*p.Sim).Validate(); err != nil {
-			bad("sim", "%v", err)
+		} else {
+			if err := sim.Defaults(*p.Sim).Validate(); err != nil {
+				simErrors(err, bad)
+			}
+			simBounds(p.Sim, bad)
 		}
 		if p.BaseURL != "" {
 			bad("base_url", "not used by kind simulator (it is served in-process)")
@@ -180,6 +188,7 @@ func (p *Profile) validate() strictyaml.ErrorList {
 			bad("headers."+k, "must not hold credentials: name the variable in api_key_env")
 		}
 	}
+	p.checkRequests(doc, bad, func(e *strictyaml.FieldError) { errs = append(errs, e) })
 	if pr := p.Pricing; pr != nil {
 		for name, v := range map[string]float64{"input_per_mtok": pr.InputPerMTok, "output_per_mtok": pr.OutputPerMTok} {
 			if v < 0 {
@@ -209,6 +218,8 @@ func (p *Profile) validate() strictyaml.ErrorList {
 	}
 	if p.ContextWindow < 0 {
 		bad("context_window", "must be ≥ 0")
+	} else if p.ContextWindow > bounds.Tokens {
+		bad("context_window", "must be ≤ %s tokens (got %d)", numfmt.Thousands(bounds.Tokens), p.ContextWindow)
 	}
 	return errs
 }
@@ -224,7 +235,7 @@ func contains(list []string, s string) bool {
 
 // Load reads a profile file.
 func Load(file string) (*Profile, error) {
-	data, err := os.ReadFile(file)
+	data, err := bounds.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("load profile: %w", err)
 	}

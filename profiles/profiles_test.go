@@ -83,7 +83,7 @@ func TestParseErrors(t *testing.T) {
 		{"kind: vllm\noutput_control: always\n", "p.yaml:2:17: output_control: must be one of"},
 		{"kind: simulator\n", "p.yaml:1:1: sim: required for kind simulator"},
 		{"kind: vllm\nheaders: {Authorization: Bearer x}\n", "p.yaml:2:26: headers.Authorization: must not hold credentials"},
-		{"kind: simulator\nsim: {timing: warp}\n", "p.yaml:2:1: sim: timing: must be"},
+		{"kind: simulator\nsim: {timing: warp}\n", "p.yaml:2:15: sim.timing: must be"},
 	}
 	for _, c := range cases {
 		_, err := Parse("p.yaml", []byte(c.src))

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/sixpin/sixpin/internal/bounds"
@@ -18,7 +17,7 @@ import (
 // applied and validated (see Parse). A file that cannot be read gives a
 // wrapped *fs.PathError; a bad scenario gives an ErrorList.
 func Load(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounds.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load scenario: %w", err)
 	}

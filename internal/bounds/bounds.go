@@ -6,7 +6,10 @@
 package bounds
 
 import (
+	"fmt"
+	"io"
 	"math"
+	"os"
 	"time"
 )
 
@@ -51,3 +54,21 @@ var MinRateRPS = 1 / CenturySeconds
 
 // Seconds reports whether s seconds is a time within [0, Century].
 func Seconds(s float64) bool { return s >= 0 && s <= CenturySeconds && !math.IsNaN(s) }
+
+// ReadFile reads a scenario, profile or rules file of at most FileBytes
+// bytes; a bigger one is refused after reading only FileBytes+1 of it.
+func ReadFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, FileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > FileBytes {
+		return nil, fmt.Errorf("%s: the file is larger than %d MiB: too big for a YAML file sixpin reads", path, FileBytes>>20)
+	}
+	return data, nil
+}

@@ -2,6 +2,9 @@ package bounds
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -15,5 +18,21 @@ func TestCenturyFitsADuration(t *testing.T) {
 	}
 	if d := time.Duration(CenturySeconds * 1e9); d != Century {
 		t.Errorf("CenturySeconds in ns = %v, want %v", d, Century)
+	}
+}
+
+func TestReadFileRefusesHugeFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(path, make([]byte, FileBytes+10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(path); err == nil || !strings.Contains(err.Error(), "big.yaml: the file is larger than 32 MiB") {
+		t.Errorf("ReadFile = %v", err)
+	}
+	if err := os.WriteFile(path, []byte("a: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := ReadFile(path); err != nil || string(data) != "a: 1\n" {
+		t.Errorf("ReadFile = %q, %v", data, err)
 	}
 }
