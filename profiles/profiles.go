@@ -6,6 +6,7 @@
 package profiles
 
 import (
+	"bytes"
 	"embed"
 	"fmt"
 	"net/url"
@@ -21,6 +22,7 @@ import (
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/sim"
 	"github.com/sixpin/sixpin/tokenizer"
+	"gopkg.in/yaml.v3"
 )
 
 // Kinds of endpoint.
@@ -283,12 +285,63 @@ func List() ([]*Profile, error) {
 	return out, nil
 }
 
-// Text returns the YAML a profile was read from (for profiles show).
+// Text returns the YAML a profile was read from (for profiles show), with
+// base_url's userinfo and query values redacted (RedactURL): a password or
+// an api-key in the URL is never shown.
 func Text(p *Profile) ([]byte, error) {
 	if p.Source == "embedded" {
 		return embedded.ReadFile(p.Name + ".yaml")
 	}
-	return os.ReadFile(p.Source)
+	src, err := bounds.ReadFile(p.Source)
+	if err != nil {
+		return nil, err
+	}
+	safe := RedactURL(p.BaseURL)
+	switch {
+	case safe == p.BaseURL:
+		return src, nil
+	case bytes.Count(src, []byte(p.BaseURL)) == 1:
+		return bytes.Replace(src, []byte(p.BaseURL), []byte(safe), 1), nil
+	}
+	// Written with escapes (or more than once): re-encode the YAML with
+	// the value replaced.
+	var root yaml.Node
+	if err := yaml.Unmarshal(src, &root); err != nil || len(root.Content) == 0 {
+		return nil, fmt.Errorf("profile %s: cannot show it with its base_url redacted", p.Name)
+	}
+	m := root.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "base_url" {
+			m.Content[i+1].Value = safe
+		}
+	}
+	return yaml.Marshal(&root)
+}
+
+// RedactURL returns u with its userinfo and every query value replaced by
+// REDACTED ("https://REDACTED@host/v1?api-key=REDACTED"); a URL without
+// either comes back unchanged, one that does not parse as a placeholder.
+func RedactURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	if p.User == nil && p.RawQuery == "" {
+		return u
+	}
+	if p.User != nil {
+		p.User = url.User("REDACTED")
+	}
+	if p.RawQuery != "" {
+		q := p.Query()
+		keys := make([]string, 0, len(q))
+		for k := range q {
+			keys = append(keys, url.QueryEscape(k)+"=REDACTED")
+		}
+		sort.Strings(keys)
+		p.RawQuery = strings.Join(keys, "&")
+	}
+	return p.String()
 }
 
 // Energy returns the profile's energy pricing, or nil.

@@ -93,3 +93,40 @@ func TestParseErrors(t *testing.T) {
 		}
 	}
 }
+
+// A profile's base_url never shows its password or query values, however
+// the YAML writes it.
+func TestTextRedactsBaseURL(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"plain.yaml":   "kind: vllm # mine\nbase_url: https://alice:s3cret@gpu.example/v1?api-key=k3y&region=eu\n",
+		"escaped.yaml": "kind: vllm\nbase_url: \"https://alice:s3cr\\x65t@gpu.example/v1?api-key=k3y\"\n",
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := Text(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range []string{"s3cret", "s3cr\\x65t", "k3y", "alice"} {
+			if strings.Contains(string(text), secret) {
+				t.Errorf("%s: Text shows %q:\n%s", name, secret, text)
+			}
+		}
+		if !strings.Contains(string(text), "gpu.example/v1?api-key=REDACTED") || !strings.Contains(string(text), "kind: vllm") {
+			t.Errorf("%s: Text =\n%s", name, text)
+		}
+	}
+	if got := RedactURL("http://127.0.0.1:8000/v1"); got != "http://127.0.0.1:8000/v1" {
+		t.Errorf("RedactURL changed a URL without secrets: %q", got)
+	}
+	if got := RedactURL("https://u:p@h/v1?a=1&b=2"); got != "https://REDACTED@h/v1?a=REDACTED&b=REDACTED" {
+		t.Errorf("RedactURL = %q", got)
+	}
+}
