@@ -24,6 +24,7 @@ import (
 
 	"github.com/sixpin/sixpin/internal/bounds"
 	"github.com/sixpin/sixpin/internal/clip"
+	"github.com/sixpin/sixpin/internal/fielderr"
 	"github.com/sixpin/sixpin/internal/jsonerr"
 	"github.com/sixpin/sixpin/internal/numfmt"
 )
@@ -110,21 +111,7 @@ type Error struct {
 // Error formats e as "file:line:col: field: message", leaving out the
 // parts that are unknown.
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-		if e.Col > 0 {
-			fmt.Fprintf(&b, ":%d", e.Col)
-		}
-	}
-	b.WriteString(": ")
-	if e.Field != "" {
-		b.WriteString(clip.String(e.Field))
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Err.Error())
-	return b.String()
+	return fielderr.Format(e.File, e.Line, e.Col, e.Field, e.Err.Error())
 }
 
 func (e *Error) Unwrap() error { return e.Err }
