@@ -334,7 +334,10 @@ func TestHistogramsAreLosslessAndMergeable(t *testing.T) {
 func TestWriteFileIsAtomicAndReadable(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "r.json")
-	run := &Run{Schema: Schema, Valid: true, Scenario: ScenarioInfo{Name: "x"}}
+	run := &Run{Schema: Schema, Valid: true, Scenario: ScenarioInfo{Name: "x"}, Headline: WindowSteady, Windows: map[string]*Window{}}
+	for _, w := range WindowNames {
+		run.Windows[w] = &Window{}
+	}
 	if err := WriteFile(path, run); err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +370,7 @@ func TestReadFileNamesWhereItIsBroken(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct{ body, want string }{
 		{"{\n  \"schema\": \"sixpin/run/v1\",\n  \"windows\": [1]\n}\n", "b.json:3:14: windows: want a JSON object"},
-		{"{\n  \"schema\": \"sixpin/run/v1\",\n  \"windows\": {,}\n}\n", "b.json:3:15: invalid character ','"},
+		{"{\n  \"schema\": \"sixpin/run/v1\",\n  \"windows\": {,}\n}\n", "b.json:3:15: invalid JSON: invalid character ','"},
 	} {
 		path := filepath.Join(dir, "b.json")
 		if err := os.WriteFile(path, []byte(tc.body), 0o644); err != nil {

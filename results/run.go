@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/internal/atomicfile"
-	"github.com/sixpin/sixpin/internal/jsonerr"
 )
 
 // Schema is the results file's schema id. Consumers rely on the fields
@@ -147,21 +146,35 @@ func writeJSON(path string, v any) error {
 	})
 }
 
-// ReadFile reads a results file and checks its schema.
+// ReadFile reads a results file and checks that sixpin wrote it whole
+// (see Read).
 func ReadFile(path string) (*Run, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read results: %w", err)
 	}
+	return Read(path, data)
+}
+
+// Read decodes a results file's data (name is used in errors) and checks
+// that sixpin wrote it whole: the schema, every window, a headline window
+// that exists, counts that are not negative and agree with each other,
+// series of one length, and histograms that decode and count what their
+// window's summary counts. A file that fails is refused with a
+// fielderr.List, each problem at file:line:col and its field. An optional
+// part that is missing (no histograms at all, no series) adds a note to
+// the run's Notes, so reports say what they cannot show.
+func Read(name string, data []byte) (*Run, error) {
+	c := &fileCheck{name: name, data: data}
 	var run Run
 	if err := json.Unmarshal(data, &run); err != nil {
-		if line, col, ok := jsonerr.Position(data, err); ok {
-			return nil, fmt.Errorf("read results: %s:%d:%d: %s", path, line, col, jsonerr.Message(err))
-		}
-		return nil, fmt.Errorf("read results %q: %w", path, err)
+		c.decodeError(err)
+		return nil, c.errs
 	}
-	if run.Schema != Schema {
-		return nil, fmt.Errorf("read results %q: schema %q, want %q", path, run.Schema, Schema)
+	c.check(&run)
+	if len(c.errs) > 0 {
+		c.errs.Sort()
+		return nil, c.errs
 	}
 	return &run, nil
 }

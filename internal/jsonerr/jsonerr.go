@@ -4,10 +4,12 @@ package jsonerr
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -150,4 +152,124 @@ func skip(data []byte, off int) int {
 		break
 	}
 	return off
+}
+
+// Locate returns the path (object keys, and decimal indices of array
+// items, as Find takes them) of the deepest value in data that does not
+// decode into its part of t, the Go type data was decoded into: where an
+// error that carries no offset came from (a time.Time's own parse error,
+// say). It returns nil when no part of data fails on its own.
+func Locate(data []byte, t reflect.Type) []string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if leaf(t) {
+		return nil
+	}
+	fails := func(raw json.RawMessage, t reflect.Type) bool {
+		return json.Unmarshal(raw, reflect.New(t).Interface()) != nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(data, &obj) != nil {
+			return nil
+		}
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if f, ok := jsonField(t, k); ok && fails(obj[k], f.Type) {
+				return append([]string{k}, Locate(obj[k], f.Type)...)
+			}
+		}
+	case reflect.Map:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(data, &obj) != nil {
+			return nil
+		}
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if fails(obj[k], t.Elem()) {
+				return append([]string{k}, Locate(obj[k], t.Elem())...)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		var items []json.RawMessage
+		if json.Unmarshal(data, &items) != nil {
+			return nil
+		}
+		for i, raw := range items {
+			if fails(raw, t.Elem()) {
+				return append([]string{strconv.Itoa(i)}, Locate(raw, t.Elem())...)
+			}
+		}
+	}
+	return nil
+}
+
+// leaf reports whether t decodes itself (json.Unmarshaler or
+// encoding.TextUnmarshaler) or is not a composite: nothing inside it to
+// locate.
+func leaf(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	if p.Implements(reflect.TypeFor[json.Unmarshaler]()) || p.Implements(reflect.TypeFor[encoding.TextUnmarshaler]()) {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map, reflect.Slice, reflect.Array:
+		return false
+	}
+	return true
+}
+
+// jsonField returns the field of struct t that encoding/json decodes key
+// into: its json tag name (or Go name) matched exactly, else without
+// regard to case.
+func jsonField(t reflect.Type, key string) (reflect.StructField, bool) {
+	var fold reflect.StructField
+	found := false
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch name {
+		case "-":
+			continue
+		case "":
+			name = f.Name
+		}
+		if name == key {
+			return f, true
+		}
+		if !found && strings.EqualFold(name, key) {
+			fold, found = f, true
+		}
+	}
+	return fold, found
+}
+
+// Path formats a Find path as a field name: "windows.steady.requests",
+// "runs[1].schema".
+func Path(path []string) string {
+	var b strings.Builder
+	for _, p := range path {
+		if _, err := strconv.Atoi(p); err == nil && b.Len() > 0 {
+			b.WriteString("[" + p + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
 }

@@ -2,8 +2,10 @@ package jsonerr
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestPositionAndMessage(t *testing.T) {
@@ -67,5 +69,32 @@ func TestDescribe(t *testing.T) {
 	err := dec.Decode(&v)
 	if field, msg := Describe(err); field != "colour" || msg != "unknown key" {
 		t.Errorf("Describe(%v) = %q, %q", err, field, msg)
+	}
+}
+
+func TestLocate(t *testing.T) {
+	type win struct {
+		Start time.Time `json:"started_at"`
+		N     int       `json:"n"`
+	}
+	type doc struct {
+		Name    string          `json:"name"`
+		Windows map[string]*win `json:"windows"`
+		List    []win           `json:"list"`
+	}
+	for _, tc := range []struct {
+		in   string
+		want string
+	}{
+		{`{"name": "a", "windows": {"all": {"started_at": "yesterday"}}}`, "windows.all.started_at"},
+		{`{"list": [{"n": 1}, {"started_at": "2026-01-02T03:04:05Z"}, {"started_at": "soon"}]}`, "list[2].started_at"},
+		{`{"Name": "a", "windows": {}}`, ""},
+	} {
+		var d doc
+		err := json.Unmarshal([]byte(tc.in), &d)
+		got := Path(Locate([]byte(tc.in), reflect.TypeFor[doc]()))
+		if got != tc.want {
+			t.Errorf("Locate(%s) = %q (error %v), want %q", tc.in, got, err, tc.want)
+		}
 	}
 }

@@ -1,0 +1,316 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/sixpin/sixpin/internal/clip"
+	"github.com/sixpin/sixpin/internal/fielderr"
+	"github.com/sixpin/sixpin/internal/jsonerr"
+)
+
+// Notes Read adds to a run whose file lacks an optional part, so that
+// every report says what it could not show.
+const (
+	NoteNoHistograms = "the results file holds no histograms: no percentile curves, and no confidence intervals for percentiles"
+	NoteNoSeries     = "the results file holds no per-second series: no throughput over time"
+)
+
+// fileCheck collects what is wrong with a results file, each problem
+// positioned at its field.
+type fileCheck struct {
+	name string
+	data []byte
+	errs fielderr.List
+}
+
+// at records a problem at the field path (JSON keys and array indices);
+// string arguments are cut short.
+func (c *fileCheck) at(path []string, format string, args ...any) {
+	c.missing(path, jsonerr.Path(path), format, args...)
+}
+
+// missing records a problem with field (which the file may lack),
+// positioned at path, the deepest part of it the file has.
+func (c *fileCheck) missing(path []string, field, format string, args ...any) {
+	e := &fielderr.Error{File: c.name, Field: field, Msg: fmt.Sprintf(format, clip.Args(args)...)}
+	off, _ := jsonerr.Find(c.data, path...)
+	e.Line, e.Col = jsonerr.LineCol(c.data, off)
+	c.errs = append(c.errs, e)
+}
+
+// has reports whether the file sets the field at path (null counts as
+// set: the decoder then leaves a zero value, which the checks judge).
+func (c *fileCheck) has(path ...string) bool {
+	_, ok := jsonerr.Find(c.data, path...)
+	return ok
+}
+
+// decodeError positions an encoding/json error: syntax and type errors
+// at their offset, any other (a time that does not parse) at the value
+// it came from.
+func (c *fileCheck) decodeError(err error) {
+	field, msg := jsonerr.Describe(err)
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		line, col, _ := jsonerr.Position(c.data, err)
+		c.errs = append(c.errs, &fielderr.Error{File: c.name, Line: line, Col: col, Msg: "invalid JSON: " + msg})
+		return
+	case field != "":
+		c.at(strings.Split(field, "."), "%s", msg)
+		return
+	}
+	path := jsonerr.Locate(c.data, reflect.TypeFor[Run]())
+	var te *time.ParseError
+	if errors.As(err, &te) {
+		msg = "want a time like \"2026-11-30T18:49:28Z\" (RFC 3339), got " + clip.Quote(strings.Trim(te.Value, `"`))
+	}
+	c.at(path, "%s", msg)
+}
+
+// check judges a decoded run: what sixpin always writes is there and
+// agrees with itself. Optional parts that are missing become notes.
+func (c *fileCheck) check(run *Run) {
+	if run.Schema != Schema {
+		if run.Schema == SetSchema {
+			c.at([]string{"schema"}, "a set of runs (%s), not one run: give its runs' own results files", SetSchema)
+		} else {
+			c.at([]string{"schema"}, "want %q, got %q: not a sixpin results file", Schema, run.Schema)
+		}
+		return // anything else said would be noise
+	}
+	for _, key := range []string{"scenario", "target", "pins", "errors", "windows", "headline_window"} {
+		if !c.has(key) {
+			c.missing(nil, key, "missing: sixpin writes it in every results file")
+		}
+	}
+	for _, name := range WindowNames {
+		if c.has("windows") && run.Windows[name] == nil {
+			c.missing([]string{"windows"}, "windows."+name, "missing: sixpin writes warmup, burst, steady and all")
+		}
+	}
+	if run.Headline != "" && run.Windows[run.Headline] == nil {
+		c.at([]string{"headline_window"}, "names window %q, which the file does not hold", run.Headline)
+	}
+	for _, name := range slices.Sorted(maps.Keys(run.Windows)) {
+		if w := run.Windows[name]; w != nil {
+			c.window(name, w)
+		}
+	}
+	c.errors(run.Errors)
+	c.series(run)
+	c.histograms(run)
+	if len(run.Histograms) == 0 {
+		run.Notes = append(run.Notes, NoteNoHistograms)
+	}
+	if len(run.Series.OutputTokens) == 0 && run.Errors.Requests > 0 {
+		run.Notes = append(run.Notes, NoteNoSeries)
+	}
+}
+
+// window checks one window's counts and spans.
+func (c *fileCheck) window(name string, w *Window) {
+	p := func(key ...string) []string { return append([]string{"windows", name}, key...) }
+	switch {
+	case w.StartS < 0:
+		c.at(p("start_s"), "must be ≥ 0 (got %s)", exact(w.StartS))
+	case w.EndS < w.StartS:
+		c.at(p("end_s"), "must be ≥ start_s (got %s < %s)", exact(w.EndS), exact(w.StartS))
+	}
+	for _, f := range []struct {
+		key string
+		n   float64
+	}{{"duration_s", w.DurationS}, {"requests", float64(w.Requests)}, {"completed", float64(w.Completed)},
+		{"failed", float64(w.Failed)}, {"output_tokens", float64(w.OutputTokens)}, {"reasoning_tokens", float64(w.ReasoningTokens)},
+		{"aggregate_output_tok_s", w.AggregateOutputTokS}, {"mean_in_flight", w.MeanInFlight}, {"max_in_flight", float64(w.MaxInFlight)}} {
+		if f.n < 0 {
+			c.at(p(f.key), "must be ≥ 0 (got %s)", exact(f.n))
+		}
+	}
+	if w.Completed+w.Failed > w.Requests && w.Requests >= 0 && w.Completed >= 0 && w.Failed >= 0 {
+		c.at(p("requests"), "must count its completed and failed requests (got %d < %d + %d)", w.Requests, w.Completed, w.Failed)
+	}
+	for class, n := range w.ErrorsByClass {
+		if n < 0 {
+			c.at(p("errors", class), "must be ≥ 0 (got %d)", n)
+		}
+	}
+	for _, d := range windowDists(w) {
+		if d.dist != nil {
+			c.dist(p(d.key), d.dist)
+		}
+	}
+}
+
+// dist checks a distribution's summary: a count ≥ 0 and its statistics in
+// order.
+func (c *fileCheck) dist(path []string, d *Dist) {
+	if d.Count < 0 {
+		c.at(append(path, "count"), "must be ≥ 0 (got %d)", d.Count)
+		return
+	}
+	order := []struct {
+		key string
+		v   float64
+	}{{"min", d.Min}, {"p10", d.P10}, {"p50", d.P50}, {"p90", d.P90}, {"p95", d.P95}, {"p99", d.P99}, {"p99_9", d.P999}, {"max", d.Max}}
+	for i := 1; i < len(order); i++ {
+		if order[i].v < order[i-1].v {
+			c.at(append(path, order[i].key), "must be ≥ %s (got %s < %s)", order[i-1].key, exact(order[i].v), exact(order[i-1].v))
+			return
+		}
+	}
+}
+
+// errors checks the run's error tally.
+func (c *fileCheck) errors(e Errors) {
+	switch {
+	case e.Requests < 0:
+		c.at([]string{"errors", "requests"}, "must be ≥ 0 (got %d)", e.Requests)
+	case e.Failed < 0:
+		c.at([]string{"errors", "failed"}, "must be ≥ 0 (got %d)", e.Failed)
+	case e.Failed > e.Requests:
+		c.at([]string{"errors", "failed"}, "must be ≤ requests (got %d > %d)", e.Failed, e.Requests)
+	case e.Rate < 0 || e.Rate > 1:
+		c.at([]string{"errors", "rate"}, "must be a fraction in [0, 1] (got %s)", exact(e.Rate))
+	}
+	for class, n := range e.ByClass {
+		if n < 0 {
+			c.at([]string{"errors", "by_class", class}, "must be ≥ 0 (got %d)", n)
+		}
+	}
+}
+
+// series checks that the per-second series are whole: one length, no
+// negative count.
+func (c *fileCheck) series(run *Run) {
+	s := run.Series
+	n := len(s.OutputTokens)
+	if len(s.InFlight) != n {
+		c.at([]string{"series", "in_flight"}, "has %d seconds, output_tokens %d: the file was not written whole", len(s.InFlight), n)
+		return
+	}
+	for _, f := range []struct {
+		key string
+		v   []int64
+	}{{"output_tokens", s.OutputTokens}, {"input_tokens", s.InputTokens}, {"cached_input_tokens", s.CachedInputTokens},
+		{"started", s.Started}, {"completed", s.Completed}, {"failed", s.Failed}} {
+		if len(f.v) != n {
+			c.at([]string{"series", f.key}, "has %d seconds, output_tokens %d: the file was not written whole", len(f.v), n)
+			return
+		}
+		for i, x := range f.v {
+			if x < 0 {
+				c.at([]string{"series", f.key, strconv.Itoa(i)}, "must be ≥ 0 (got %d)", x)
+				return
+			}
+		}
+	}
+}
+
+// histograms checks that every histogram decodes, belongs to a window and
+// a metric the file holds, and counts what its window's summary counts;
+// and that no summary lacks its histogram when others are there.
+func (c *fileCheck) histograms(run *Run) {
+	metrics := map[string]Metric{MetricClientLag.Name: MetricClientLag}
+	for _, m := range windowMetrics {
+		metrics[m.Name] = m
+	}
+	for _, wname := range slices.Sorted(maps.Keys(run.Histograms)) {
+		w := run.Windows[wname]
+		if w == nil {
+			if !slices.Contains(WindowNames, wname) { // a missing window is reported already
+				c.at([]string{"histograms", wname}, "belongs to no window of the file")
+			}
+			continue
+		}
+		summaries := map[string]distAt{}
+		for _, d := range windowDists(w) {
+			summaries[d.metric] = d
+		}
+		hs := run.Histograms[wname]
+		for _, mname := range slices.Sorted(maps.Keys(hs)) {
+			p := []string{"histograms", wname, mname}
+			m, known := metrics[mname]
+			if !known {
+				c.at(p, "unknown metric")
+				continue
+			}
+			e := hs[mname]
+			if e.Unit != m.Unit || e.Scale != m.Scale {
+				c.at(p, "unit %q and scale %s, want %q and %s for %s", e.Unit, exact(e.Scale), m.Unit, exact(m.Scale), mname)
+				continue
+			}
+			h, err := decodeHistogram(e)
+			if err != nil {
+				c.at(append(p, "hdr"), "not a histogram sixpin wrote: %v", err)
+				continue
+			}
+			want, where := int64(0), "the window has no summary of it"
+			if mname == MetricClientLag.Name {
+				if d := run.ClientAddedLatencyMs; d != nil {
+					want, where = d.Count, "client_added_latency_ms.count"
+				}
+			} else if d, ok := summaries[mname]; ok && d.dist != nil {
+				want, where = d.dist.Count, "windows."+wname+"."+d.key+".count"
+			}
+			if h.TotalCount() != want {
+				c.at(p, "counts %d values, but %s (%d): the file contradicts itself", h.TotalCount(), where, want)
+			}
+		}
+		if len(hs) == 0 {
+			continue
+		}
+		for _, d := range windowDists(w) {
+			if _, ok := hs[d.metric]; !ok && d.dist != nil && d.dist.Count > 0 {
+				c.at([]string{"histograms", wname}, "lacks %s, which windows.%s.%s counts (%d values)", d.metric, wname, d.key, d.dist.Count)
+			}
+		}
+	}
+}
+
+// decodeHistogram decodes e, turning a panic of the decoder on bytes it
+// did not expect into an error.
+func decodeHistogram(e EncodedHistogram) (h *hdrhistogram.Histogram, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			h, err = nil, fmt.Errorf("undecodable (%v)", r)
+		}
+	}()
+	return e.Decode()
+}
+
+// distAt is one of a window's summaries: its metric's histogram name and
+// its JSON key in the window.
+type distAt struct {
+	metric, key string
+	dist        *Dist
+}
+
+// windowDists lists w's summaries of the window metrics.
+func windowDists(w *Window) []distAt {
+	return []distAt{
+		{MetricTTFT.Name, "ttft_ms", w.TTFTMs},
+		{MetricTTFTAnswer.Name, "ttft_answer_ms", w.TTFTAnswerMs},
+		{MetricITL.Name, "itl_ms", w.ITLMs},
+		{MetricTPOT.Name, "tpot_ms", w.TPOTMs},
+		{MetricE2E.Name, "e2e_ms", w.E2EMs},
+		{MetricDecode.Name, "decode_tok_s", w.DecodeTokS},
+		{MetricEffective.Name, "effective_tok_s", w.EffectiveTokS},
+		{MetricLag.Name, "schedule_lag_ms", w.ScheduleLagMs},
+		{MetricPrompt.Name, "prompt_tokens_per_request", w.PromptTokens},
+		{MetricOutput.Name, "output_tokens_per_request", w.OutputPerReq},
+	}
+}
+
+// exact formats x in the shortest form that reads back exactly.
+func exact(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

@@ -1,0 +1,115 @@
+package results
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sixpin/sixpin/internal/fielderr"
+)
+
+// The bad-results corpus: a results file sixpin did not write whole, or
+// whose parts contradict each other, is refused with file:line:col and the
+// field (before, damaged histograms were dropped silently and negative
+// counts, missing windows, a headline window that does not exist and
+// contradicting histograms were accepted).
+func TestBadResultsCorpus(t *testing.T) {
+	for file, want := range map[string][]string{
+		"dist-order.json": {
+			"testdata/bad/dist-order.json:623:16: windows.steady.ttft_ms.p99: must be ≥ p95 (got 0.254 < 2.321)",
+		},
+		"empty.json": {
+			"testdata/bad/empty.json:1:1: invalid JSON: unexpected end of JSON input",
+		},
+		"errors-failed.json": {
+			"testdata/bad/errors-failed.json:778:15: errors.failed: must be ≤ requests (got 23 > 20)",
+		},
+		"headline-missing.json": {
+			"testdata/bad/headline-missing.json:775:22: headline_window: names window \"stable\", which the file does not hold",
+		},
+		"hist-count.json": {
+			"testdata/bad/hist-count.json:1058:18: histograms.steady.ttft_ms: counts 620 values, but windows.steady.ttft_ms.count (20): the file contradicts itself",
+		},
+		"hist-damaged.json": {
+			"testdata/bad/hist-damaged.json:1061:16: histograms.steady.ttft_ms.hdr: not a histogram sixpin wrote: illegal base64 data at input byte 44",
+		},
+		"hist-missing-metric.json": {
+			"testdata/bad/hist-missing-metric.json:1012:15: histograms.steady: lacks e2e_ms, which windows.steady.e2e_ms counts (20 values)",
+		},
+		"hist-unit.json": {
+			"testdata/bad/hist-unit.json:924:17: histograms.all.itl_ms: unit \"us\" and scale 1, want \"us\" and 1000 for itl_ms",
+		},
+		"hist-unknown-window.json": {
+			"testdata/bad/hist-unknown-window.json:1065:16: histograms.nightly: belongs to no window of the file",
+		},
+		"missing-pins.json": {
+			"testdata/bad/missing-pins.json:1:1: pins: missing: sixpin writes it in every results file",
+		},
+		"missing-window.json": {
+			"testdata/bad/missing-window.json:286:14: windows.burst: missing: sixpin writes warmup, burst, steady and all",
+		},
+		"negative-requests.json": {
+			"testdata/bad/negative-requests.json:597:19: windows.steady.requests: must be ≥ 0 (got -5)",
+		},
+		"series-length.json": {
+			"testdata/bad/series-length.json:809:16: series.started: has 0 seconds, output_tokens 1: the file was not written whole",
+		},
+		"set.json": {
+			"testdata/bad/set.json:2:13: schema: a set of runs (sixpin/set/v1), not one run: give its runs' own results files",
+		},
+		"started-yesterday.json": {
+			"testdata/bad/started-yesterday.json:4:17: started_at: want a time like \"2026-11-30T18:49:28Z\" (RFC 3339), got \"yesterday\"",
+		},
+		"truncated.json": {
+			"testdata/bad/truncated.json:556:39: invalid JSON: unexpected end of JSON input",
+		},
+		"window-span.json": {
+			"testdata/bad/window-span.json:442:16: windows.burst.end_s: must be ≥ start_s (got -1 < 0)",
+		},
+		"wrong-schema.json": {
+			"testdata/bad/wrong-schema.json:2:13: schema: want \"sixpin/result/v1\", got \"vegeta/v1\": not a sixpin results file",
+		},
+		"yaml.json": {
+			"testdata/bad/yaml.json:1:1: invalid JSON: invalid character 's' looking for beginning of value",
+		},
+	} {
+		t.Run(file, func(t *testing.T) {
+			run, err := ReadFile(filepath.Join("testdata", "bad", file))
+			var list fielderr.List
+			if !errors.As(err, &list) {
+				t.Fatalf("ReadFile = %v, %v; want a fielderr.List", run != nil, err)
+			}
+			var got []string
+			for _, e := range list {
+				got = append(got, e.Error())
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}
+
+// Every results file sixpin wrote reads back; one without histograms
+// reads too, and says what it lacks.
+func TestReadFileAcceptsWhatSixpinWrote(t *testing.T) {
+	files, _ := filepath.Glob("../report/testdata/*.json")
+	files = append(files, "testdata/good.json")
+	for _, f := range files {
+		if _, err := ReadFile(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	run, err := ReadFile("testdata/no-histograms.json")
+	if err != nil || !slices.Contains(run.Notes, NoteNoHistograms) {
+		t.Errorf("no histograms: %v, notes %q", err, run.Notes)
+	}
+	data, _ := os.ReadFile("testdata/good.json")
+	if run, err := Read("good.json", data); err != nil || len(run.Notes) != 0 {
+		t.Errorf("Read(good) = notes %v, %v", run.Notes, err)
+	}
+}
