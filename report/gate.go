@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/sixpin/sixpin/internal/bounds"
 	"github.com/sixpin/sixpin/internal/strictyaml"
 	"github.com/sixpin/sixpin/results"
 )
@@ -185,7 +185,7 @@ func DefaultRules() []Rule {
 // decoded strictly: an unknown figure, bound or form is an error at
 // file:line:col. The validity rule always applies. Rules keep file order.
 func LoadRules(path string) ([]Rule, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounds.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read rules: %w", err)
 	}
@@ -281,11 +281,13 @@ func ParseRules(file string, data []byte) ([]Rule, error) {
 // Status is a check's outcome.
 type Status string
 
-// Statuses.
+// Statuses. A rule is NotEvaluated when a run lacks its figure, or the
+// histograms or per-second series its interval needs: the gate then does
+// not pass (sixpin gate exits 2, the files cannot answer the rule).
 const (
-	Pass Status = "pass"
-	Fail Status = "fail"
-	Skip Status = "skip"
+	Pass         Status = "pass"
+	Fail         Status = "fail"
+	NotEvaluated Status = "not evaluated"
 )
 
 // Check is the outcome of one rule.
@@ -333,8 +335,22 @@ func (g *GateResult) Failed() []Check {
 	return fs
 }
 
-// Passed reports whether the runs were comparable and no rule failed.
-func (g *GateResult) Passed() bool { return g.Comparable() && len(g.Failed()) == 0 }
+// NotEvaluated returns the checks that could not be evaluated.
+func (g *GateResult) NotEvaluated() []Check {
+	var ns []Check
+	for _, c := range g.Checks {
+		if c.Status == NotEvaluated {
+			ns = append(ns, c)
+		}
+	}
+	return ns
+}
+
+// Passed reports whether the runs were comparable and every rule was
+// evaluated and passed.
+func (g *GateResult) Passed() bool {
+	return g.Comparable() && len(g.Failed()) == 0 && len(g.NotEvaluated()) == 0
+}
 
 // ErrIncomparable marks errors about runs whose pins differ (commands wrap
 // it when they refuse to compare): test with errors.Is.
@@ -343,7 +359,9 @@ var ErrIncomparable = errors.New("runs are not comparable")
 // Gate checks current against baseline by rules. First the pins: if they
 // differ beyond their tolerances (as Compare decides), or the baseline is
 // invalid or incomplete, the result is incomparable and no rule is
-// checked. Otherwise each rule passes unless its figure is beyond the
+// checked. A rule whose figure a run lacks, or whose interval needs the
+// histograms or per-second series a file does not hold, is NotEvaluated
+// and keeps the gate from passing. Otherwise each rule passes unless its figure is beyond the
 // tolerance and the difference is statistically significant: for a
 // relative bound, the confidence interval of current/baseline − 1 (from
 // independent resamples of both runs) lies wholly on the bad side of no
@@ -405,10 +423,16 @@ func check(r Rule, base, cur *results.Run, hb, hcur histCache, st Stats) Check {
 		c.Status, c.Why = Fail, "the current run has no such figure ("+whyc+"); the baseline has"
 		return c
 	case !okc:
-		c.Status, c.Why = Skip, "neither run has it: "+whyc
+		c.Status, c.Why = NotEvaluated, "neither run has it: "+whyc
 		return c
 	case relative && !okb:
-		c.Status, c.Why = Skip, "the baseline has no such figure: "+whyb
+		c.Status, c.Why = NotEvaluated, "the baseline has no such figure: "+whyb
+		return c
+	case missingData(ec.NoInterval) || relative && missingData(eb.NoInterval):
+		if relative {
+			c.Change = change(eb.Value, ec.Value)
+		}
+		c.Status, c.Why = NotEvaluated, cmp.Or(missingParts(ec.NoInterval), missingParts(eb.NoInterval))+": its significance cannot be judged"
 		return c
 	}
 	noInterval := ""
@@ -460,4 +484,16 @@ func check(r Rule, base, cur *results.Run, hb, hcur histCache, st Stats) Check {
 		c.Status, c.Why = Pass, "within the tolerance"
 	}
 	return c
+}
+
+// missingData reports whether an estimate has no interval because its
+// results file lacks the data for one (not because the data are few).
+func missingData(noInterval string) bool { return noInterval == noHistogram || noInterval == noSeries }
+
+// missingParts is noInterval when it names missing data, else "".
+func missingParts(noInterval string) string {
+	if missingData(noInterval) {
+		return noInterval
+	}
+	return ""
 }

@@ -37,7 +37,7 @@ func checkChange(c Check) string {
 // rules, of the current value for absolute ones.
 func checkInterval(c Check) string {
 	switch {
-	case c.Rule.Kind == Validity || !c.HasCurrent || c.Status == Skip:
+	case c.Rule.Kind == Validity || !c.HasCurrent || c.Status == NotEvaluated:
 		return ""
 	case !c.Interval.Known:
 		return "no interval"
@@ -57,6 +57,12 @@ func gateHeadline(g *GateResult) string {
 		return "INCOMPARABLE — the runs' pins differ: " + strings.Join(g.Incomparable, "; ")
 	case g.Passed():
 		return fmt.Sprintf("PASS — %d rules, no regression", len(g.Checks))
+	case len(g.Failed()) == 0:
+		var names []string
+		for _, c := range g.NotEvaluated() {
+			names = append(names, c.Rule.Key)
+		}
+		return fmt.Sprintf("NOT EVALUATED — %d of %d rules could not be evaluated: %s", len(names), len(g.Checks), strings.Join(names, "; "))
 	}
 	var names []string
 	for _, c := range g.Failed() {
@@ -102,8 +108,12 @@ func WriteGateText(w io.Writer, g *GateResult) error {
 	p.F("Pins agree within their tolerances.\n\n")
 	p.F("A rule fails only when its figure is beyond the tolerance AND the difference is significant at %s (%s resamples, seed %d).\n",
 		pct(g.Stats.Confidence), group(float64(g.Stats.Resamples)), g.Stats.Seed)
+	sw := 4 // the status column: PASS, FAIL, or NOT EVALUATED
+	if len(g.NotEvaluated()) > 0 {
+		sw = len(statusWord(NotEvaluated))
+	}
 	line := func(cols ...any) {
-		p.F("%s\n", strings.TrimRight(fmt.Sprintf("  %-4s  %-32s %-18s %14s %14s %9s  %-22s %s", cols...), " "))
+		p.F("%s\n", strings.TrimRight(fmt.Sprintf("  %-*s  %-32s %-18s %14s %14s %9s  %-22s %s", append([]any{sw}, cols...)...), " "))
 	}
 	line("", "rule", "tolerance", "baseline", "current", "change", "interval", "")
 	for _, c := range g.Checks {
@@ -124,6 +134,8 @@ func WriteGateMarkdown(w io.Writer, g *GateResult) error {
 		p.F("## sixpin gate: ⚠️ INCOMPARABLE\n\n")
 	case g.Passed():
 		p.F("## sixpin gate: ✅ PASS\n\n")
+	case len(g.Failed()) == 0:
+		p.F("## sixpin gate: ⚠️ NOT EVALUATED (%d of %d rules)\n\n", len(g.NotEvaluated()), len(g.Checks))
 	default:
 		p.F("## sixpin gate: ❌ FAIL (%d of %d rules)\n\n", len(g.Failed()), len(g.Checks))
 	}
@@ -140,8 +152,8 @@ func WriteGateMarkdown(w io.Writer, g *GateResult) error {
 		p.F("| | rule | tolerance | baseline | current | change | interval | verdict |\n|:-:|---|---|--:|--:|--:|---|---|\n")
 		for _, c := range g.Checks {
 			mark := icon[c.Status != Fail]
-			if c.Status == Skip {
-				mark = "➖"
+			if c.Status == NotEvaluated {
+				mark = "⚠️"
 			}
 			p.F("| %s | `%s` | %s | %s | %s | %s | %s | %s |\n", mark, c.Rule.Key, c.Rule.Tolerance(),
 				checkValue(c, c.Baseline, c.HasBaseline), checkValue(c, c.Current, c.HasCurrent), checkChange(c), checkInterval(c), mdCell(c.Why))
@@ -155,8 +167,8 @@ func WriteGateMarkdown(w io.Writer, g *GateResult) error {
 }
 
 // WriteGateJUnit writes g as JUnit XML: one testsuite, a testcase for the
-// pins' agreement and one per rule (failed when the rule failed, skipped
-// when it could not be checked).
+// pins' agreement and one per rule (failed when the rule failed or could
+// not be evaluated).
 func WriteGateJUnit(w io.Writer, g *GateResult) error {
 	s := junitSuite{
 		Name:      "sixpin gate",
@@ -181,8 +193,8 @@ func WriteGateJUnit(w io.Writer, g *GateResult) error {
 		switch c.Status {
 		case Fail:
 			jc.Failure = &junitMessage{Message: c.Why, Type: "regression", Text: jc.SystemOut}
-		case Skip:
-			jc.Skipped = &junitMessage{Message: c.Why}
+		case NotEvaluated:
+			jc.Failure = &junitMessage{Message: c.Why, Type: "not-evaluated", Text: jc.SystemOut}
 		}
 		s.add(jc)
 	}

@@ -230,3 +230,54 @@ burst.error_rate: {max: 0.02}
 		})
 	}
 }
+
+// A rule whose figure a run lacks, or whose interval needs histograms or
+// series the file does not hold, is not evaluated, and the gate does not
+// pass (before, it passed: "no histogram in the results file").
+func TestGateNeverPassesWhatItCouldNotEvaluate(t *testing.T) {
+	ins := load(t, fixBase, fixNoise)
+	bare := *ins[1].Run
+	bare.Histograms, bare.Series = nil, results.Series{}
+	cur := Input{Name: "bare.json", Run: &bare}
+	g, err := Gate(ins[0], cur, DefaultRules(), DefaultStats())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Passed() {
+		t.Fatalf("the gate passed rules it could not evaluate:\n%+v", statuses(g))
+	}
+	want := map[string]Status{
+		"steady.ttft_ms.p99": NotEvaluated, "steady.tpot_ms.p50": NotEvaluated, "steady.e2e_ms.p99": NotEvaluated,
+		"steady.aggregate_output_tok_s": NotEvaluated, "steady.effective_tok_s.p50": NotEvaluated,
+		"errors.rate": Pass, Validity: Pass,
+	}
+	got := statuses(g)
+	for k, s := range want {
+		if got[k] != s {
+			t.Errorf("%s: %s, want %s", k, got[k], s)
+		}
+	}
+	if len(g.NotEvaluated()) != 5 || len(g.Failed()) != 0 {
+		t.Errorf("not evaluated %d, failed %d", len(g.NotEvaluated()), len(g.Failed()))
+	}
+	var text strings.Builder
+	if err := WriteGateText(&text, g); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "RESULT: NOT EVALUATED — 5 of 7 rules could not be evaluated") {
+		t.Errorf("text:\n%s", text.String())
+	}
+
+	// A figure neither run has is not evaluated either.
+	missing, err := NewRule("steady.peak_aggregate_output_tok_s", MaxDecrease, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err = Gate(ins[0], ins[1], []Rule{missing}, DefaultStats())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := g.Checks[0]; c.Status != NotEvaluated || g.Passed() {
+		t.Errorf("a figure neither run has: %s (%s), passed %v", c.Status, c.Why, g.Passed())
+	}
+}

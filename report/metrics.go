@@ -69,16 +69,14 @@ var distMetrics = []metric{
 var scalarMetrics = []metric{
 	{Key: "aggregate_output_tok_s", Label: "aggregate output tok/s (all streams)", Unit: "tok/s", Better: HigherIsBetter,
 		scalar: func(run *results.Run, w *results.Window, _ string) (estimate, bool) {
-			num, _ := windowSlots(run, w)
-			return seriesRatioEstimate(w.AggregateOutputTokS, num, nil), true
+			return seriesEstimate(run, w, w.AggregateOutputTokS, false), true
 		}},
 	{Key: "aggregate_per_stream_tok_s", Label: "aggregate ÷ in flight, tok/s per stream", Unit: "tok/s", Better: HigherIsBetter,
 		scalar: func(run *results.Run, w *results.Window, _ string) (estimate, bool) {
 			if w.MeanInFlight == 0 {
 				return estimate{}, false
 			}
-			num, den := windowSlots(run, w)
-			return seriesRatioEstimate(w.AggregatePerStreamTokS, num, den), true
+			return seriesEstimate(run, w, w.AggregatePerStreamTokS, true), true
 		}},
 	{Key: "mean_in_flight", Label: "concurrency (mean in flight)", Better: Neutral,
 		scalar: func(_ *results.Run, w *results.Window, _ string) (estimate, bool) {
@@ -316,6 +314,25 @@ func runKeys() string {
 	return strings.Join(ks, ", ")
 }
 
+// Why an estimate has no interval when its results file lacks the data.
+const (
+	noHistogram = "no histogram in the results file"
+	noSeries    = "no per-second series in the results file"
+)
+
+// seriesEstimate is seriesRatioEstimate over w's seconds, or the value
+// without an interval when the file holds no series.
+func seriesEstimate(run *results.Run, w *results.Window, value float64, perStream bool) estimate {
+	if len(run.Series.OutputTokens) == 0 && w.Requests > 0 {
+		return estimate{Value: value, NoInterval: noSeries}
+	}
+	num, den := windowSlots(run, w)
+	if !perStream {
+		den = nil
+	}
+	return seriesRatioEstimate(value, num, den)
+}
+
 // histCache decodes each histogram of a run once.
 type histCache map[string]*hdrhistogram.Histogram
 
@@ -348,7 +365,7 @@ func (f figureRef) estimate(run *results.Run, hc histCache) (e estimate, ok bool
 	h, err := hc.get(run, f.Window, f.Metric.Hist.Name)
 	if err != nil || h == nil || p < -1 {
 		// No histogram (or min/max): the summary's value, without interval.
-		e = estimate{Value: statOf(d, f.Stat), NoInterval: "no histogram in the results file"}
+		e = estimate{Value: statOf(d, f.Stat), NoInterval: noHistogram}
 		if p < -1 {
 			e.NoInterval = "an extreme has no interval"
 		}

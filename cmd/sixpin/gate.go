@@ -51,8 +51,12 @@ Without one: steady TTFT p99, TPOT p50 and E2E p99 may rise by 10%, the
 steady aggregate and effective tok/s p50 may fall by 5%, the error rate stays
 at most 1%. The current run must always be valid and complete.
 
+A rule is NOT EVALUATED when a run lacks its figure, or the histograms or
+per-second series its interval needs: the gate never passes it.
+
 Exit 0 pass, 1 regression, 2 incomparable runs (pins differ, as in compare;
-or an invalid baseline) or bad input.`,
+or an invalid baseline), a rule not evaluated (and none failed), or bad
+input.`,
 		Example: `  sixpin gate --baseline main.json pr.json
   sixpin gate --baseline main.json pr.json --rules gates.yaml --junit gate.xml --markdown gate.md`,
 		Args: argsBadInput(cobra.ExactArgs(1)),
@@ -112,8 +116,10 @@ func gateRun(opts *GateOptions) error {
 	switch {
 	case !g.Comparable():
 		return badInput(fmt.Errorf("%w: %s", report.ErrIncomparable, strings.Join(g.Incomparable, "; ")))
-	case !g.Passed():
+	case len(g.Failed()) > 0:
 		return fmt.Errorf("gate: %w: %d of %d rules failed", ErrRegression, len(g.Failed()), len(g.Checks))
+	case !g.Passed():
+		return badInput(fmt.Errorf("gate: %d of %d rules could not be evaluated: the files lack what they need", len(g.NotEvaluated()), len(g.Checks)))
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"os"
@@ -173,6 +174,14 @@ func TestGateCommand(t *testing.T) {
 	if err := os.WriteFile(badRules, []byte("steady.aggregate_output_tok_s: {max_decrease: 5}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The noise run without its histograms and series (an optional part a
+	// file may lack), and with one histogram damaged (a file sixpin did
+	// not write whole).
+	bare, damaged := filepath.Join(dir, "bare.json"), filepath.Join(dir, "damaged.json")
+	editJSON(t, fixNoise, bare, func(m map[string]any) { delete(m, "histograms"); delete(m, "series") })
+	editJSON(t, fixNoise, damaged, func(m map[string]any) {
+		m["histograms"].(map[string]any)["steady"].(map[string]any)["ttft_ms"].(map[string]any)["hdr"] = "HISTFAAAAbroken"
+	})
 	for _, c := range []struct {
 		name   string
 		args   []string
@@ -181,6 +190,11 @@ func TestGateCommand(t *testing.T) {
 		stderr []string
 	}{
 		{"pass", []string{"--baseline", fixBase, fixBase}, ExitOK, []string{"RESULT: PASS — 7 rules, no regression"}, nil},
+		{"not evaluated without histograms", []string{"--baseline", fixBase, bare}, ExitBadInput,
+			[]string{"NOT EVALUATED  steady.ttft_ms.p99", "RESULT: NOT EVALUATED — 5 of 7 rules could not be evaluated"},
+			[]string{"gate: 5 of 7 rules could not be evaluated"}},
+		{"a damaged histogram is refused", []string{"--baseline", fixBase, damaged}, ExitBadInput, nil,
+			[]string{"damaged.json:", ": histograms.steady.ttft_ms.hdr: not a histogram sixpin wrote"}},
 		{"noise only passes", []string{"--baseline", fixBase, fixNoise}, ExitOK, []string{"RESULT: PASS"}, nil},
 		{"regression fails", []string{"--baseline", fixBase, fixSlow}, ExitFailed,
 			[]string{"FAIL  steady.aggregate_output_tok_s", "RESULT: FAIL — 3 of 7 rules regressed"}, []string{"gate: regression: 3 of 7 rules failed"}},
@@ -269,5 +283,26 @@ func TestGateFlags(t *testing.T) {
 	}
 	if _, err := (StatsFlags{Confidence: 0.95, Resamples: 10, Seed: 1}).stats(); !errors.As(err, new(errBadInput)) {
 		t.Errorf("10 resamples: %v", err)
+	}
+}
+
+// editJSON writes to dst the JSON file src as edit changes it.
+func editJSON(t *testing.T, src, dst string, edit func(map[string]any)) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	out, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, out, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
