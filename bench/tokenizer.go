@@ -3,7 +3,11 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
+	"slices"
+	"strings"
 
+	"github.com/sixpin/sixpin/internal/clip"
 	"github.com/sixpin/sixpin/profiles"
 	"github.com/sixpin/sixpin/prompt"
 	"github.com/sixpin/sixpin/runner"
@@ -31,6 +35,10 @@ func promptBuilder(ctx context.Context, cfg Config, tg *target) (*prompt.Builder
 	name := cfg.Tokenizer
 	if name == "" {
 		name = tg.profile.Tokenizer
+	}
+	name, err := tokenizerName(name)
+	if err != nil {
+		return nil, tokenizerChoice{}, fmt.Errorf("%w: --tokenizer: %w", ErrBadInput, err)
 	}
 	var ch tokenizerChoice
 	if name == "" {
@@ -61,4 +69,19 @@ func promptBuilder(ctx context.Context, cfg Config, tg *target) (*prompt.Builder
 		ch.label += " (fallback)"
 	}
 	return b, ch, nil
+}
+
+// tokenizerName resolves a --tokenizer value: "" (the profile's), server,
+// a built-in name, hf:PATH, or a bare path to an existing tokenizer file,
+// which stands for hf:PATH. Anything else is an error listing the valid
+// choices.
+func tokenizerName(name string) (string, error) {
+	if name == "" || name == profiles.TokenizerServer || strings.HasPrefix(name, tokenizer.HFPrefix) || slices.Contains(tokenizer.Names(), name) {
+		return name, nil
+	}
+	if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() {
+		return tokenizer.HFPrefix + name, nil
+	}
+	return "", fmt.Errorf("unknown tokenizer %s (valid: %s, %s, or a path to a tokenizer.json)",
+		clip.Quote(name), profiles.TokenizerServer, strings.Join(tokenizer.Names(), ", "))
 }
