@@ -22,6 +22,7 @@ func NewCmdAnalyze(f *Factory) *cobra.Command {
 		Use:   "analyze",
 		Short: "Measure real agentic work from session logs",
 	}
+	asGroup(cmd)
 	cmd.AddCommand(NewCmdAnalyzeOpencode(f, nil))
 	return cmd
 }

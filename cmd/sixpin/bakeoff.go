@@ -25,7 +25,8 @@ func NewCmdBakeoff(f *Factory, runF func(*cobra.Command, *BakeoffOptions) error)
 		Short: "Run one scenario against several profiles and compare vendors, dimension by dimension",
 		Example: `  sixpin bakeoff scenarios/agentic-120k.yaml --profile sim-local-27b --profile sim-cerebras-27b \
       --intelligence sim-local-27b=pass --intelligence sim-cerebras-27b=pass -o bakeoff/`,
-		Args: argsBadInput(cobra.ExactArgs(1)),
+		Annotations: trapSignals,
+		Args:        argsBadInput(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Config.ScenarioPath = args[0]
 			if runF != nil {

@@ -16,6 +16,7 @@ func NewCmdProfiles(f *Factory) *cobra.Command {
 		Use:   "profiles",
 		Short: "List and show the embedded endpoint profiles",
 	}
+	asGroup(cmd)
 	cmd.AddCommand(&cobra.Command{
 		Use:   "list",
 		Short: "List the embedded profiles",

@@ -37,7 +37,17 @@ type Factory struct {
 	Getenv func(string) string
 	// Hard is cancelled by a second interrupt: stop now.
 	Hard context.Context
+	// Trap starts trapping SIGINT and SIGTERM (nil: nothing to trap, as
+	// in tests). Main calls it before a command that runs load.
+	Trap func()
 }
+
+// trapsSignals marks a command that runs load (cobra.Command.Annotations):
+// it traps SIGINT and SIGTERM to stop issuing and write what it measured.
+const trapsSignals = "sixpin/traps-signals"
+
+// trapSignals is the Annotations of a command that runs load.
+var trapSignals = map[string]string{trapsSignals: "yes"}
 
 // errBadInput marks a usage or input error (exit 2).
 type errBadInput struct{ err error }
@@ -48,28 +58,31 @@ func (e errBadInput) Unwrap() error { return e.err }
 func badInput(err error) error { return errBadInput{err} }
 
 // Main runs sixpin with the process's arguments and streams and returns
-// the exit code. The first SIGINT/SIGTERM cancels the command's context
-// (a run stops issuing and writes what it measured); a second one cancels
-// Factory.Hard.
+// the exit code. Only the commands that run load (see trapsSignals) trap
+// SIGINT and SIGTERM: the first cancels the command's context (a run stops
+// issuing and writes what it measured), a second cancels Factory.Hard.
+// Every other command keeps the default behaviour and stops at once.
 func Main() int {
 	ctx, cancel := context.WithCancel(context.Background())
 	hard, cancelHard := context.WithCancel(context.Background())
 	defer cancel()
 	defer cancelHard()
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	go func() {
-		<-sigs
-		fmt.Fprintln(os.Stderr, "\nsixpin: interrupted (interrupt again to stop at once)")
-		cancel()
-		<-sigs
-		cancelHard()
-	}()
 	f := &Factory{
 		IO:     &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, ErrTTY: term.IsTerminal(int(os.Stderr.Fd()))},
 		Getenv: os.Getenv,
 		Hard:   hard,
+		Trap: func() {
+			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+			go func() {
+				<-sigs
+				fmt.Fprintln(os.Stderr, "\nsixpin: interrupted (interrupt again to stop at once)")
+				cancel()
+				<-sigs
+				cancelHard()
+			}()
+		},
 	}
 	return execute(ctx, f, os.Args[1:])
 }
@@ -109,6 +122,12 @@ burst windows, with every figure carrying its pins.`,
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		if cmd.Annotations[trapsSignals] != "" && f.Trap != nil {
+			f.Trap()
+		}
+	}
+	asGroup(root)
 	root.AddCommand(NewCmdRun(f, nil), NewCmdValidate(f, nil), NewCmdSim(f, nil), NewCmdProfiles(f),
 		NewCmdReport(f, nil), NewCmdCompare(f, nil), NewCmdGate(f, nil), NewCmdAnalyze(f),
 		NewCmdBakeoff(f, nil))
@@ -123,4 +142,25 @@ func argsBadInput(v cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// asGroup makes cmd, a command that only holds subcommands, refuse an
+// unknown subcommand as bad input (cobra would print the help and exit 0,
+// or exit 1 at the root), and print its help when given none.
+func asGroup(cmd *cobra.Command) *cobra.Command {
+	cmd.Args = cobra.ArbitraryArgs
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's own default
+	}
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += fmt.Sprintf(" (did you mean %q?)", s[0])
+		}
+		return badInput(errors.New(msg + "; see " + cmd.CommandPath() + " --help"))
+	}
+	return cmd
 }

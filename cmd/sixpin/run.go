@@ -30,7 +30,8 @@ func NewCmdRun(f *Factory, runF func(*cobra.Command, *RunOptions) error) *cobra.
 		Example: `  sixpin run scenarios/agentic-120k.yaml
   sixpin run scenarios/chat-8k-c16.yaml --endpoint http://127.0.0.1:8080/v1 --model qwen
   sixpin run scenarios/smoke.yaml --profile vllm -o results.json`,
-		Args: argsBadInput(cobra.ExactArgs(1)),
+		Annotations: trapSignals,
+		Args:        argsBadInput(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Config.ScenarioPath = args[0]
 			opts.SeedSet = cmd.Flags().Changed("seed")

@@ -25,9 +25,10 @@ type SimOptions struct {
 func NewCmdSim(f *Factory, runF func(*cobra.Command, *SimOptions) error) *cobra.Command {
 	opts := &SimOptions{F: f}
 	cmd := &cobra.Command{
-		Use:   "sim",
-		Short: "Serve the simulator as an OpenAI-compatible endpoint for other tools",
-		Args:  argsBadInput(cobra.NoArgs),
+		Use:         "sim",
+		Short:       "Serve the simulator as an OpenAI-compatible endpoint for other tools",
+		Annotations: trapSignals,
+		Args:        argsBadInput(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
 				return runF(cmd, opts)
