@@ -354,3 +354,24 @@ func (p *Profile) Energy() *results.Energy {
 
 // yamlKind names a profile file in the errors about the whole file.
 var yamlKind = strictyaml.Kind{Noun: "profile", Keys: "name, kind, base_url, ..."}
+
+// LooksLikeProfile reports whether data, a YAML document, reads as a
+// profile rather than a scenario: a mapping with kind: and without pins:
+// (for `sixpin validate`, which takes either).
+func LooksLikeProfile(data []byte) bool {
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return false
+	}
+	kind, pins := false, false
+	m := root.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		switch m.Content[i].Value {
+		case "kind":
+			kind = true
+		case "pins":
+			pins = true
+		}
+	}
+	return kind && !pins
+}

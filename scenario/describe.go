@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/trace"
 )
 
 // Describe writes the resolved scenario for `sixpin validate`: name, seed,
@@ -231,6 +232,34 @@ func (s *Scenario) Describe(w io.Writer) error {
 		d.line("warning", "%s", wn)
 	}
 	return d.Err
+}
+
+// DescribeTrace writes a trace for `sixpin validate`: its file and format,
+// sessions and requests, the prompt and output lengths it gives, its span
+// and its peak concurrency.
+func DescribeTrace(w io.Writer, t *trace.Trace) error {
+	d := &describer{numfmt.Printer{W: w}}
+	st := TraceStats(t)
+	exp := expectedTrace(t)
+	d.line("trace", "%s (%s format)", t.Source, t.Format)
+	d.line("requests", "%s in %s over %s, peak %s at once", count(t.Turns(), "request"), count(len(t.Sessions), "session"),
+		st.Span.Round(time.Second), count(st.PeakSessions, "session"))
+	d.line("prompt", "p50 %s, range [%s, %s] tokens (mean %s)", numfmt.Thousands(st.PromptP50),
+		numfmt.Thousands(st.PromptMin), numfmt.Thousands(st.PromptMax), numfmt.Thousands(exp.MeanPromptTokens))
+	d.line("output", "p50 %s, range [%s, %s] tokens (mean %s)", numfmt.Thousands(st.OutputP50),
+		numfmt.Thousands(st.OutputMin), numfmt.Thousands(st.OutputMax), numfmt.Thousands(exp.MeanOutputTokens))
+	if b := t.BlockTokens(); b > 0 {
+		d.line("prefixes", "shared prompt blocks of %d tokens (hash ids)", b)
+	}
+	return d.Err
+}
+
+// count formats n things: "1 session", "3 sessions".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return numfmt.Thousands(float64(n)) + " " + thing + "s"
 }
 
 // describer writes aligned lines and keeps the first write error.

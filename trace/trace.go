@@ -36,7 +36,10 @@ const MooncakeBlockTokens = 512
 // Trace is recorded or published traffic: sessions of requests.
 type Trace struct {
 	// Source says where the trace came from (a file name, a database).
-	Source   string
+	Source string
+	// Format is the file format Read found (FormatSixpin, FormatMooncake,
+	// FormatAzure); empty for a trace built in Go.
+	Format   string
 	Sessions []Session
 }
 
@@ -220,6 +223,20 @@ func (l jsonLine) seconds(field string, s float64) error {
 // num formats x in the shortest form that reads back exactly.
 func num(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
+// Extensions are the file name endings of trace files (sixpin and
+// Mooncake JSONL, Azure CSV, each perhaps gzipped).
+var Extensions = []string{".jsonl", ".ndjson", ".csv", ".jsonl.gz", ".ndjson.gz", ".csv.gz"}
+
+// IsTraceName reports whether a file name ends like a trace file's.
+func IsTraceName(name string) bool {
+	for _, ext := range Extensions {
+		if strings.HasSuffix(strings.ToLower(name), ext) {
+			return true
+		}
+	}
+	return false
+}
+
 // peekSize bounds the first line format detection looks at.
 const peekSize = 1 << 20
 
@@ -273,7 +290,7 @@ func Decode(name string, r io.Reader) (*Trace, error) {
 	if len(t.Sessions) == 0 {
 		return nil, &Error{File: name, Err: errors.New("no requests in the trace")}
 	}
-	t.Source = name
+	t.Source, t.Format = name, format
 	return t, nil
 }
 
