@@ -341,28 +341,46 @@ type Session struct {
 // Session returns agentic session i (from 0), a pure function of the seed
 // and i, like Request.
 func (p *Plan) Session(i int) Session {
+	var s Session
+	p.drawSession(i, func(head Session) {
+		s = head
+		s.Growth = make([]int, s.Turns)
+		s.Outputs = make([]int, s.Turns)
+		s.Think = make([]time.Duration, s.Turns)
+	}, func(k, output, growth int, think time.Duration) bool {
+		s.Outputs[k], s.Growth[k], s.Think[k] = output, growth, think
+		return true
+	})
+	return s
+}
+
+// drawSession draws session i: its head (Index, Turns, FirstPromptTokens,
+// Seed), then turn by turn its output, the tool result before it (0 for
+// turn 0) and the think time before it, until turn returns false. The
+// draws are Session's, in its order, so a caller that stops early saw
+// what Session would have returned.
+func (p *Plan) drawSession(i int, head func(Session), turn func(k, output, growth int, think time.Duration) bool) {
 	r := rand.New(rand.NewPCG(p.seed, splitmix64(uint64(i)^sessionStream)))
-	w := p.s.Workload
 	s := Session{
 		Index:             i,
 		Turns:             max(p.turns.sampleInt(r), 1),
 		FirstPromptTokens: p.firstPrompt.sampleInt(r),
 		Seed:              r.Uint64(),
 	}
-	s.Growth = make([]int, s.Turns)
-	s.Outputs = make([]int, s.Turns)
-	s.Think = make([]time.Duration, s.Turns)
+	head(s)
+	thinks := !p.s.Workload.ThinkSeconds.IsZero()
 	for k := range s.Turns {
-		s.Outputs[k] = p.output.sampleInt(r)
-		if k == 0 {
-			continue
+		output, growth, think := p.output.sampleInt(r), 0, time.Duration(0)
+		if k > 0 {
+			growth = p.growth.sampleInt(r)
+			if thinks {
+				think = time.Duration(max(p.think.sample(r), 0) * float64(time.Second))
+			}
 		}
-		s.Growth[k] = p.growth.sampleInt(r)
-		if !w.ThinkSeconds.IsZero() {
-			s.Think[k] = time.Duration(max(p.think.sample(r), 0) * float64(time.Second))
+		if !turn(k, output, growth, think) {
+			return
 		}
 	}
-	return s
 }
 
 // PromptTokens returns turn k's planned prompt content in tokens: the
@@ -376,25 +394,27 @@ func (s Session) PromptTokens(k int) int {
 }
 
 // expectedSessions averages the turns of the plan's first sessions, each
-// cut where its context would pass the workload's maximum.
+// cut where its context would pass the workload's maximum. It draws only
+// the turns it averages.
 func (p *Plan) expectedSessions() Expectation {
 	var sp, so float64
 	n := 0
 	limit := p.s.Workload.MaxContextTokens
 	for i := 0; n < ExpectationSamples && i < ExpectationSamples; i++ {
-		s := p.Session(i)
-		pt := s.FirstPromptTokens
-		for k := range s.Turns {
+		var pt, lastOut int
+		p.drawSession(i, func(s Session) { pt = s.FirstPromptTokens }, func(k, output, growth int, _ time.Duration) bool {
 			if k > 0 {
-				pt += s.Outputs[k-1] + s.Growth[k] // PromptTokens(k), in linear time
+				pt += lastOut + growth // PromptTokens(k)
 			}
-			if limit > 0 && pt+s.Outputs[k] > limit {
-				break
+			if limit > 0 && pt+output > limit {
+				return false
 			}
 			sp += float64(pt)
-			so += float64(s.Outputs[k])
+			so += float64(output)
+			lastOut = output
 			n++
-		}
+			return true
+		})
 	}
 	return meanOf(sp, so, n)
 }

@@ -402,3 +402,32 @@ func TestSweep(t *testing.T) {
 		}
 	}
 }
+
+// Expected draws only the session turns it averages: an agentic scenario
+// of 10,000-turn sessions cut after the first turn by its context plans
+// 20,000 turns, not 200 million (sixpin validate took 37 s on it).
+func TestExpectedSessionsDrawsOnlyWhatItAverages(t *testing.T) {
+	s := mustParse(t, "pins:\n  model: {name: m}\n  prompt: {tokens: 100}\n  output: {tokens: 10}\n  concurrency: {mode: closed, streams: 2}\n"+
+		"workload:\n  kind: agentic\n  turns: 10000\n  growth_tokens: 100\n  max_context_tokens: 150\nduration: 10m\n")
+	p := NewPlan(s)
+	turns := 0
+	for i := range ExpectationSamples {
+		p.drawSession(i, func(Session) {}, func(k, output, growth int, _ time.Duration) bool {
+			turns++
+			return k == 0
+		})
+	}
+	if turns != 2*ExpectationSamples {
+		t.Fatalf("drew %d turns", turns)
+	}
+	if e := p.Expected(); e.Samples != ExpectationSamples || e.MeanPromptTokens != 100 || e.MeanOutputTokens != 10 {
+		t.Errorf("Expected = %+v", e)
+	}
+	// Session draws what drawSession draws, in the same order.
+	a := p.Session(5)
+	var outs []int
+	p.drawSession(5, func(Session) {}, func(_ int, output, _ int, _ time.Duration) bool { outs = append(outs, output); return true })
+	if !reflect.DeepEqual(outs, a.Outputs) {
+		t.Error("Session and drawSession disagree")
+	}
+}
