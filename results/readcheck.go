@@ -140,6 +140,13 @@ func (c *fileCheck) window(name string, w *Window) {
 	if w.Completed+w.Failed > w.Requests && w.Requests >= 0 && w.Completed >= 0 && w.Failed >= 0 {
 		c.at(p("requests"), "must count its completed and failed requests (got %d < %d + %d)", w.Requests, w.Completed, w.Failed)
 	}
+	if e2e := w.E2EMs; (e2e == nil && w.Completed > 0) || (e2e != nil && e2e.Count != int64(w.Completed)) {
+		n := int64(0)
+		if e2e != nil {
+			n = e2e.Count
+		}
+		c.at(p("e2e_ms"), "counts %d requests, but the window completed %d: the file contradicts itself", n, w.Completed)
+	}
 	for class, n := range w.ErrorsByClass {
 		if n < 0 {
 			c.at(p("errors", class), "must be ≥ 0 (got %d)", n)

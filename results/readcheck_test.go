@@ -19,6 +19,9 @@ import (
 // contradicting histograms were accepted).
 func TestBadResultsCorpus(t *testing.T) {
 	for file, want := range map[string][]string{
+		"completed-contradicts.json": {
+			"testdata/bad/completed-contradicts.json:666:17: windows.steady.e2e_ms: counts 20 requests, but the window completed 17: the file contradicts itself",
+		},
 		"dist-order.json": {
 			"testdata/bad/dist-order.json:623:16: windows.steady.ttft_ms.p99: must be ≥ p95 (got 0.254 < 2.321)",
 		},
