@@ -325,25 +325,20 @@ type GateResult struct {
 func (g *GateResult) Comparable() bool { return len(g.Incomparable) == 0 }
 
 // Failed returns the checks that failed.
-func (g *GateResult) Failed() []Check {
-	var fs []Check
-	for _, c := range g.Checks {
-		if c.Status == Fail {
-			fs = append(fs, c)
-		}
-	}
-	return fs
-}
+func (g *GateResult) Failed() []Check { return g.withStatus(Fail) }
 
 // NotEvaluated returns the checks that could not be evaluated.
-func (g *GateResult) NotEvaluated() []Check {
-	var ns []Check
+func (g *GateResult) NotEvaluated() []Check { return g.withStatus(NotEvaluated) }
+
+// withStatus returns the checks of status s.
+func (g *GateResult) withStatus(s Status) []Check {
+	var cs []Check
 	for _, c := range g.Checks {
-		if c.Status == NotEvaluated {
-			ns = append(ns, c)
+		if c.Status == s {
+			cs = append(cs, c)
 		}
 	}
-	return ns
+	return cs
 }
 
 // Passed reports whether the runs were comparable and every rule was

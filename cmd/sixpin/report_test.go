@@ -210,19 +210,7 @@ func TestGateCommand(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errOut := runCmd(t, gateCmd, c.args...)
-			if code != c.code {
-				t.Fatalf("exit %d, want %d\n%s\n%s", code, c.code, out, errOut)
-			}
-			for _, w := range c.stdout {
-				if !strings.Contains(out, w) {
-					t.Errorf("stdout lacks %q:\n%s", w, out)
-				}
-			}
-			for _, w := range c.stderr {
-				if !strings.Contains(errOut, w) {
-					t.Errorf("stderr lacks %q:\n%s", w, errOut)
-				}
-			}
+			expectOutput(t, code, out, errOut, c.code, c.stdout, c.stderr)
 		})
 	}
 }
@@ -304,5 +292,24 @@ func editJSON(t *testing.T, src, dst string, edit func(map[string]any)) {
 	}
 	if err := os.WriteFile(dst, out, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// expectOutput checks a command's exit code and that its outputs hold
+// the wanted pieces.
+func expectOutput(t *testing.T, code int, out, errOut string, wantCode int, stdout, stderr []string) {
+	t.Helper()
+	if code != wantCode {
+		t.Fatalf("exit %d, want %d\n%s\n%.2000s", code, wantCode, out, errOut)
+	}
+	for _, w := range stdout {
+		if !strings.Contains(out, w) {
+			t.Errorf("stdout lacks %q:\n%s", w, out)
+		}
+	}
+	for _, w := range stderr {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("stderr lacks %q:\n%.2000s", w, errOut)
+		}
 	}
 }

@@ -54,19 +54,7 @@ func TestValidateTracesAndProfiles(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errOut := sixpin(t, nil, c.args...)
-			if code != c.code {
-				t.Fatalf("exit %d, want %d\n%s\n%.2000s", code, c.code, out, errOut)
-			}
-			for _, w := range c.stdout {
-				if !strings.Contains(out, w) {
-					t.Errorf("stdout lacks %q:\n%s", w, out)
-				}
-			}
-			for _, w := range c.stderr {
-				if !strings.Contains(errOut, w) {
-					t.Errorf("stderr lacks %q:\n%.2000s", w, errOut)
-				}
-			}
+			expectOutput(t, code, out, errOut, c.code, c.stdout, c.stderr)
 			if strings.Contains(out+errOut, "s3cret") || strings.Contains(out+errOut, "root:x") || len(errOut) > 4000 {
 				t.Errorf("output echoes what it must not (%d bytes of stderr)", len(errOut))
 			}

@@ -170,7 +170,7 @@ func Locate(data []byte, t reflect.Type) []string {
 		return json.Unmarshal(raw, reflect.New(t).Interface()) != nil
 	}
 	switch t.Kind() {
-	case reflect.Struct:
+	case reflect.Struct, reflect.Map:
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(data, &obj) != nil {
 			return nil
@@ -181,23 +181,16 @@ func Locate(data []byte, t reflect.Type) []string {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if f, ok := jsonField(t, k); ok && fails(obj[k], f.Type) {
-				return append([]string{k}, Locate(obj[k], f.Type)...)
+			et := t
+			if t.Kind() == reflect.Map {
+				et = t.Elem()
+			} else if f, ok := jsonField(t, k); ok {
+				et = f.Type
+			} else {
+				continue // an unknown key decodes into nothing
 			}
-		}
-	case reflect.Map:
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(data, &obj) != nil {
-			return nil
-		}
-		keys := make([]string, 0, len(obj))
-		for k := range obj {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if fails(obj[k], t.Elem()) {
-				return append([]string{k}, Locate(obj[k], t.Elem())...)
+			if fails(obj[k], et) {
+				return append([]string{k}, Locate(obj[k], et)...)
 			}
 		}
 	case reflect.Slice, reflect.Array:
