@@ -137,6 +137,9 @@ func writeHTMLRun(b *strings.Builder, in Input, idx int) error {
 	if len(card.Unverified) > 0 {
 		fmt.Fprintf(b, "<div class=\"note\"><b>Not verified: %s</b> — figures are only as strong as these pins.</div>\n", esc(strings.Join(card.Unverified, ", ")))
 	}
+	for _, n := range run.Notes {
+		fmt.Fprintf(b, "<div class=\"note\">%s</div>\n", esc(n))
+	}
 
 	writeHTMLCards(b, run)
 	writeHTMLWindows(b, run)

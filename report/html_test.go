@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/xml"
 	"io"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sixpin/sixpin/results"
 )
 
 func htmlReport(t *testing.T, paths ...string) []byte {
@@ -110,5 +113,31 @@ func TestHTMLRendersInChromium(t *testing.T) {
 		if !strings.Contains(dom, want) {
 			t.Errorf("rendered DOM lacks %q", want)
 		}
+	}
+}
+
+// A results file without histograms says so in the HTML, where the
+// percentile curves would be.
+func TestHTMLSaysWhatTheFileLacks(t *testing.T) {
+	data, err := os.ReadFile(fixBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "histograms")
+	bare, _ := json.Marshal(m)
+	run, err := results.Read("bare.json", bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteHTML(&b, []Input{{Name: "bare.json", Run: run}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), results.NoteNoHistograms) {
+		t.Error("the HTML does not say that the file holds no histograms")
 	}
 }
