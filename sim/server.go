@@ -20,6 +20,7 @@ const maxBodyBytes = 64 << 20
 //	POST /v1/chat/completions   OpenAI chat completions, streaming (SSE)
 //	                            and not (chat.go)
 //	POST /v1/completions        OpenAI legacy completions (completions.go)
+//	POST /v1/messages           Anthropic's Messages API (messages.go)
 //	GET  /v1/models             vLLM's and llama.cpp's model metadata
 //	GET  /health                200
 //	GET  /metrics               vLLM V1's metrics, live (metrics.go)
@@ -105,6 +106,7 @@ func New(c Config) (*Server, error) {
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /v1/chat/completions", s.serve(chatProto{}))
 	s.mux.HandleFunc("POST /v1/completions", s.serve(completionsProto{}))
+	s.mux.HandleFunc("POST /v1/messages", s.serve(messagesProto{}))
 	s.mux.HandleFunc("GET /v1/models", s.handleModels)
 	s.mux.HandleFunc("GET /health", s.handleHealth)
 	s.mux.HandleFunc("GET /metrics", s.handleMetrics)
