@@ -102,6 +102,7 @@ func TestRequestID(t *testing.T) {
 		"/v1/chat/completions": req{"messages": userMsg("x"), "max_tokens": 2},
 		"/v1/completions":      map[string]any{"prompt": "x", "max_tokens": 2},
 		"/v1/messages":         anthReq(2, msg("user", "x")),
+		"/v1/responses":        map[string]any{"input": "x", "max_output_tokens": 2},
 	}
 	made := regexp.MustCompile(`^sim-[0-9a-f]{16}$`)
 	seen := map[string]bool{}

@@ -107,19 +107,19 @@ func readUntil(t *testing.T, br *bufio.Reader, marker string) {
 }
 
 func TestMetricsLive(t *testing.T) {
-	// Three streams, each sent its first token and then held for an
-	// hour: all three run, each has produced one token.
+	// Three streams, one per protocol, each sent its first token and then
+	// held for an hour: all three run, each has produced one token.
 	s, ts := start(t, Config{Timing: TimingFixed, Fixed: Fixed{TTFT: 0, ITL: time.Hour}})
 	ctx := t.Context()
 	openStream(t, ctx, ts.URL, "/v1/chat/completions", req{"messages": userMsg("a b"), "max_tokens": 10, "ignore_eos": true}, `"content":" `)
-	openStream(t, ctx, ts.URL, "/v1/completions", map[string]any{"prompt": text(0, 10), "max_tokens": 10}, `"text":" `)
-	openStream(t, ctx, ts.URL, "/v1/chat/completions", req{"messages": userMsg("a b c d"), "max_tokens": 10}, `"content":" `)
+	openStream(t, ctx, ts.URL, "/v1/messages", anthReq(10, msg("user", "a b c")), "text_delta")
+	openStream(t, ctx, ts.URL, "/v1/responses", map[string]any{"input": "a b c d", "max_output_tokens": 10}, "output_text.delta")
 	m := scrape(t, ts.URL)
 	for k, want := range map[string]float64{
 		sample("vllm:num_requests_running"):                             3,
 		sample("vllm:num_requests_waiting"):                             0,
 		sample("vllm:generation_tokens_total"):                          3,
-		sample("vllm:prompt_tokens_total"):                              10 + 11 + 12, // chat: words + 5 + 3; completions: BOS + words
+		sample("vllm:prompt_tokens_total"):                              10 + 11 + 12, // words + 5 + 3 each
 		sample("vllm:time_to_first_token_seconds_count"):                3,
 		sample("vllm:e2e_request_latency_seconds_count"):                0,
 		sample("vllm:request_success_total", `finished_reason="abort"`): 0,

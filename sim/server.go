@@ -21,6 +21,7 @@ const maxBodyBytes = 64 << 20
 //	                            and not (chat.go)
 //	POST /v1/completions        OpenAI legacy completions (completions.go)
 //	POST /v1/messages           Anthropic's Messages API (messages.go)
+//	POST /v1/responses          OpenAI's Responses API (responses.go)
 //	GET  /v1/models             vLLM's and llama.cpp's model metadata
 //	GET  /health                200
 //	GET  /metrics               vLLM V1's metrics, live (metrics.go)
@@ -107,6 +108,7 @@ func New(c Config) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/chat/completions", s.serve(chatProto{}))
 	s.mux.HandleFunc("POST /v1/completions", s.serve(completionsProto{}))
 	s.mux.HandleFunc("POST /v1/messages", s.serve(messagesProto{}))
+	s.mux.HandleFunc("POST /v1/responses", s.serve(responsesProto{}))
 	s.mux.HandleFunc("GET /v1/models", s.handleModels)
 	s.mux.HandleFunc("GET /health", s.handleHealth)
 	s.mux.HandleFunc("GET /metrics", s.handleMetrics)

@@ -549,6 +549,7 @@ func TestAPIKey(t *testing.T) {
 	for path, body := range map[string]any{
 		"/v1/chat/completions": req{"messages": userMsg("x"), "max_tokens": 2},
 		"/v1/completions":      map[string]any{"prompt": "x", "max_tokens": 2},
+		"/v1/responses":        map[string]any{"input": "x", "max_output_tokens": 2},
 	} {
 		for _, tc := range []struct {
 			auth   string
