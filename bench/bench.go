@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/profiles"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/runner"
@@ -217,7 +218,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*res
 	}
 	if scaled(cfg) {
 		opts = append(opts, runner.WithTimeScale(cfg.TimeScale))
-		notes = append(notes, fmt.Sprintf("compressed time: the simulator and the client ran %.3g× faster than real time; every figure but the client-added latency is in simulated time", 1/cfg.TimeScale))
+		notes = append(notes, fmt.Sprintf("compressed time: the simulator and the client ran %s× faster than real time; every figure but the client-added latency is in simulated time", numfmt.Sig(1/cfg.TimeScale)))
 	}
 	rn, err := runner.New(plan, tg.Target, opts...)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/scenario"
@@ -33,7 +34,7 @@ func sweep(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*Outco
 		set.Values = append(set.Values, v)
 		set.Runs = append(set.Runs, run)
 		if err := verdict(point, run); err != nil {
-			failed = append(failed, fmt.Errorf("%s = %g: %w", sc.Sweep.Pin, v, err))
+			failed = append(failed, fmt.Errorf("%s = %s: %w", sc.Sweep.Pin, numfmt.Plain(v), err))
 		}
 	}
 	path := setPath(cfg, sc.Name, "sweep")

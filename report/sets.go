@@ -460,8 +460,6 @@ func money(v float64) string {
 	switch {
 	case v <= 0 || math.IsNaN(v):
 		return "–"
-	case v >= 1:
-		return fmt.Sprintf("$%.2f", v)
 	}
-	return fmt.Sprintf("$%.3g", v)
+	return numfmt.Money(v)
 }

@@ -89,9 +89,9 @@ func WritePinCard(w io.Writer, c Card) error {
 func modelDeclared(d ModelDeclared) string {
 	s := d.Name
 	if d.ParamsB > 0 {
-		s += fmt.Sprintf(", %gB params", d.ParamsB)
+		s += ", " + numfmt.Plain(d.ParamsB) + "B params"
 		if d.ActiveParamsB > 0 {
-			s += fmt.Sprintf(" (%gB active)", d.ActiveParamsB)
+			s += " (" + numfmt.Plain(d.ActiveParamsB) + "B active)"
 		}
 	}
 	if d.Dtype != "" {
@@ -106,7 +106,7 @@ func modelObserved(o ModelObserved) string {
 		parts = append(parts, fmt.Sprintf("answered as %q", o.Reported))
 	}
 	if o.ParamsB > 0 {
-		parts = append(parts, fmt.Sprintf("%.3gB params", o.ParamsB))
+		parts = append(parts, numfmt.Short(o.ParamsB)+"B params")
 	}
 	if o.Quantization != "" {
 		parts = append(parts, o.Quantization)
@@ -152,7 +152,7 @@ func concurrencyDeclared(d ConcurrencyDeclared) string {
 	if d.Mode == "open" {
 		s := fmt.Sprintf("open loop, %s req/s %s arrivals", num(d.RateRPS), d.Arrival)
 		if d.Arrival == "gamma" {
-			s += fmt.Sprintf(" (burstiness %g)", d.Burstiness)
+			s += " (burstiness " + numfmt.Plain(d.Burstiness) + ")"
 		}
 		if d.MaxInFlight > 0 {
 			s += fmt.Sprintf(", at most %d in flight", d.MaxInFlight)
@@ -160,7 +160,7 @@ func concurrencyDeclared(d ConcurrencyDeclared) string {
 		return s + "; per-stream and aggregate figures both shown"
 	}
 	if d.Sessions {
-		return fmt.Sprintf("closed loop, %d concurrent agentic sessions (think time between turns); per-stream and aggregate figures both shown", d.Streams)
+		return "closed loop, " + numfmt.Count(d.Streams, "concurrent agentic session", "concurrent agentic sessions") + " (think time between turns); per-stream and aggregate figures both shown"
 	}
 	if d.Streams == 1 {
 		return "closed loop, a single stream: per-stream = aggregate"
@@ -186,7 +186,7 @@ func kvDeclared(d KVCacheDeclared) string {
 		parts = append(parts, "max_model_len "+group(float64(d.MaxModelLen)))
 	}
 	if d.GPUMemoryUtilization > 0 {
-		parts = append(parts, fmt.Sprintf("gpu_memory_utilization %g", d.GPUMemoryUtilization))
+		parts = append(parts, "gpu_memory_utilization "+numfmt.Plain(d.GPUMemoryUtilization))
 	}
 	if d.MaxNumSeqs > 0 {
 		parts = append(parts, fmt.Sprintf("max_num_seqs %d", d.MaxNumSeqs))
@@ -216,7 +216,7 @@ func kvObserved(o KVCacheObserved) string {
 		parts = append(parts, b)
 	}
 	if o.GPUMemoryUtilization > 0 {
-		parts = append(parts, fmt.Sprintf("gpu_memory_utilization %g", o.GPUMemoryUtilization))
+		parts = append(parts, "gpu_memory_utilization "+numfmt.Plain(o.GPUMemoryUtilization))
 	}
 	if o.MaxNumSeqs > 0 {
 		parts = append(parts, fmt.Sprintf("max_num_seqs %d", o.MaxNumSeqs))
@@ -243,7 +243,7 @@ func mixDeclared(d MixDeclared) string {
 		if i == 0 {
 			s += "; classes"
 		}
-		s += fmt.Sprintf(" %s×%g", cl.Name, cl.Weight)
+		s += " " + cl.Name + "×" + numfmt.Plain(cl.Weight)
 	}
 	return s
 }

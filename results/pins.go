@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"github.com/sixpin/sixpin/internal/numfmt"
 	"math"
 	"slices"
 	"strconv"
@@ -300,7 +301,7 @@ func pctOff(got, want float64) float64 {
 
 func verifyModel(d ModelDeclared, o ModelObserved, disc Discovery) (Verdict, string) {
 	if d.ParamsB > 0 && o.ParamsB > 0 && pctOff(o.ParamsB, d.ParamsB) > ParamsTolerancePct {
-		return Contradicted, fmt.Sprintf("declared %gB parameters, server reports %.3gB", d.ParamsB, o.ParamsB)
+		return Contradicted, fmt.Sprintf("declared %sB parameters, server reports %sB", numfmt.Plain(d.ParamsB), numfmt.Short(o.ParamsB))
 	}
 	switch {
 	case len(o.Listed) > 0 && !slices.Contains(o.Listed, d.Requested):
@@ -308,7 +309,7 @@ func verifyModel(d ModelDeclared, o ModelObserved, disc Discovery) (Verdict, str
 	case o.Reported != "" && o.Reported != d.Requested && !slices.Contains(o.Listed, o.Reported):
 		return Contradicted, fmt.Sprintf("requested %q, the server answered as %q", d.Requested, o.Reported)
 	case d.ParamsB > 0 && o.ParamsB > 0:
-		return Verified, fmt.Sprintf("served as %q with %.3gB parameters", d.Requested, o.ParamsB)
+		return Verified, fmt.Sprintf("served as %q with %sB parameters", d.Requested, numfmt.Short(o.ParamsB))
 	case len(o.Listed) > 0 || o.Reported != "":
 		return Unverifiable, fmt.Sprintf("the server serves %q but does not report its size", d.Requested)
 	case disc.Err != "":
@@ -323,12 +324,12 @@ func verifyPromptDrift(dr *Drift) (Verdict, string) {
 	case dr == nil || dr.Requests == 0:
 		return Unverifiable, "the server reported no usage token counts"
 	case dr.Outside > 0:
-		return Contradicted, fmt.Sprintf("%d of %d requests drifted beyond ±%s%% (worst %.2f%%)",
-			dr.Outside, dr.Requests, trimPct(dr.TolerancePct), dr.MaxAbsPct)
+		return Contradicted, fmt.Sprintf("%d of %s drifted beyond ±%s%% (worst %.2f%%)",
+			dr.Outside, reqs(dr.Requests), trimPct(dr.TolerancePct), dr.MaxAbsPct)
 	case dr.Exact == dr.Requests:
-		return Verified, fmt.Sprintf("exact in all %d requests", dr.Requests)
+		return Verified, "exact in " + all(dr.Requests)
 	}
-	return Verified, fmt.Sprintf("all %d requests within ±%s%% (worst %.2f%%)", dr.Requests, trimPct(dr.TolerancePct), dr.MaxAbsPct)
+	return Verified, fmt.Sprintf("%s within ±%s%% (worst %.2f%%)", all(dr.Requests), trimPct(dr.TolerancePct), dr.MaxAbsPct)
 }
 
 // verifyOutputDrift: exact in every request, or the mean within tolerance.
@@ -337,18 +338,29 @@ func verifyOutputDrift(dr *Drift, exact bool) (Verdict, string) {
 	case dr == nil || dr.Requests == 0:
 		return Unverifiable, "the server reported no usage token counts"
 	case exact && dr.Exact == dr.Requests:
-		return Verified, fmt.Sprintf("exact in all %d requests", dr.Requests)
+		return Verified, "exact in " + all(dr.Requests)
 	case exact:
-		return Contradicted, fmt.Sprintf("exact in %d of %d requests (worst drift %.1f%%, mean %.4g vs %.4g requested): the endpoint stopped early or ignored max_tokens",
-			dr.Exact, dr.Requests, dr.MaxAbsPct, dr.MeanObserved, dr.MeanRequested)
+		return Contradicted, fmt.Sprintf("exact in %d of %s (worst drift %.1f%%, mean %s vs %s requested): the endpoint stopped early or ignored max_tokens",
+			dr.Exact, reqs(dr.Requests), dr.MaxAbsPct, num(dr.MeanObserved), num(dr.MeanRequested))
 	}
 	off := pctOff(dr.MeanObserved, dr.MeanRequested)
 	if off <= dr.TolerancePct {
-		return Verified, fmt.Sprintf("mean %.4g vs %.4g requested (%.1f%% ≤ %s%%) over %d requests",
-			dr.MeanObserved, dr.MeanRequested, off, trimPct(dr.TolerancePct), dr.Requests)
+		return Verified, fmt.Sprintf("mean %s vs %s requested (%.1f%% ≤ %s%%) over %s",
+			num(dr.MeanObserved), num(dr.MeanRequested), off, trimPct(dr.TolerancePct), reqs(dr.Requests))
 	}
-	return Contradicted, fmt.Sprintf("mean %.4g vs %.4g requested (%.1f%% > %s%%) over %d requests",
-		dr.MeanObserved, dr.MeanRequested, off, trimPct(dr.TolerancePct), dr.Requests)
+	return Contradicted, fmt.Sprintf("mean %s vs %s requested (%.1f%% > %s%%) over %s",
+		num(dr.MeanObserved), num(dr.MeanRequested), off, trimPct(dr.TolerancePct), reqs(dr.Requests))
+}
+
+// reqs is "1 request" or "N requests".
+func reqs(n int) string { return numfmt.Count(n, "request", "") }
+
+// all is "the 1 request" or "all N requests".
+func all(n int) string {
+	if n == 1 {
+		return "the 1 request"
+	}
+	return "all " + reqs(n)
 }
 
 func trimPct(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }
@@ -357,8 +369,8 @@ func verifyConcurrency(d ConcurrencyDeclared, o ConcurrencyObserved) (Verdict, s
 		return Unverifiable, "no request was in flight in the " + o.Window + " window"
 	}
 	if o.WindowS < o.MeanRequestS {
-		return Unverifiable, fmt.Sprintf("the %s window (%.3g s) is shorter than a request (%.3g s on average): too short to observe concurrency",
-			o.Window, o.WindowS, o.MeanRequestS)
+		return Unverifiable, fmt.Sprintf("the %s window (%s s) is shorter than a request (%s s on average): too short to observe concurrency",
+			o.Window, num(o.WindowS), num(o.MeanRequestS))
 	}
 	switch {
 	case d.Mode == "trace":
@@ -400,11 +412,11 @@ func verifyConcurrency(d ConcurrencyDeclared, o ConcurrencyObserved) (Verdict, s
 		// CV/√n; allow three of those, and never less than 5%.
 		tol := max(rateTolPct, 300*arrivalCV(d.Arrival, d.Burstiness)/math.Sqrt(float64(sc.Requests-1)))
 		if off := pctOff(sc.ScheduledRateRPS, d.RateRPS); off > tol {
-			return Contradicted, fmt.Sprintf("arrivals came at %.4g req/s, %.1f%% off the declared %.4g (allowed %.1f%% at %d requests)",
-				sc.ScheduledRateRPS, off, d.RateRPS, tol, sc.Requests)
+			return Contradicted, fmt.Sprintf("arrivals came at %s req/s, %.1f%% off the declared %s (allowed %.1f%% at %d requests)",
+				num(sc.ScheduledRateRPS), off, numfmt.Plain(d.RateRPS), tol, sc.Requests)
 		}
-		return Verified, fmt.Sprintf("sent on schedule at %.4g req/s (scheduled %.4g, declared %.4g; %s arrivals allow ±%.1f%% at %d requests)",
-			sc.AchievedRateRPS, sc.ScheduledRateRPS, d.RateRPS, d.Arrival, tol, sc.Requests)
+		return Verified, fmt.Sprintf("sent on schedule at %s req/s (scheduled %s, declared %s; %s arrivals allow ±%.1f%% at %d requests)",
+			num(sc.AchievedRateRPS), num(sc.ScheduledRateRPS), numfmt.Plain(d.RateRPS), d.Arrival, tol, sc.Requests)
 	}
 	return Unverifiable, "unknown mode " + d.Mode
 }
@@ -461,14 +473,14 @@ func verifyMix(d MixDeclared, o MixObserved) (Verdict, string) {
 	case o.InputOutputRatio == 0:
 		return Unverifiable, "no successful request with usage"
 	case pctOff(o.InputOutputRatio, o.RequestedInputOutputRatio) > MixTolerancePct:
-		return Contradicted, fmt.Sprintf("input:output %.3g observed vs %.3g requested (> %.0f%% off)",
-			o.InputOutputRatio, o.RequestedInputOutputRatio, MixTolerancePct)
+		return Contradicted, fmt.Sprintf("input:output %s observed vs %s requested (> %.0f%% off)",
+			num(o.InputOutputRatio), num(o.RequestedInputOutputRatio), MixTolerancePct)
 	case d.InputOutputRatio > 0 && pctOff(o.RequestedInputOutputRatio, d.InputOutputRatio) > MixTolerancePct:
-		return Verified, fmt.Sprintf("input:output %.3g observed = %.3g requested; this sample's ratio differs from the declared mean %.3g (more requests narrow it)",
-			o.InputOutputRatio, o.RequestedInputOutputRatio, d.InputOutputRatio)
+		return Verified, fmt.Sprintf("input:output %s observed = %s requested; this sample's ratio differs from the declared mean %s (more requests narrow it)",
+			num(o.InputOutputRatio), num(o.RequestedInputOutputRatio), num(d.InputOutputRatio))
 	}
-	return Verified, fmt.Sprintf("input:output %.3g observed vs %.3g requested (declared %.3g)",
-		o.InputOutputRatio, o.RequestedInputOutputRatio, d.InputOutputRatio)
+	return Verified, fmt.Sprintf("input:output %s observed vs %s requested (declared %s)",
+		num(o.InputOutputRatio), num(o.RequestedInputOutputRatio), num(d.InputOutputRatio))
 }
 
 // Validity judges a run by its pins, MLPerf-style: the figures describe
