@@ -161,7 +161,7 @@ func windowFacts(run *results.Run, name string, w *results.Window) []string {
 		ls = append(ls, "**Errors**: none")
 	}
 	if w.Completed > 0 {
-		ls = append(ls, fmt.Sprintf("**Mix**: input:output %s, prefill %s of wall time (Σ TTFT / Σ E2E)", results.RatioLabel(w.InputOutputRatio), pct(w.PrefillShare)))
+		ls = append(ls, fmt.Sprintf("**Mix**: input:output %s, prefill %s of wall time (Σ TTFT / Σ E2E)", results.RatioLabel(w.InputOutputRatio), results.PrefillLabel(w.PrefillShare)))
 	}
 	return ls
 }

@@ -134,6 +134,18 @@ func tokensDeclared(d TokensDeclared) string {
 }
 
 func tokensObserved(o TokensObserved) string {
+	s := tokensServed(o)
+	if v := o.Served; v != nil && v.Failed > 0 {
+		s += fmt.Sprintf("; %d of %s failed: requested mean %s over all issued, %s over those served",
+			v.Failed, numfmt.Count(v.Issued, "request", ""), num(v.MeanAll), num(v.MeanOK))
+	}
+	if oc := o.OverContext; oc != nil && oc.Exceeding > 0 {
+		s += "; " + oc.String()
+	}
+	return s
+}
+
+func tokensServed(o TokensObserved) string {
 	if o.PerRequest == nil {
 		return "no successful request reported usage"
 	}
@@ -169,8 +181,15 @@ func concurrencyDeclared(d ConcurrencyDeclared) string {
 }
 
 func concurrencyObserved(o ConcurrencyObserved) string {
+	little := "unknown (no request succeeded)"
+	if o.LittlesLaw > 0 {
+		little = num(o.LittlesLaw)
+	}
 	s := fmt.Sprintf("mean %s in flight, max %d (%s window); %s req/s started; Little's law %s",
-		num(o.MeanInFlight), o.MaxInFlight, o.Window, num(o.StartRateRPS), num(o.LittlesLaw))
+		num(o.MeanInFlight), o.MaxInFlight, o.Window, num(o.StartRateRPS), little)
+	if o.MeanServedInFlight > 0 && o.MeanServedInFlight < 0.95*o.MeanInFlight {
+		s += fmt.Sprintf("; %s in flight on requests that succeeded", num(o.MeanServedInFlight))
+	}
 	if o.MaxSessions > 0 {
 		s = fmt.Sprintf("mean %s sessions under way, max %d; ", num(o.MeanSessions), o.MaxSessions) + s
 	}
@@ -253,5 +272,5 @@ func mixObserved(o MixObserved) string {
 	if o.InputOutputRatio > 0 {
 		ratio += " (requested " + num(o.RequestedInputOutputRatio) + ")"
 	}
-	return fmt.Sprintf("input:output %s, prefill %s of wall time (Σ TTFT / Σ E2E), whole run", ratio, pct(o.PrefillShare))
+	return fmt.Sprintf("input:output %s, prefill %s of wall time (Σ TTFT / Σ E2E), whole run", ratio, PrefillLabel(o.PrefillShare))
 }

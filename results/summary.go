@@ -145,7 +145,7 @@ func writeWindow(p *numfmt.Printer, run *Run, name string, w *Window) {
 	}
 	if w.Completed > 0 {
 		p.F("  mix (%s window): input:output %s, prefill %s of wall time (Σ TTFT / Σ E2E)\n", name,
-			RatioLabel(w.InputOutputRatio), pct(w.PrefillShare))
+			RatioLabel(w.InputOutputRatio), PrefillLabel(w.PrefillShare))
 	}
 	if g := w.Goodput; g != nil {
 		p.F("  goodput (%s window, SLO %s): %s req/s, %s of requests\n", name, SLOLabel(run), num(g.RateRPS), pct(g.Fraction))
@@ -162,6 +162,15 @@ func RatioLabel(v float64) string {
 		return "unknown (no usage reported)"
 	}
 	return num(v)
+}
+
+// PrefillLabel formats a prefill share of wall time; 0 is a window in
+// which no request succeeded.
+func PrefillLabel(v float64) string {
+	if v == 0 {
+		return "unknown (no request succeeded)"
+	}
+	return pct(v)
 }
 
 // SLOLabel describes the scenario's SLO ("TTFT ≤ 2,000 ms, TPOT ≤ 50.0
