@@ -181,9 +181,17 @@ func (c *checkpointer) stop() {
 	}
 }
 
-// consume adds every record to col, firing checkpoints on the way.
+// spillFlushEvery is how often the record spill is flushed to its file
+// while a run goes on: what a killed run can lose.
+const spillFlushEvery = time.Second
+
+// consume adds every record to col, flushing the spill every
+// spillFlushEvery (so a run killed by SIGKILL or the OOM killer loses at
+// most that much) and firing checkpoints on the way.
 func consume(records <-chan *results.Record, col *results.Collector, ck *checkpointer) error {
 	var addErr error
+	flush := time.NewTicker(spillFlushEvery)
+	defer flush.Stop()
 	for {
 		select {
 		case rec, ok := <-records:
@@ -193,6 +201,10 @@ func consume(records <-chan *results.Record, col *results.Collector, ck *checkpo
 			}
 			if addErr == nil {
 				addErr = col.Add(rec)
+			}
+		case <-flush.C:
+			if addErr == nil {
+				addErr = col.Flush()
 			}
 		case <-ck.ticks():
 			if addErr == nil {
