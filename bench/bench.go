@@ -83,6 +83,8 @@ type Config struct {
 	// Checkpoint rewrites the results file (marked incomplete) this often
 	// once a run has gone on for CheckpointAfter; 0 never.
 	Checkpoint time.Duration
+	// CheckpointAfter overrides CheckpointAfter when > 0 (for tests).
+	CheckpointAfter time.Duration
 	// WriteResults writes a results file atomically (nil:
 	// results.WriteFile); tests inject failures through it.
 	WriteResults func(path string, run *results.Run) error

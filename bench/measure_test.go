@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -193,6 +194,9 @@ func TestInterruptBeforeAnyRequestCompleted(t *testing.T) {
 	if o.Run.Valid || !strings.Contains(got, "interrupted before any request completed") || strings.Contains(got, "keep its streams busy") {
 		t.Errorf("valid %v, invalid: %s", o.Run.Valid, got)
 	}
+	if card := cardText(t, o.Run); !strings.Contains(card, "Little's law unknown") || !strings.Contains(card, "prefill unknown") {
+		t.Errorf("no successful request, yet figures:\n%s", card)
+	}
 }
 
 // A sweep interrupted mid-point writes a set marked incomplete that names
@@ -350,4 +354,69 @@ func cardText(t *testing.T, run *results.Run) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// Little's law counts over the window it names: on a short run whose
+// requests outlast the window's end it does not overshoot the streams.
+func TestLittlesLawOverItsWindow(t *testing.T) {
+	endpoint := simServer(t, sim.Config{Model: "m", Timing: sim.TimingFixed,
+		Fixed: sim.Fixed{TTFT: 100 * time.Millisecond, ITL: 10 * time.Millisecond}, Tokenizer: "words"}, nil)
+	o, err := run(t, Config{ScenarioPath: scenarioFile(t, `name: short
+seed: 1
+pins:
+  model: {name: m}
+  prompt: {tokens: 50}
+  output: {tokens: 40}
+  concurrency: {mode: closed, streams: 4}
+duration: 1s
+`), Endpoint: endpoint, Model: "m", Tokenizer: "words"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := o.Run.Pins.Concurrency.Observed
+	if c.LittlesLaw <= 0 || c.LittlesLaw > float64(c.MaxInFlight)+1e-9 {
+		t.Errorf("Little's law %v with at most %d in flight (mean %v)", c.LittlesLaw, c.MaxInFlight, c.MeanInFlight)
+	}
+}
+
+// A long run rewrites its results file, marked incomplete, every
+// checkpoint once it has gone on long enough; the last write is the
+// finished run.
+func TestCheckpointsRewriteTheResults(t *testing.T) {
+	endpoint := simServer(t, sim.Config{Model: "m", Timing: sim.TimingFixed,
+		Fixed: sim.Fixed{TTFT: 20 * time.Millisecond, ITL: 10 * time.Millisecond}, Tokenizer: "words"}, nil)
+	var mu sync.Mutex
+	var writes []*results.Run
+	record := func(path string, run *results.Run) error {
+		mu.Lock()
+		writes = append(writes, run)
+		mu.Unlock()
+		return results.WriteFile(path, run)
+	}
+	_, err := run(t, Config{ScenarioPath: scenarioFile(t, `name: ck
+seed: 1
+pins:
+  model: {name: m}
+  prompt: {tokens: 50}
+  output: {tokens: 20}
+  concurrency: {mode: closed, streams: 2}
+duration: 2s
+`), Endpoint: endpoint, Model: "m", Tokenizer: "words", Checkpoint: 200 * time.Millisecond, CheckpointAfter: 500 * time.Millisecond,
+		WriteResults: record})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(writes) < 3 {
+		t.Fatalf("%d writes, want checkpoints and the final one", len(writes))
+	}
+	for _, w := range writes[:len(writes)-1] {
+		if !w.Incomplete || !strings.Contains(w.IncompleteReason, "checkpoint") || w.Errors.Requests == 0 {
+			t.Errorf("checkpoint: incomplete %v (%s), %d requests", w.Incomplete, w.IncompleteReason, w.Errors.Requests)
+		}
+	}
+	if last := writes[len(writes)-1]; last.Incomplete {
+		t.Errorf("the final write is marked incomplete: %s", last.IncompleteReason)
+	}
 }

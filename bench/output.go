@@ -144,7 +144,11 @@ func (c *checkpointer) ticks() <-chan time.Time {
 // fire starts a checkpoint unless the run is younger than
 // CheckpointAfter or one is still being written.
 func (c *checkpointer) fire() {
-	if time.Since(c.start) < CheckpointAfter {
+	after := CheckpointAfter
+	if c.cfg.CheckpointAfter > 0 {
+		after = c.cfg.CheckpointAfter
+	}
+	if time.Since(c.start) < after {
 		return
 	}
 	if c.busy != nil {
