@@ -301,6 +301,16 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 
 	inflight, cancelInflight := context.WithCancel(context.Background())
 	defer cancelInflight()
+	records := rn.Run(ctx, inflight)
+	h.StartedAt = rn.Start()
+	if err := col.Begin(h); err != nil {
+		cancelInflight()
+		for range records {
+		}
+		return nil, nil, err
+	}
+	fmt.Fprintf(cfg.ErrOut, "sixpin: recording to %s (if this run dies, `sixpin recover %s` rebuilds its results)\n", col.SpillPath(), col.SpillPath())
+	// After the first interrupt, in-flight requests get the grace period.
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -316,15 +326,6 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 		cancelInflight()
 	}()
 
-	records := rn.Run(ctx, inflight)
-	h.StartedAt = rn.Start()
-	if err := col.Begin(h); err != nil {
-		cancelInflight()
-		for range records {
-		}
-		return nil, nil, err
-	}
-	fmt.Fprintf(cfg.ErrOut, "sixpin: recording to %s (if this run dies, `sixpin recover %s` rebuilds its results)\n", col.SpillPath(), col.SpillPath())
 	bar := startProgress(cfg, sc, rn)
 	addErr := consume(records, col, newCheckpointer(cfg, col, out, checkpoint, h.StartedAt))
 	bar.finish()

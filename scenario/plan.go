@@ -413,7 +413,8 @@ type Session struct {
 	Outputs []int
 	// Think[k] is the wait before turn k (Think[0] is 0).
 	Think []time.Duration
-	// Seed seeds the session's texts.
+	// Seed seeds the session's texts (through Plan.Salt) and its backoff
+	// jitter (as it is: the salt changes no timing).
 	Seed uint64
 }
 
@@ -426,7 +427,7 @@ func (p *Plan) Session(i int) Session {
 		Index:             i,
 		Turns:             max(w.Turns.SampleInt(r), 1),
 		FirstPromptTokens: p.s.Pins.Prompt.Tokens.SampleInt(r),
-		Seed:              p.Salt(r.Uint64()),
+		Seed:              r.Uint64(),
 	}
 	s.Growth = make([]int, s.Turns)
 	s.Outputs = make([]int, s.Turns)
