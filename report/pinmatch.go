@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
@@ -197,7 +196,7 @@ func paramsB(v float64) string {
 	if v == 0 {
 		return "not declared"
 	}
-	return strconv.FormatFloat(v, 'g', 4, 64) + "B"
+	return numfmt.Short(v) + "B"
 }
 
 func orNone(s string) string {
