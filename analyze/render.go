@@ -121,12 +121,7 @@ func distOr(d *Dist, get func(*Dist) float64) string {
 	return figure(get(d))
 }
 
-func money(v float64) string {
-	if math.Abs(v) >= 1 {
-		return "$" + numfmt.Thousands(math.Floor(v)) + strconv.FormatFloat(v-math.Floor(v), 'f', 2, 64)[1:]
-	}
-	return "$" + strconv.FormatFloat(v, 'g', 3, 64)
-}
+func money(v float64) string { return numfmt.Money(v) }
 
 // period is the time the generations span, in the report's zone.
 func (r *Report) period() string {

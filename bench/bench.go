@@ -9,15 +9,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/profiles"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/runner"
@@ -69,7 +72,34 @@ type Config struct {
 	Out, ErrOut io.Writer
 	// Progress shows a live progress bar on ErrOut.
 	Progress bool
+	// AllowOverContext sends planned prompts longer than the server's
+	// context on purpose (to measure how it refuses them); without it they
+	// are sent too, but the prompt pin is ✗ and the run invalid.
+	AllowOverContext bool
+	// PromptSalt reuses a run's prompt salt (16 hex digits, as its results
+	// file records in scenario.prompt_salt), for warm-cache studies; "" is
+	// a fresh salt, so no run is served from an earlier one's prefix cache.
+	PromptSalt string
+	// Checkpoint rewrites the results file (marked incomplete) this often
+	// once a run has gone on for CheckpointAfter; 0 never.
+	Checkpoint time.Duration
+	// CheckpointAfter overrides CheckpointAfter when > 0 (for tests).
+	CheckpointAfter time.Duration
+	// WriteResults writes a results file atomically (nil:
+	// results.WriteFile); tests inject failures through it.
+	WriteResults func(path string, run *results.Run) error
+	// FallbackDirs are where the results go when their path cannot be
+	// written after the run (nil: the working directory, then the system's
+	// temporary directory).
+	FallbackDirs []string
 }
+
+// DefaultCheckpoint is `sixpin run`'s checkpoint interval.
+const DefaultCheckpoint = 10 * time.Second
+
+// CheckpointAfter is how long a run goes before its first checkpoint: a
+// shorter run never writes one.
+const CheckpointAfter = time.Minute
 
 // ErrBadInput marks errors in what the user gave (exit code 2).
 var ErrBadInput = errors.New("bad input")
@@ -122,28 +152,34 @@ func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 	case cfg.Repeat > 1:
 		return repeat(ctx, hard, cfg, sc)
 	}
-	run, err := execute(ctx, hard, cfg, sc)
-	if err != nil {
-		return nil, err
-	}
 	path := cfg.Output
 	if path == "" {
-		path = DefaultOutput(sc.Name, run.StartedAt)
+		path = DefaultOutput(sc.Name, time.Now())
 	}
-	if err := results.WriteFile(path, run); err != nil {
+	if err := checkWritable(path); err != nil {
+		return nil, err
+	}
+	run, sp, err := execute(ctx, hard, cfg, sc, path, spillBeside(path, ""), cfg.Checkpoint)
+	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintln(cfg.Out)
 	if err := results.WriteSummary(cfg.Out, run); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(cfg.Out, "\nResults: %s\n", path)
-	return &Outcome{Run: run, Path: path}, verdict(sc, run)
+	written, err := save(cfg, path, run)
+	if err != nil {
+		sp.keep(cfg)
+		return nil, err
+	}
+	sp.remove()
+	fmt.Fprintf(cfg.Out, "\nResults: %s\n", written)
+	return &Outcome{Run: run, Path: written}, verdict(run)
 }
 
-// verdict maps a finished run to Run's error: interrupted, invalid, no
-// success, or over the error budget.
-func verdict(sc *scenario.Scenario, run *results.Run) error {
+// verdict maps a finished run to Run's error: interrupted, invalid (a pin
+// broken, or the error budget exceeded), or no success.
+func verdict(run *results.Run) error {
 	switch {
 	case run.Incomplete:
 		return ErrInterrupted
@@ -151,8 +187,6 @@ func verdict(sc *scenario.Scenario, run *results.Run) error {
 		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(run.Invalid, "; "))
 	case run.Errors.Requests-run.Errors.Failed == 0:
 		return fmt.Errorf("%w: no request succeeded", ErrRunFailed)
-	case sc.SLO.MaxErrorRate > 0 && run.Errors.Rate > sc.SLO.MaxErrorRate:
-		return fmt.Errorf("%w: error rate %.2f%% exceeds the budget of %.2f%%", ErrRunFailed, run.Errors.Rate*100, sc.SLO.MaxErrorRate*100)
 	}
 	return nil
 }
@@ -181,12 +215,19 @@ func loadScenario(cfg Config) (*scenario.Scenario, error) {
 }
 
 // execute runs sc against cfg's target and returns the assembled results
-// (not yet written). The run is interrupted as Run describes; an
-// interrupted run comes back marked incomplete.
-func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*results.Run, error) {
+// (not yet written) and the record spill, at spillPath, that it was
+// measured into: the caller removes it once the results are safe. Every
+// checkpoint (0: none) the results so far are written to out, marked
+// incomplete. The run is interrupted as Run describes; an interrupted run
+// comes back marked incomplete.
+func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, spillPath string, checkpoint time.Duration) (*results.Run, *spillFile, error) {
+	salt, err := promptSalt(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	tg, err := resolveTarget(sc, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if tg.stop != nil {
 		defer tg.stop()
@@ -201,13 +242,13 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*res
 	var notes []string
 	prompts, tok, err := promptBuilder(ctx, cfg, tg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if tok.warning != "" {
 		notes = append(notes, tok.warning)
 		fmt.Fprintf(cfg.ErrOut, "sixpin: warning: %s\n", tok.warning)
 	}
-	plan := scenario.NewPlan(sc)
+	plan := scenario.NewPlan(sc, scenario.PromptSalt(salt))
 	opts := []runner.Option{runner.WithPrompts(prompts)}
 	if tg.profile.Pricing.Set() {
 		opts = append(opts, runner.WithPricing(tg.profile.Pricing))
@@ -217,11 +258,11 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*res
 	}
 	if scaled(cfg) {
 		opts = append(opts, runner.WithTimeScale(cfg.TimeScale))
-		notes = append(notes, fmt.Sprintf("compressed time: the simulator and the client ran %.3g× faster than real time; every figure but the client-added latency is in simulated time", 1/cfg.TimeScale))
+		notes = append(notes, fmt.Sprintf("compressed time: the simulator and the client ran %s× faster than real time; every figure but the client-added latency is in simulated time", numfmt.Sig(1/cfg.TimeScale)))
 	}
 	rn, err := runner.New(plan, tg.Target, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
 	defer rn.Close()
 
@@ -234,15 +275,42 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*res
 	if sc.Pins.Output.Exact && tg.OutputControl == runner.ControlNone {
 		notes = append(notes, fmt.Sprintf("output.exact is declared but profile %s has no don't-stop-early control: output lengths are verified, not enforced", tg.profile.Name))
 	}
-
-	col, err := results.NewCollector("")
-	if err != nil {
-		return nil, err
+	if sc.Workload.Agentic() && sc.Workload.CostCapUSD > 0 && !tg.profile.Pricing.Set() {
+		notes = append(notes, "workload.cost_cap_usd is set but the profile has no pricing: no session was capped")
 	}
-	defer col.Close()
+	d := declared(sc, tg, plan)
+	d.Prompt.Tokenizer = tok.label
+	d.OverContext = overContext(sc, plan, disc.KV.MaxModelLen, cfg.AllowOverContext)
+	if oc := d.OverContext; oc != nil && oc.Exceeding > 0 {
+		if oc.Allowed {
+			fmt.Fprintf(cfg.ErrOut, "sixpin: warning: %s; sent on purpose (--allow-over-context)\n", oc)
+		} else {
+			fmt.Fprintf(cfg.ErrOut, "sixpin: warning: %s: the server will refuse them, so the prompt pin is ✗ and the run invalid (--allow-over-context sends them on purpose)\n", oc)
+		}
+	}
+	h := header(sc, tg, d, disc, overhead, tok, notes)
+	h.Scenario.PromptSalt = fmt.Sprintf("%016x", salt)
+
+	col, err := results.NewCollector(spillPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	sp := &spillFile{col: col}
+	// A panic or an error leaves the spill for `sixpin recover`.
+	defer sp.release()
 
 	inflight, cancelInflight := context.WithCancel(context.Background())
 	defer cancelInflight()
+	records := rn.Run(ctx, inflight)
+	h.StartedAt = rn.Start()
+	if err := col.Begin(h); err != nil {
+		cancelInflight()
+		for range records {
+		}
+		return nil, nil, err
+	}
+	fmt.Fprintf(cfg.ErrOut, "sixpin: recording to %s (if this run dies, `sixpin recover %s` rebuilds its results)\n", col.SpillPath(), col.SpillPath())
+	// After the first interrupt, in-flight requests get the grace period.
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -258,31 +326,88 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*res
 		cancelInflight()
 	}()
 
-	records := rn.Run(ctx, inflight)
 	bar := startProgress(cfg, sc, rn)
-	var addErr error
-	for rec := range records {
-		if addErr == nil {
-			addErr = col.Add(rec)
-		}
-	}
+	addErr := consume(records, col, newCheckpointer(cfg, col, out, checkpoint, h.StartedAt))
 	bar.finish()
 	interrupted := ctx.Err() != nil
 	cancelInflight()
 	if addErr != nil {
-		return nil, addErr
+		return nil, nil, addErr
 	}
 
-	run, err := assemble(sc, tg, rn, col, disc, overhead, tok)
+	m, err := col.Finish(h.Windows, h.SLO, h.Tol)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	run.Notes = append(notes, run.Notes...)
+	end := results.Ending{}
 	if interrupted {
-		run.Incomplete = true
-		run.IncompleteReason = "interrupted by a signal; issuing stopped and in-flight requests had " + cfg.Grace.String() + " to finish"
+		end = results.Ending{Incomplete: true, Interrupted: true,
+			Reason: "interrupted by a signal; issuing stopped and in-flight requests had " + cfg.Grace.String() + " to finish"}
 	}
-	return run, nil
+	run := results.Assemble(h, m, end)
+	run.Client = clientInfo()
+	return run, sp, nil
+}
+
+// promptSalt is cfg's prompt salt, or a fresh one.
+func promptSalt(cfg Config) (uint64, error) {
+	if cfg.PromptSalt == "" {
+		for {
+			if s := rand.Uint64(); s != 0 {
+				return s, nil
+			}
+		}
+	}
+	s, err := strconv.ParseUint(cfg.PromptSalt, 16, 64)
+	if err != nil || s == 0 {
+		return 0, fmt.Errorf("%w: --prompt-salt %q: want the 16 hex digits a results file records as scenario.prompt_salt", ErrBadInput, cfg.PromptSalt)
+	}
+	return s, nil
+}
+
+// maxContextChecks bounds how many planned requests are checked against
+// the server's context.
+const maxContextChecks = 1_000_000
+
+// overContext counts the planned requests whose prompt and output do not
+// fit the server's context (limit, in tokens; 0 unknown): the requests of
+// a plain or classed workload (the plan's, or its first
+// ExpectationSamples when only a duration bounds it) and every turn of a
+// trace. Agentic sessions end at the context window by design and are not
+// counted. nil when the context is unknown or nothing is checked.
+func overContext(sc *scenario.Scenario, plan *scenario.Plan, limit int, allowed bool) *results.OverContext {
+	if limit <= 0 || sc.Workload.Agentic() {
+		return nil
+	}
+	oc := &results.OverContext{ContextTokens: limit, Allowed: allowed}
+	if w := sc.Workload; w.Replay() {
+		if w.Trace == nil {
+			return nil
+		}
+		for _, s := range w.Trace.Sessions {
+			for _, u := range s.Turns {
+				oc.Planned++
+				if u.InputTokens+u.OutputTokens > limit {
+					oc.Exceeding++
+				}
+			}
+		}
+		return oc
+	}
+	n := plan.Len()
+	switch {
+	case n < 0:
+		n, oc.Sampled = scenario.ExpectationSamples, true
+	case n > maxContextChecks:
+		n, oc.Sampled = maxContextChecks, true
+	}
+	for i := range n {
+		if r := plan.Request(i); r.PromptTokens+r.OutputTokens > limit {
+			oc.Exceeding++
+		}
+	}
+	oc.Planned = n
+	return oc
 }
 
 // DefaultOutput is the results path when none is given:
@@ -408,46 +533,39 @@ func serveSim(p *profiles.Profile) (baseURL string, stop func(), err error) {
 	}, nil
 }
 
-// assemble binds the measurement to the scenario's pins into a Run.
-func assemble(sc *scenario.Scenario, tg *target, rn *runner.Runner, col *results.Collector,
-	disc results.Discovery, overhead int, tok tokenizerChoice) (*results.Run, error) {
-	spec := results.WindowSpec{
-		Warmup:      sc.Windows.Warmup.D(),
-		Burst:       sc.Windows.Burst.D(),
-		SteadyAuto:  sc.Windows.Steady.Auto,
-		SteadyStart: sc.Windows.Steady.Start,
-		SteadyEnd:   sc.Windows.Steady.End,
+// header gathers what the run knows before its first request (all but
+// the start time): what the results file is assembled from, live or by
+// `sixpin recover`.
+func header(sc *scenario.Scenario, tg *target, d results.Declared, disc results.Discovery, overhead int,
+	tok tokenizerChoice, notes []string) *results.Header {
+	h := &results.Header{
+		SixpinVersion: Version,
+		Scenario:      scenarioInfo(sc),
+		Declared:      d,
+		Discovery:     disc,
+		Windows: results.WindowSpec{
+			Warmup:      sc.Windows.Warmup.D(),
+			Burst:       sc.Windows.Burst.D(),
+			SteadyAuto:  sc.Windows.Steady.Auto,
+			SteadyStart: sc.Windows.Steady.Start,
+			SteadyEnd:   sc.Windows.Steady.End,
+		},
+		SLO: results.SLO{
+			TTFT: msDur(sc.SLO.TTFTMs),
+			TPOT: msDur(sc.SLO.TPOTMs),
+			E2E:  msDur(sc.SLO.E2EMs),
+		},
+		Tol: results.Tolerances{
+			PromptPct: sc.Pins.Prompt.PromptTolerancePct(),
+			OutputPct: sc.Pins.Output.OutputTolerancePct(),
+		},
+		Pricing:           tg.profile.Pricing,
+		Energy:            tg.profile.Energy(),
+		RateLimits:        tg.profile.RateLimits,
+		FallbackTokenizer: tok.fallback,
+		Notes:             notes,
 	}
-	slo := results.SLO{
-		TTFT: msDur(sc.SLO.TTFTMs),
-		TPOT: msDur(sc.SLO.TPOTMs),
-		E2E:  msDur(sc.SLO.E2EMs),
-	}
-	tol := results.Tolerances{
-		PromptPct: sc.Pins.Prompt.PromptTolerancePct(),
-		OutputPct: sc.Pins.Output.OutputTolerancePct(),
-	}
-	m, err := col.Finish(spec, slo, tol)
-	if err != nil {
-		return nil, err
-	}
-	start := rn.Start()
-	run := &results.Run{
-		Schema:               results.Schema,
-		SixpinVersion:        Version,
-		StartedAt:            start.UTC(),
-		StartUnixNS:          start.UnixNano(),
-		Valid:                true,
-		Windows:              m.Windows,
-		Headline:             results.WindowSteady,
-		Errors:               m.Errors,
-		ClientAddedLatencyMs: m.ClientAddedLatency,
-		Series:               m.Series,
-		Histograms:           m.Histograms,
-		Client:               clientInfo(),
-	}
-	run.Scenario = scenarioInfo(sc)
-	run.Target = results.TargetInfo{
+	h.Target = results.TargetInfo{
 		Endpoint:               displayURL(tg.BaseURL),
 		Profile:                tg.profile.Name,
 		Model:                  tg.Model,
@@ -458,36 +576,12 @@ func assemble(sc *scenario.Scenario, tg *target, rn *runner.Runner, col *results
 		TemplateOverheadTokens: overhead,
 	}
 	if tg.profile.Simulated() {
-		run.Target.Endpoint = "in-process simulator"
+		h.Target.Endpoint = "in-process simulator"
 	}
 	if c := sc.Pins.Concurrency; c.Mode == scenario.ModeOpen {
-		run.Schedule = results.BuildSchedule(c.Rate, m)
+		h.OpenRateRPS = c.Rate
 	}
-	d := declared(sc, tg)
-	d.Prompt.Tokenizer = tok.label
-	run.Pins = results.BuildPins(d, m, disc, run.Headline, run.Schedule)
-	if tok.fallback && run.Pins.Prompt.Verified == results.Verified {
-		run.Pins.Prompt.Reason = "lengths built by a fallback tokenizer, confirmed by the server's usage: " + run.Pins.Prompt.Reason
-	}
-	run.Valid, run.Invalid = results.Validity(run.Pins)
-	run.Discovery = &disc
-	run.Tokens, run.ByContext = m.Tokens, m.ByContext
-	if len(m.Sessions.All) > 0 {
-		run.Sessions = &m.Sessions
-	}
-	wall := time.Duration(m.Windows[results.WindowAll].DurationS * float64(time.Second))
-	run.Cost = results.BuildCost(tg.profile.Pricing, tg.profile.Energy(), m, wall)
-	run.RateLimits = results.BuildRateLimits(tg.profile.RateLimits, m)
-	if sc.Workload.Agentic() && sc.Workload.CostCapUSD > 0 && !tg.profile.Pricing.Set() {
-		run.Notes = append(run.Notes, "workload.cost_cap_usd is set but the profile has no pricing: no session was capped")
-	}
-	if m.TokensFromChunks {
-		run.Notes = append(run.Notes, "some responses carried no usage: their token counts are the client's chunk counts")
-	}
-	if m.MSERTrim > 0 {
-		run.Notes = append(run.Notes, fmt.Sprintf("steady: auto trimmed %s off the steady window's start (MSER-5 over per-second aggregate output)", m.MSERTrim))
-	}
-	return run, nil
+	return h
 }
 
 // displayURL is u without user info or query (either may hold a secret),
@@ -516,9 +610,8 @@ func scenarioInfo(sc *scenario.Scenario) results.ScenarioInfo {
 	return si
 }
 
-func declared(sc *scenario.Scenario, tg *target) results.Declared {
+func declared(sc *scenario.Scenario, tg *target, plan *scenario.Plan) results.Declared {
 	p := sc.Pins
-	plan := scenario.NewPlan(sc)
 	exp := plan.Expected()
 	promptDist, outputDist := p.Prompt.Tokens, p.Output.Tokens
 	d := results.Declared{
@@ -532,7 +625,8 @@ func declared(sc *scenario.Scenario, tg *target) results.Declared {
 			MaxInFlight: p.Concurrency.MaxInFlight},
 		KVCache: results.KVCacheDeclared{MaxModelLen: p.KVCache.MaxModelLen, GPUMemoryUtilization: p.KVCache.GPUMemoryUtilization,
 			MaxNumSeqs: p.KVCache.MaxNumSeqs, Batching: p.KVCache.Batching, PrefixCaching: p.KVCache.PrefixCaching},
-		Mix: results.MixDeclared{InputOutputRatio: p.Mix.InputOutputRatio},
+		Mix:          results.MixDeclared{InputOutputRatio: p.Mix.InputOutputRatio},
+		CachePlanned: p.Prompt.SharedPrefixTokens > 0 || sc.Workload.Agentic() || sc.Workload.Replay(),
 	}
 	if d.Mix.InputOutputRatio == 0 {
 		d.Mix.InputOutputRatio = exp.Ratio

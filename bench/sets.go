@@ -7,9 +7,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/scenario"
@@ -17,78 +19,148 @@ import (
 
 // sweep runs one point per value of the scenario's swept pin, the other
 // five held, and writes them as one set file with an HTML page of its
-// plots beside it.
+// plots beside it. An interrupted sweep's set is marked incomplete and
+// names its missing and partial points.
 func sweep(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*Outcome, error) {
+	path := setPath(cfg, sc.Name, "sweep")
+	if err := checkWritable(path); err != nil {
+		return nil, err
+	}
 	set := &results.Set{Schema: results.SetSchema, Kind: results.SetSweep, Scenario: sc.Name, Pin: sc.Sweep.Pin}
 	var failed []error
-	for _, v := range sc.Sweep.Values {
+	var spills spills
+	defer spills.release()
+	for i, v := range sc.Sweep.Values {
+		label := fmt.Sprintf("%s = %s", sc.Sweep.Pin, numfmt.Plain(v))
 		if ctx.Err() != nil {
-			break
+			set.Missing = append(set.Missing, label)
+			continue
 		}
 		point := sc.At(v)
-		run, err := execute(ctx, hard, cfg, point)
+		run, sp, err := execute(ctx, hard, cfg, point, "", spillBeside(path, "."+strconv.Itoa(i+1)), 0)
 		if err != nil {
 			return nil, err
 		}
+		spills = append(spills, sp)
 		set.Values = append(set.Values, v)
 		set.Runs = append(set.Runs, run)
-		if err := verdict(point, run); err != nil {
-			failed = append(failed, fmt.Errorf("%s = %g: %w", sc.Sweep.Pin, v, err))
+		if run.Incomplete {
+			set.Partial = append(set.Partial, label)
+		}
+		if err := verdict(run); err != nil {
+			failed = append(failed, fmt.Errorf("%s: %w", label, err))
 		}
 	}
-	path := setPath(cfg, sc.Name, "sweep")
-	if err := results.WriteSetFile(path, set); err != nil {
-		return nil, err
-	}
-	page := strings.TrimSuffix(path, filepath.Ext(path)) + ".html"
-	if err := report.WriteFile(page, func(w io.Writer) error { return report.WriteSweepHTML(w, set) }); err != nil {
-		return nil, err
-	}
+	markIncomplete(set, "points")
 	fmt.Fprintln(cfg.Out)
 	if err := report.WriteSweep(cfg.Out, set, false); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(cfg.Out, "\nResults: %s (every point's full results) and %s (table and plots)\n", path, page)
-	return &Outcome{Set: set, Path: path}, setVerdict(ctx, len(set.Runs), len(sc.Sweep.Values), failed)
+	written, err := saveSet(cfg, path, set, spills)
+	if err != nil {
+		return nil, err
+	}
+	page := strings.TrimSuffix(written, filepath.Ext(written)) + ".html"
+	if err := report.WriteFile(page, func(w io.Writer) error { return report.WriteSweepHTML(w, set) }); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(cfg.Out, "\nResults: %s (every point's full results) and %s (table and plots)\n", written, page)
+	return &Outcome{Set: set, Path: written}, setVerdict(ctx, len(set.Runs), len(sc.Sweep.Values), set, failed)
 }
 
 // repeat runs the scenario cfg.Repeat times with seeds seed, seed+1, …
 // and reports means with confidence intervals across the runs.
 func repeat(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*Outcome, error) {
+	path := setPath(cfg, sc.Name, "repeat")
+	if err := checkWritable(path); err != nil {
+		return nil, err
+	}
 	set := &results.Set{Schema: results.SetSchema, Kind: results.SetRepeat, Scenario: sc.Name}
 	var failed []error
+	var spills spills
+	defer spills.release()
 	for i := range cfg.Repeat {
-		if ctx.Err() != nil {
-			break
-		}
 		one := *sc
 		one.Seed = sc.Seed + int64(i)
-		run, err := execute(ctx, hard, cfg, &one)
+		label := fmt.Sprintf("run %d (seed %d)", i+1, one.Seed)
+		if ctx.Err() != nil {
+			set.Missing = append(set.Missing, label)
+			continue
+		}
+		run, sp, err := execute(ctx, hard, cfg, &one, "", spillBeside(path, "."+strconv.Itoa(i+1)), 0)
 		if err != nil {
 			return nil, err
 		}
+		spills = append(spills, sp)
 		set.Runs = append(set.Runs, run)
-		if err := verdict(&one, run); err != nil {
-			failed = append(failed, fmt.Errorf("run %d (seed %d): %w", i+1, one.Seed, err))
+		if run.Incomplete {
+			set.Partial = append(set.Partial, label)
+		}
+		if err := verdict(run); err != nil {
+			failed = append(failed, fmt.Errorf("%s: %w", label, err))
 		}
 	}
-	path := setPath(cfg, sc.Name, "repeat")
-	if err := results.WriteSetFile(path, set); err != nil {
-		return nil, err
-	}
+	markIncomplete(set, "runs")
 	fmt.Fprintln(cfg.Out)
 	if err := report.WriteRepeat(cfg.Out, set, false); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(cfg.Out, "\nResults: %s\n", path)
-	return &Outcome{Set: set, Path: path}, setVerdict(ctx, len(set.Runs), cfg.Repeat, failed)
+	written, err := saveSet(cfg, path, set, spills)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(cfg.Out, "\nResults: %s\n", written)
+	return &Outcome{Set: set, Path: written}, setVerdict(ctx, len(set.Runs), cfg.Repeat, set, failed)
+}
+
+// markIncomplete marks set incomplete when some of its members are
+// missing or partial, and says which.
+func markIncomplete(set *results.Set, what string) {
+	if len(set.Missing) == 0 && len(set.Partial) == 0 {
+		return
+	}
+	set.Incomplete = true
+	done := len(set.Runs) - len(set.Partial)
+	reason := fmt.Sprintf("interrupted: %d of %d %s measured whole", done, len(set.Runs)+len(set.Missing), what)
+	if len(set.Partial) > 0 {
+		reason += "; partial: " + strings.Join(set.Partial, ", ")
+	}
+	if len(set.Missing) > 0 {
+		reason += "; not run: " + strings.Join(set.Missing, ", ")
+	}
+	set.IncompleteReason = reason
+}
+
+// spills are a set's record spills, one per run.
+type spills []*spillFile
+
+func (ss spills) release() {
+	for _, s := range ss {
+		s.release()
+	}
+}
+
+// saveSet writes set (falling back as save does) and then removes its
+// runs' spills, or keeps them when it could not be written.
+func saveSet(cfg Config, path string, set *results.Set, ss spills) (string, error) {
+	written, err := saveWith(cfg, path, func(p string) error { return results.WriteSetFile(p, set) })
+	if err != nil {
+		for _, s := range ss {
+			s.keep(cfg)
+		}
+		return "", err
+	}
+	for _, s := range ss {
+		s.remove()
+	}
+	return written, nil
 }
 
 // setVerdict is a set's error: interrupted, or the failures of its runs.
-func setVerdict(ctx context.Context, done, planned int, failed []error) error {
+func setVerdict(ctx context.Context, done, planned int, set *results.Set, failed []error) error {
 	switch {
-	case ctx.Err() != nil || done < planned:
-		return fmt.Errorf("%w after %d of %d runs", ErrInterrupted, done, planned)
+	case ctx.Err() != nil || done < planned || set.Incomplete:
+		return fmt.Errorf("%w: %s", ErrInterrupted, set.IncompleteReason)
 	case len(failed) > 0:
 		return fmt.Errorf("%w: %w", ErrRunFailed, errors.Join(failed...))
 	}
@@ -143,29 +215,41 @@ func Bakeoff(ctx, hard context.Context, bc BakeoffConfig) (*Outcome, error) {
 		return nil, fmt.Errorf("bake-off: %w", err)
 	}
 	set := &results.Set{Schema: results.SetSchema, Kind: results.SetBakeoff, Scenario: sc.Name, Gates: bc.Gates}
+	path := filepath.Join(dir, "bakeoff.json")
+	if err := checkWritable(path); err != nil {
+		return nil, err
+	}
 	var failed []error
-	for _, prof := range bc.Profiles {
+	var spills spills
+	defer spills.release()
+	for i, prof := range bc.Profiles {
+		label := "profile " + prof
 		if ctx.Err() != nil {
-			break
+			set.Missing = append(set.Missing, label)
+			continue
 		}
 		one := cfg
 		one.Profile, one.Endpoint, one.Model = prof, "", ""
-		run, err := execute(ctx, hard, one, sc)
+		run, sp, err := execute(ctx, hard, one, sc, "", spillBeside(path, "."+strconv.Itoa(i+1)), 0)
 		if err != nil {
 			return nil, fmt.Errorf("profile %s: %w", prof, err)
 		}
+		spills = append(spills, sp)
 		name := run.Target.Profile
-		if err := results.WriteFile(filepath.Join(dir, name+".json"), run); err != nil {
+		if _, err := save(cfg, filepath.Join(dir, name+".json"), run); err != nil {
 			return nil, err
 		}
 		set.Profiles = append(set.Profiles, name)
 		set.Runs = append(set.Runs, run)
-		if err := verdict(sc, run); err != nil {
+		if run.Incomplete {
+			set.Partial = append(set.Partial, label)
+		}
+		if err := verdict(run); err != nil {
 			failed = append(failed, fmt.Errorf("%s: %w", name, err))
 		}
 	}
-	path := filepath.Join(dir, "bakeoff.json")
-	if err := results.WriteSetFile(path, set); err != nil {
+	markIncomplete(set, "profiles")
+	if _, err := saveSet(cfg, path, set, spills); err != nil {
 		return nil, err
 	}
 	md := filepath.Join(dir, "bakeoff.md")
@@ -177,5 +261,5 @@ func Bakeoff(ctx, hard context.Context, bc BakeoffConfig) (*Outcome, error) {
 		return nil, err
 	}
 	fmt.Fprintf(cfg.Out, "\nResults: %s (each profile's results, bakeoff.json and bakeoff.md)\n", dir)
-	return &Outcome{Set: set, Path: dir}, setVerdict(ctx, len(set.Runs), len(bc.Profiles), failed)
+	return &Outcome{Set: set, Path: dir}, setVerdict(ctx, len(set.Runs), len(bc.Profiles), set, failed)
 }

@@ -68,12 +68,13 @@ func (c *Comparison) Comparable() bool {
 }
 
 // MismatchSummary names the differing pins of every run, for an error
-// message: "b.json: concurrency: 4 vs 1; prompt p50: 519 vs 8,000".
+// message, the reference's value first as the names are: "a.json vs
+// b.json: concurrency: 4 vs 1; prompt p50: 519 vs 8,000".
 func (c *Comparison) MismatchSummary() string {
 	var parts []string
 	for i, ms := range c.Mismatches {
 		if len(ms) > 0 {
-			parts = append(parts, fmt.Sprintf("%s vs %s: %s", c.Runs[i].Name, c.Runs[0].Name, JoinMismatches(ms)))
+			parts = append(parts, fmt.Sprintf("%s vs %s: %s", c.Runs[0].Name, c.Runs[i].Name, JoinMismatches(ms)))
 		}
 	}
 	return strings.Join(parts, "\n")
@@ -366,7 +367,7 @@ func writePinsText(p *numfmt.Printer, c *Comparison) {
 		p.F("PIN MISMATCH — these runs do not measure the same workload; differences below mix workload and performance:\n")
 		for i, ms := range c.Mismatches {
 			for _, m := range ms {
-				p.F("  ✗ %s vs A: %s\n", letter(i), m)
+				p.F("  ✗ A vs %s: %s\n", letter(i), m)
 			}
 		}
 		p.F("\n")
@@ -399,7 +400,7 @@ func WriteCompareMarkdown(w io.Writer, c *Comparison) error {
 		p.F("> **PIN MISMATCH** — these runs do not measure the same workload; the differences below mix workload and performance:\n")
 		for i, ms := range c.Mismatches {
 			for _, m := range ms {
-				p.F("> - ✗ %s vs A: %s\n", letter(i), mdCell(m.String()))
+				p.F("> - ✗ A vs %s: %s\n", letter(i), mdCell(m.String()))
 			}
 		}
 		p.F("\n")

@@ -138,8 +138,21 @@ func TestCompareRefusalNamesPins(t *testing.T) {
 		t.Fatal("comparable")
 	}
 	s := c.MismatchSummary()
-	if !strings.Contains(s, "testdata/c1-8k.json vs testdata/base.json: prompt: uniform [400, 600] (mean 500) vs 8,000; prompt p50: 505 vs 8,003; concurrency: 4 vs 1") ||
+	// The values come in the order the runs are named: A's first.
+	if !strings.Contains(s, "testdata/base.json vs testdata/c1-8k.json: prompt: uniform [400, 600] (mean 500) vs 8,000; prompt p50: 505 vs 8,003; concurrency: 4 vs 1") ||
 		strings.Contains(s, "noise.json") {
 		t.Errorf("summary:\n%s", s)
+	}
+	var text, md strings.Builder
+	if err := WriteCompareText(&text, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCompareMarkdown(&md, c); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{text.String(), md.String()} {
+		if !strings.Contains(out, "A vs C: concurrency: 4 vs 1") {
+			t.Errorf("mismatch lines name the runs in another order than their values:\n%s", out)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -203,7 +204,7 @@ func writeHTMLCards(b *strings.Builder, run *results.Run) {
 	}
 	e := run.Errors
 	if e.Failed == 0 {
-		card("errors", "none", fmt.Sprintf("in %d requests", e.Requests))
+		card("errors", "none", "in "+numfmt.Count(e.Requests, "request", ""))
 	} else {
 		card("errors", pct(e.Rate), fmt.Sprintf("%d of %d: %s", e.Failed, e.Requests, results.ClassList(e.ByClass)))
 	}

@@ -161,7 +161,7 @@ func windowFacts(run *results.Run, name string, w *results.Window) []string {
 		ls = append(ls, "**Errors**: none")
 	}
 	if w.Completed > 0 {
-		ls = append(ls, fmt.Sprintf("**Mix**: input:output %s, prefill %s of wall time (Σ TTFT / Σ E2E)", results.RatioLabel(w.InputOutputRatio), pct(w.PrefillShare)))
+		ls = append(ls, fmt.Sprintf("**Mix**: input:output %s, prefill %s of wall time (Σ TTFT / Σ E2E)", results.RatioLabel(w.InputOutputRatio), results.PrefillLabel(w.PrefillShare)))
 	}
 	return ls
 }
@@ -178,9 +178,9 @@ func runFacts(run *results.Run) []string {
 	var ls []string
 	e := run.Errors
 	if e.Failed == 0 {
-		ls = append(ls, fmt.Sprintf("Errors: none in %d requests", e.Requests))
+		ls = append(ls, "Errors: none in "+numfmt.Count(e.Requests, "request", ""))
 	} else {
-		ls = append(ls, fmt.Sprintf("Errors: %d of %d requests failed (%s, interrupts excluded): %s", e.Failed, e.Requests, pct(e.Rate), results.ClassList(e.ByClass)))
+		ls = append(ls, fmt.Sprintf("Errors: %d of %s failed (%s, interrupts excluded): %s", e.Failed, numfmt.Count(e.Requests, "request", ""), pct(e.Rate), results.ClassList(e.ByClass)))
 		for _, c := range results.ErrorClasses {
 			for _, ex := range e.Examples[string(c)] {
 				ls = append(ls, fmt.Sprintf("Error example, %s: %s", c, ex))
@@ -207,7 +207,7 @@ func runFacts(run *results.Run) []string {
 	if ss := run.Sessions; ss != nil && len(ss.All) > 0 {
 		l := fmt.Sprintf("Agentic sessions: %d", len(ss.All))
 		if d := ss.Turns; d != nil {
-			l += fmt.Sprintf(", turns p50 %s (max %s)", num(d.P50), num(d.Max))
+			l += fmt.Sprintf(", turns p50 %s (max %s)", group(d.P50), group(d.Max))
 		}
 		if d := ss.LifetimeMin; d != nil {
 			l += fmt.Sprintf(", lifetime p50 %s min", num(d.P50))

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
@@ -197,7 +196,7 @@ func paramsB(v float64) string {
 	if v == 0 {
 		return "not declared"
 	}
-	return strconv.FormatFloat(v, 'g', 4, 64) + "B"
+	return numfmt.Short(v) + "B"
 }
 
 func orNone(s string) string {
@@ -218,7 +217,7 @@ func floatOrNone(v float64) string {
 	if v == 0 {
 		return "not declared"
 	}
-	return fmt.Sprintf("%g", v)
+	return numfmt.Plain(v)
 }
 
 func boolLabel(b *bool) string {
@@ -243,14 +242,14 @@ func concurrencyLabel(c results.ConcurrencyDeclared) string {
 	case c.Mode == "open":
 		return fmt.Sprintf("open loop %s req/s", numfmt.Sig(c.RateRPS))
 	case c.Sessions:
-		return fmt.Sprintf("%d agentic sessions", c.Streams)
+		return numfmt.Count(c.Streams, "agentic session", "")
 	}
-	return fmt.Sprintf("closed loop %d streams", c.Streams)
+	return "closed loop " + numfmt.Count(c.Streams, "stream", "")
 }
 
 func arrivalLabel(c results.ConcurrencyDeclared) string {
 	if c.Arrival == "gamma" {
-		return fmt.Sprintf("gamma (burstiness %g)", c.Burstiness)
+		return "gamma (burstiness " + numfmt.Plain(c.Burstiness) + ")"
 	}
 	return orNone(c.Arrival)
 }
@@ -261,7 +260,7 @@ func classesLabel(cs []results.ClassWeights) string {
 	}
 	parts := make([]string, len(cs))
 	for i, c := range cs {
-		parts[i] = fmt.Sprintf("%s×%g", c.Name, c.Weight)
+		parts[i] = c.Name + "×" + numfmt.Plain(c.Weight)
 	}
 	return strings.Join(parts, " ")
 }

@@ -124,6 +124,7 @@ func WriteSweep(w io.Writer, set *results.Set, md bool) error {
 	} else {
 		p.F("SWEEP %s: %s = %s (the other five pins held; figures from each point's steady window)\n\n", set.Scenario, set.Pin, joinValues(set.Values))
 	}
+	writeSetIncomplete(p, set)
 	if len(set.Runs) > 0 {
 		writeCard(p, md, set.Runs[0], "Pins held (shown for the first point)")
 	}
@@ -233,6 +234,13 @@ func scatterChart(title, xl, yl string, pts [][2]float64) *chart {
 	}
 }
 
+// writeSetIncomplete says that set is incomplete, and how far it got.
+func writeSetIncomplete(p *numfmt.Printer, set *results.Set) {
+	if set.Incomplete {
+		p.F("INCOMPLETE: %s\n\n", set.IncompleteReason)
+	}
+}
+
 // WriteRepeat renders repeated runs: per headline figure the mean across
 // runs with its 95% confidence interval (Student's t), and the spread.
 func WriteRepeat(w io.Writer, set *results.Set, md bool) error {
@@ -243,6 +251,7 @@ func WriteRepeat(w io.Writer, set *results.Set, md bool) error {
 	} else {
 		p.F("REPEATS %s: %d runs, seeds from the scenario's on; means with 95%% confidence intervals across runs (Student's t), each run's steady window\n\n", set.Scenario, n)
 	}
+	writeSetIncomplete(p, set)
 	if n > 0 {
 		writeCard(p, md, set.Runs[0], "Pins (shown for the first run)")
 	}
@@ -365,6 +374,7 @@ func WriteBakeoff(w io.Writer, set *results.Set, md bool) error {
 	} else {
 		p.F("BAKE-OFF %s: %s\n\n", set.Scenario, strings.Join(set.Profiles, " vs "))
 	}
+	writeSetIncomplete(p, set)
 	if len(set.Runs) > 0 {
 		writeCard(p, md, set.Runs[0], "Pins shared by every vendor (card of the first; each vendor's own card is in its results)")
 	}
@@ -460,8 +470,6 @@ func money(v float64) string {
 	switch {
 	case v <= 0 || math.IsNaN(v):
 		return "–"
-	case v >= 1:
-		return fmt.Sprintf("$%.2f", v)
 	}
-	return fmt.Sprintf("$%.3g", v)
+	return numfmt.Money(v)
 }

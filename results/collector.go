@@ -15,11 +15,16 @@ import (
 // one goroutine (the consumer of the runner's channel): it is not safe for
 // concurrent use, and needs no locks.
 type Collector struct {
+	// spill is where Add writes records (nil when replaying a spill file:
+	// see Recover); src is the file Finish reads them back from.
 	spill *spill
+	src   string
 	s     Series
 	// events are in-flight changes (+1 at Sent, −1 at End), packed as
 	// µs<<1 | start, for the exact in-flight count over any window.
-	events        []int64
+	events []int64
+	// okEvents are the same for the requests that succeeded.
+	okEvents      []int64
 	firstSched    time.Duration
 	lastScheduled time.Duration
 	lastEnd       time.Duration
@@ -39,18 +44,52 @@ const maxRejections = 100_000
 // maxExamples is how many distinct failure messages are kept per class.
 const maxExamples = 3
 
-// NewCollector returns a Collector that spills records into dir ("" for
-// the system's temporary directory). Call Close when done with it.
-func NewCollector(dir string) (*Collector, error) {
-	sp, err := newSpill(dir)
+// NewCollector returns a Collector that spills records to the file at
+// spillPath, which must not exist ("" for a new file in the system's
+// temporary directory). Call Begin before the first Add, and Close (the
+// run's results are safe) or Release (keep the spill for Recover) when
+// done with it.
+func NewCollector(spillPath string) (*Collector, error) {
+	sp, err := newSpill(spillPath)
 	if err != nil {
 		return nil, err
 	}
-	return &Collector{spill: sp, examples: map[ErrorClass][]string{}, firstSent: -1, firstSched: -1}, nil
+	c := newCollector()
+	c.spill, c.src = sp, sp.path
+	return c, nil
 }
 
-// Close removes the spill file.
-func (c *Collector) Close() error { return c.spill.close() }
+func newCollector() *Collector {
+	return &Collector{examples: map[ErrorClass][]string{}, firstSent: -1, firstSched: -1}
+}
+
+// SpillPath is the record spill's file.
+func (c *Collector) SpillPath() string { return c.src }
+
+// Begin writes the run's header at the head of the spill, so that a run
+// that dies can be recovered from it.
+func (c *Collector) Begin(h *Header) error { return c.spill.header(h) }
+
+// Flush writes every record added so far through to the spill file, for a
+// checkpoint to read.
+func (c *Collector) Flush() error { return c.spill.flush() }
+
+// Close closes and removes the spill file.
+func (c *Collector) Close() error {
+	if c.spill == nil {
+		return nil
+	}
+	return c.spill.close(true)
+}
+
+// Release closes the spill file and keeps it, for `sixpin recover`. After
+// Close it does nothing.
+func (c *Collector) Release() error {
+	if c.spill == nil {
+		return nil
+	}
+	return c.spill.close(false)
+}
 
 // Requests returns how many records have been added.
 func (c *Collector) Requests() int { return c.n }
@@ -97,7 +136,25 @@ func (c *Collector) Add(r *Record) error {
 	}
 	c.s.addInFlight(r.Sent, r.End)
 	c.events = append(c.events, us(r.Sent)<<1|1, us(r.End)<<1)
+	if !r.Failed() {
+		c.okEvents = append(c.okEvents, us(r.Sent)<<1|1, us(r.End)<<1)
+	}
+	if c.spill == nil {
+		return nil
+	}
 	return c.spill.put(r)
+}
+
+// each replays the records added, in order.
+func (c *Collector) each(fn func(r *Record)) error {
+	if c.spill != nil {
+		return c.spill.each(fn)
+	}
+	read, _, err := eachRecord(c.src, c.n, nil, fn)
+	if err == nil && read != c.n {
+		err = fmt.Errorf("read record spill %s: %d of %d records", c.src, read, c.n)
+	}
+	return err
 }
 
 // assignChunkTokens sets each chunk's token count where the client left it
@@ -190,6 +247,72 @@ type Measurement struct {
 	ByContext []ContextBucket
 	// Rejections are the run's 429s.
 	Rejections []Rejection
+	// Issued sums what the issued requests asked for, and what those that
+	// succeeded asked for.
+	Issued Issued
+}
+
+// Issued sums the requested lengths of the issued requests (interrupted
+// ones left out) and of those that succeeded, in tokens: the workload
+// asked for against the workload served.
+type Issued struct {
+	Requests, Failed     int
+	PromptAll, OutputAll int64
+	PromptOK, OutputOK   int64
+}
+
+func (s *Issued) add(r *Record) {
+	if r.Err == ErrInterrupted {
+		return
+	}
+	s.Requests++
+	s.PromptAll += int64(r.RequestedPromptTokens)
+	s.OutputAll += int64(r.RequestedOutputTokens)
+	if r.Failed() {
+		s.Failed++
+		return
+	}
+	s.PromptOK += int64(r.RequestedPromptTokens)
+	s.OutputOK += int64(r.RequestedOutputTokens)
+}
+
+// minServedTolPct is the least a served mean may differ from the issued
+// one before the pin counts as changed by its failures (an exact output
+// pin has no tolerance of its own).
+const minServedTolPct = 2.0
+
+func (s Issued) served(all, ok, tol float64) *Served {
+	if s.Requests == 0 {
+		return nil
+	}
+	v := &Served{Issued: s.Requests, Failed: s.Failed, MeanAll: all, MeanOK: ok, Tolerance: tol}
+	if s.Failed == s.Requests {
+		v.OffPct = 100
+		return v
+	}
+	v.OffPct = pctOff(ok, all)
+	return v
+}
+
+func (s Issued) prompt(tolPct float64) *Served {
+	n, ok := float64(s.Requests), float64(s.Requests-s.Failed)
+	return s.served(float64(s.PromptAll)/n, float64(s.PromptOK)/max(ok, 1), max(tolPct, minServedTolPct))
+}
+
+func (s Issued) output(tolPct float64) *Served {
+	n, ok := float64(s.Requests), float64(s.Requests-s.Failed)
+	return s.served(float64(s.OutputAll)/n, float64(s.OutputOK)/max(ok, 1), max(tolPct, minServedTolPct))
+}
+
+func (s Issued) ratio() *Served {
+	if s.OutputAll == 0 {
+		return nil
+	}
+	ok := 0.0
+	if s.OutputOK > 0 {
+		ok = float64(s.PromptOK) / float64(s.OutputOK)
+	}
+	return s.served(float64(s.PromptAll)/float64(s.OutputAll), ok, MixTolerancePct)
 }
 
 // Window holds one window's figures. Requests belong to the window in
@@ -215,6 +338,15 @@ type Window struct {
 	// MeanInFlight and MaxInFlight are the observed concurrency.
 	MeanInFlight float64 `json:"mean_in_flight"`
 	MaxInFlight  int     `json:"max_in_flight"`
+	// MeanServedInFlight counts only the requests that succeeded: the
+	// concurrency the server served (a failed request held a stream, and
+	// one failing at once held it for next to nothing).
+	MeanServedInFlight float64 `json:"mean_served_in_flight"`
+	// LittlesLawInFlight is Little's law over this window: the requests
+	// that started in it and succeeded, each counted for its time in
+	// flight inside the window, over the window's length (start rate ×
+	// mean time in flight, both within the window). 0: none succeeded.
+	LittlesLawInFlight float64 `json:"littles_law_in_flight"`
 	// AggregatePerStreamTokS is the aggregate divided by MeanInFlight: what
 	// one stream got on average while streams overlapped.
 	AggregatePerStreamTokS float64 `json:"aggregate_per_stream_tok_s"`
@@ -275,6 +407,12 @@ type winAcc struct {
 	// sumReqPrompt and sumReqOutput are what those same requests asked for.
 	sumReqPrompt, sumReqOutput int64
 	good                       int
+	// inWindowS sums, over the successful requests, their time in flight
+	// inside the window (s), for Little's law.
+	inWindowS float64
+	// prompts and outputs count the exact token lengths (value → requests):
+	// lengths are integers and are shown exactly, not through a histogram.
+	prompts, outputs exactCounts
 }
 
 // Finish cuts the windows and computes every window's figures from the
@@ -305,7 +443,8 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 		sp := ct.spans[name]
 		a := &winAcc{name: name, span: sp, h: map[string]*hdrhistogram.Histogram{},
 			w: &Window{StartS: sp.Start.Seconds(), EndS: sp.End.Seconds(), DurationS: sp.Len().Seconds(),
-				ErrorsByClass: map[string]int{}, Note: ct.notes[name]}}
+				ErrorsByClass: map[string]int{}, Note: ct.notes[name]},
+			prompts: exactCounts{}, outputs: exactCounts{}}
 		for _, mt := range windowMetrics {
 			a.h[mt.Name] = mt.new()
 		}
@@ -317,7 +456,9 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 	errs := Errors{ByClass: map[string]int{}, Examples: map[string][]string{}}
 	interrupted := 0
 
-	err := c.spill.each(func(r *Record) {
+	var issued Issued
+	err := c.each(func(r *Record) {
+		issued.add(r)
 		errs.Requests++
 		if r.Failed() {
 			errs.Failed++
@@ -359,6 +500,7 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 	}
 	m.Errors = errs
 	m.PromptDrift, m.OutputDrift = promptDrift.result(), outputDrift.result()
+	m.Issued = issued
 	c.tokens.finish()
 	m.Tokens = c.tokens
 	m.Sessions = c.sessions.result()
@@ -367,8 +509,9 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 	m.ClientAddedLatency = Summarize(MetricClientLag, clientLag)
 
 	slices.Sort(c.events)
+	slices.Sort(c.okEvents)
 	for _, a := range accs {
-		a.finish(slo, c.events)
+		a.finish(slo, c.events, c.okEvents)
 		hs := map[string]EncodedHistogram{}
 		for _, mt := range windowMetrics {
 			if h := a.h[mt.Name]; h.TotalCount() > 0 {
@@ -410,7 +553,14 @@ func (a *winAcc) add(r *Record, slo SLO) {
 	out := outputTokens(r)
 	e2e := r.End - r.Scheduled
 	record(a.h[MetricE2E.Name], float64(e2e.Microseconds()), 1)
+	if end := min(r.End, a.span.End); a.name == WindowAll {
+		a.inWindowS += (r.End - r.Sent).Seconds()
+	} else if end > r.Sent {
+		a.inWindowS += (end - r.Sent).Seconds()
+	}
+	a.outputs[int64(out)]++
 	if r.HasUsage {
+		a.prompts[int64(r.Usage.PromptTokens)]++
 		record(a.h[MetricPrompt.Name], float64(r.Usage.PromptTokens), 1)
 		a.sumPrompt += int64(r.Usage.PromptTokens)
 		a.sumReqPrompt += int64(r.RequestedPromptTokens)
@@ -459,13 +609,15 @@ func (a *winAcc) add(r *Record, slo SLO) {
 }
 
 // finish computes the window's derived figures.
-func (a *winAcc) finish(slo SLO, events []int64) {
+func (a *winAcc) finish(slo SLO, events, okEvents []int64) {
 	w := a.w
 	d := a.span.Len().Seconds()
 	if d > 0 {
 		w.AggregateOutputTokS = float64(w.OutputTokens) / d
+		w.LittlesLawInFlight = a.inWindowS / d
 	}
 	w.MeanInFlight, w.MaxInFlight = inFlight(events, a.span)
+	w.MeanServedInFlight, _ = inFlight(okEvents, a.span)
 	if w.MeanInFlight > 0 {
 		w.AggregatePerStreamTokS = w.AggregateOutputTokS / w.MeanInFlight
 	}
@@ -493,8 +645,8 @@ func (a *winAcc) finish(slo SLO, events []int64) {
 	w.DecodeTokS = Summarize(MetricDecode, h[MetricDecode.Name])
 	w.EffectiveTokS = Summarize(MetricEffective, h[MetricEffective.Name])
 	w.ScheduleLagMs = Summarize(MetricLag, h[MetricLag.Name])
-	w.PromptTokens = Summarize(MetricPrompt, h[MetricPrompt.Name])
-	w.OutputPerReq = Summarize(MetricOutput, h[MetricOutput.Name])
+	w.PromptTokens = a.prompts.dist()
+	w.OutputPerReq = a.outputs.dist()
 }
 
 // inFlight returns the time-weighted mean and the maximum number of
@@ -676,3 +828,46 @@ func (a *driftAcc) result() *Drift {
 	d.AbsPct = Summarize(metricDrift, a.abs)
 	return &d
 }
+
+// exactCounts counts integer values exactly (value → how many): token
+// lengths, whose distinct values are few beside the requests, shown to the
+// token rather than through a 3-significant-figure histogram.
+type exactCounts map[int64]int64
+
+// dist summarises the counts as Summarize does a histogram (nearest-rank
+// percentiles), exactly; nil when empty.
+func (e exactCounts) dist() *Dist {
+	if len(e) == 0 {
+		return nil
+	}
+	vals := make([]int64, 0, len(e))
+	var n int64
+	var sum float64
+	for v, k := range e {
+		vals = append(vals, v)
+		n += k
+		sum += float64(v) * float64(k)
+	}
+	slices.Sort(vals)
+	mean := sum / float64(n)
+	var sq float64
+	for v, k := range e {
+		sq += (float64(v) - mean) * (float64(v) - mean) * float64(k)
+	}
+	qs := []float64{10, 50, 90, 95, 99, 99.9}
+	out := make([]float64, len(qs))
+	var cum int64
+	j := 0
+	for _, v := range vals {
+		cum += e[v]
+		for j < len(qs) && cum >= rank(qs[j], n) {
+			out[j] = float64(v)
+			j++
+		}
+	}
+	return &Dist{Count: n, Min: float64(vals[0]), Mean: mean, Stddev: math.Sqrt(sq / float64(n)),
+		P10: out[0], P50: out[1], P90: out[2], P95: out[3], P99: out[4], P999: out[5], Max: float64(vals[len(vals)-1])}
+}
+
+// rank is the nearest rank of percentile q (0–100) among n values, from 1.
+func rank(q float64, n int64) int64 { return max(int64(math.Ceil(q/100*float64(n))), 1) }

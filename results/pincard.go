@@ -89,9 +89,9 @@ func WritePinCard(w io.Writer, c Card) error {
 func modelDeclared(d ModelDeclared) string {
 	s := d.Name
 	if d.ParamsB > 0 {
-		s += fmt.Sprintf(", %gB params", d.ParamsB)
+		s += ", " + numfmt.Plain(d.ParamsB) + "B params"
 		if d.ActiveParamsB > 0 {
-			s += fmt.Sprintf(" (%gB active)", d.ActiveParamsB)
+			s += " (" + numfmt.Plain(d.ActiveParamsB) + "B active)"
 		}
 	}
 	if d.Dtype != "" {
@@ -106,7 +106,7 @@ func modelObserved(o ModelObserved) string {
 		parts = append(parts, fmt.Sprintf("answered as %q", o.Reported))
 	}
 	if o.ParamsB > 0 {
-		parts = append(parts, fmt.Sprintf("%.3gB params", o.ParamsB))
+		parts = append(parts, numfmt.Short(o.ParamsB)+"B params")
 	}
 	if o.Quantization != "" {
 		parts = append(parts, o.Quantization)
@@ -134,6 +134,18 @@ func tokensDeclared(d TokensDeclared) string {
 }
 
 func tokensObserved(o TokensObserved) string {
+	s := tokensServed(o)
+	if v := o.Served; v != nil && v.Failed > 0 {
+		s += fmt.Sprintf("; %d of %s failed: requested mean %s over all issued, %s over those served",
+			v.Failed, numfmt.Count(v.Issued, "request", ""), num(v.MeanAll), num(v.MeanOK))
+	}
+	if oc := o.OverContext; oc != nil && oc.Exceeding > 0 {
+		s += "; " + oc.String()
+	}
+	return s
+}
+
+func tokensServed(o TokensObserved) string {
 	if o.PerRequest == nil {
 		return "no successful request reported usage"
 	}
@@ -152,7 +164,7 @@ func concurrencyDeclared(d ConcurrencyDeclared) string {
 	if d.Mode == "open" {
 		s := fmt.Sprintf("open loop, %s req/s %s arrivals", num(d.RateRPS), d.Arrival)
 		if d.Arrival == "gamma" {
-			s += fmt.Sprintf(" (burstiness %g)", d.Burstiness)
+			s += " (burstiness " + numfmt.Plain(d.Burstiness) + ")"
 		}
 		if d.MaxInFlight > 0 {
 			s += fmt.Sprintf(", at most %d in flight", d.MaxInFlight)
@@ -160,7 +172,7 @@ func concurrencyDeclared(d ConcurrencyDeclared) string {
 		return s + "; per-stream and aggregate figures both shown"
 	}
 	if d.Sessions {
-		return fmt.Sprintf("closed loop, %d concurrent agentic sessions (think time between turns); per-stream and aggregate figures both shown", d.Streams)
+		return "closed loop, " + numfmt.Count(d.Streams, "concurrent agentic session", "concurrent agentic sessions") + " (think time between turns); per-stream and aggregate figures both shown"
 	}
 	if d.Streams == 1 {
 		return "closed loop, a single stream: per-stream = aggregate"
@@ -169,8 +181,15 @@ func concurrencyDeclared(d ConcurrencyDeclared) string {
 }
 
 func concurrencyObserved(o ConcurrencyObserved) string {
+	little := "unknown (no request succeeded)"
+	if o.LittlesLaw > 0 {
+		little = num(o.LittlesLaw)
+	}
 	s := fmt.Sprintf("mean %s in flight, max %d (%s window); %s req/s started; Little's law %s",
-		num(o.MeanInFlight), o.MaxInFlight, o.Window, num(o.StartRateRPS), num(o.LittlesLaw))
+		num(o.MeanInFlight), o.MaxInFlight, o.Window, num(o.StartRateRPS), little)
+	if o.MeanServedInFlight > 0 && o.MeanServedInFlight < 0.95*o.MeanInFlight {
+		s += fmt.Sprintf("; %s in flight on requests that succeeded", num(o.MeanServedInFlight))
+	}
 	if o.MaxSessions > 0 {
 		s = fmt.Sprintf("mean %s sessions under way, max %d; ", num(o.MeanSessions), o.MaxSessions) + s
 	}
@@ -186,7 +205,7 @@ func kvDeclared(d KVCacheDeclared) string {
 		parts = append(parts, "max_model_len "+group(float64(d.MaxModelLen)))
 	}
 	if d.GPUMemoryUtilization > 0 {
-		parts = append(parts, fmt.Sprintf("gpu_memory_utilization %g", d.GPUMemoryUtilization))
+		parts = append(parts, "gpu_memory_utilization "+numfmt.Plain(d.GPUMemoryUtilization))
 	}
 	if d.MaxNumSeqs > 0 {
 		parts = append(parts, fmt.Sprintf("max_num_seqs %d", d.MaxNumSeqs))
@@ -216,7 +235,7 @@ func kvObserved(o KVCacheObserved) string {
 		parts = append(parts, b)
 	}
 	if o.GPUMemoryUtilization > 0 {
-		parts = append(parts, fmt.Sprintf("gpu_memory_utilization %g", o.GPUMemoryUtilization))
+		parts = append(parts, "gpu_memory_utilization "+numfmt.Plain(o.GPUMemoryUtilization))
 	}
 	if o.MaxNumSeqs > 0 {
 		parts = append(parts, fmt.Sprintf("max_num_seqs %d", o.MaxNumSeqs))
@@ -243,7 +262,7 @@ func mixDeclared(d MixDeclared) string {
 		if i == 0 {
 			s += "; classes"
 		}
-		s += fmt.Sprintf(" %s×%g", cl.Name, cl.Weight)
+		s += " " + cl.Name + "×" + numfmt.Plain(cl.Weight)
 	}
 	return s
 }
@@ -253,5 +272,5 @@ func mixObserved(o MixObserved) string {
 	if o.InputOutputRatio > 0 {
 		ratio += " (requested " + num(o.RequestedInputOutputRatio) + ")"
 	}
-	return fmt.Sprintf("input:output %s, prefill %s of wall time (Σ TTFT / Σ E2E), whole run", ratio, pct(o.PrefillShare))
+	return fmt.Sprintf("input:output %s, prefill %s of wall time (Σ TTFT / Σ E2E), whole run", ratio, PrefillLabel(o.PrefillShare))
 }

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"github.com/sixpin/sixpin/internal/numfmt"
 	"math"
 	"slices"
 	"strconv"
@@ -90,6 +91,88 @@ type TokensObserved struct {
 	Drift      *Drift `json:"drift,omitempty"`
 	// Source is "usage" (the server's count) or "chunks" (the client's).
 	Source string `json:"source"`
+	// Served compares what every issued request asked for with what the
+	// requests that succeeded asked for: a class of requests that failed
+	// changes the workload actually served.
+	Served *Served `json:"served,omitempty"`
+	// OverContext counts the planned prompts longer than the server's
+	// context (prompt pin only; nil when none or the context is unknown).
+	OverContext *OverContext `json:"over_context,omitempty"`
+	// UnplannedCache is set when the server's prefix cache served prompt
+	// tokens the scenario did not plan to share (prompt pin only).
+	UnplannedCache *UnplannedCache `json:"unplanned_cache,omitempty"`
+}
+
+// Served compares the requested lengths of all issued requests with those
+// of the requests that succeeded (interrupted requests are left out of
+// both), in tokens.
+type Served struct {
+	Issued    int     `json:"issued"`
+	Failed    int     `json:"failed"`
+	MeanAll   float64 `json:"requested_mean_all"`
+	MeanOK    float64 `json:"requested_mean_served"`
+	OffPct    float64 `json:"off_pct"`
+	Tolerance float64 `json:"tolerance_pct"`
+}
+
+// beyond reports whether the served workload differs from the issued one
+// beyond the tolerance.
+func (s *Served) beyond() bool { return s != nil && s.Failed > 0 && s.OffPct > s.Tolerance }
+
+// reason says how the served workload differs, naming the failed share.
+func (s *Served) reason(what string) string {
+	return fmt.Sprintf("the served workload is not the requested one: %s of %s failed (%s), and those that succeeded asked for %s %s against %s over all issued (%.1f%% off, more than %s%%)",
+		numfmt.Int(s.Failed), reqs(s.Issued), pct(float64(s.Failed)/float64(s.Issued)), what, num(s.MeanOK), num(s.MeanAll), s.OffPct, trimPct(s.Tolerance))
+}
+
+// OverContext counts planned requests that do not fit the server's
+// context (prompt + output > ContextTokens).
+type OverContext struct {
+	// Planned is how many planned requests were checked (a run bounded by
+	// time alone: its first ExpectationSamples); Exceeding of them do not
+	// fit.
+	Planned   int `json:"planned"`
+	Exceeding int `json:"exceeding"`
+	// ContextTokens is the server's context (max_model_len, n_ctx per slot).
+	ContextTokens int `json:"context_tokens"`
+	// Allowed is true when they were sent on purpose (--allow-over-context).
+	Allowed bool `json:"allowed,omitempty"`
+	// Sampled is true when the plan is unbounded and Planned is a sample.
+	Sampled bool `json:"sampled,omitempty"`
+}
+
+// String is the warning: "12 of 40 planned prompts exceed the server's
+// 32,768-token context".
+func (o *OverContext) String() string {
+	of := "planned"
+	if o.Sampled {
+		of = "the first planned"
+	}
+	return fmt.Sprintf("%s of %s %s exceed the server's %s-token context (prompt + output)",
+		numfmt.Int(o.Exceeding), numfmt.Int(o.Planned), of+" "+plural(o.Planned, "prompt"), numfmt.Int(o.ContextTokens))
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}
+
+// UnplannedCache is prompt tokens served from a prefix cache that the
+// scenario did not plan (no shared prefix, not agentic, not a replay):
+// the prompts were seen before, by an earlier run with the same prompt
+// salt, so TTFT measures a warm cache.
+type UnplannedCache struct {
+	CachedTokens int64   `json:"cached_tokens"`
+	InputTokens  int64   `json:"input_tokens"`
+	Share        float64 `json:"share"`
+}
+
+// String is the warning.
+func (u *UnplannedCache) String() string {
+	return fmt.Sprintf("the server's prefix cache served %s of the prompt tokens (%s of %s), which the scenario did not plan: these prompts were sent before (the same --prompt-salt?), so TTFT measures a warm cache",
+		pct(u.Share), group(float64(u.CachedTokens)), group(float64(u.InputTokens)))
 }
 
 // Drift compares the server's token count with the requested one, per
@@ -132,6 +215,10 @@ type ConcurrencyObserved struct {
 	Window       string  `json:"window"`
 	MeanInFlight float64 `json:"mean_in_flight"`
 	MaxInFlight  int     `json:"max_in_flight"`
+	// MeanServedInFlight counts only requests that succeeded: the
+	// concurrency the server served. A request that failed held a stream
+	// but was not served (failing instantly, it holds next to nothing).
+	MeanServedInFlight float64 `json:"mean_served_in_flight"`
 	// StartRateRPS is requests started per second in the window.
 	StartRateRPS float64   `json:"start_rate_rps"`
 	LittlesLaw   float64   `json:"littles_law_in_flight"`
@@ -190,16 +277,27 @@ type MixObserved struct {
 	InputOutputRatio          float64 `json:"input_output_ratio"`
 	RequestedInputOutputRatio float64 `json:"requested_input_output_ratio"`
 	PrefillShare              float64 `json:"prefill_share"`
+	// Served compares the requested input:output ratio of all issued
+	// requests with that of the requests that succeeded.
+	Served *Served `json:"served,omitempty"`
 }
 
-// Declared gathers the declared side of all six pins.
+// Declared gathers the declared side of all six pins, and what the plan
+// implies for judging them.
 type Declared struct {
-	Model       ModelDeclared
-	Prompt      TokensDeclared
-	Output      OutputDeclared
-	Concurrency ConcurrencyDeclared
-	KVCache     KVCacheDeclared
-	Mix         MixDeclared
+	Model       ModelDeclared       `json:"model"`
+	Prompt      TokensDeclared      `json:"prompt"`
+	Output      OutputDeclared      `json:"output"`
+	Concurrency ConcurrencyDeclared `json:"concurrency"`
+	KVCache     KVCacheDeclared     `json:"kv_cache"`
+	Mix         MixDeclared         `json:"mix"`
+	// OverContext counts the planned prompts that do not fit the server's
+	// context (nil: none, or the context is unknown).
+	OverContext *OverContext `json:"over_context,omitempty"`
+	// CachePlanned is true when the scenario means prompts to share a
+	// prefix (shared_prefix_tokens, agentic history, a trace replay), so
+	// prefix-cache hits are expected.
+	CachePlanned bool `json:"cache_planned,omitempty"`
 }
 
 // Tolerances for verification (DESIGN §1; issue-set defaults).
@@ -233,27 +331,43 @@ func BuildPins(d Declared, m *Measurement, disc Discovery, headline string, sche
 		source = "chunks"
 	}
 	p.Prompt.Declared = d.Prompt
-	p.Prompt.Observed = TokensObserved{PerRequest: all.PromptTokens, Drift: m.PromptDrift, Source: "usage"}
+	p.Prompt.Observed = TokensObserved{PerRequest: all.PromptTokens, Drift: m.PromptDrift, Source: "usage",
+		Served: m.Issued.prompt(d.Prompt.TolerancePct), OverContext: d.OverContext}
 	p.Prompt.Verified, p.Prompt.Reason = verifyPromptDrift(m.PromptDrift)
+	if o := d.OverContext; o != nil && o.Exceeding > 0 && !o.Allowed {
+		p.Prompt.Verified, p.Prompt.Reason = Contradicted, o.String()+": the server refuses them, so the declared prompts cannot be served (--allow-over-context sends them on purpose)"
+	} else if s := p.Prompt.Observed.Served; s.beyond() {
+		p.Prompt.Verified, p.Prompt.Reason = Contradicted, s.reason("prompts of")
+	}
+	if t := m.Tokens; !d.CachePlanned && t.CachedInput > 0 && t.Input > 0 {
+		u := &UnplannedCache{CachedTokens: t.CachedInput, InputTokens: t.Input, Share: float64(t.CachedInput) / float64(t.Input)}
+		p.Prompt.Observed.UnplannedCache = u
+		p.Prompt.Reason += "; " + u.String()
+	}
 
 	p.Output.Declared = d.Output
-	p.Output.Observed = TokensObserved{PerRequest: all.OutputPerReq, Drift: m.OutputDrift, Source: source}
+	p.Output.Observed = TokensObserved{PerRequest: all.OutputPerReq, Drift: m.OutputDrift, Source: source,
+		Served: m.Issued.output(d.Output.TolerancePct)}
 	p.Output.Verified, p.Output.Reason = verifyOutputDrift(m.OutputDrift, d.Output.Exact)
+	if s := p.Output.Observed.Served; s.beyond() {
+		p.Output.Verified, p.Output.Reason = Contradicted, s.reason("outputs of")
+	}
 
 	p.Concurrency.Declared = d.Concurrency
 	obs := ConcurrencyObserved{Window: headline, Schedule: sched}
 	if w != nil {
 		obs.MeanInFlight, obs.MaxInFlight = w.MeanInFlight, w.MaxInFlight
+		obs.MeanServedInFlight = w.MeanServedInFlight
 		if w.DurationS > 0 {
 			obs.StartRateRPS = float64(w.Requests) / w.DurationS
 		}
+		obs.LittlesLaw = w.LittlesLawInFlight
 		if w.E2EMs != nil {
 			// In flight counts from the send, E2E from the scheduled start.
 			inFlightMs := w.E2EMs.Mean
 			if w.ScheduleLagMs != nil {
 				inFlightMs -= w.ScheduleLagMs.Mean
 			}
-			obs.LittlesLaw = obs.StartRateRPS * inFlightMs / 1e3
 			obs.MeanRequestS = inFlightMs / 1e3
 		}
 		obs.WindowS = w.DurationS
@@ -288,6 +402,10 @@ func BuildPins(d Declared, m *Measurement, disc Discovery, headline string, sche
 	p.Mix.Observed = MixObserved{Window: WindowAll, InputOutputRatio: all.InputOutputRatio,
 		RequestedInputOutputRatio: all.RequestedInputOutputRatio, PrefillShare: all.PrefillShare}
 	p.Mix.Verified, p.Mix.Reason = verifyMix(d.Mix, p.Mix.Observed)
+	p.Mix.Observed.Served = m.Issued.ratio()
+	if r := p.Mix.Observed.Served; r.beyond() {
+		p.Mix.Verified, p.Mix.Reason = Contradicted, r.reason("an input:output ratio of")
+	}
 	return p
 }
 
@@ -300,7 +418,7 @@ func pctOff(got, want float64) float64 {
 
 func verifyModel(d ModelDeclared, o ModelObserved, disc Discovery) (Verdict, string) {
 	if d.ParamsB > 0 && o.ParamsB > 0 && pctOff(o.ParamsB, d.ParamsB) > ParamsTolerancePct {
-		return Contradicted, fmt.Sprintf("declared %gB parameters, server reports %.3gB", d.ParamsB, o.ParamsB)
+		return Contradicted, fmt.Sprintf("declared %sB parameters, server reports %sB", numfmt.Plain(d.ParamsB), numfmt.Short(o.ParamsB))
 	}
 	switch {
 	case len(o.Listed) > 0 && !slices.Contains(o.Listed, d.Requested):
@@ -308,7 +426,7 @@ func verifyModel(d ModelDeclared, o ModelObserved, disc Discovery) (Verdict, str
 	case o.Reported != "" && o.Reported != d.Requested && !slices.Contains(o.Listed, o.Reported):
 		return Contradicted, fmt.Sprintf("requested %q, the server answered as %q", d.Requested, o.Reported)
 	case d.ParamsB > 0 && o.ParamsB > 0:
-		return Verified, fmt.Sprintf("served as %q with %.3gB parameters", d.Requested, o.ParamsB)
+		return Verified, fmt.Sprintf("served as %q with %sB parameters", d.Requested, numfmt.Short(o.ParamsB))
 	case len(o.Listed) > 0 || o.Reported != "":
 		return Unverifiable, fmt.Sprintf("the server serves %q but does not report its size", d.Requested)
 	case disc.Err != "":
@@ -323,12 +441,12 @@ func verifyPromptDrift(dr *Drift) (Verdict, string) {
 	case dr == nil || dr.Requests == 0:
 		return Unverifiable, "the server reported no usage token counts"
 	case dr.Outside > 0:
-		return Contradicted, fmt.Sprintf("%d of %d requests drifted beyond ±%s%% (worst %.2f%%)",
-			dr.Outside, dr.Requests, trimPct(dr.TolerancePct), dr.MaxAbsPct)
+		return Contradicted, fmt.Sprintf("%d of %s drifted beyond ±%s%% (worst %.2f%%)",
+			dr.Outside, reqs(dr.Requests), trimPct(dr.TolerancePct), dr.MaxAbsPct)
 	case dr.Exact == dr.Requests:
-		return Verified, fmt.Sprintf("exact in all %d requests", dr.Requests)
+		return Verified, "exact in " + all(dr.Requests)
 	}
-	return Verified, fmt.Sprintf("all %d requests within ±%s%% (worst %.2f%%)", dr.Requests, trimPct(dr.TolerancePct), dr.MaxAbsPct)
+	return Verified, fmt.Sprintf("%s within ±%s%% (worst %.2f%%)", all(dr.Requests), trimPct(dr.TolerancePct), dr.MaxAbsPct)
 }
 
 // verifyOutputDrift: exact in every request, or the mean within tolerance.
@@ -337,18 +455,29 @@ func verifyOutputDrift(dr *Drift, exact bool) (Verdict, string) {
 	case dr == nil || dr.Requests == 0:
 		return Unverifiable, "the server reported no usage token counts"
 	case exact && dr.Exact == dr.Requests:
-		return Verified, fmt.Sprintf("exact in all %d requests", dr.Requests)
+		return Verified, "exact in " + all(dr.Requests)
 	case exact:
-		return Contradicted, fmt.Sprintf("exact in %d of %d requests (worst drift %.1f%%, mean %.4g vs %.4g requested): the endpoint stopped early or ignored max_tokens",
-			dr.Exact, dr.Requests, dr.MaxAbsPct, dr.MeanObserved, dr.MeanRequested)
+		return Contradicted, fmt.Sprintf("exact in %d of %s (worst drift %.1f%%, mean %s vs %s requested): the endpoint stopped early or ignored max_tokens",
+			dr.Exact, reqs(dr.Requests), dr.MaxAbsPct, num(dr.MeanObserved), num(dr.MeanRequested))
 	}
 	off := pctOff(dr.MeanObserved, dr.MeanRequested)
 	if off <= dr.TolerancePct {
-		return Verified, fmt.Sprintf("mean %.4g vs %.4g requested (%.1f%% ≤ %s%%) over %d requests",
-			dr.MeanObserved, dr.MeanRequested, off, trimPct(dr.TolerancePct), dr.Requests)
+		return Verified, fmt.Sprintf("mean %s vs %s requested (%.1f%% ≤ %s%%) over %s",
+			num(dr.MeanObserved), num(dr.MeanRequested), off, trimPct(dr.TolerancePct), reqs(dr.Requests))
 	}
-	return Contradicted, fmt.Sprintf("mean %.4g vs %.4g requested (%.1f%% > %s%%) over %d requests",
-		dr.MeanObserved, dr.MeanRequested, off, trimPct(dr.TolerancePct), dr.Requests)
+	return Contradicted, fmt.Sprintf("mean %s vs %s requested (%.1f%% > %s%%) over %s",
+		num(dr.MeanObserved), num(dr.MeanRequested), off, trimPct(dr.TolerancePct), reqs(dr.Requests))
+}
+
+// reqs is "1 request" or "N requests".
+func reqs(n int) string { return numfmt.Count(n, "request", "") }
+
+// all is "the 1 request" or "all N requests".
+func all(n int) string {
+	if n == 1 {
+		return "the 1 request"
+	}
+	return "all " + reqs(n)
 }
 
 func trimPct(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }
@@ -357,8 +486,8 @@ func verifyConcurrency(d ConcurrencyDeclared, o ConcurrencyObserved) (Verdict, s
 		return Unverifiable, "no request was in flight in the " + o.Window + " window"
 	}
 	if o.WindowS < o.MeanRequestS {
-		return Unverifiable, fmt.Sprintf("the %s window (%.3g s) is shorter than a request (%.3g s on average): too short to observe concurrency",
-			o.Window, o.WindowS, o.MeanRequestS)
+		return Unverifiable, fmt.Sprintf("the %s window (%s s) is shorter than a request (%s s on average): too short to observe concurrency",
+			o.Window, num(o.WindowS), num(o.MeanRequestS))
 	}
 	switch {
 	case d.Mode == "trace":
@@ -381,6 +510,9 @@ func verifyConcurrency(d ConcurrencyDeclared, o ConcurrencyObserved) (Verdict, s
 		switch {
 		case o.MaxInFlight > d.Streams:
 			return Contradicted, fmt.Sprintf("%d in flight at once, declared %d", o.MaxInFlight, d.Streams)
+		case mean >= 0.5*want && o.MeanServedInFlight < 0.5*want:
+			return Contradicted, fmt.Sprintf("%s in flight on average (max %d) of %d, but only %s on requests that succeeded: the requests in flight were failing, so the server did not serve the declared concurrency",
+				num(mean), o.MaxInFlight, d.Streams, num(o.MeanServedInFlight))
 		case mean >= 0.9*want:
 			return Verified, fmt.Sprintf("%.2f in flight on average (max %d) in the %s window", mean, o.MaxInFlight, o.Window)
 		case mean >= 0.5*want:
@@ -396,15 +528,19 @@ func verifyConcurrency(d ConcurrencyDeclared, o ConcurrencyObserved) (Verdict, s
 		if sc.Behind {
 			return Contradicted, "the client fell behind its schedule: " + sc.Note
 		}
+		if o.MeanInFlight > 0 && o.MeanServedInFlight < 0.5*o.MeanInFlight {
+			return Contradicted, fmt.Sprintf("sent on schedule, but of %s requests in flight on average only %s were on requests that succeeded: the declared rate was not served",
+				num(o.MeanInFlight), num(o.MeanServedInFlight))
+		}
 		// A random arrival process's mean rate over n gaps spreads by about
 		// CV/√n; allow three of those, and never less than 5%.
 		tol := max(rateTolPct, 300*arrivalCV(d.Arrival, d.Burstiness)/math.Sqrt(float64(sc.Requests-1)))
 		if off := pctOff(sc.ScheduledRateRPS, d.RateRPS); off > tol {
-			return Contradicted, fmt.Sprintf("arrivals came at %.4g req/s, %.1f%% off the declared %.4g (allowed %.1f%% at %d requests)",
-				sc.ScheduledRateRPS, off, d.RateRPS, tol, sc.Requests)
+			return Contradicted, fmt.Sprintf("arrivals came at %s req/s, %.1f%% off the declared %s (allowed %.1f%% at %d requests)",
+				num(sc.ScheduledRateRPS), off, numfmt.Plain(d.RateRPS), tol, sc.Requests)
 		}
-		return Verified, fmt.Sprintf("sent on schedule at %.4g req/s (scheduled %.4g, declared %.4g; %s arrivals allow ±%.1f%% at %d requests)",
-			sc.AchievedRateRPS, sc.ScheduledRateRPS, d.RateRPS, d.Arrival, tol, sc.Requests)
+		return Verified, fmt.Sprintf("sent on schedule at %s req/s (scheduled %s, declared %s; %s arrivals allow ±%.1f%% at %d requests)",
+			num(sc.AchievedRateRPS), num(sc.ScheduledRateRPS), numfmt.Plain(d.RateRPS), d.Arrival, tol, sc.Requests)
 	}
 	return Unverifiable, "unknown mode " + d.Mode
 }
@@ -452,6 +588,16 @@ func verifyKV(d KVCacheDeclared, o KVCacheObserved) (Verdict, string) {
 	return Unverifiable, "declared settings not exposed: " + strings.Join(hidden, ", ")
 }
 
+// mixServed is the mix pin's verdict as far as validity goes: only a
+// served mix that differs from the requested one (a failed class of
+// requests) invalidates; a sample's ratio off the declared mean does not.
+func mixServed(p Pin[MixDeclared, MixObserved]) Verdict {
+	if p.Observed.Served.beyond() {
+		return Contradicted
+	}
+	return Verified
+}
+
 func deref(b *bool) bool { return b != nil && *b }
 
 func secDur(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
@@ -461,22 +607,24 @@ func verifyMix(d MixDeclared, o MixObserved) (Verdict, string) {
 	case o.InputOutputRatio == 0:
 		return Unverifiable, "no successful request with usage"
 	case pctOff(o.InputOutputRatio, o.RequestedInputOutputRatio) > MixTolerancePct:
-		return Contradicted, fmt.Sprintf("input:output %.3g observed vs %.3g requested (> %.0f%% off)",
-			o.InputOutputRatio, o.RequestedInputOutputRatio, MixTolerancePct)
+		return Contradicted, fmt.Sprintf("input:output %s observed vs %s requested (> %.0f%% off)",
+			num(o.InputOutputRatio), num(o.RequestedInputOutputRatio), MixTolerancePct)
 	case d.InputOutputRatio > 0 && pctOff(o.RequestedInputOutputRatio, d.InputOutputRatio) > MixTolerancePct:
-		return Verified, fmt.Sprintf("input:output %.3g observed = %.3g requested; this sample's ratio differs from the declared mean %.3g (more requests narrow it)",
-			o.InputOutputRatio, o.RequestedInputOutputRatio, d.InputOutputRatio)
+		return Verified, fmt.Sprintf("input:output %s observed = %s requested; this sample's ratio differs from the declared mean %s (more requests narrow it)",
+			num(o.InputOutputRatio), num(o.RequestedInputOutputRatio), num(d.InputOutputRatio))
 	}
-	return Verified, fmt.Sprintf("input:output %.3g observed vs %.3g requested (declared %.3g)",
-		o.InputOutputRatio, o.RequestedInputOutputRatio, d.InputOutputRatio)
+	return Verified, fmt.Sprintf("input:output %s observed vs %s requested (declared %s)",
+		num(o.InputOutputRatio), num(o.RequestedInputOutputRatio), num(d.InputOutputRatio))
 }
 
 // Validity judges a run by its pins, MLPerf-style: the figures describe
 // the declared workload only if prompt and output lengths held within
-// their tolerances and the client held the declared concurrency. Any of
-// those contradicted makes the run invalid; reasons says why. (A
-// contradicted model or KV-cache declaration is flagged on the pin card
-// but does not invalidate what was measured.)
+// their tolerances (over every issued request: a class of failed requests
+// changes what was served), the client held the declared concurrency, and
+// the served mix is the requested one. Any of those contradicted makes
+// the run invalid; reasons says why. (A contradicted model or KV-cache
+// declaration is flagged on the pin card but does not invalidate what was
+// measured; Assemble adds the error budget.)
 func Validity(p Pins) (valid bool, reasons []string) {
 	for _, c := range []struct {
 		name    string
@@ -486,6 +634,7 @@ func Validity(p Pins) (valid bool, reasons []string) {
 		{"prompt", p.Prompt.Verified, p.Prompt.Reason},
 		{"output", p.Output.Verified, p.Output.Reason},
 		{"concurrency", p.Concurrency.Verified, p.Concurrency.Reason},
+		{"mix", mixServed(p.Mix), p.Mix.Reason},
 	} {
 		if c.verdict == Contradicted {
 			reasons = append(reasons, c.name+": "+c.reason)

@@ -19,11 +19,13 @@ func TestVerify(t *testing.T) {
 		{"output: exact broken once", first(verifyOutputDrift(&Drift{Requests: 10, Exact: 9}, true)), Contradicted},
 		{"output: mean within 10%", first(verifyOutputDrift(&Drift{Requests: 10, TolerancePct: 10, MeanObserved: 93, MeanRequested: 100}, false)), Verified},
 		{"output: mean short by 20%", first(verifyOutputDrift(&Drift{Requests: 10, TolerancePct: 10, MeanObserved: 80, MeanRequested: 100}, false)), Contradicted},
-		{"closed: holds", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 7.6, MaxInFlight: 8, WindowS: 60, MeanRequestS: 2})), Verified},
-		{"closed: too many in flight", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 8, MaxInFlight: 9, WindowS: 60, MeanRequestS: 2})), Contradicted},
-		{"closed: short requests, client turnaround shows", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 5, MaxInFlight: 8, WindowS: 60, MeanRequestS: 0.002})), Verified},
-		{"closed: starved", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 3, MaxInFlight: 8, WindowS: 60, MeanRequestS: 2})), Contradicted},
-		{"closed: window shorter than a request", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 1, MaxInFlight: 1, WindowS: 0.1, MeanRequestS: 2})), Unverifiable},
+		{"closed: holds", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 7.6, MeanServedInFlight: 7.6, MaxInFlight: 8, WindowS: 60, MeanRequestS: 2})), Verified},
+		{"closed: too many in flight", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 8, MeanServedInFlight: 8, MaxInFlight: 9, WindowS: 60, MeanRequestS: 2})), Contradicted},
+		{"closed: short requests, client turnaround shows", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 5, MeanServedInFlight: 5, MaxInFlight: 8, WindowS: 60, MeanRequestS: 0.002})), Verified},
+		// A dead server: every stream busy with requests that fail at once.
+		{"closed: in flight but failing", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 7.9, MeanServedInFlight: 0.1, MaxInFlight: 8, WindowS: 60, MeanRequestS: 2})), Contradicted},
+		{"closed: starved", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 3, MeanServedInFlight: 3, MaxInFlight: 8, WindowS: 60, MeanRequestS: 2})), Contradicted},
+		{"closed: window shorter than a request", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 1, MeanServedInFlight: 1, MaxInFlight: 1, WindowS: 0.1, MeanRequestS: 2})), Unverifiable},
 		{"kv: nothing exposed", first(verifyKV(KVCacheDeclared{MaxModelLen: 32768}, KVCacheObserved{})), Unverifiable},
 		{"kv: agrees", first(verifyKV(KVCacheDeclared{MaxModelLen: 32768}, KVCacheObserved{MaxModelLen: 32768})), Verified},
 		{"kv: contradicted", first(verifyKV(KVCacheDeclared{MaxModelLen: 32768}, KVCacheObserved{MaxModelLen: 8192})), Contradicted},
@@ -76,6 +78,11 @@ func TestScheduleAndOpenLoopVerification(t *testing.T) {
 		{"gamma sample off its mean", "gamma", m(1, 201, 5102*time.Millisecond, 5102*time.Millisecond), false, Verified},
 		{"constant rate wrong", "constant", m(1, 2001, 1200*time.Millisecond, 1200*time.Millisecond), false, Contradicted},
 	}
+	sent := BuildSchedule(2000, m(2, 2001, time.Second, time.Second))
+	if v, _ := verifyConcurrency(ConcurrencyDeclared{Mode: "open", RateRPS: 2000, Arrival: "constant"},
+		ConcurrencyObserved{MeanInFlight: 4, MeanServedInFlight: 0.2, Schedule: sent}); v != Contradicted {
+		t.Errorf("open loop sent on schedule to a failing server: %s, want %s", v, Contradicted)
+	}
 	for _, c := range cases {
 		s := BuildSchedule(2000, c.m)
 		if c.arrival == "gamma" {
@@ -85,7 +92,7 @@ func TestScheduleAndOpenLoopVerification(t *testing.T) {
 			t.Errorf("%s: behind %v (%q), want %v", c.name, s.Behind, s.Note, c.behind)
 		}
 		d := ConcurrencyDeclared{Mode: "open", RateRPS: s.TargetRateRPS, Arrival: c.arrival, Burstiness: 0.5}
-		if v, reason := verifyConcurrency(d, ConcurrencyObserved{MeanInFlight: 1, Schedule: s}); v != c.verdict {
+		if v, reason := verifyConcurrency(d, ConcurrencyObserved{MeanInFlight: 1, MeanServedInFlight: 1, Schedule: s}); v != c.verdict {
 			t.Errorf("%s: %s (%s), want %s", c.name, v, reason, c.verdict)
 		}
 	}

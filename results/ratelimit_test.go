@@ -1,6 +1,7 @@
 package results
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -9,7 +10,7 @@ import (
 // 100K prompt tokens (88% cached) every 5 s. Total TPM (cached counted in
 // full) passes 450K; uncached TPM stays under 150K.
 func TestRateLimitMeters(t *testing.T) {
-	c, err := NewCollector(t.TempDir())
+	c, err := NewCollector(filepath.Join(t.TempDir(), "r.spill"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func stream(idx int, start, ttft, itl time.Duration, chunks, tokensPerChunk int)
 
 func finish(t *testing.T, spec WindowSpec, slo SLO, recs ...*Record) *Measurement {
 	t.Helper()
-	c, err := NewCollector(t.TempDir())
+	c, err := NewCollector(filepath.Join(t.TempDir(), "r.spill"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,11 +271,11 @@ func TestGoodputAndErrors(t *testing.T) {
 }
 
 func TestSpillRoundTrip(t *testing.T) {
-	s, err := newSpill(t.TempDir())
+	s, err := newSpill(filepath.Join(t.TempDir(), "r.spill"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.close()
+	defer s.close(true)
 	in := []*Record{
 		stream(0, 1234567*time.Microsecond, 321*ms, 17*ms, 40, 2),
 		{Index: 7, Class: "chat", Scheduled: 5 * time.Second, Sent: 5*time.Second + 3*ms, End: 6 * time.Second,

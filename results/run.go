@@ -72,6 +72,9 @@ type ScenarioInfo struct {
 	Path        string `json:"path"`
 	SHA256      string `json:"sha256"`
 	Seed        int64  `json:"seed"`
+	// PromptSalt salted every prompt text of the run (16 hex digits): the
+	// same seed and salt send the same bytes (`--prompt-salt` reuses it).
+	PromptSalt string `json:"prompt_salt,omitempty"`
 	// Duration and Requests are the run's bounds (after CLI overrides).
 	DurationS float64 `json:"duration_s,omitempty"`
 	Requests  int     `json:"requests,omitempty"`
@@ -204,7 +207,15 @@ type Set struct {
 	// intelligence gate ("pass", "fail"; absent: not declared).
 	Profiles []string          `json:"profiles,omitempty"`
 	Gates    map[string]string `json:"intelligence_gates,omitempty"`
-	Runs     []*Run            `json:"runs"`
+	// Incomplete is true when the set was interrupted: IncompleteReason
+	// says how far it got, Partial names its members cut short (each also
+	// marked incomplete), Missing those never run ("concurrency.streams =
+	// 16", "run 3 (seed 44)", "profile vllm").
+	Incomplete       bool     `json:"incomplete"`
+	IncompleteReason string   `json:"incomplete_reason,omitempty"`
+	Partial          []string `json:"partial,omitempty"`
+	Missing          []string `json:"missing,omitempty"`
+	Runs             []*Run   `json:"runs"`
 }
 
 // WriteSetFile writes set to path atomically.

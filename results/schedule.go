@@ -33,10 +33,10 @@ func BuildSchedule(declaredRate float64, m *Measurement) *Schedule {
 	switch {
 	case s.LagMs != nil && s.LagMs.P99 > maxLagP99Ms:
 		s.Behind = true
-		s.Note = fmt.Sprintf("p99 send lag %.3g ms exceeds %d ms; latencies are measured from the scheduled start, so they include it", s.LagMs.P99, maxLagP99Ms)
+		s.Note = fmt.Sprintf("p99 send lag %s ms exceeds %d ms; latencies are measured from the scheduled start, so they include it", num(s.LagMs.P99), maxLagP99Ms)
 	case s.AchievedRateRPS > 0 && s.AchievedRateRPS < s.ScheduledRateRPS*0.99:
 		s.Behind = true
-		s.Note = fmt.Sprintf("sent %.4g req/s, more than 1%% below the %.4g req/s scheduled", s.AchievedRateRPS, s.ScheduledRateRPS)
+		s.Note = fmt.Sprintf("sent %s req/s, more than 1%% below the %s req/s scheduled", num(s.AchievedRateRPS), num(s.ScheduledRateRPS))
 	}
 	return s
 }

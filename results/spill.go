@@ -3,6 +3,7 @@ package results
 import (
 	"bufio"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,33 +11,95 @@ import (
 	"time"
 )
 
-// spill streams finished records to a temporary file in a compact binary
-// form (varints, times in µs, chunk times as deltas; about 3 bytes a
-// chunk), so a run of any length keeps no per-request data in memory. The
-// windows are cut after the run (steady: auto depends on the whole series),
-// and one pass over the spill then fills each window's histograms.
+// spill streams finished records to a file in a compact binary form
+// (varints, times in µs, chunk times as deltas; about 3 bytes a chunk), so
+// a run of any length keeps no per-request data in memory. The windows are
+// cut after the run (steady: auto depends on the whole series), and one
+// pass over the spill then fills each window's histograms.
+//
+// The file is self-describing, so that Recover can rebuild a results
+// file from it when the run was killed: spillMagic, then frames, each a
+// uvarint length and a payload whose first byte is its kind — the run's
+// Header (JSON), a string (the next id of the string table: classes,
+// session ends, buckets, error classes), or a record. A frame cut short by
+// a crash ends the file.
 type spill struct {
-	f   *os.File
-	w   *bufio.Writer
-	buf []byte
-	// strs interns the record's short strings (class, session end,
-	// rate-limit bucket).
-	strs  []string
+	path string
+	f    *os.File
+	w    *bufio.Writer
+	buf  []byte
+	// strID interns the record's short strings; each new one is written
+	// as a string frame before the record that first uses it.
 	strID map[string]uint64
-	errID map[ErrorClass]uint64
 	n     int
+	// closed is true once the file is closed, removed once it is gone.
+	closed, removed bool
 }
 
-func newSpill(dir string) (*spill, error) {
-	f, err := os.CreateTemp(dir, "sixpin-records-*.bin")
+// spillMagic opens every spill file.
+const spillMagic = "sixpin-spill/v1\n"
+
+// Frame kinds.
+const (
+	frameHeader = 'H'
+	frameString = 'S'
+	frameRecord = 'R'
+)
+
+// newSpill creates the spill at path (which must not exist), or a new
+// temporary file in the system's temporary directory when path is "".
+func newSpill(path string) (*spill, error) {
+	var f *os.File
+	var err error
+	if path == "" {
+		f, err = os.CreateTemp("", "sixpin-records-*.spill")
+	} else {
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("create record spill file: %w", err)
 	}
-	s := &spill{f: f, w: bufio.NewWriterSize(f, 1<<16), strID: map[string]uint64{}, errID: map[ErrorClass]uint64{}}
-	for i, c := range ErrorClasses {
-		s.errID[c] = uint64(i + 1)
+	s := &spill{path: f.Name(), f: f, w: bufio.NewWriterSize(f, 1<<16), strID: map[string]uint64{}}
+	if _, err := s.w.WriteString(spillMagic); err != nil {
+		s.close(true)
+		return nil, fmt.Errorf("write record spill: %w", err)
 	}
 	return s, nil
+}
+
+// frame writes one frame of kind k.
+func (s *spill) frame(k byte, payload []byte) error {
+	var hdr [binary.MaxVarintLen64 + 1]byte
+	n := binary.PutUvarint(hdr[:], uint64(len(payload)+1))
+	hdr[n] = k
+	if _, err := s.w.Write(hdr[:n+1]); err != nil {
+		return fmt.Errorf("write record spill: %w", err)
+	}
+	if _, err := s.w.Write(payload); err != nil {
+		return fmt.Errorf("write record spill: %w", err)
+	}
+	return nil
+}
+
+// header writes the run's header frame.
+func (s *spill) header(h *Header) error {
+	b, err := json.Marshal(h)
+	if err != nil {
+		return fmt.Errorf("encode spill header: %w", err)
+	}
+	if err := s.frame(frameHeader, b); err != nil {
+		return err
+	}
+	return s.flush()
+}
+
+// flush writes what is buffered to the file, so a reader of the file (a
+// checkpoint, or Recover after a crash) sees every record put so far.
+func (s *spill) flush() error {
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("flush record spill: %w", err)
+	}
+	return nil
 }
 
 func us(d time.Duration) int64 { return d.Microseconds() }
@@ -44,15 +107,23 @@ func us(d time.Duration) int64 { return d.Microseconds() }
 func usDur(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
 
 func (s *spill) put(r *Record) error {
+	ids := [4]uint64{}
+	for i, v := range [4]string{r.Class, r.SessionEnd, r.RateLimitBucket, string(r.Err)} {
+		id, err := s.intern(v)
+		if err != nil {
+			return err
+		}
+		ids[i] = id
+	}
 	b := s.buf[:0]
 	var flags uint64
 	if r.HasUsage {
 		flags |= 1
 	}
 	b = binary.AppendUvarint(b, uint64(r.Index))
-	b = binary.AppendUvarint(b, s.intern(r.Class))
-	b = binary.AppendUvarint(b, s.intern(r.SessionEnd))
-	b = binary.AppendUvarint(b, s.intern(r.RateLimitBucket))
+	b = binary.AppendUvarint(b, ids[0])
+	b = binary.AppendUvarint(b, ids[1])
+	b = binary.AppendUvarint(b, ids[2])
 	b = binary.AppendVarint(b, int64(r.Session))
 	b = binary.AppendUvarint(b, uint64(r.Turn))
 	b = binary.AppendUvarint(b, uint64(r.Attempt))
@@ -66,7 +137,7 @@ func (s *spill) put(r *Record) error {
 	b = binary.AppendUvarint(b, uint64(r.Usage.CompletionTokens))
 	b = binary.AppendUvarint(b, uint64(r.Usage.ReasoningTokens))
 	b = binary.AppendUvarint(b, uint64(r.Usage.CachedTokens))
-	b = binary.AppendUvarint(b, s.errID[r.Err])
+	b = binary.AppendUvarint(b, ids[3])
 	b = binary.AppendUvarint(b, uint64(r.HTTPStatus))
 	b = binary.AppendUvarint(b, uint64(len(r.Chunks)))
 	prev := us(r.Scheduled)
@@ -86,71 +157,137 @@ func (s *spill) put(r *Record) error {
 		}
 	}
 	s.buf = b
-	var hdr [binary.MaxVarintLen64]byte
-	if _, err := s.w.Write(hdr[:binary.PutUvarint(hdr[:], uint64(len(b)))]); err != nil {
-		return fmt.Errorf("write record spill: %w", err)
-	}
-	if _, err := s.w.Write(b); err != nil {
-		return fmt.Errorf("write record spill: %w", err)
+	if err := s.frame(frameRecord, b); err != nil {
+		return err
 	}
 	s.n++
 	return nil
 }
 
-// intern returns the id of a short string in the spill's table.
-func (s *spill) intern(v string) uint64 {
+// intern returns the id of a short string in the spill's table, writing
+// a string frame the first time it is seen.
+func (s *spill) intern(v string) (uint64, error) {
 	id, ok := s.strID[v]
 	if !ok {
-		id = uint64(len(s.strs))
-		s.strs = append(s.strs, v)
+		id = uint64(len(s.strID))
 		s.strID[v] = id
+		if err := s.frame(frameString, []byte(v)); err != nil {
+			return 0, err
+		}
 	}
-	return id
+	return id, nil
 }
 
-// str returns the interned string id (or "" for an unknown id).
-func (s *spill) str(id uint64) string {
-	if id < uint64(len(s.strs)) {
-		return s.strs[id]
-	}
-	return ""
-}
-
-// each replays every record in order into one reused Record; fn must not
-// keep it.
-func (s *spill) each(fn func(r *Record)) error {
-	if err := s.w.Flush(); err != nil {
-		return fmt.Errorf("flush record spill: %w", err)
-	}
-	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("rewind record spill: %w", err)
-	}
-	rd := bufio.NewReaderSize(s.f, 1<<16)
-	var r Record
-	var payload []byte
-	for i := 0; i < s.n; i++ {
-		n, err := binary.ReadUvarint(rd)
-		if err != nil {
-			return fmt.Errorf("read record spill: %w", err)
+// close closes the file, and removes it when remove is true.
+func (s *spill) close(remove bool) error {
+	var err error
+	if !s.closed {
+		s.closed = true
+		err = s.w.Flush()
+		if cerr := s.f.Close(); err == nil {
+			err = cerr
 		}
-		if cap(payload) < int(n) {
-			payload = make([]byte, n)
-		}
-		payload = payload[:n]
-		if _, err := io.ReadFull(rd, payload); err != nil {
-			return fmt.Errorf("read record spill: %w", err)
-		}
-		if err := s.decode(payload, &r); err != nil {
-			return err
-		}
-		fn(&r)
 	}
-	return s.w.Flush()
+	if remove && !s.removed {
+		s.removed = true
+		if rmErr := os.Remove(s.path); err == nil {
+			err = rmErr
+		}
+	}
+	return err
 }
 
 var errSpillCorrupt = errors.New("record spill is corrupt")
 
-func (s *spill) decode(b []byte, r *Record) error {
+// spillReader reads a spill file frame by frame.
+type spillReader struct {
+	rd      *bufio.Reader
+	strs    []string
+	payload []byte
+	header  *Header
+	// Truncated is true when the file ended inside a frame (the writer
+	// was killed mid-write).
+	truncated bool
+}
+
+// openSpill opens the spill at path and checks its magic.
+func openSpill(path string) (*os.File, *spillReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open record spill: %w", err)
+	}
+	r := &spillReader{rd: bufio.NewReaderSize(f, 1<<16)}
+	magic := make([]byte, len(spillMagic))
+	if _, err := io.ReadFull(r.rd, magic); err != nil || string(magic) != spillMagic {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s is not a sixpin record spill", path)
+	}
+	return f, r, nil
+}
+
+// next reads up to the next record into rec and reports whether there was
+// one; header and string frames on the way are taken in. A frame cut short
+// ends the file (truncated); a frame that does not decode is an error.
+func (r *spillReader) next(rec *Record) (bool, error) {
+	for {
+		n, err := binary.ReadUvarint(r.rd)
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil || n == 0 || n > 1<<30 {
+			r.truncated = err == io.ErrUnexpectedEOF
+			if r.truncated {
+				return false, nil
+			}
+			return false, errSpillCorrupt
+		}
+		if cap(r.payload) < int(n) {
+			r.payload = make([]byte, n)
+		}
+		p := r.payload[:n]
+		if _, err := io.ReadFull(r.rd, p); err != nil {
+			r.truncated = true
+			return false, nil
+		}
+		switch p[0] {
+		case frameString:
+			r.strs = append(r.strs, string(p[1:]))
+		case frameHeader:
+			var h Header
+			if err := json.Unmarshal(p[1:], &h); err != nil {
+				return false, fmt.Errorf("record spill header: %w", err)
+			}
+			r.header = &h
+		case frameRecord:
+			return true, r.decode(p[1:], rec)
+		default:
+			return false, errSpillCorrupt
+		}
+	}
+}
+
+// str returns the interned string id (or "" for an unknown id).
+func (r *spillReader) str(id uint64) string {
+	if id < uint64(len(r.strs)) {
+		return r.strs[id]
+	}
+	return ""
+}
+
+// each replays every record put so far, in order, into one reused Record;
+// fn must not keep it.
+func (s *spill) each(fn func(r *Record)) error {
+	if err := s.flush(); err != nil {
+		return err
+	}
+	read, _, err := eachRecord(s.path, s.n, nil, fn)
+	if err == nil && read != s.n {
+		err = fmt.Errorf("read record spill: %d of %d records", read, s.n)
+	}
+	return err
+}
+
+func (s *spillReader) decode(b []byte, r *Record) error {
 	d := varintReader{b: b}
 	chunks := r.Chunks[:0]
 	*r = Record{}
@@ -173,9 +310,7 @@ func (s *spill) decode(b []byte, r *Record) error {
 	r.Usage.CompletionTokens = int(d.u())
 	r.Usage.ReasoningTokens = int(d.u())
 	r.Usage.CachedTokens = int(d.u())
-	if e := d.u(); e > 0 && e <= uint64(len(ErrorClasses)) {
-		r.Err = ErrorClasses[e-1]
-	}
+	r.Err = ErrorClass(s.str(d.u()))
 	r.HTTPStatus = int(d.u())
 	n := int(d.u())
 	prev := sched
@@ -194,15 +329,6 @@ func (s *spill) decode(b []byte, r *Record) error {
 		return errSpillCorrupt
 	}
 	return nil
-}
-
-func (s *spill) close() error {
-	name := s.f.Name()
-	err := s.f.Close()
-	if rmErr := os.Remove(name); err == nil {
-		err = rmErr
-	}
-	return err
 }
 
 type varintReader struct {

@@ -145,7 +145,7 @@ func writeWindow(p *numfmt.Printer, run *Run, name string, w *Window) {
 	}
 	if w.Completed > 0 {
 		p.F("  mix (%s window): input:output %s, prefill %s of wall time (Σ TTFT / Σ E2E)\n", name,
-			RatioLabel(w.InputOutputRatio), pct(w.PrefillShare))
+			RatioLabel(w.InputOutputRatio), PrefillLabel(w.PrefillShare))
 	}
 	if g := w.Goodput; g != nil {
 		p.F("  goodput (%s window, SLO %s): %s req/s, %s of requests\n", name, SLOLabel(run), num(g.RateRPS), pct(g.Fraction))
@@ -162,6 +162,15 @@ func RatioLabel(v float64) string {
 		return "unknown (no usage reported)"
 	}
 	return num(v)
+}
+
+// PrefillLabel formats a prefill share of wall time; 0 is a window in
+// which no request succeeded.
+func PrefillLabel(v float64) string {
+	if v == 0 {
+		return "unknown (no request succeeded)"
+	}
+	return pct(v)
 }
 
 // SLOLabel describes the scenario's SLO ("TTFT ≤ 2,000 ms, TPOT ≤ 50.0
@@ -184,11 +193,11 @@ func SLOLabel(run *Run) string {
 func writeErrors(p *numfmt.Printer, run *Run) {
 	e := run.Errors
 	if e.Failed == 0 {
-		p.F("Errors (whole run): none in %d requests\n", e.Requests)
+		p.F("Errors (whole run): none in %s\n", numfmt.Count(e.Requests, "request", ""))
 		return
 	}
-	p.F("Errors (whole run): %d of %d requests failed (%s, interrupts excluded): %s\n",
-		e.Failed, e.Requests, pct(e.Rate), ClassList(e.ByClass))
+	p.F("Errors (whole run): %d of %s failed (%s, interrupts excluded): %s\n",
+		e.Failed, numfmt.Count(e.Requests, "request", ""), pct(e.Rate), ClassList(e.ByClass))
 	for _, c := range ErrorClasses {
 		for _, ex := range e.Examples[string(c)] {
 			p.F("  %s: %s\n", c, ex)
@@ -216,9 +225,9 @@ func writeSessions(p *numfmt.Printer, run *Run) {
 	if ss == nil || len(ss.All) == 0 {
 		return
 	}
-	p.F("Agentic sessions (whole run): %d sessions", len(ss.All))
+	p.F("Agentic sessions (whole run): %s", numfmt.Count(len(ss.All), "session", ""))
 	if d := ss.Turns; d != nil {
-		p.F(", turns p50 %s (max %s)", num(d.P50), num(d.Max))
+		p.F(", turns p50 %s (max %s)", group(d.P50), group(d.Max))
 	}
 	if d := ss.LifetimeMin; d != nil {
 		p.F(", lifetime p50 %s min (max %s)", num(d.P50), num(d.Max))
@@ -241,8 +250,8 @@ func writeSessions(p *numfmt.Printer, run *Run) {
 			rejected += s.Rejections
 			retried += s.Retries
 		}
-		p.F("  time to first 429: p50 %s s, min %s s (%d of %d sessions were rate limited; %d × 429, %d retries)\n",
-			num(d.P50), num(d.Min), d.Count, len(ss.All), rejected, retried)
+		p.F("  time to first 429: p50 %s s, min %s s (%d of %s were rate limited; %d × 429, %s)\n",
+			num(d.P50), num(d.Min), d.Count, numfmt.Count(len(ss.All), "session", ""), rejected, numfmt.Count(retried, "retry", "retries"))
 	}
 }
 

@@ -57,7 +57,9 @@ func (r *Runner) replaySession(issue, inflight context.Context, idx int, s *trac
 		last *results.Record
 		end  = results.SessionEndTurns
 	)
-	seed := func(k, part uint64) uint64 { return uint64(idx)*0x9e3779b97f4a7c15 ^ (k<<8|part)*0xbf58476d1ce4e5b9 }
+	seed := func(k, part uint64) uint64 {
+		return r.plan.Salt(uint64(idx)*0x9e3779b97f4a7c15 ^ (k<<8|part)*0xbf58476d1ce4e5b9)
+	}
 	for k, u := range s.Turns {
 		if k > 0 && !sleep(issue, r.wallTime(time.Duration(float64(u.Think)*scale))) {
 			end = results.SessionEndRunEnded
@@ -132,11 +134,11 @@ func (r *Runner) blocks(ids []int, block, n int) string {
 		if size < block {
 			seed ^= uint64(size) << 40 // a cut block is its own text
 		}
-		text = append(text, r.prompts.Build(seed, size)...)
+		text = append(text, r.prompts.Build(r.plan.Salt(seed), size)...)
 		left -= size
 	}
 	if left > 0 {
-		text = append(text, r.prompts.Build(uint64(len(ids))<<32|uint64(n), left)...)
+		text = append(text, r.prompts.Build(r.plan.Salt(uint64(len(ids))<<32|uint64(n)), left)...)
 	}
 	return string(text)
 }

@@ -54,7 +54,7 @@ func (h *history) add(role, text string, tokens int) {
 func (r *Runner) session(issue, inflight context.Context, s scenario.Session, turns *atomic.Int64, out chan<- *results.Record) {
 	w := r.plan.Scenario().Workload
 	rng := rand.New(rand.NewPCG(s.Seed, 0x6a6974746572)) // "jitter"
-	seed := func(k, part uint64) uint64 { return s.Seed ^ (k<<8|part)*0x9e3779b97f4a7c15 }
+	seed := func(k, part uint64) uint64 { return r.plan.Salt(s.Seed ^ (k<<8|part)*0x9e3779b97f4a7c15) }
 	var (
 		h    history
 		last *results.Record

@@ -53,7 +53,8 @@ type Expectation struct {
 	// Ratio is the input:output token ratio, MeanPromptTokens /
 	// MeanOutputTokens.
 	Ratio float64
-	// Samples is the number of requests averaged (the first ones of the plan).
+	// Samples is the number of requests averaged (the first ones of the
+	// plan); 0 when the means are exact, from the distributions.
 	Samples int
 }
 
@@ -80,6 +81,7 @@ type effectiveClass struct {
 // planClass is an effectiveClass prepared for drawing.
 type planClass struct {
 	name           string
+	weight         float64
 	prompt, output sampler
 }
 
@@ -108,8 +110,11 @@ func (s *Scenario) effectiveClasses() []effectiveClass {
 // the seed. A Plan is safe for concurrent use; the Scenario it was made from
 // must not change afterwards.
 type Plan struct {
-	s       *Scenario
-	seed    uint64
+	s    *Scenario
+	seed uint64
+	// salt changes every prompt text, none of the lengths or arrivals
+	// (0: the seed's own texts; see PromptSalt).
+	salt    uint64
 	classes []planClass
 	cum     []float64 // cumulative class weights
 	// The agentic workload's distributions, prepared.
@@ -121,14 +126,29 @@ type Plan struct {
 	exp     Expectation
 }
 
+// PlanOption configures a Plan.
+type PlanOption func(*Plan)
+
+// PromptSalt salts every prompt text of the plan: the same seed with
+// another salt gives the same lengths, classes, sessions and arrivals,
+// but texts that share no prefix with the unsalted (or otherwise salted)
+// ones, so a server's prefix cache cannot serve one run from another's
+// prompts. Texts meant to be shared within the plan (shared prefixes, a
+// session's history, a trace's blocks) stay shared: the salt is per plan,
+// not per request. 0 leaves the seed's own texts.
+func PromptSalt(salt uint64) PlanOption { return func(p *Plan) { p.salt = salt } }
+
 // NewPlan returns the plan of a valid scenario (as returned by Load).
-func NewPlan(s *Scenario) *Plan {
+func NewPlan(s *Scenario, opts ...PlanOption) *Plan {
 	p := &Plan{s: s, seed: uint64(s.Seed)}
+	for _, o := range opts {
+		o(p)
+	}
 	var total float64
 	for _, c := range s.effectiveClasses() {
 		c.prompt.Values, c.prompt.Weights = slices.Clone(c.prompt.Values), slices.Clone(c.prompt.Weights)
 		c.output.Values, c.output.Weights = slices.Clone(c.output.Values), slices.Clone(c.output.Weights)
-		p.classes = append(p.classes, planClass{name: c.name, prompt: c.prompt.prepare(), output: c.output.prepare()})
+		p.classes = append(p.classes, planClass{name: c.name, weight: c.weight, prompt: c.prompt.prepare(), output: c.output.prepare()})
 		total += c.weight
 		p.cum = append(p.cum, total)
 	}
@@ -160,7 +180,7 @@ func (p *Plan) Request(i int) Request {
 		Class:        c.name,
 		PromptTokens: c.prompt.sampleInt(r),
 		OutputTokens: c.output.sampleInt(r),
-		Seed:         r.Uint64(),
+		Seed:         p.Salt(r.Uint64()),
 		PrefixGroup:  -1,
 	}
 	if pp := p.s.Pins.Prompt; pp.SharedPrefixTokens > 0 {
@@ -179,7 +199,16 @@ func (p *Plan) SharedPrefix(g int) (tokens int, seed uint64) {
 	if pp.SharedPrefixTokens <= 0 || g < 0 {
 		return 0, 0
 	}
-	return pp.SharedPrefixTokens, splitmix64(p.seed ^ prefixStream ^ uint64(g)*0x9e3779b97f4a7c15)
+	return pp.SharedPrefixTokens, p.Salt(splitmix64(p.seed ^ prefixStream ^ uint64(g)*0x9e3779b97f4a7c15))
+}
+
+// Salt returns a text seed salted by the plan's prompt salt (unchanged
+// when the salt is 0), for every text the plan's requests are built from.
+func (p *Plan) Salt(textSeed uint64) uint64 {
+	if p.salt == 0 {
+		return textSeed
+	}
+	return splitmix64(textSeed ^ p.salt)
 }
 
 // Materialize returns requests 0 to n-1 with, in open loop, their arrival
@@ -239,6 +268,10 @@ func (p *Plan) Expected() Expectation {
 			p.exp = expectedTrace(t)
 			return
 		}
+		if e, ok := p.exactExpectation(); ok {
+			p.exp = e
+			return
+		}
 		var sp, so float64
 		for i := range ExpectationSamples {
 			r := p.Request(i)
@@ -248,6 +281,69 @@ func (p *Plan) Expected() Expectation {
 		p.exp = meanOf(sp, so, ExpectationSamples)
 	})
 	return p.exp
+}
+
+// exactExpectation is the population mean of the plan's lengths when
+// every class's distributions have one in closed form (fixed, uniform,
+// empirical), weighted by the classes' weights: {1000, 33000} means
+// 17,000, not what 20,000 draws happen to average. Samples is 0.
+func (p *Plan) exactExpectation() (Expectation, bool) {
+	var sp, so, total float64
+	for _, c := range p.classes {
+		mp, ok1 := exactMean(c.prompt.d)
+		mo, ok2 := exactMean(c.output.d)
+		if !ok1 || !ok2 {
+			return Expectation{}, false
+		}
+		sp += c.weight * mp
+		so += c.weight * mo
+		total += c.weight
+	}
+	if total <= 0 {
+		return Expectation{}, false
+	}
+	e := Expectation{MeanPromptTokens: sp / total, MeanOutputTokens: so / total}
+	if e.MeanOutputTokens > 0 {
+		e.Ratio = e.MeanPromptTokens / e.MeanOutputTokens
+	}
+	return e, true
+}
+
+// exactMean is the mean of d.SampleInt where it has a closed form.
+func exactMean(d Dist) (float64, bool) {
+	lo, hi := d.Bounds()
+	lo, hi = math.Ceil(lo), math.Floor(hi)
+	clamp := func(v float64) float64 {
+		v = math.Round(v)
+		if lo <= hi {
+			v = min(max(v, lo), hi)
+		}
+		return v
+	}
+	switch d.Kind {
+	case DistFixed:
+		return clamp(d.Value), true
+	case DistUniform:
+		if lo > hi {
+			return 0, false
+		}
+		return (lo + hi) / 2, true
+	case DistEmpirical:
+		var sum, weight float64
+		for i, v := range d.Values {
+			w := 1.0
+			if len(d.Weights) == len(d.Values) {
+				w = max(d.Weights[i], 0)
+			}
+			sum += w * clamp(v)
+			weight += w
+		}
+		if weight <= 0 {
+			return 0, false
+		}
+		return sum / weight, true
+	}
+	return 0, false
 }
 
 // Arrivals returns a new iterator over the open-loop arrival offsets, from
@@ -334,7 +430,8 @@ type Session struct {
 	Outputs []int
 	// Think[k] is the wait before turn k (Think[0] is 0).
 	Think []time.Duration
-	// Seed seeds the session's texts.
+	// Seed seeds the session's texts (through Plan.Salt) and its backoff
+	// jitter (as it is: the salt changes no timing).
 	Seed uint64
 }
 

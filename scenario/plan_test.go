@@ -264,8 +264,14 @@ func TestPlanLen(t *testing.T) {
 func TestPlanExpected(t *testing.T) {
 	s := mustParse(t, strings.Replace(valid, "{tokens: 100}", "{tokens: 8000}", 1))
 	e := NewPlan(s).Expected()
-	if e.MeanPromptTokens != 8000 || e.MeanOutputTokens != 10 || e.Ratio != 800 || e.Samples != ExpectationSamples {
+	if e.MeanPromptTokens != 8000 || e.MeanOutputTokens != 10 || e.Ratio != 800 {
 		t.Errorf("Expected() = %+v", e)
+	}
+	// An empirical {1000, 33000} means 17,000 exactly, not what 20,000
+	// draws happen to average (it showed 16,803).
+	s = mustParse(t, strings.Replace(valid, "{tokens: 100}", "{tokens: {dist: empirical, values: [1000, 33000]}}", 1))
+	if e := NewPlan(s).Expected(); e.MeanPromptTokens != 17000 {
+		t.Errorf("empirical {1000, 33000}: mean %v, want 17000", e.MeanPromptTokens)
 	}
 
 	e = NewPlan(openScenario(t, ArrivalPoisson)).Expected()

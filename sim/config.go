@@ -1,4 +1,5 @@
-// Package sim is a simulated OpenAI-compatible inference server: an
+// Package sim is a simulated inference server speaking OpenAI's chat,
+// legacy completions and Responses APIs and Anthropic's Messages API: an
 // http.Handler whose timing comes from a roofline model of an accelerator
 // with continuous batching. It is sixpin's default target and its test
 // double; results measured against it are always marked simulated.
@@ -41,6 +42,13 @@ const (
 	// FaultStall sends the first token and then nothing, holding the
 	// connection until the client leaves or the Server closes.
 	FaultStall = "stall"
+	// FaultStreamError fails the generation after half the output
+	// tokens: a stream ends with its protocol's in-stream error (chat and
+	// completions: an error chunk and [DONE]; Messages: an error event,
+	// overloaded_error; Responses: an error event and response.failed);
+	// a non-streaming request gets the protocol's overload error (503;
+	// Messages: 529 overloaded_error).
+	FaultStreamError = "stream_error"
 )
 
 // Defaults of Config, applied by Defaults to zero fields.
@@ -130,8 +138,10 @@ type Config struct {
 	// request does not ask to ignore EOS (default 200); lengths are
 	// lognormal around it, deterministic per request, capped by max_tokens.
 	NaturalOutputTokens int `yaml:"natural_output_tokens"`
-	// ReasoningShare is the fraction of output tokens sent as
-	// reasoning_content before the answer (default 0).
+	// ReasoningShare is the fraction of output tokens sent as reasoning
+	// before the answer (default 0): chat's reasoning_content, a Messages
+	// thinking block (only with thinking enabled, at most its budget), a
+	// Responses reasoning item; legacy completions never split it.
 	ReasoningShare float64 `yaml:"reasoning_share"`
 	// Tokenizer is how the simulator counts prompt tokens and answers
 	// /tokenize: "words" (default: one token per whitespace-separated
@@ -140,12 +150,25 @@ type Config struct {
 	Tokenizer string `yaml:"tokenizer"`
 	// Seed makes token counts deterministic (default 1).
 	Seed int64 `yaml:"seed"`
-	// SendStamps adds "sixpin_sent_unix_ns" to each chunk: the wall-clock
-	// time just before the chunk was written (default true).
+	// SendStamps adds "sixpin_sent_unix_ns" to the JSON of each streamed
+	// event, in every protocol: the wall-clock time just before the event
+	// was written (default true).
 	SendStamps *bool `yaml:"send_stamps"`
 	// RateLimits answers requests over a hosted API's quotas with 429
 	// (default: none). See RateLimits.
 	RateLimits RateLimits `yaml:"rate_limits"`
+	// OverloadAfterWaiting refuses a request that arrives while at least
+	// this many requests wait for the engine (submitted, not yet
+	// admitted) as overloaded: 529 overloaded_error on /v1/messages, 503
+	// on OpenAI's protocols (default 0: never). It needs timing roofline:
+	// only the engine queues.
+	OverloadAfterWaiting int `yaml:"overload_after_waiting"`
+	// APIKey, when set, is the key every generation request must carry:
+	// "Authorization: Bearer KEY" (OpenAI's protocols) or "x-api-key:
+	// KEY" (Messages, which also takes the bearer form); others get 401.
+	// It is set in code only, never read from or written to a profile,
+	// so a key never lands in a file.
+	APIKey string `yaml:"-"`
 	// TimeScale multiplies every modelled delay (roofline steps,
 	// Roofline.RequestOverhead, fixed TTFT and ITL) and every rate-limit
 	// window, Retry-After and reset (default 1). A time_scale of 0.05
@@ -161,7 +184,10 @@ type Config struct {
 	// cut (connection closed after half the tokens, without [DONE]);
 	// malformed (an invalid JSON event after half the tokens, then the
 	// rest as normal); empty (a stream with no tokens); stall (nothing
-	// more after the first token, until the client leaves or Close).
+	// more after the first token, until the client leaves or Close);
+	// stream_error (the protocol's in-stream error after half the tokens,
+	// see FaultStreamError). On /v1/messages, http_503 answers as
+	// Anthropic signals overload: 529 overloaded_error.
 	Faults map[string]float64 `yaml:"faults"`
 }
 
@@ -404,6 +430,11 @@ func (c Config) Validate() error {
 	if !(c.TimeScale > 0) || math.IsInf(c.TimeScale, 0) {
 		bad("time_scale", "must be > 0, got %g", c.TimeScale)
 	}
+	if c.OverloadAfterWaiting < 0 {
+		bad("overload_after_waiting", "must be ≥ 0 (0: never), got %d", c.OverloadAfterWaiting)
+	} else if c.OverloadAfterWaiting > 0 && c.Timing != TimingRoofline {
+		bad("overload_after_waiting", "needs timing %q (only the engine queues), got timing %q", TimingRoofline, c.Timing)
+	}
 	errs = append(errs, c.RateLimits.validate()...)
 	if c.Timing == TimingRoofline {
 		errs = append(errs, c.Roofline.validate()...)
@@ -463,7 +494,7 @@ func (c Config) scaled(d time.Duration) time.Duration { return scaleDuration(d, 
 // are laid out on [0, 1).
 var faultClasses = []string{
 	FaultHTTP400, FaultHTTP429, FaultHTTP500, FaultHTTP503,
-	FaultCut, FaultMalformed, FaultEmpty, FaultStall,
+	FaultCut, FaultMalformed, FaultEmpty, FaultStall, FaultStreamError,
 }
 
 func validateFaults(f map[string]float64) []error {

@@ -11,8 +11,8 @@ import (
 //
 // prompt, out and hashes are set before submission and then only read.
 // The fields from fill to admitted belong to the engine goroutine (or to
-// the test driving a sched). cached, avail, gone and notify are the
-// hand-over to the request's handler goroutine.
+// the test driving a sched). The atomics and notify are the hand-over to
+// the request's handler goroutine.
 type seq struct {
 	prompt int      // prompt tokens
 	out    int      // output tokens to generate, ≥ 1
@@ -30,6 +30,12 @@ type seq struct {
 	avail  atomic.Int64  // generated, as published to the handler
 	gone   atomic.Bool   // the handler no longer wants tokens: free the seq
 	notify chan struct{} // 1-buffered; a token arrived
+
+	// By the engine's clock, in Unix nanoseconds (0: not yet): the start
+	// of the first step that prefilled q, and the ends of the steps that
+	// gave q its first and its latest token. Each is stored before the
+	// publish that hands its token over.
+	scheduled, first, last atomic.Int64
 }
 
 func newSeq(prompt, out int, hashes []uint64) *seq {
@@ -270,6 +276,7 @@ func scaleDuration(d time.Duration, scale float64) time.Duration {
 // cache (peek) in between.
 type engine struct {
 	s *sched
+	m *serverMetrics
 
 	mu    sync.Mutex
 	inbox []*seq // submitted, not yet seen by the engine
@@ -289,9 +296,12 @@ type engineStats struct {
 	blocksUsed       atomic.Int64
 }
 
-func startEngine(c Config, done <-chan struct{}) *engine {
+// startEngine starts an engine for c that stops when done is closed and
+// counts its tokens in m.
+func startEngine(c Config, done <-chan struct{}, m *serverMetrics) *engine {
 	e := &engine{
 		s:      newSched(c),
+		m:      m,
 		wake:   make(chan struct{}, 1),
 		done:   done,
 		exited: make(chan struct{}),
@@ -309,6 +319,14 @@ func (e *engine) submit(q *seq) {
 	case e.wake <- struct{}{}:
 	default:
 	}
+}
+
+// queued is how many submitted sequences wait for admission now: the
+// inbox and the waiting line. Safe for concurrent use.
+func (e *engine) queued() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.inbox) + len(e.s.waiting)
 }
 
 // peek returns how many prompt tokens of a request with these block
@@ -374,6 +392,11 @@ func (e *engine) run() {
 		if deadline.IsZero() {
 			deadline = now
 		}
+		for _, c := range st.prefill {
+			if c.q.scheduled.Load() == 0 {
+				c.q.scheduled.Store(deadline.UnixNano())
+			}
+		}
 		deadline = deadline.Add(st.dur)
 		timer.Reset(deadline.Sub(now))
 		select {
@@ -385,7 +408,15 @@ func (e *engine) run() {
 		touched := e.s.apply(st)
 		e.publish()
 		e.mu.Unlock()
+		end := deadline.UnixNano()
+		e.m.generationTokens.Add(int64(len(touched)))
 		for _, q := range touched {
+			if prev := q.last.Load(); prev == 0 {
+				q.first.Store(end)
+			} else {
+				e.m.itl.observe(time.Duration(end - prev))
+			}
+			q.last.Store(end)
 			q.publish()
 		}
 	}

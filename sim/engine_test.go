@@ -415,7 +415,7 @@ func TestEngineDelivers(t *testing.T) {
 	// The real engine publishes every token and notifies.
 	c := Defaults(Config{Roofline: fastRoofline()})
 	done := make(chan struct{})
-	e := startEngine(c, done)
+	e := startEngine(c, done, newServerMetrics())
 	defer func() { close(done); <-e.exited }()
 	q := newSeq(5, 7, nil)
 	e.submit(q)

@@ -118,7 +118,7 @@ func TestPrefixCacheHashesCoverPrompt(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, n := range []int{0, 1, 13, 16, 100, 333} {
-			r := chatRequest{Messages: []chatMessage{{Role: "system", Content: "be brief"}, {Role: "user", Content: messageContent(text(0, n))}}}
+			r := genRequest{turns: []turn{{role: "system", parts: []string{"be brief"}}, {role: "user", parts: []string{text(0, n)}}}}
 			j, aerr := s.plan(&r)
 			if aerr != nil {
 				t.Fatal(aerr)

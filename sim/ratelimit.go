@@ -2,9 +2,7 @@ package sim
 
 import (
 	"encoding/json"
-	"math"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -139,36 +137,53 @@ func newLimiter(l RateLimits, scale float64, now func() time.Time) *limiter {
 	return lim
 }
 
+// quota is the limiter's answer to one request: every bucket's state
+// after it was counted (or refused), and the refusal, if any. Each
+// protocol turns it into its own headers.
+type quota struct {
+	now     time.Time
+	buckets []bucketState // in bucketKinds order
+	// over is the first bucket the request would take over its limit
+	// (nil: admitted); retry the longest wait until every such bucket
+	// has room.
+	over  *bucketState
+	retry time.Duration
+}
+
+// bucketState is one bucket at a moment.
+type bucketState struct {
+	kind      *bucketKind
+	limit     int
+	remaining int
+	reset     time.Duration // until the window is empty
+}
+
 // admit counts a request of prompt tokens, cached of them found in the
-// prefix cache, or refuses it with a 429 naming the first bucket it would
-// take over its limit and a Retry-After for the longest wait. Either way
-// it sets the x-ratelimit headers on h.
-func (l *limiter) admit(h http.Header, prompt, cached int) *apiError {
+// prefix cache, or refuses it when it would take a bucket over its limit.
+func (l *limiter) admit(prompt, cached int) quota {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	now := l.now()
-	var over *bucket
-	var retry time.Duration
-	for _, b := range l.buckets {
-		b.prune(now)
-		if w := b.wait(now, b.kind.in(prompt, cached)); w > 0 {
-			if over == nil {
-				over = b
+	q := quota{now: l.now(), buckets: make([]bucketState, len(l.buckets))}
+	over := -1
+	for i, b := range l.buckets {
+		b.prune(q.now)
+		if w := b.wait(q.now, b.kind.in(prompt, cached)); w > 0 {
+			if over < 0 {
+				over = i
 			}
-			retry = max(retry, w)
+			q.retry = max(q.retry, w)
 		}
 	}
-	if over == nil {
-		for _, b := range l.buckets {
-			b.add(now, b.kind.in(prompt, cached))
+	for i, b := range l.buckets {
+		if over < 0 {
+			b.add(q.now, b.kind.in(prompt, cached))
 		}
+		q.buckets[i] = bucketState{kind: b.kind, limit: b.limit, remaining: max(0, b.limit-b.sum), reset: b.reset(q.now)}
 	}
-	l.headers(h, now)
-	if over == nil {
-		return nil
+	if over >= 0 {
+		q.over = &q.buckets[over]
 	}
-	h.Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(retry.Seconds())))))
-	return rateLimitError(over.kind)
+	return q
 }
 
 // complete counts the output tokens of a request that was admitted.
@@ -181,17 +196,6 @@ func (l *limiter) complete(out int) {
 			b.prune(now)
 			b.add(now, out)
 		}
-	}
-}
-
-// headers sets x-ratelimit-limit-, -remaining- and -reset-<bucket> (in
-// seconds, fractional, as Cerebras sends them) for every bucket.
-func (l *limiter) headers(h http.Header, now time.Time) {
-	for _, b := range l.buckets {
-		n := b.kind.name
-		h.Set("x-ratelimit-limit-"+n, strconv.Itoa(b.limit))
-		h.Set("x-ratelimit-remaining-"+n, strconv.Itoa(max(0, b.limit-b.sum)))
-		h.Set("x-ratelimit-reset-"+n, strconv.FormatFloat(b.reset(now).Seconds(), 'f', 3, 64))
 	}
 }
 

@@ -314,8 +314,10 @@ func TestRateLimitFieldSession(t *testing.T) {
 	for i := range 13 {
 		prompt := 11_000 + i*(99_000-11_000)/12
 		cached := prompt * 88 / 100
-		if aerr := lim.admit(h, prompt, cached); aerr != nil {
-			refusedAt, body = i, aerr.body
+		q := lim.admit(prompt, cached)
+		xRateLimitHeaders(h, &q)
+		if q.over != nil {
+			refusedAt, body = i, rateLimitError(q.over.kind).body
 			break
 		}
 		lim.complete(230)

@@ -1,75 +1,45 @@
 package sim
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
-// chatRequest is the part of an OpenAI chat-completions request the
-// simulator reads; other fields are ignored.
-type chatRequest struct {
-	Model               string        `json:"model"`
-	Messages            []chatMessage `json:"messages"`
-	MaxTokens           *int          `json:"max_tokens"`
-	MaxCompletionTokens *int          `json:"max_completion_tokens"`
-	Stream              bool          `json:"stream"`
-	StreamOptions       *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-	IgnoreEOS bool `json:"ignore_eos"`
-	MinTokens int  `json:"min_tokens"`
+// genRequest is a generation request in protocol-neutral terms: what each
+// protocol's decoder makes of its body, and what plan decides on.
+type genRequest struct {
+	model string // as asked; "" for the served model
+	// turns is the prompt as messages, which the simulated chat template
+	// lays out (see hashTurn); raw, when set instead, is a plain prompt
+	// (legacy completions): a BOS token, then its tokens, no template.
+	turns []turn
+	raw   *string
+	// maxTokens caps the output, reasoning included (nil: up to the
+	// context window).
+	maxTokens *int
+	minTokens int
+	ignoreEOS bool
+	// noReasoning sends every output token as answer; otherwise the
+	// first ReasoningShare of them are reasoning, at most
+	// reasoningBudget when that is > 0.
+	noReasoning     bool
+	reasoningBudget int
+	stream          bool
+	// markedOnly caches the prompt only up to its last cache breakpoint
+	// (turn.mark), as Anthropic's cache_control does; otherwise every
+	// whole block is cached, as vLLM's automatic prefix caching does.
+	markedOnly bool
 }
 
-type chatMessage struct {
-	Role    string         `json:"role"`
-	Content messageContent `json:"content"`
-}
-
-// messageContent is a message's text: a JSON string, null, or an array of
-// parts whose "text" parts are joined with newlines (other parts, such as
-// images, are ignored).
-type messageContent string
-
-func (c *messageContent) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case len(b) == 0 || string(b) == "null":
-		*c = ""
-		return nil
-	case b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*c = messageContent(s)
-		return nil
-	case b[0] == '[':
-		var parts []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}
-		if err := json.Unmarshal(b, &parts); err != nil {
-			return err
-		}
-		var sb strings.Builder
-		for _, p := range parts {
-			if p.Type != "text" {
-				continue
-			}
-			if sb.Len() > 0 {
-				sb.WriteByte('\n')
-			}
-			sb.WriteString(p.Text)
-		}
-		*c = messageContent(sb.String())
-		return nil
-	}
-	return fmt.Errorf("content must be a string or an array of parts, got %.20s", b)
+// turn is one message of a prompt: its role and its text parts, in order.
+type turn struct {
+	role  string
+	parts []string
+	// mark is 1 + the index of the turn's last part that carries a
+	// cache breakpoint; 0 for none.
+	mark int
 }
 
 // job is what the simulator decided to do with one valid request.
@@ -77,41 +47,41 @@ type job struct {
 	prompt    int      // prompt tokens
 	out       int      // output tokens, reasoning included
 	reasoning int      // the first reasoning tokens of out
-	hashes    []uint64 // chain hashes of the prompt's full KV blocks, with prefix caching
+	hashes    []uint64 // chain hashes of the prompt's cacheable KV blocks, with prefix caching
 	finish    string   // "length" or "stop"
 	hash      uint64   // of (Seed, prompt text)
 	fault     string   // "" or a Fault class
 }
 
-// apiError is a refused request: its status and JSON body.
-type apiError struct {
-	status int
-	body   []byte
+// refusalKind is why a request is refused before any output.
+type refusalKind int
+
+const (
+	refInvalid    refusalKind = iota // 400: the request is malformed
+	refContext                       // 400: prompt (+ max tokens) over the context window
+	refAuth                          // 401: wrong or missing API key
+	refRateLimit                     // 429: a quota is exhausted
+	refServer                        // 500: a server error
+	refOverloaded                    // overloaded: 503 (OpenAI's protocols), 529 (Anthropic's)
+	refClosing                       // 503: the Server is closing
+)
+
+// refusal is a refused request in protocol-neutral terms; each protocol
+// renders it as its own status and error body.
+type refusal struct {
+	kind refusalKind
+	msg  string // what happened, in the simulator's words
+	// For refContext: the prompt, the max tokens asked (-1: none) and
+	// the context window, in tokens.
+	prompt, maxTokens, limit int
+	// For refRateLimit from the limiter: the bucket over its limit and
+	// that limit (nil for a simulated fault).
+	bucket *bucketKind
+	quota  int
 }
 
-// openAIError is the {"error":{...}} body OpenAI returns.
-func openAIError(status int, typ, msg string) *apiError {
-	type inner struct {
-		Message string  `json:"message"`
-		Type    string  `json:"type"`
-		Code    *string `json:"code"`
-	}
-	b, _ := json.Marshal(struct {
-		Error inner `json:"error"`
-	}{inner{msg, typ, nil}})
-	return &apiError{status, b}
-}
-
-// vllmError is the flat {"object":"error",...} body vLLM returns.
-func vllmError(status int, typ, msg string) *apiError {
-	b, _ := json.Marshal(struct {
-		Object  string  `json:"object"`
-		Message string  `json:"message"`
-		Type    string  `json:"type"`
-		Param   *string `json:"param"`
-		Code    int     `json:"code"`
-	}{"error", msg, typ, nil, status})
-	return &apiError{status, b}
+func invalid(format string, args ...any) *refusal {
+	return &refusal{kind: refInvalid, msg: fmt.Sprintf(format, args...)}
 }
 
 // Hash salts: independent draws from one request hash.
@@ -121,9 +91,9 @@ const (
 	saltWords  = 0x776f726473   // "words"
 )
 
-// plan validates req and decides its token counts, length and fault, all
+// plan validates g and decides its token counts, length and fault, all
 // deterministic in (Seed, prompt text).
-func (s *Server) plan(req *chatRequest) (job, *apiError) {
+func (s *Server) plan(g *genRequest) (job, *refusal) {
 	var j job
 	h := uint64(fnvOffset)
 	h = hashUint64(h, uint64(s.cfg.Seed))
@@ -131,70 +101,90 @@ func (s *Server) plan(req *chatRequest) (job, *apiError) {
 	if s.caching {
 		bh = newBlockHasher(s.cfg.BlockSize)
 	}
-	j.prompt = primeTokens
-	for i := range req.Messages {
-		m := &req.Messages[i]
+	marked := 0 // prompt tokens up to the last cache breakpoint
+	if g.raw != nil {
+		j.prompt = 1 + s.countTokens(*g.raw)
 		if bh != nil {
-			j.prompt += s.hashMessage(bh, m) + s.overhead
-		} else {
-			j.prompt += s.countTokens(string(m.Content)) + s.overhead
+			bh.add(tokBOS)
+			for _, id := range s.encode(*g.raw) {
+				bh.add(uint64(id))
+			}
 		}
-		h = hashString(h, m.Role)
-		h = hashByte(h, 0x1f)
-		h = hashString(h, string(m.Content))
-		h = hashByte(h, 0x1e)
+		h = hashByte(hashString(h, *g.raw), 0x1c)
+	} else {
+		for i := range g.turns {
+			t := &g.turns[i]
+			n, mark := s.hashTurn(bh, t)
+			if mark >= 0 {
+				marked = j.prompt + mark
+			}
+			j.prompt += n
+			h = hashString(h, t.role)
+			h = hashByte(h, 0x1f)
+			for k, p := range t.parts {
+				if k > 0 {
+					h = hashByte(h, 0x1d)
+				}
+				h = hashString(h, p)
+			}
+			h = hashByte(h, 0x1e)
+		}
+		j.prompt += primeTokens
+		if bh != nil {
+			// The assistant prime is the header of the answer's message,
+			// so a next request that carries the answer reuses it too.
+			bh.startMessage("assistant")
+			bh.header("assistant", primeTokens)
+		}
 	}
 	if bh != nil {
-		// The assistant prime is the header of the answer's message, so a
-		// next request that carries the answer reuses it too.
-		bh.startMessage("assistant")
-		bh.header("assistant", primeTokens)
 		j.hashes = bh.hashes
+		if g.markedOnly {
+			j.hashes = j.hashes[:marked/s.cfg.BlockSize]
+		}
 	}
 	j.hash = h
 
-	maxTok := req.MaxTokens
-	if req.MaxCompletionTokens != nil {
-		maxTok = req.MaxCompletionTokens
-	}
+	maxTok := g.maxTokens
 	if maxTok != nil && *maxTok < 1 {
-		return j, openAIError(400, "invalid_request_error", fmt.Sprintf("max_tokens must be at least 1, got %d.", *maxTok))
+		return j, invalid("max_tokens must be at least 1, got %d.", *maxTok)
 	}
-	if req.MinTokens < 0 {
-		return j, openAIError(400, "invalid_request_error", fmt.Sprintf("min_tokens must be greater than or equal to 0, got %d.", req.MinTokens))
+	if g.minTokens < 0 {
+		return j, invalid("min_tokens must be greater than or equal to 0, got %d.", g.minTokens)
 	}
-	if maxTok != nil && req.MinTokens > *maxTok {
-		return j, openAIError(400, "invalid_request_error", fmt.Sprintf("min_tokens must be less than or equal to max_tokens=%d, got %d.", *maxTok, req.MinTokens))
+	if maxTok != nil && g.minTokens > *maxTok {
+		return j, invalid("min_tokens must be less than or equal to max_tokens=%d, got %d.", *maxTok, g.minTokens)
 	}
 	limit := s.cfg.MaxModelLen
 	var capTok int // output tokens allowed
 	if maxTok != nil {
 		if j.prompt+*maxTok > limit {
-			return j, vllmError(400, "BadRequestError", fmt.Sprintf(
-				"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
-				limit, j.prompt+*maxTok, j.prompt, *maxTok))
+			return j, &refusal{kind: refContext, prompt: j.prompt, maxTokens: *maxTok, limit: limit}
 		}
 		capTok = *maxTok
 	} else {
 		if j.prompt >= limit {
-			return j, vllmError(400, "BadRequestError", fmt.Sprintf(
-				"This model's maximum context length is %d tokens. However, you requested %d tokens in the messages, Please reduce the length of the messages.",
-				limit, j.prompt))
+			return j, &refusal{kind: refContext, prompt: j.prompt, maxTokens: -1, limit: limit}
 		}
 		capTok = limit - j.prompt
 	}
 
 	out := naturalLength(mix(h^saltLength), s.cfg.NaturalOutputTokens)
-	if req.IgnoreEOS && maxTok != nil {
+	if g.ignoreEOS && maxTok != nil {
 		out = *maxTok
 	}
-	out = max(out, req.MinTokens)
+	out = max(out, g.minTokens)
 	j.finish = "stop"
 	if out >= capTok {
 		out, j.finish = capTok, "length"
 	}
 	j.out = out
-	j.reasoning = int(math.Round(s.cfg.ReasoningShare * float64(out)))
+	if !g.noReasoning {
+		j.reasoning = int(math.Round(s.cfg.ReasoningShare * float64(out)))
+		if g.reasoningBudget > 0 {
+			j.reasoning = min(j.reasoning, g.reasoningBudget)
+		}
+	}
 	j.fault = pickFault(s.faults, unitFloat(mix(h^saltFault)))
 	if j.fault == FaultEmpty {
 		j.out, j.reasoning, j.finish = 0, 0, "stop"
@@ -206,22 +196,39 @@ func (s *Server) plan(req *chatRequest) (job, *apiError) {
 // after the last message.
 const primeTokens = 3
 
-// hashMessage feeds one message's tokens, as the simulated template lays
-// them out, to bh and returns its content tokens. The template's tokens
-// per message are a header of up to primeTokens role tokens before the
-// content and a footer after it (ChatML's "<|im_start|>role\n" and
-// "<|im_end|>\n"), and the first token of each message is marked, so
-// that roles and message boundaries take part in the block hashes.
-func (s *Server) hashMessage(bh *blockHasher, m *chatMessage) int {
+// hashTurn counts one turn's tokens as the simulated template lays them
+// out and, with bh (prefix caching), feeds them to it. The template's
+// tokens per message are a header of up to primeTokens role tokens before
+// the content and a footer after it (ChatML's "<|im_start|>role\n" and
+// "<|im_end|>\n"), and the first token of each message is marked, so that
+// roles and message boundaries take part in the block hashes. It returns
+// the turn's tokens and where its cache breakpoint ends (tokens into the
+// turn; -1 for none).
+func (s *Server) hashTurn(bh *blockHasher, t *turn) (n, mark int) {
 	head := min(s.overhead, primeTokens)
-	bh.startMessage(m.Role)
-	bh.header(m.Role, head)
-	ids := s.encode(string(m.Content))
-	for _, id := range ids {
-		bh.add(uint64(id))
+	n, mark = head, -1
+	if bh != nil {
+		bh.startMessage(t.role)
+		bh.header(t.role, head)
 	}
-	bh.footer(s.overhead - head)
-	return len(ids)
+	for k, p := range t.parts {
+		if bh != nil {
+			ids := s.encode(p)
+			for _, id := range ids {
+				bh.add(uint64(id))
+			}
+			n += len(ids)
+		} else {
+			n += s.countTokens(p)
+		}
+		if k+1 == t.mark {
+			mark = n
+		}
+	}
+	if bh != nil {
+		bh.footer(s.overhead - head)
+	}
+	return n + s.overhead - head, mark
 }
 
 // naturalLength is a lognormal output length with the given median and

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sixpin/sixpin/tokenizer"
@@ -16,20 +17,25 @@ const maxBodyBytes = 64 << 20
 
 // Server is the simulated inference server: an http.Handler serving
 //
-//	POST /v1/chat/completions   streaming (SSE) and not
+//	POST /v1/chat/completions   OpenAI chat completions, streaming (SSE)
+//	                            and not (chat.go)
+//	POST /v1/completions        OpenAI legacy completions (completions.go)
+//	POST /v1/messages           Anthropic's Messages API (messages.go)
+//	POST /v1/responses          OpenAI's Responses API (responses.go)
 //	GET  /v1/models             vLLM's and llama.cpp's model metadata
 //	GET  /health                200
-//	GET  /metrics               vLLM-style metrics (requests running and
-//	                            waiting, KV cache usage, preemptions,
-//	                            prefix cache queries and hits,
-//	                            cache_config_info)
+//	GET  /metrics               vLLM V1's metrics, live (metrics.go)
 //	GET  /props                 llama.cpp's server properties (slot
 //	                            context, slots, model path)
 //	POST /tokenize              vLLM's or llama.cpp's tokenizer, by the
 //	                            shape of the body
 //
-// Token counts (chat usage, /tokenize) come from one tokenizer: by default
-// one token per whitespace-separated word.
+// Every protocol shares one generation path (gen.go): the same timing,
+// batching, KV budget, prefix cache, rate limits, faults, time scale and
+// send stamps. Token counts (usage, /tokenize) come from one tokenizer:
+// by default one token per whitespace-separated word. Every response
+// carries an X-Request-Id header: the request's own, or one the Server
+// made up.
 //
 // With Config.TimeScale ≠ 1 every modelled delay and rate-limit window is
 // scaled: what a client measures against it is in compressed time.
@@ -47,6 +53,8 @@ type Server struct {
 	tok      textTokenizer
 	caching  bool     // prefix caching
 	lim      *limiter // nil without rate limits
+	m        *serverMetrics
+	ids      atomic.Uint64 // request ids made up so far
 
 	// kv is the prefix cache when no engine keeps one (prefix caching
 	// without TimingRoofline), guarded by kvMu.
@@ -87,16 +95,20 @@ func New(c Config) (*Server, error) {
 		tok:      tok,
 		caching:  *c.PrefixCaching,
 		lim:      newLimiter(c.RateLimits, c.TimeScale, time.Now),
+		m:        newServerMetrics(),
 		done:     make(chan struct{}),
 	}
 	switch {
 	case c.Timing == TimingRoofline:
-		s.eng = startEngine(c, s.done)
+		s.eng = startEngine(c, s.done, s.m)
 	case s.caching:
 		s.kv = newKVCache(c.KVBudgetTokens, c.BlockSize, true)
 	}
 	s.mux = http.NewServeMux()
-	s.mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
+	s.mux.HandleFunc("POST /v1/chat/completions", s.serve(chatProto{}))
+	s.mux.HandleFunc("POST /v1/completions", s.serve(completionsProto{}))
+	s.mux.HandleFunc("POST /v1/messages", s.serve(messagesProto{}))
+	s.mux.HandleFunc("POST /v1/responses", s.serve(responsesProto{}))
 	s.mux.HandleFunc("GET /v1/models", s.handleModels)
 	s.mux.HandleFunc("GET /health", s.handleHealth)
 	s.mux.HandleFunc("GET /metrics", s.handleMetrics)
@@ -110,7 +122,20 @@ func (s *Server) Config() Config { return s.cfg }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get("X-Request-Id")
+	if id == "" {
+		id = s.requestID()
+	}
+	w.Header().Set("X-Request-Id", id)
 	s.mux.ServeHTTP(w, r)
+}
+
+// requestID makes up a request id: "sim-" and 16 hex digits, unique
+// within the Server.
+func (s *Server) requestID() string {
+	b := make([]byte, 0, 20)
+	b = append(b, "sim-"...)
+	return string(appendHex(b, mix(s.ids.Add(1)^uint64(s.created))))
 }
 
 // Close stops the engine goroutine and ends every in-flight response: a
@@ -178,41 +203,6 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 			},
 		}},
 	})
-}
-
-// handleMetrics serves a few vLLM metrics, in vLLM V1's shape: the
-// request gauges, KV cache usage, preemptions, prefix cache queries and
-// hits (in tokens), and vllm:cache_config_info, whose labels carry the KV
-// cache's settings (block size, blocks, the KV budget in tokens,
-// gpu_memory_utilization, prefix caching) for sixpin's discovery.
-func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
-	var running, waiting, preemptions, queries, hits, used int64
-	blocks := int64(max(1, s.cfg.KVBudgetTokens/s.cfg.BlockSize))
-	switch {
-	case s.eng != nil:
-		st := &s.eng.stats
-		running, waiting = st.running.Load(), st.waiting.Load()
-		preemptions, queries, hits = st.preemptions.Load(), st.queries.Load(), st.hits.Load()
-		used = st.blocksUsed.Load()
-	case s.kv != nil:
-		s.kvMu.Lock()
-		queries, hits, used = s.kv.queries, s.kv.hits, int64(s.kv.used)
-		s.kvMu.Unlock()
-	}
-	model := promQuote(s.cfg.Model)
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	metric := func(name, typ, help string, v any) {
-		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s{engine=\"0\",model_name=%s} %v\n", name, help, name, typ, name, model, v)
-	}
-	metric("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", running)
-	metric("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", waiting)
-	metric("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", min(1, float64(used)/float64(blocks)))
-	metric("vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.", preemptions)
-	metric("vllm:prefix_cache_queries_total", "counter", "Prefix cache queries, in terms of number of queried tokens.", queries)
-	metric("vllm:prefix_cache_hits_total", "counter", "Prefix cache hits, in terms of number of cached tokens.", hits)
-	fmt.Fprintf(w, "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n")
-	fmt.Fprintf(w, "# TYPE vllm:cache_config_info gauge\n")
-	fmt.Fprintf(w, "vllm:cache_config_info{%s} 1.0\n", s.metricsLabels())
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -76,8 +76,9 @@ type testChunk struct {
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *usageJSON `json:"usage"`
-	Stamp int64      `json:"sixpin_sent_unix_ns"`
+	Usage   *usageJSON   `json:"usage"`
+	Timings *testTimings `json:"timings"`
+	Stamp   int64        `json:"sixpin_sent_unix_ns"`
 }
 
 // streamResult is a parsed SSE response.
@@ -543,6 +544,35 @@ func TestRequestErrors(t *testing.T) {
 	}
 }
 
+func TestAPIKey(t *testing.T) {
+	_, ts := start(t, Config{Timing: TimingNone, APIKey: "sk-sim"})
+	for path, body := range map[string]any{
+		"/v1/chat/completions": req{"messages": userMsg("x"), "max_tokens": 2},
+		"/v1/completions":      map[string]any{"prompt": "x", "max_tokens": 2},
+		"/v1/responses":        map[string]any{"input": "x", "max_output_tokens": 2},
+	} {
+		for _, tc := range []struct {
+			auth   string
+			status int
+		}{{"", 401}, {"Bearer sk-other", 401}, {"sk-sim", 401}, {"Bearer sk-sim", 200}} {
+			resp, b := readAll(t, ts.URL, path, body, map[string]string{"Authorization": tc.auth})
+			if resp.StatusCode != tc.status {
+				t.Errorf("%s with %q: status %d, want %d", path, tc.auth, resp.StatusCode, tc.status)
+			}
+			if tc.status == 401 && !strings.Contains(string(b), `"code":"invalid_api_key"`) {
+				t.Errorf("%s: 401 body %s", path, b)
+			}
+			if strings.Contains(string(b), "sk-sim") {
+				t.Errorf("%s: the key in the body %s", path, b)
+			}
+		}
+	}
+	// Discovery needs no key.
+	if code, _ := do(t, http.MethodGet, ts.URL+"/metrics", nil); code != 200 {
+		t.Errorf("/metrics: status %d", code)
+	}
+}
+
 func mustJSON(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -590,6 +620,22 @@ func TestFaults(t *testing.T) {
 			}
 			if words != 10 {
 				t.Errorf("malformed event after %d tokens, want 10", words)
+			}
+		}},
+		{FaultStreamError, 200, func(t *testing.T, _ *http.Response, res *streamResult) {
+			// Half the tokens, OpenAI's in-stream error, [DONE].
+			n := len(res.raw)
+			if res.words() != 10 || !res.done || n < 2 || res.finish != "" || res.usage != nil {
+				t.Fatalf("stream error: %d words, done %v, finish %q: %q", res.words(), res.done, res.finish, res.raw)
+			}
+			var e struct {
+				Error struct {
+					Message string `json:"message"`
+					Type    string `json:"type"`
+				} `json:"error"`
+			}
+			if json.Unmarshal([]byte(res.raw[n-2]), &e) != nil || e.Error.Type != "server_error" || e.Error.Message == "" {
+				t.Errorf("error chunk %s", res.raw[n-2])
 			}
 		}},
 		{FaultEmpty, 200, func(t *testing.T, _ *http.Response, res *streamResult) {

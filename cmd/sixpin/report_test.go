@@ -149,7 +149,7 @@ func TestCompareCommand(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
 		head := out[:strings.Index(out, "Steady window")]
-		for _, want := range []string{"PIN MISMATCH", "✗ B vs A: concurrency: 4 vs 1", "✗ B vs A: prompt p50: 505 vs 8,003"} {
+		for _, want := range []string{"PIN MISMATCH", "✗ A vs B: concurrency: 4 vs 1", "✗ A vs B: prompt p50: 505 vs 8,003"} {
 			if !strings.Contains(head, want) {
 				t.Errorf("the top lacks %q:\n%s", want, head)
 			}

@@ -54,6 +54,9 @@ func NewCmdRun(f *Factory, runF func(*cobra.Command, *RunOptions) error) *cobra.
 	fl.DurationVar(&c.Grace, "grace", bench.DefaultGrace, "after an interrupt, how long in-flight requests may finish")
 	fl.IntVar(&c.Repeat, "repeat", 0, "run N times (seeds seed, seed+1, …) and report means with 95% confidence intervals")
 	fl.BoolVar(&opts.NoProgress, "no-progress", false, "no progress bar")
+	fl.BoolVar(&c.AllowOverContext, "allow-over-context", false, "send planned prompts longer than the server's context on purpose, to measure how it refuses them (without it the prompt pin is ✗ and the run invalid)")
+	fl.StringVar(&c.PromptSalt, "prompt-salt", "", "reuse a run's prompt salt (scenario.prompt_salt in its results) to send the same prompt bytes again, e.g. for warm-cache studies (default: a fresh salt per run)")
+	fl.DurationVar(&c.Checkpoint, "checkpoint", bench.DefaultCheckpoint, "rewrite the results file, marked incomplete, this often once a run has gone on for a minute (0: never)")
 	fl.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a Go CPU profile of sixpin itself to FILE")
 	_ = fl.MarkHidden("cpuprofile")
 	fl.Float64Var(&c.TimeScale, "time-scale", 0, "run the built-in simulator and the client this much faster (0 < k < 1), figures in simulated time (for tests and demos)")
@@ -68,6 +71,9 @@ func runRun(cmd *cobra.Command, opts *RunOptions) error {
 	}
 	if c.Duration < 0 {
 		return badInput(errNegative("--duration", c.Duration))
+	}
+	if c.Checkpoint < 0 {
+		return badInput(errNegative("--checkpoint", c.Checkpoint))
 	}
 	if c.Repeat < 0 || c.TimeScale < 0 || c.TimeScale > 1 {
 		return badInput(fmt.Errorf("--repeat must be ≥ 0 and --time-scale in (0, 1]"))

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sixpin/sixpin/results"
+)
+
+// A run SIGKILLed mid-run leaves its record spill beside its results
+// file; `sixpin recover` rebuilds a readable results file from it, marked
+// incomplete, with the requests measured until then.
+func TestKilledRunRecovers(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "killed.json")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "SIXPIN_TEST_AS_MAIN=1", "TMPDIR="+filepath.Join(dir, "tmp"),
+		"SIXPIN_TEST_ARGS=run testdata/slow.yaml --no-progress -o "+path)
+	if err := os.Mkdir(filepath.Join(dir, "tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	spill := path + ".spill"
+	lines := bufio.NewScanner(stderr)
+	for lines.Scan() && !strings.Contains(lines.Text(), "recording to "+spill) {
+	}
+	// Let some requests complete (each takes about 0.7 s on sim-local-27b).
+	time.Sleep(3 * time.Second)
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if left, _ := filepath.Glob(filepath.Join(dir, "tmp", "sixpin-records-*")); len(left) > 0 {
+		t.Errorf("spill files left in TMPDIR: %v", left)
+	}
+	if _, err := os.Stat(spill); err != nil {
+		t.Fatalf("no spill beside the results file after SIGKILL: %v", err)
+	}
+	out := filepath.Join(dir, "recovered.json")
+	code, stdout, errOut := sixpin(t, nil, "recover", spill, "-o", out)
+	if code != ExitOK {
+		t.Fatalf("recover: exit %d\n%s%s", code, stdout, errOut)
+	}
+	run, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.Incomplete || run.Errors.Requests < 2 || run.Errors.Failed != 0 {
+		t.Errorf("recovered: incomplete %v, %d requests (%d failed)", run.Incomplete, run.Errors.Requests, run.Errors.Failed)
+	}
+	if run.Scenario.Name != "slow" || !run.Target.Simulated || run.Pins.Output.Declared.Mean != 100 {
+		t.Errorf("recovered run lost its header: scenario %q, simulated %v, output pin %+v", run.Scenario.Name, run.Target.Simulated, run.Pins.Output.Declared)
+	}
+	if code, o, e := sixpin(t, nil, "report", out, "--format", "md"); code != ExitOK || !strings.Contains(o, "INCOMPLETE") {
+		t.Errorf("report: exit %d: %s%s", code, o, e)
+	}
+	// gate reads it, and refuses to judge an incomplete run.
+	if _, o, e := sixpin(t, nil, "gate", "--baseline", out, out); !strings.Contains(o+e, "incomplete") || strings.Contains(o+e, "read results") {
+		t.Errorf("gate: %s%s", o, e)
+	}
+}
+
+func TestRecoverRefusesWhatIsNoSpill(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "x.spill")
+	if err := os.WriteFile(bad, []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := sixpin(t, nil, "recover", bad); code != ExitBadInput || !strings.Contains(errOut, "not a sixpin record spill") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+}
+
+// -o into a missing or unwritable directory fails before the first
+// request, with exit 2 and a clear message.
+func TestRunRefusesAnUnwritableOutput(t *testing.T) {
+	for name, path := range map[string]string{
+		"missing directory": filepath.Join(t.TempDir(), "no", "such", "dir", "r.json"),
+		// Not writable even by root (CI runs as root, which ignores modes).
+		"read-only file system": "/proc/sixpin-results.json",
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := sixpin(t, nil, "run", "testdata/tiny.yaml", "-o", path)
+			if code != ExitBadInput || !strings.Contains(errOut, "cannot write the results file "+path) {
+				t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+			}
+			if strings.Contains(out, "requests started") {
+				t.Errorf("the run went ahead:\n%s", out)
+			}
+		})
+	}
+}
