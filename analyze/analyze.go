@@ -67,7 +67,17 @@ type Options struct {
 	Trace bool
 	// Now is the time the report is made (time.Now when zero).
 	Now time.Time
+	// BusyTimeout is how long a read waits for another program's lock
+	// on a database (DefaultBusyTimeout when zero).
+	BusyTimeout time.Duration
+
+	// afterRead, when set, replaces the list of databases a pass found
+	// changed under an immutable read (tests).
+	afterRead func(attempt int, changed []string) []string
 }
+
+// DefaultBusyTimeout is how long a read waits for another program's lock.
+const DefaultBusyTimeout = 3 * time.Second
 
 func (o *Options) validate() error {
 	if len(o.DBs) == 0 {
@@ -78,6 +88,9 @@ func (o *Options) validate() error {
 	}
 	if o.MinOutputTokens < 0 {
 		return fmt.Errorf("--min-output must be ≥ 0 (got %d)", o.MinOutputTokens)
+	}
+	if o.BusyTimeout < 0 {
+		return fmt.Errorf("busy timeout must be ≥ 0 (got %s)", o.BusyTimeout)
 	}
 	return nil
 }
@@ -286,11 +299,14 @@ func Analyze(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Now.IsZero() {
 		opts.Now = time.Now()
 	}
+	if opts.BusyTimeout == 0 {
+		opts.BusyTimeout = DefaultBusyTimeout
+	}
 	forceRO := map[string]bool{}
 	for attempt := 0; ; attempt++ {
 		a, changed, err := read(ctx, &opts, forceRO)
-		if testHookAfterRead != nil {
-			changed = testHookAfterRead(attempt, changed)
+		if opts.afterRead != nil {
+			changed = opts.afterRead(attempt, changed)
 		}
 		if len(changed) > 0 && attempt == 0 {
 			for _, p := range changed {
@@ -304,9 +320,6 @@ func Analyze(ctx context.Context, opts Options) (*Report, error) {
 		return a.report(), nil
 	}
 }
-
-// testHookAfterRead lets a test change what a pass found changed.
-var testHookAfterRead func(attempt int, changed []string) []string
 
 // read makes one pass over the databases. changed lists those read as
 // immutable snapshots that changed meanwhile.
@@ -325,7 +338,7 @@ func read(ctx context.Context, opts *Options, forceRO map[string]bool) (a *acc, 
 		}
 	}()
 	for _, p := range opts.DBs {
-		s, err := openSource(ctx, p, forceRO[p])
+		s, err := openSource(ctx, p, forceRO[p], opts.BusyTimeout)
 		if err != nil {
 			return nil, nil, err
 		}

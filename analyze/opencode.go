@@ -84,9 +84,6 @@ func stampOf(path string) (stamp, error) {
 	return stamp{fi.Size(), fi.ModTime().UnixNano()}, nil
 }
 
-// busyTimeout is how long a read waits for another program's lock.
-var busyTimeout = 3 * time.Second
-
 // Read modes.
 const (
 	// modeImmutable reads the file as a snapshot that cannot change: no
@@ -108,10 +105,11 @@ type source struct {
 }
 
 // openSource opens path read-only: immutable when that is safe (see
-// modeImmutable) unless forceRO, else read-only. Nothing is ever written
+// modeImmutable) unless forceRO, else read-only, waiting up to busy for
+// another program's lock. Nothing is ever written
 // to the database; in read-only mode SQLite may create the -shm file of a
 // WAL database if it is missing.
-func openSource(ctx context.Context, path string, forceRO bool) (*source, error) {
+func openSource(ctx context.Context, path string, forceRO bool, busy time.Duration) (*source, error) {
 	fail := func(err error) (*source, error) { return nil, &DBError{Path: path, Err: err} }
 	fi, err := os.Stat(path)
 	switch {
@@ -153,7 +151,7 @@ func openSource(ctx context.Context, path string, forceRO bool) (*source, error)
 	q.Add("_pragma", "query_only(1)")
 	// Read pages through a memory map rather than a read call each.
 	q.Add("_pragma", "mmap_size(1073741824)")
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
 	dsn := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}).String()
 	before := stamp{fi.Size(), fi.ModTime().UnixNano()}
 	db, err := sql.Open("sqlite", dsn)

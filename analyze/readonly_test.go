@@ -168,9 +168,6 @@ func TestDatabaseErrors(t *testing.T) {
 }
 
 func TestLockedDatabase(t *testing.T) {
-	old := busyTimeout
-	busyTimeout = 50 * time.Millisecond
-	defer func() { busyTimeout = old }()
 	path := filepath.Join(t.TempDir(), "locked.db")
 	w, _ := sql.Open("sqlite", path)
 	defer w.Close()
@@ -180,7 +177,7 @@ func TestLockedDatabase(t *testing.T) {
 			t.Fatalf("%s: %v", s, err)
 		}
 	}
-	_, err := Analyze(context.Background(), Options{DBs: []string{path}})
+	_, err := Analyze(context.Background(), Options{DBs: []string{path}, BusyTimeout: 50 * time.Millisecond})
 	if err == nil || !strings.Contains(err.Error(), "database is locked") || !strings.Contains(err.Error(), path) {
 		t.Errorf("err = %v, want a locked error naming the file", err)
 	}
@@ -216,14 +213,12 @@ func TestImmutableReadRedone(t *testing.T) {
 	if r.Databases[0].Mode != modeImmutable {
 		t.Errorf("mode %q, want %q for a closed WAL database", r.Databases[0].Mode, modeImmutable)
 	}
-	testHookAfterRead = func(attempt int, changed []string) []string {
+	r = analyzeDB(t, Options{DBs: []string{path}, afterRead: func(attempt int, changed []string) []string {
 		if attempt == 0 {
 			return []string{path}
 		}
 		return changed
-	}
-	defer func() { testHookAfterRead = nil }()
-	r = analyzeDB(t, Options{DBs: []string{path}})
+	}})
 	if r.Databases[0].Mode != modeReadOnly || r.Counts.Samples != 20 {
 		t.Errorf("mode %q, samples %d; want %q and 20", r.Databases[0].Mode, r.Counts.Samples, modeReadOnly)
 	}
