@@ -9,7 +9,8 @@
 // Memory grows with the number of generations only by the float32 values
 // the percentiles need (at most 32 bytes per generation, 20 per session),
 // never by rows: messages and parts stream from the database, and a
-// session's requests are held only until the session ends. An exported
+// session's messages (about 200 bytes each, parsed) are held only until
+// the session ends, when the copies among them are dropped. An exported
 // trace adds its turns (about 72 bytes each).
 package analyze
 
@@ -125,6 +126,10 @@ type Database struct {
 	// or "read-only" (through SQLite's locks and the -wal file of a
 	// database in use).
 	Mode string `json:"mode"`
+	// V1Messages and V2Messages are the rows read from each layout:
+	// opencode 1's message table and OpenCode 2's session_message.
+	V1Messages int `json:"v1_messages"`
+	V2Messages int `json:"v2_messages"`
 }
 
 // Filters echo the options that chose the generations.
@@ -142,14 +147,22 @@ type Filters struct {
 // Counts account for every message read: what became a generation or a
 // sample, and why the rest did not.
 type Counts struct {
-	// Messages are the distinct message rows read; Duplicates those
-	// found again in another database. With --since or --until only rows
-	// written within a day of the range are read.
-	Messages   int `json:"messages"`
-	Duplicates int `json:"duplicates,omitempty"`
-	Parts      int `json:"parts"`
-	User       int `json:"user_messages"`
-	Assistant  int `json:"assistant_messages"`
+	// Messages are the distinct messages read; Duplicates the copies
+	// found again (in another database, or in both of an OpenCode 2
+	// database's layouts: LayoutDuplicates of them), each counted once.
+	// With --since or --until only rows written within a day of the
+	// range are read.
+	Messages         int `json:"messages"`
+	Duplicates       int `json:"duplicates,omitempty"`
+	LayoutDuplicates int `json:"layout_duplicates,omitempty"`
+	// Parts are v1 part rows and v2 content items.
+	Parts     int `json:"parts"`
+	User      int `json:"user_messages"`
+	Assistant int `json:"assistant_messages"`
+	// Other counts, by kind, the messages that are neither user nor
+	// assistant messages and are not analysed
+	// ("session_message.type=compaction": 3).
+	Other map[string]int `json:"other,omitempty"`
 	// Filtered are assistant messages outside --since/--until or
 	// --provider/--model.
 	Filtered int `json:"filtered_out"`
@@ -163,9 +176,11 @@ type Counts struct {
 
 // Skipped counts messages left out, by reason.
 type Skipped struct {
-	// MalformedMessages have data that is not a JSON object with a role
-	// of user or assistant.
+	// MalformedMessages have data that is not a JSON object, or no role.
 	MalformedMessages int `json:"malformed_messages"`
+	// UnknownTypes counts, by name, messages of a kind analyze does not
+	// know ("message.role=system", "session_message.type=x").
+	UnknownTypes map[string]int `json:"unknown_types,omitempty"`
 	// MissingFields are assistant messages without a providerID,
 	// modelID, or numeric time.created, tokens.input and tokens.output.
 	MissingFields int `json:"missing_fields"`
@@ -325,10 +340,10 @@ func Analyze(ctx context.Context, opts Options) (*Report, error) {
 // immutable snapshots that changed meanwhile.
 func read(ctx context.Context, opts *Options, forceRO map[string]bool) (a *acc, changed []string, err error) {
 	var srcs []*source
-	var curs []*cursor
+	var rds []*reader
 	defer func() {
-		for _, c := range curs {
-			c.close()
+		for _, rd := range rds {
+			rd.close()
 		}
 		for _, s := range srcs {
 			if s.mode == modeImmutable && s.changed() {
@@ -347,18 +362,20 @@ func read(ctx context.Context, opts *Options, forceRO map[string]bool) (a *acc, 
 	defer func() {
 		if a != nil {
 			for _, s := range srcs {
-				a.dbs = append(a.dbs, Database{Path: s.path, Mode: s.mode})
+				a.dbs = append(a.dbs, Database{Path: s.path, Mode: s.mode, V1Messages: s.rows[layoutV1], V2Messages: s.rows[layoutV2]})
 			}
 		}
 	}()
+	var curs []*cursor
 	for _, s := range srcs {
-		c, err := newCursor(ctx, s, opts.Since, opts.Until)
+		rd, err := newReader(ctx, s, opts.Since, opts.Until)
 		if err != nil {
 			return nil, nil, err
 		}
-		curs = append(curs, c)
+		rds = append(rds, rd)
+		curs = append(curs, rd.curs...)
 	}
-	a, err = newAcc(opts)
+	a, err = newAcc(opts, "opencode")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -368,27 +385,13 @@ func read(ctx context.Context, opts *Options, forceRO map[string]bool) (a *acc, 
 				return nil, nil, err
 			}
 		}
-		// The next row in (session, created, id) order across sources; a
-		// message in several sources is taken once, from the copy
-		// updated last.
+		// The next row in (session, created, id) order across sources and
+		// layouts; a session's rows are gathered and de-duplicated when
+		// it ends.
 		var best *cursor
 		for _, c := range curs {
-			if c.done {
-				continue
-			}
-			switch {
-			case best == nil || before(&c.cur, &best.cur):
+			if !c.done && (best == nil || before(&c.cur, &best.cur)) {
 				best = c
-			case c.cur.id == best.cur.id:
-				a.counts.Duplicates++
-				if c.cur.updated >= best.cur.updated {
-					if err := best.next(); err != nil {
-						return nil, nil, err
-					}
-					best = c
-				} else if err := c.next(); err != nil {
-					return nil, nil, err
-				}
 			}
 		}
 		if best == nil {
@@ -418,60 +421,66 @@ type info struct {
 // providerID, modelID, finish, error and tokens.
 func parseInfo(b []byte) (info, error) {
 	var m info
-	err := fields(b, func(key, val []byte) error {
-		switch string(key) {
-		case "role":
-			m.role, _ = str(val)
-		case "providerID":
-			m.provider, _ = str(val)
-		case "modelID":
-			m.model, _ = str(val)
-		case "finish":
-			m.finish, _ = str(val)
-		case "error":
-			m.failed = string(val) != "null"
-		case "time":
-			return subfields(val, func(k, v []byte) error {
-				switch string(k) {
-				case "created":
-					m.created, m.hasCreated = number(v)
-				case "completed":
-					m.completed, m.hasCompleted = number(v)
-				}
-				return nil
-			})
-		case "tokens":
-			m.hasTokens = len(val) > 0 && val[0] == '{'
-			return subfields(val, func(k, v []byte) error {
-				switch string(k) {
-				case "input":
-					m.input, m.hasInput = number(v)
-				case "output":
-					m.output, m.hasOut = number(v)
-				case "reasoning":
-					m.reasoning, _ = number(v)
-				case "cache":
-					return subfields(v, func(k, v []byte) error {
-						switch string(k) {
-						case "read":
-							m.cacheRead, _ = number(v)
-						case "write":
-							m.cacheWrite, _ = number(v)
-						}
-						return nil
-					})
-				}
-				return nil
-			})
-		}
-		return nil
-	})
+	err := fields(b, m.field)
 	return m, err
+}
+
+// field reads one key of a message's JSON into m: the keys opencode 1
+// and 2 share (finish, error, time, tokens) and v1's role, providerID
+// and modelID.
+func (m *info) field(key, val []byte) error {
+	switch string(key) {
+	case "role":
+		m.role, _ = str(val)
+	case "providerID":
+		m.provider, _ = str(val)
+	case "modelID":
+		m.model, _ = str(val)
+	case "finish":
+		m.finish, _ = str(val)
+	case "error":
+		m.failed = string(val) != "null"
+	case "time":
+		return subfields(val, func(k, v []byte) error {
+			switch string(k) {
+			case "created":
+				m.created, m.hasCreated = number(v)
+			case "completed":
+				m.completed, m.hasCompleted = number(v)
+			}
+			return nil
+		})
+	case "tokens":
+		m.hasTokens = len(val) > 0 && val[0] == '{'
+		return subfields(val, func(k, v []byte) error {
+			switch string(k) {
+			case "input":
+				m.input, m.hasInput = number(v)
+			case "output":
+				m.output, m.hasOut = number(v)
+			case "reasoning":
+				m.reasoning, _ = number(v)
+			case "cache":
+				return subfields(v, func(k, v []byte) error {
+					switch string(k) {
+					case "read":
+						m.cacheRead, _ = number(v)
+					case "write":
+						m.cacheWrite, _ = number(v)
+					}
+					return nil
+				})
+			}
+			return nil
+		})
+	}
+	return nil
 }
 
 // acc accumulates the report over one pass.
 type acc struct {
 	opts      *Options
+	source    string
 	dbs       []Database
 	providers []*regexp.Regexp
 	models    []*regexp.Regexp
@@ -505,8 +514,8 @@ type modelAcc struct {
 	modelMS               int64
 }
 
-func newAcc(opts *Options) (*acc, error) {
-	a := &acc{opts: opts, byModel: map[string]*modelAcc{}, until: 1<<63 - 1}
+func newAcc(opts *Options, source string) (*acc, error) {
+	a := &acc{opts: opts, source: source, byModel: map[string]*modelAcc{}, until: 1<<63 - 1}
 	var err error
 	if a.providers, err = compilePatterns("--provider", opts.Providers); err != nil {
 		return nil, err
@@ -563,60 +572,75 @@ func matches(res []*regexp.Regexp, s string) bool {
 	return false
 }
 
-// add takes one message row.
+// add takes one row into its session's buffer.
 func (a *acc) add(r *row) {
-	a.counts.Messages++
-	a.counts.Parts += r.parts.n
 	if r.session != a.sess.id {
 		a.flushSession()
 		a.sess.id = r.session
 	}
-	m, err := parseInfo(r.data)
-	if err != nil {
+	a.sess.msgs = append(a.sess.msgs, parseRow(r))
+}
+
+// message takes one message a reader found: the counts, then a
+// generation if it is one.
+func (a *acc) message(m *msg) {
+	a.counts.Messages++
+	a.counts.Parts += m.parts.n
+	switch m.kind {
+	case kindMalformed:
 		a.counts.Skipped.MalformedMessages++
 		return
-	}
-	switch m.role {
-	case "user":
+	case kindUnknown:
+		addName(&a.counts.Skipped.UnknownTypes, m.name)
+		return
+	case kindOther:
+		addName(&a.counts.Other, m.name)
+		return
+	case kindUser:
 		a.counts.User++
 		return
-	case "assistant":
-		a.counts.Assistant++
-	default:
-		a.counts.Skipped.MalformedMessages++
-		return
 	}
-	created, ok := ms(m.created)
-	if m.provider == "" || m.model == "" || !m.hasCreated || !ok || !m.hasTokens || !m.hasInput || !m.hasOut {
+	a.counts.Assistant++
+	i := &m.info
+	created, ok := ms(i.created)
+	if i.provider == "" || i.model == "" || !i.hasCreated || !ok || !i.hasTokens || !i.hasInput || !i.hasOut {
 		a.counts.Skipped.MissingFields++
 		return
 	}
-	if created < a.since || created >= a.until || !matches(a.providers, m.provider) || !matches(a.models, m.model) {
+	if created < a.since || created >= a.until || !matches(a.providers, i.provider) || !matches(a.models, i.model) {
 		a.counts.Filtered++
 		return
 	}
-	if m.failed {
+	if i.failed {
 		a.counts.Skipped.Errored++
 		return
 	}
-	completed, ok := ms(m.completed)
-	if !m.hasCompleted || !ok || completed < created {
+	completed, ok := ms(i.completed)
+	if !i.hasCompleted || !ok || completed < created {
 		a.counts.Skipped.Incomplete++
 		return
 	}
-	if r.parts.malformed > 0 {
+	if m.parts.malformed > 0 {
 		a.counts.Skipped.MalformedParts++
-		a.counts.Skipped.MalformedPartRows += r.parts.malformed
+		a.counts.Skipped.MalformedPartRows += m.parts.malformed
 		return
 	}
 	g := generation{
-		session: r.session, provider: m.provider, model: m.model, finish: m.finish,
+		session: a.sess.id, provider: i.provider, model: i.model, finish: i.finish,
 		created: created, completed: completed,
-		input: tokens(m.input), output: tokens(m.output), reasoning: tokens(m.reasoning),
-		cacheRead: tokens(m.cacheRead), cacheWrite: tokens(m.cacheWrite),
-		parts: r.parts,
+		input: tokens(i.input), output: tokens(i.output), reasoning: tokens(i.reasoning),
+		cacheRead: tokens(i.cacheRead), cacheWrite: tokens(i.cacheWrite),
+		parts: m.parts,
 	}
 	a.generation(&g)
+}
+
+// addName counts one more of name in *m, making the map if need be.
+func addName(m *map[string]int, name string) {
+	if *m == nil {
+		*m = map[string]int{}
+	}
+	(*m)[name]++
 }
 
 // tokens is a JSON token count as an integer (0 for nonsense).
@@ -687,9 +711,13 @@ func (a *acc) generation(g *generation) {
 	}
 }
 
-// flushSession closes the current session.
+// flushSession closes the current session: its messages, each counted
+// once, in order of creation, then its traffic.
 func (a *acc) flushSession() {
 	s := &a.sess
+	for _, m := range a.dedupe(s.msgs) {
+		a.message(m)
+	}
 	if len(s.gens) > 0 {
 		a.sessions.add(s)
 		if a.opts.Trace {
@@ -702,7 +730,7 @@ func (a *acc) flushSession() {
 func (a *acc) report() *Report {
 	o := a.opts
 	r := &Report{
-		Source:      "opencode",
+		Source:      a.source,
 		Databases:   a.dbs,
 		GeneratedAt: o.Now,
 		Filters: Filters{

@@ -85,7 +85,7 @@ func TestPercentilesByHand(t *testing.T) {
 	if r.Counts.Messages != 10 || r.Counts.User != 5 || r.Counts.Assistant != 5 || r.Counts.Samples != 5 {
 		t.Errorf("counts %+v", r.Counts)
 	}
-	if r.Counts.Skipped != (Skipped{}) {
+	if !reflect.DeepEqual(r.Counts.Skipped, Skipped{}) {
 		t.Errorf("skipped %+v, want none", r.Counts.Skipped)
 	}
 }
@@ -163,9 +163,9 @@ func TestMalformedRowsAreSkippedAndCounted(t *testing.T) {
 	d.Assistant(slow)
 	d.Assistant(good("msg_15", t0+14))
 	r := analyzeDB(t, Options{DBs: []string{d.Close()}})
-	want := Skipped{MalformedMessages: 3, MissingFields: 3, Errored: 1, Incomplete: 2, MalformedParts: 1, MalformedPartRows: 2,
-		BelowMinOutput: 1, DurationOutOfRange: 2}
-	if r.Counts.Skipped != want {
+	want := Skipped{MalformedMessages: 2, UnknownTypes: map[string]int{"message.role=system": 1}, MissingFields: 3, Errored: 1, Incomplete: 2,
+		MalformedParts: 1, MalformedPartRows: 2, BelowMinOutput: 1, DurationOutOfRange: 2}
+	if !reflect.DeepEqual(r.Counts.Skipped, want) {
 		t.Errorf("skipped:\n got %+v\nwant %+v", r.Counts.Skipped, want)
 	}
 	if r.Counts.Samples != 2 || r.Counts.Generations != 5 || r.Counts.Messages != 15 {

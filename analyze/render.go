@@ -158,6 +158,9 @@ func (r *Report) skipped() []string {
 		}
 	}
 	add(s.MalformedMessages, "malformed message", "malformed messages")
+	if len(s.UnknownTypes) > 0 {
+		out = append(out, "of unknown kind "+named(s.UnknownTypes))
+	}
 	add(s.MissingFields, "assistant message missing fields", "assistant messages missing fields")
 	add(s.Errored, "errored", "errored")
 	add(s.Incomplete, "incomplete", "incomplete")
@@ -166,6 +169,25 @@ func (r *Report) skipped() []string {
 	add(s.BelowMinOutput, fmt.Sprintf("below %d output tokens", r.Filters.MinOutputTokens), fmt.Sprintf("below %d output tokens", r.Filters.MinOutputTokens))
 	add(s.DurationOutOfRange, "outside 0.2 s–1 h", "outside 0.2 s–1 h")
 	return out
+}
+
+// named lists counts by name, most first: "3 session_message.type=x,
+// 1 message.role=system".
+func named(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	for i, k := range keys {
+		keys[i] = numfmt.Thousands(float64(m[k])) + " " + k
+	}
+	return strings.Join(keys, ", ")
 }
 
 // count says n things: "1 model", "2 models", "1,200 sessions".
@@ -196,6 +218,9 @@ func (r *Report) headline() []string {
 		if d.Mode == modeReadOnly {
 			how = "read-only, in use"
 		}
+		if d.V2Messages > 0 {
+			how += fmt.Sprintf("; %s opencode 1 rows, %s OpenCode 2 rows", numfmt.Thousands(float64(d.V1Messages)), numfmt.Thousands(float64(d.V2Messages)))
+		}
 		lines = append(lines, fmt.Sprintf("  %s (%s)", d.Path, how))
 	}
 	var filt []string
@@ -219,6 +244,16 @@ func (r *Report) headline() []string {
 	lines = append(lines, fmt.Sprintf("%s of %s in %s; %s for throughput (%s read)",
 		count(c.Generations, "generation"), count(len(r.Models), "model"), count(r.Sessions.Sessions, "session"),
 		count(c.Samples, "sample"), count(c.Messages, "message")))
+	if c.Duplicates > 0 {
+		l := fmt.Sprintf("counted once: %s copies", numfmt.Thousands(float64(c.Duplicates)))
+		if c.LayoutDuplicates > 0 {
+			l += fmt.Sprintf(" (%s in both opencode layouts)", numfmt.Thousands(float64(c.LayoutDuplicates)))
+		}
+		lines = append(lines, l)
+	}
+	if len(c.Other) > 0 {
+		lines = append(lines, "not model calls: "+named(c.Other))
+	}
 	if sk := r.skipped(); len(sk) > 0 {
 		lines = append(lines, "skipped: "+strings.Join(sk, ", "))
 	}
