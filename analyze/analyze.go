@@ -55,6 +55,9 @@ type Options struct {
 	// MinOutputTokens is the fewest output + reasoning tokens a sample
 	// has (DefaultMinOutputTokens in the command).
 	MinOutputTokens int
+	// ToolCut is the rule that ends a generation's time at a tool start:
+	// ToolCutReference (the default, when empty) or ToolCutAnyTool.
+	ToolCut string
 	// Profile names where Pricing, Energy and Limits came from.
 	Profile string
 	// Pricing prices the generations (nil: not priced by tokens).
@@ -89,6 +92,9 @@ func (o *Options) validate() error {
 	}
 	if o.MinOutputTokens < 0 {
 		return fmt.Errorf("--min-output must be ≥ 0 (got %d)", o.MinOutputTokens)
+	}
+	if o.ToolCut != "" && !slices.Contains(ToolCuts, o.ToolCut) {
+		return fmt.Errorf("--tool-cut %q: want %s", o.ToolCut, strings.Join(ToolCuts, " or "))
 	}
 	if o.BusyTimeout < 0 {
 		return fmt.Errorf("busy timeout must be ≥ 0 (got %s)", o.BusyTimeout)
@@ -139,9 +145,11 @@ type Filters struct {
 	Providers       []string   `json:"providers,omitempty"`
 	Models          []string   `json:"models,omitempty"`
 	MinOutputTokens int        `json:"min_output_tokens"`
-	MinDurationS    float64    `json:"min_duration_s"`
-	MaxDurationS    float64    `json:"max_duration_s"`
-	Profile         string     `json:"profile,omitempty"`
+	// ToolCut is the tool-cut rule (ToolCut*).
+	ToolCut      string  `json:"tool_cut"`
+	MinDurationS float64 `json:"min_duration_s"`
+	MaxDurationS float64 `json:"max_duration_s"`
+	Profile      string  `json:"profile,omitempty"`
 }
 
 // Counts account for every message read: what became a generation or a
@@ -196,11 +204,14 @@ type Skipped struct {
 	MalformedPartRows int `json:"malformed_part_rows"`
 	// The rest are generations that are not throughput samples:
 	// ToolOutsideSpan started a tool outside [created, completed];
+	// ToolCallsWithoutStart finished with tool calls but no tool has a
+	// start time (the reference tool-cut rule);
 	// BelowMinOutput generated fewer tokens than --min-output;
 	// DurationOutOfRange took less than 0.2 s or more than 1 h.
-	ToolOutsideSpan    int `json:"tool_outside_span"`
-	BelowMinOutput     int `json:"below_min_output"`
-	DurationOutOfRange int `json:"duration_out_of_range"`
+	ToolOutsideSpan       int `json:"tool_outside_span"`
+	ToolCallsWithoutStart int `json:"tool_calls_without_tool_start"`
+	BelowMinOutput        int `json:"below_min_output"`
+	DurationOutOfRange    int `json:"duration_out_of_range"`
 }
 
 // ModelReport is one provider and model.
@@ -316,6 +327,9 @@ func Analyze(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if opts.BusyTimeout == 0 {
 		opts.BusyTimeout = DefaultBusyTimeout
+	}
+	if opts.ToolCut == "" {
+		opts.ToolCut = ToolCutReference
 	}
 	forceRO := map[string]bool{}
 	for attempt := 0; ; attempt++ {
@@ -674,9 +688,9 @@ func (a *acc) generation(g *generation) {
 	}
 	a.sess.add(g)
 
-	t := g.timing()
+	t := g.timing(a.opts.ToolCut)
 	modelMS := t.end - g.created
-	if t.outside {
+	if t.outside || t.noToolStart {
 		modelMS = g.completed - g.created
 	}
 	m.modelMS += modelMS
@@ -685,6 +699,9 @@ func (a *acc) generation(g *generation) {
 	switch d := time.Duration(t.end-g.created) * time.Millisecond; {
 	case t.outside:
 		a.counts.Skipped.ToolOutsideSpan++
+		return
+	case t.noToolStart:
+		a.counts.Skipped.ToolCallsWithoutStart++
 		return
 	case g.generated() < int64(a.opts.MinOutputTokens):
 		a.counts.Skipped.BelowMinOutput++
@@ -734,10 +751,10 @@ func (a *acc) report() *Report {
 		Databases:   a.dbs,
 		GeneratedAt: o.Now,
 		Filters: Filters{
-			Providers: o.Providers, Models: o.Models, MinOutputTokens: o.MinOutputTokens,
+			Providers: o.Providers, Models: o.Models, MinOutputTokens: o.MinOutputTokens, ToolCut: o.ToolCut,
 			MinDurationS: MinDuration.Seconds(), MaxDurationS: MaxDuration.Seconds(), Profile: o.Profile,
 		},
-		Definitions: definitions(o.MinOutputTokens),
+		Definitions: definitions(o.MinOutputTokens, o.ToolCut),
 		Counts:      a.counts,
 	}
 	if !o.Since.IsZero() {
@@ -852,9 +869,13 @@ func (a *acc) traceOut() *trace.Trace {
 }
 
 // definitions say how each figure is made, for the JSON and the reports.
-func definitions(minOutput int) map[string]string {
+func definitions(minOutput int, toolCut string) map[string]string {
+	cut := "cut at the earliest tool start when it finished with tool calls (no sample when no tool has a start time), as the field report's tool does"
+	if toolCut == ToolCutAnyTool {
+		cut = "cut at the earliest tool start when a tool started and it finished with tool calls or stored no finish reason (--tool-cut any-tool)"
+	}
 	return map[string]string{
-		"effective_tok_s":  fmt.Sprintf("(output + reasoning tokens) / generation time; the generation time runs from the message's time.created to time.completed, cut at the earliest tool start when it finished with tool calls; samples have ≥ %d output + reasoning tokens and a generation time of 0.2 s to 1 h", minOutput),
+		"effective_tok_s":  fmt.Sprintf("(output + reasoning tokens) / generation time; the generation time runs from the message's time.created to time.completed, %s; samples have ≥ %d output + reasoning tokens and a generation time of 0.2 s to 1 h", cut, minOutput),
 		"context_tokens":   "the whole prompt: tokens.input + tokens.cache.read + tokens.cache.write (opencode stores input without the cache reads and writes)",
 		"input_output":     "prompt tokens / (output + reasoning tokens), per generation",
 		"cache_read_share": "cache-read tokens / prompt tokens, over all generations",

@@ -166,6 +166,7 @@ func (r *Report) skipped() []string {
 	add(s.Incomplete, "incomplete", "incomplete")
 	add(s.MalformedParts, fmt.Sprintf("with malformed parts (%d parts)", s.MalformedPartRows), fmt.Sprintf("with malformed parts (%d parts)", s.MalformedPartRows))
 	add(s.ToolOutsideSpan, "with a tool start outside the message", "with a tool start outside the message")
+	add(s.ToolCallsWithoutStart, "finished with tool calls but no tool start", "finished with tool calls but no tool start")
 	add(s.BelowMinOutput, fmt.Sprintf("below %d output tokens", r.Filters.MinOutputTokens), fmt.Sprintf("below %d output tokens", r.Filters.MinOutputTokens))
 	add(s.DurationOutOfRange, "outside 0.2 s–1 h", "outside 0.2 s–1 h")
 	return out

@@ -36,6 +36,7 @@ type AnalyzeOpencodeOptions struct {
 	Providers   []string
 	Models      []string
 	MinOutput   int
+	ToolCut     string
 	Format      string
 	FormatSet   bool
 	Output      string
@@ -82,6 +83,7 @@ prices.`,
 	fl.StringArrayVar(&opts.Providers, "provider", nil, "only providers whose id contains P, or matches it as a glob with * or ? (repeatable)")
 	fl.StringArrayVar(&opts.Models, "model", nil, "only models whose id contains M, or matches it as a glob with * or ? (repeatable)")
 	fl.IntVar(&opts.MinOutput, "min-output", analyze.DefaultMinOutputTokens, "fewest output + reasoning tokens of a throughput sample")
+	fl.StringVar(&opts.ToolCut, "tool-cut", analyze.ToolCutReference, "when a generation's time ends at a tool start: "+strings.Join(analyze.ToolCuts, " or ")+" (see the README)")
 	fl.StringVar(&opts.Format, "format", "text", "report format: "+strings.Join(analyze.Formats, ", ")+" (default from -o's extension, else text)")
 	fl.StringVarP(&opts.Output, "output", "o", "", "write the report to FILE (atomically) instead of stdout")
 	fl.StringVar(&opts.Charts, "charts", "", "write charts (SVG and PNG) into DIR")
@@ -98,6 +100,7 @@ func analyzeOpencodeRun(cmd *cobra.Command, opts *AnalyzeOpencodeOptions) error 
 		Providers:       opts.Providers,
 		Models:          opts.Models,
 		MinOutputTokens: opts.MinOutput,
+		ToolCut:         opts.ToolCut,
 		Trace:           opts.ExportTrace != "",
 		Now:             now,
 	}

@@ -60,13 +60,13 @@ func TestAnalyzeFlags(t *testing.T) {
 	f := &Factory{IO: &IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, Getenv: func(string) string { return "" }}
 	cmd := NewCmdAnalyzeOpencode(f, func(_ *cobra.Command, o *AnalyzeOpencodeOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--db", "a.db", "--db", "b.db", "--since", "30d", "--until", "2026-11-01", "--provider", "cerebras",
-		"--model", "qwen", "--model", "gpt-5*", "--min-output", "10", "--format", "md", "-o", "r.md", "--charts", "charts",
+		"--model", "qwen", "--model", "gpt-5*", "--min-output", "10", "--tool-cut", "any-tool", "--format", "md", "-o", "r.md", "--charts", "charts",
 		"--profile", "sim-cerebras-27b", "--export-trace", "t.jsonl"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
 	want := AnalyzeOpencodeOptions{DBs: []string{"a.db", "b.db"}, Since: "30d", Until: "2026-11-01", Providers: []string{"cerebras"},
-		Models: []string{"qwen", "gpt-5*"}, MinOutput: 10, Format: "md", FormatSet: true, Output: "r.md", Charts: "charts",
+		Models: []string{"qwen", "gpt-5*"}, MinOutput: 10, ToolCut: "any-tool", Format: "md", FormatSet: true, Output: "r.md", Charts: "charts",
 		Profile: "sim-cerebras-27b", ExportTrace: "t.jsonl"}
 	got.F, got.Now = nil, nil
 	if fmt.Sprintf("%+v", *got) != fmt.Sprintf("%+v", want) {
@@ -75,7 +75,7 @@ func TestAnalyzeFlags(t *testing.T) {
 	cmd = NewCmdAnalyzeOpencode(f, func(_ *cobra.Command, o *AnalyzeOpencodeOptions) error { got = o; return nil })
 	cmd.SetArgs(nil)
 	cmd.Execute()
-	if got.MinOutput != analyze.DefaultMinOutputTokens || got.Format != "text" || got.FormatSet {
+	if got.MinOutput != analyze.DefaultMinOutputTokens || got.Format != "text" || got.FormatSet || got.ToolCut != analyze.ToolCutReference {
 		t.Errorf("defaults: %+v", *got)
 	}
 }
@@ -185,6 +185,7 @@ func TestAnalyzeErrorsAreBadInput(t *testing.T) {
 		{[]string{"opencode", "--db", db, "--format", "html"}, `--format "html"`},
 		{[]string{"opencode", "--db", db, "--profile", "nope"}, `no profile "nope"`},
 		{[]string{"opencode", "--db", db, "--min-output", "-1"}, "--min-output must be ≥ 0"},
+		{[]string{"opencode", "--db", db, "--tool-cut", "never"}, `--tool-cut "never": want reference or any-tool`},
 		{[]string{"opencode", "--db", db, "--nope"}, "unknown flag"},
 		{[]string{"opencode", "extra"}, "unknown command"},
 	} {
