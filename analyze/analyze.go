@@ -1,5 +1,7 @@
 // Package analyze measures real agentic work from its session logs:
-// opencode's SQLite database, read strictly read-only. It computes the
+// opencode's SQLite database (both its layouts, OpenCode 2's included),
+// Claude Code's JSONL transcripts and Codex CLI's JSONL rollouts, all
+// read strictly read-only. It computes the
 // field report's effective throughput per provider and model, and what
 // that report's tool did not: context lengths, input:output ratios,
 // cache reads, pure decode speed and TTFT, the prefill share, tokens per
@@ -40,11 +42,24 @@ const (
 	Window = time.Minute
 )
 
+// Sources: the agents whose logs Analyze reads.
+const (
+	SourceOpencode   = "opencode"
+	SourceClaudeCode = "claude-code"
+	SourceCodex      = "codex"
+)
+
 // Options choose what Analyze reads and how.
 type Options struct {
+	// Source is SourceOpencode (when empty), SourceClaudeCode or
+	// SourceCodex.
+	Source string
 	// DBs are opencode databases, read together (a live one and its
 	// archives); a message found in several is counted once.
 	DBs []string
+	// Paths are Claude Code transcripts or Codex rollouts: .jsonl files,
+	// or directories searched for them recursively.
+	Paths []string
 	// Since and Until keep generations created in [Since, Until); zero
 	// times leave that side open.
 	Since, Until time.Time
@@ -84,8 +99,17 @@ type Options struct {
 const DefaultBusyTimeout = 3 * time.Second
 
 func (o *Options) validate() error {
-	if len(o.DBs) == 0 {
-		return errors.New("no database to read")
+	switch o.Source {
+	case "", SourceOpencode:
+		if len(o.DBs) == 0 {
+			return errors.New("no database to read")
+		}
+	case SourceClaudeCode, SourceCodex:
+		if len(o.Paths) == 0 {
+			return errors.New("no file or directory to read")
+		}
+	default:
+		return fmt.Errorf("unknown source %q (want %s, %s or %s)", o.Source, SourceOpencode, SourceClaudeCode, SourceCodex)
 	}
 	if !o.Since.IsZero() && !o.Until.IsZero() && !o.Since.Before(o.Until) {
 		return fmt.Errorf("--since %s is not before --until %s", o.Since.Format(time.RFC3339), o.Until.Format(time.RFC3339))
@@ -104,8 +128,13 @@ func (o *Options) validate() error {
 
 // Report is what Analyze found. It is the JSON output as is.
 type Report struct {
-	Source    string     `json:"source"`
-	Databases []Database `json:"databases"`
+	// Source is the agent the logs are of (Source*).
+	Source string `json:"source"`
+	// Databases are the opencode databases read.
+	Databases []Database `json:"databases,omitempty"`
+	// Paths are the transcript files and directories read (Claude Code,
+	// Codex).
+	Paths []string `json:"paths,omitempty"`
 	// GeneratedAt is when the report was made.
 	GeneratedAt time.Time `json:"generated_at"`
 	Filters     Filters   `json:"filters"`
@@ -120,9 +149,25 @@ type Report struct {
 	Sessions SessionReport  `json:"sessions"`
 	// Cost is the bill at the profile's prices (nil: no profile prices).
 	Cost *Cost `json:"cost,omitempty"`
+	// ReportedLimits are the rate-limit windows the agent's own logs
+	// report (Codex), with the most of each that was used.
+	ReportedLimits []ReportedLimit `json:"reported_limits,omitempty"`
+	// Unavailable names the figures the source's logs cannot give, and
+	// why (figure: reason).
+	Unavailable map[string]string `json:"unavailable,omitempty"`
 
 	// Trace holds the generations as sessions of turns when asked for.
 	Trace *trace.Trace `json:"-"`
+}
+
+// ReportedLimit is one rate-limit window as the vendor reported it in
+// the logs: the highest share of it used, in percent (0–100), over the
+// Samples reports.
+type ReportedLimit struct {
+	Name           string  `json:"name"`
+	WindowMinutes  int     `json:"window_minutes,omitempty"`
+	MaxUsedPercent float64 `json:"max_used_percent"`
+	Samples        int     `json:"samples"`
 }
 
 // Database is one database read and how.
@@ -164,7 +209,11 @@ type Counts struct {
 	Duplicates       int `json:"duplicates,omitempty"`
 	LayoutDuplicates int `json:"layout_duplicates,omitempty"`
 	// Parts are v1 part rows and v2 content items.
-	Parts     int `json:"parts"`
+	Parts int `json:"parts"`
+	// Files and Lines are the JSON Lines files and lines read (Claude
+	// Code, Codex).
+	Files     int `json:"files,omitempty"`
+	Lines     int `json:"lines,omitempty"`
 	User      int `json:"user_messages"`
 	Assistant int `json:"assistant_messages"`
 	// Other counts, by kind, the messages that are neither user nor
@@ -189,6 +238,13 @@ type Skipped struct {
 	// UnknownTypes counts, by name, messages of a kind analyze does not
 	// know ("message.role=system", "session_message.type=x").
 	UnknownTypes map[string]int `json:"unknown_types,omitempty"`
+	// MalformedLines are JSON Lines lines that are not a JSON object
+	// with a type; Examples names the first few (file:line: why).
+	MalformedLines int      `json:"malformed_lines,omitempty"`
+	Examples       []string `json:"examples,omitempty"`
+	// NoRequestTime are model calls of a log without request times
+	// (Claude Code, Codex) with no record before them to start from.
+	NoRequestTime int `json:"no_request_time,omitempty"`
 	// MissingFields are assistant messages without a providerID,
 	// modelID, or numeric time.created, tokens.input and tokens.output.
 	MissingFields int `json:"missing_fields"`
@@ -331,6 +387,12 @@ func Analyze(ctx context.Context, opts Options) (*Report, error) {
 	if opts.ToolCut == "" {
 		opts.ToolCut = ToolCutReference
 	}
+	if opts.Source == "" {
+		opts.Source = SourceOpencode
+	}
+	if opts.Source != SourceOpencode {
+		return analyzeJSONL(ctx, &opts)
+	}
 	forceRO := map[string]bool{}
 	for attempt := 0; ; attempt++ {
 		a, changed, err := read(ctx, &opts, forceRO)
@@ -348,6 +410,28 @@ func Analyze(ctx context.Context, opts Options) (*Report, error) {
 		}
 		return a.report(), nil
 	}
+}
+
+// analyzeJSONL reads Claude Code transcripts or Codex rollouts.
+func analyzeJSONL(ctx context.Context, opts *Options) (*Report, error) {
+	files, err := jsonlFiles(opts.Source, opts.Paths)
+	if err != nil {
+		return nil, err
+	}
+	a, err := newAcc(opts, opts.Source)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Source == SourceClaudeCode {
+		err = a.readClaudeCode(ctx, files)
+	} else {
+		err = a.readCodex(ctx, files)
+	}
+	if err != nil {
+		return nil, err
+	}
+	a.flushSession()
+	return a.report(), nil
 }
 
 // read makes one pass over the databases. changed lists those read as
@@ -429,6 +513,9 @@ type info struct {
 	hasTokens, hasInput, hasOut   bool
 	input, output, reasoning      float64
 	cacheRead, cacheWrite         float64
+	// noRequestTime: a JSONL log's call with nothing before it to take
+	// its start from.
+	noRequestTime bool
 }
 
 // parseInfo reads message.data: role, time.created and completed,
@@ -510,6 +597,7 @@ type acc struct {
 	sess     sessionAcc
 	sessions sessionsAcc
 	trace    []trace.Session
+	reported []ReportedLimit
 }
 
 // modelAcc accumulates one provider and model.
@@ -616,6 +704,10 @@ func (a *acc) message(m *msg) {
 	}
 	a.counts.Assistant++
 	i := &m.info
+	if i.noRequestTime {
+		a.counts.Skipped.NoRequestTime++
+		return
+	}
 	created, ok := ms(i.created)
 	if i.provider == "" || i.model == "" || !i.hasCreated || !ok || !i.hasTokens || !i.hasInput || !i.hasOut {
 		a.counts.Skipped.MissingFields++
@@ -754,7 +846,7 @@ func (a *acc) report() *Report {
 			Providers: o.Providers, Models: o.Models, MinOutputTokens: o.MinOutputTokens, ToolCut: o.ToolCut,
 			MinDurationS: MinDuration.Seconds(), MaxDurationS: MaxDuration.Seconds(), Profile: o.Profile,
 		},
-		Definitions: definitions(o.MinOutputTokens, o.ToolCut),
+		Definitions: definitions(a.source, o.MinOutputTokens, o.ToolCut),
 		Counts:      a.counts,
 	}
 	if !o.Since.IsZero() {
@@ -785,6 +877,11 @@ func (a *acc) report() *Report {
 	})
 	r.Sessions = a.sessions.report()
 	r.Cost = a.cost(r)
+	r.ReportedLimits = a.reported
+	if a.source != SourceOpencode {
+		r.Paths = o.Paths
+		r.Unavailable = unavailable(a.source)
+	}
 	if o.Trace {
 		r.Trace = a.traceOut()
 	}
@@ -851,7 +948,11 @@ func (a *acc) cost(r *Report) *Cost {
 // traceOut makes the collected sessions a trace: starts from the
 // earliest, sessions in order of start.
 func (a *acc) traceOut() *trace.Trace {
-	t := &trace.Trace{Source: "opencode " + strings.Join(a.opts.DBs, ", "), Sessions: a.trace}
+	from := a.opts.DBs
+	if a.source != SourceOpencode {
+		from = a.opts.Paths
+	}
+	t := &trace.Trace{Source: a.source + " " + strings.Join(from, ", "), Sessions: a.trace}
 	if len(t.Sessions) == 0 {
 		return t
 	}
@@ -869,20 +970,55 @@ func (a *acc) traceOut() *trace.Trace {
 }
 
 // definitions say how each figure is made, for the JSON and the reports.
-func definitions(minOutput int, toolCut string) map[string]string {
+func definitions(source string, minOutput int, toolCut string) map[string]string {
 	cut := "cut at the earliest tool start when it finished with tool calls (no sample when no tool has a start time), as the field report's tool does"
 	if toolCut == ToolCutAnyTool {
 		cut = "cut at the earliest tool start when a tool started and it finished with tool calls or stored no finish reason (--tool-cut any-tool)"
 	}
-	return map[string]string{
-		"effective_tok_s":  fmt.Sprintf("(output + reasoning tokens) / generation time; the generation time runs from the message's time.created to time.completed, %s; samples have ≥ %d output + reasoning tokens and a generation time of 0.2 s to 1 h", cut, minOutput),
+	bounds := fmt.Sprintf("samples have ≥ %d output + reasoning tokens and a generation time of 0.2 s to 1 h", minOutput)
+	d := map[string]string{
+		"effective_tok_s":  fmt.Sprintf("(output + reasoning tokens) / generation time; the generation time runs from the message's time.created to time.completed, %s; opencode 2 rows the same, their tool start being time.ran; %s", cut, bounds),
 		"context_tokens":   "the whole prompt: tokens.input + tokens.cache.read + tokens.cache.write (opencode stores input without the cache reads and writes)",
 		"input_output":     "prompt tokens / (output + reasoning tokens), per generation",
 		"cache_read_share": "cache-read tokens / prompt tokens, over all generations",
-		"decode_tok_s":     "(output + reasoning tokens) / (first text or reasoning part start → last token: the tool start when cut, else the last text or reasoning part end)",
-		"ttft_s":           "time.created → the first text or reasoning part start",
+		"decode_tok_s":     "(output + reasoning tokens) / (first token → last token: the tool start when cut, else the last text or reasoning part end); the first token is the first text or reasoning part's start (opencode 2: the first content item's start, when it is reasoning or a tool call, as text carries no time)",
+		"ttft_s":           "time.created → the first token",
 		"prefill_share":    "TTFT / generation time",
 		"rate_limits":      "per session, the most any 60 s window held: requests and prompt tokens at time.created, generated tokens at time.completed; total tokens count cache reads in full",
 		"generations":      "completed assistant messages in the filters, without an error; they are the traffic: context, ratios, cache, cost, rate limits and the exported trace",
 	}
+	switch source {
+	case SourceClaudeCode:
+		d["effective_tok_s"] = "output tokens (thinking included) / generation time; the generation time runs from the request's start, taken as the later of the last user record before the message (its prompt, or the tool results it answers) and the previous message's last line, to the message's own last line (Claude Code writes a line as each content block completes, so tools run after it); " + bounds
+		d["context_tokens"] = "the whole prompt: input_tokens + cache_read_input_tokens + cache_creation_input_tokens (the Messages API counts them apart)"
+		d["input_output"] = "prompt tokens / output tokens, per generation"
+		d["rate_limits"] = "per session, the most any 60 s window held: requests and prompt tokens at the request's start, output tokens at the message's last line; total tokens count cache reads in full"
+		d["generations"] = "assistant messages (one API call each: their lines joined by message.id, the largest usage taken) with usage and a start, not an API error nor Claude Code's own <synthetic> notices; each message once across files"
+	case SourceCodex:
+		d["effective_tok_s"] = "output tokens (reasoning included) / generation time; the generation time runs from the call's start, taken as the later of the last input record before it (the user's message, a tool's output) and the previous call's token_count, to its own token_count event; " + bounds
+		d["context_tokens"] = "the whole prompt: input_tokens (Codex counts cached_input_tokens inside it)"
+		d["cache_read_share"] = "cached_input_tokens / input_tokens, over all generations"
+		d["rate_limits"] = "per session, the most any 60 s window held: requests and prompt tokens at the call's start, output tokens at its token_count; total tokens count cached input in full"
+		d["generations"] = "token_count events with new usage, one model call each (last_token_usage, else the change in total_token_usage); a token_count repeating the previous total is no call"
+	}
+	if source != SourceOpencode {
+		for k := range unavailable(source) {
+			delete(d, k)
+		}
+	}
+	return d
+}
+
+// unavailable names the figures a JSONL source cannot give, and why.
+func unavailable(source string) map[string]string {
+	var why string
+	switch source {
+	case SourceClaudeCode:
+		why = "Claude Code's transcripts record no first-token time (a line is written when a content block completes)"
+	case SourceCodex:
+		why = "Codex's rollouts record no first-token time per model call (items are written when complete)"
+	default:
+		return nil
+	}
+	return map[string]string{"decode_tok_s": why, "ttft_s": why, "prefill_share": why}
 }

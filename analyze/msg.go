@@ -101,6 +101,10 @@ func (a *acc) dedupe(ms []msg) []*msg {
 	byID := make(map[string]int, len(ms))
 	for k := range ms {
 		m := &ms[k]
+		if m.id == "" {
+			out = append(out, m)
+			continue
+		}
 		j, seen := byID[m.id]
 		if !seen {
 			byID[m.id] = len(out)
