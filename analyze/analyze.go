@@ -84,6 +84,9 @@ type Options struct {
 	// Trace collects the generations as a replayable trace in
 	// Report.Trace (about 72 bytes per generation).
 	Trace bool
+	// Scenario fits the sessions to an agentic scenario in
+	// Report.Scenario (about 20 bytes per generation and per session).
+	Scenario bool
 	// Now is the time the report is made (time.Now when zero).
 	Now time.Time
 	// BusyTimeout is how long a read waits for another program's lock
@@ -158,6 +161,9 @@ type Report struct {
 
 	// Trace holds the generations as sessions of turns when asked for.
 	Trace *trace.Trace `json:"-"`
+	// Scenario is the workload fitted from the sessions when asked for
+	// (nil: no session to fit).
+	Scenario *ScenarioFit `json:"-"`
 }
 
 // ReportedLimit is one rate-limit window as the vendor reported it in
@@ -598,6 +604,7 @@ type acc struct {
 	sessions sessionsAcc
 	trace    []trace.Session
 	reported []ReportedLimit
+	fit      *fitAcc
 }
 
 // modelAcc accumulates one provider and model.
@@ -632,6 +639,9 @@ func newAcc(opts *Options, source string) (*acc, error) {
 		a.until = opts.Until.UnixMilli()
 	}
 	a.sessions.init(opts.Limits)
+	if opts.Scenario {
+		a.fit = &fitAcc{}
+	}
 	return a, nil
 }
 
@@ -828,9 +838,13 @@ func (a *acc) flushSession() {
 		a.message(m)
 	}
 	if len(s.gens) > 0 {
+		s.sorted()
 		a.sessions.add(s)
 		if a.opts.Trace {
 			a.trace = append(a.trace, s.trace())
+		}
+		if a.fit != nil {
+			a.fit.add(s.gens)
 		}
 	}
 	s.reset()
@@ -884,6 +898,9 @@ func (a *acc) report() *Report {
 	}
 	if o.Trace {
 		r.Trace = a.traceOut()
+	}
+	if o.Scenario {
+		r.Scenario = a.scenarioFit(r)
 	}
 	return r
 }

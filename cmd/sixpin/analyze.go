@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"github.com/sixpin/sixpin/analyze"
 	"github.com/sixpin/sixpin/internal/atomicfile"
 	"github.com/sixpin/sixpin/profiles"
+	"github.com/sixpin/sixpin/scenario"
 	"github.com/sixpin/sixpin/trace"
 )
 
@@ -47,6 +50,8 @@ type AnalyzeOptions struct {
 	Charts      string
 	Profile     string
 	ExportTrace string
+	// ExportScenario is where to write the fitted scenario (YAML).
+	ExportScenario string
 	// Now is the clock --since/--until count back from (time.Now).
 	Now func() time.Time
 }
@@ -63,6 +68,7 @@ func analyzeCommon(fl *pflag.FlagSet, opts *AnalyzeOptions) {
 	fl.StringVar(&opts.Charts, "charts", "", "write charts (SVG and PNG) into DIR")
 	fl.StringVar(&opts.Profile, "profile", "", "rate limits and prices from a profile: an embedded NAME or a YAML FILE")
 	fl.StringVar(&opts.ExportTrace, "export-trace", "", "write the sessions as a sixpin trace (JSONL) to FILE")
+	fl.StringVar(&opts.ExportScenario, "export-scenario", "", "write an agentic scenario (YAML) with the sessions' own pins to FILE")
 }
 
 // newCmdAnalyzeSource builds one source's command around the common
@@ -161,6 +167,7 @@ func analyzeRun(cmd *cobra.Command, opts *AnalyzeOptions) error {
 		MinOutputTokens: opts.MinOutput,
 		ToolCut:         opts.ToolCut,
 		Trace:           opts.ExportTrace != "",
+		Scenario:        opts.ExportScenario != "",
 		Now:             now,
 	}
 	switch {
@@ -233,6 +240,35 @@ func analyzeRun(cmd *cobra.Command, opts *AnalyzeOptions) error {
 		}
 		fmt.Fprintf(ios.ErrOut, "wrote trace %s: %d sessions, %d turns\n", opts.ExportTrace, len(t.Sessions), t.Turns())
 	}
+	if opts.ExportScenario != "" {
+		if err := exportScenario(opts.ExportScenario, rep, ios.ErrOut); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exportScenario writes rep's fitted scenario to path, atomically, once
+// it has read back as a valid scenario.
+func exportScenario(path string, rep *analyze.Report, errOut io.Writer) error {
+	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	var buf bytes.Buffer
+	if err := rep.WriteScenario(&buf, name); err != nil {
+		err = fmt.Errorf("--export-scenario %s: %w", path, err)
+		if errors.Is(err, analyze.ErrNoSessions) {
+			return badInput(err)
+		}
+		return err
+	}
+	if _, err := scenario.Parse(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("--export-scenario %s: the fitted scenario does not validate: %w", path, err)
+	}
+	if err := atomicfile.Write(path, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err }); err != nil {
+		return err
+	}
+	f := rep.Scenario
+	fmt.Fprintf(errOut, "wrote scenario %s: %d sessions, %d at once (peak %d), first prompt %s, output %s\n",
+		path, f.Sessions, max(f.MedianSessions, 1), f.PeakSessions, f.FirstPrompt.Dist, f.Output.Dist)
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sixpin/sixpin/analyze"
 	oc "github.com/sixpin/sixpin/analyze/opencodetest"
+	"github.com/sixpin/sixpin/scenario"
 	"github.com/sixpin/sixpin/trace"
 )
 
@@ -61,13 +62,13 @@ func TestAnalyzeFlags(t *testing.T) {
 	cmd := NewCmdAnalyzeOpencode(f, func(_ *cobra.Command, o *AnalyzeOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--db", "a.db", "--db", "b.db", "--since", "30d", "--until", "2026-11-01", "--provider", "cerebras",
 		"--model", "qwen", "--model", "gpt-5*", "--min-output", "10", "--tool-cut", "any-tool", "--format", "md", "-o", "r.md", "--charts", "charts",
-		"--profile", "sim-cerebras-27b", "--export-trace", "t.jsonl"})
+		"--profile", "sim-cerebras-27b", "--export-trace", "t.jsonl", "--export-scenario", "prod.yaml"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
 	want := AnalyzeOptions{Source: "opencode", DBs: []string{"a.db", "b.db"}, Since: "30d", Until: "2026-11-01", Providers: []string{"cerebras"},
 		Models: []string{"qwen", "gpt-5*"}, MinOutput: 10, ToolCut: "any-tool", Format: "md", FormatSet: true, Output: "r.md", Charts: "charts",
-		Profile: "sim-cerebras-27b", ExportTrace: "t.jsonl"}
+		Profile: "sim-cerebras-27b", ExportTrace: "t.jsonl", ExportScenario: "prod.yaml"}
 	got.F, got.Now = nil, nil
 	if fmt.Sprintf("%+v", *got) != fmt.Sprintf("%+v", want) {
 		t.Errorf("options:\n got %+v\nwant %+v", *got, want)
@@ -257,5 +258,40 @@ func TestAnalyzeDefaultLogDirs(t *testing.T) {
 		if !errors.As(err, &bad) || !strings.Contains(err.Error(), c.want+": no such file or directory") {
 			t.Errorf("%s %v: err = %v, want a bad-input error naming %s", c.source, c.env, err, c.want)
 		}
+	}
+}
+
+// TestAnalyzeExportScenario: every source exports a scenario that loads,
+// its header naming the logs it came from.
+func TestAnalyzeExportScenario(t *testing.T) {
+	db := opencodeDB(t, t.TempDir())
+	for _, c := range []struct {
+		args []string
+		from string
+	}{
+		{[]string{"opencode", "--db", db}, "# From the opencode database " + db},
+		{[]string{"claude-code", claudeFixtures}, "# From Claude Code's logs: " + claudeFixtures},
+		{[]string{"codex", codexFixtures, "--since", "2026-10-01"}, "# Filters: since 2026-10-01T00:00:00"},
+	} {
+		t.Run(c.args[0], func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "prod.yaml")
+			_, errOut, err := runAnalyze(t, nil, append(c.args, "--export-scenario", path)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := scenario.Load(path)
+			if err != nil {
+				t.Fatalf("the exported scenario does not load: %v", err)
+			}
+			data, _ := os.ReadFile(path)
+			if !s.Workload.Agentic() || s.Name != "prod" || !strings.Contains(string(data), c.from) || !strings.Contains(errOut, "wrote scenario "+path+": ") {
+				t.Errorf("scenario %+v\n%s\n%s", s, data, errOut)
+			}
+		})
+	}
+	_, _, err := runAnalyze(t, nil, "opencode", "--db", db, "--model", "nope", "--export-scenario", filepath.Join(t.TempDir(), "x.yaml"))
+	var bad errBadInput
+	if !errors.As(err, &bad) || !strings.Contains(err.Error(), "no sessions to fit") {
+		t.Errorf("no sessions: err = %v", err)
 	}
 }
