@@ -12,8 +12,12 @@
 // the percentiles need (at most 32 bytes per generation, 20 per session),
 // never by rows: messages and parts stream from the database, and a
 // session's messages (about 200 bytes each, parsed) are held only until
-// the session ends, when the copies among them are dropped. An exported
-// trace adds its turns (about 72 bytes each).
+// the session ends, when the copies among them are dropped; JSON Lines
+// logs are read a line at a time, a file's messages held until the file
+// ends. Claude Code's transcripts add an 8-byte hash per message (about
+// 40 bytes with its map) to count a message copied into another file
+// once. An exported trace adds its turns (about 72 bytes each), an
+// exported scenario 20 bytes per generation and 16 per session.
 package analyze
 
 import (
@@ -901,6 +905,9 @@ func (a *acc) report() *Report {
 	}
 	if o.Scenario {
 		r.Scenario = a.scenarioFit(r)
+	}
+	if a.source != SourceOpencode {
+		r.Filters.ToolCut = ""
 	}
 	return r
 }

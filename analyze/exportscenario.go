@@ -101,8 +101,11 @@ func (r *Report) WriteScenario(w io.Writer, name string) error {
 	} else {
 		p("  # Think time: no session had two turns.")
 	}
-	maxCtx := int64(math.Ceil(float64(f.MaxContext)/1000) * 1000)
-	p("  # The largest context seen (prompt + output) was %s tokens.", n(float64(f.MaxContext)))
+	// At least the largest first prompt and output together, so that no
+	// session's first turn is over the limit.
+	maxCtx := int64(math.Ceil(max(float64(f.MaxContext), f.FirstPrompt.Max+f.Output.Max)/1000) * 1000)
+	p("  # The largest context seen (prompt + output) was %s tokens; the limit is at least the largest", n(float64(f.MaxContext)))
+	p("  # first prompt and output together, rounded up to a thousand.")
 	p("  max_context_tokens: %d", maxCtx)
 	p("# How long to run is not in the logs: the median session lasted %s.", f.MedianLifetime.Round(time.Second))
 	p("duration: %s", shortDuration(DefaultScenarioDuration))
