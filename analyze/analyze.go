@@ -1,5 +1,7 @@
 // Package analyze measures real agentic work from its session logs:
-// opencode's SQLite database, read strictly read-only. It computes the
+// opencode's SQLite database (both its layouts, OpenCode 2's included),
+// Claude Code's JSONL transcripts and Codex CLI's JSONL rollouts, all
+// read strictly read-only. It computes the
 // field report's effective throughput per provider and model, and what
 // that report's tool did not: context lengths, input:output ratios,
 // cache reads, pure decode speed and TTFT, the prefill share, tokens per
@@ -9,8 +11,13 @@
 // Memory grows with the number of generations only by the float32 values
 // the percentiles need (at most 32 bytes per generation, 20 per session),
 // never by rows: messages and parts stream from the database, and a
-// session's requests are held only until the session ends. An exported
-// trace adds its turns (about 72 bytes each).
+// session's messages (about 200 bytes each, parsed) are held only until
+// the session ends, when the copies among them are dropped; JSON Lines
+// logs are read a line at a time, a file's messages held until the file
+// ends. Claude Code's transcripts add an 8-byte hash per message (about
+// 40 bytes with its map) to count a message copied into another file
+// once. An exported trace adds its turns (about 72 bytes each), an
+// exported scenario 20 bytes per generation and 16 per session.
 package analyze
 
 import (
@@ -39,11 +46,24 @@ const (
 	Window = time.Minute
 )
 
+// Sources: the agents whose logs Analyze reads.
+const (
+	SourceOpencode   = "opencode"
+	SourceClaudeCode = "claude-code"
+	SourceCodex      = "codex"
+)
+
 // Options choose what Analyze reads and how.
 type Options struct {
+	// Source is SourceOpencode (when empty), SourceClaudeCode or
+	// SourceCodex.
+	Source string
 	// DBs are opencode databases, read together (a live one and its
 	// archives); a message found in several is counted once.
 	DBs []string
+	// Paths are Claude Code transcripts or Codex rollouts: .jsonl files,
+	// or directories searched for them recursively.
+	Paths []string
 	// Since and Until keep generations created in [Since, Until); zero
 	// times leave that side open.
 	Since, Until time.Time
@@ -54,6 +74,9 @@ type Options struct {
 	// MinOutputTokens is the fewest output + reasoning tokens a sample
 	// has (DefaultMinOutputTokens in the command).
 	MinOutputTokens int
+	// ToolCut is the rule that ends a generation's time at a tool start:
+	// ToolCutReference (the default, when empty) or ToolCutAnyTool.
+	ToolCut string
 	// Profile names where Pricing, Energy and Limits came from.
 	Profile string
 	// Pricing prices the generations (nil: not priced by tokens).
@@ -65,13 +88,35 @@ type Options struct {
 	// Trace collects the generations as a replayable trace in
 	// Report.Trace (about 72 bytes per generation).
 	Trace bool
+	// Scenario fits the sessions to an agentic scenario in
+	// Report.Scenario (about 20 bytes per generation and per session).
+	Scenario bool
 	// Now is the time the report is made (time.Now when zero).
 	Now time.Time
+	// BusyTimeout is how long a read waits for another program's lock
+	// on a database (DefaultBusyTimeout when zero).
+	BusyTimeout time.Duration
+
+	// afterRead, when set, replaces the list of databases a pass found
+	// changed under an immutable read (tests).
+	afterRead func(attempt int, changed []string) []string
 }
 
+// DefaultBusyTimeout is how long a read waits for another program's lock.
+const DefaultBusyTimeout = 3 * time.Second
+
 func (o *Options) validate() error {
-	if len(o.DBs) == 0 {
-		return errors.New("no database to read")
+	switch o.Source {
+	case "", SourceOpencode:
+		if len(o.DBs) == 0 {
+			return errors.New("no database to read")
+		}
+	case SourceClaudeCode, SourceCodex:
+		if len(o.Paths) == 0 {
+			return errors.New("no file or directory to read")
+		}
+	default:
+		return fmt.Errorf("unknown source %q (want %s, %s or %s)", o.Source, SourceOpencode, SourceClaudeCode, SourceCodex)
 	}
 	if !o.Since.IsZero() && !o.Until.IsZero() && !o.Since.Before(o.Until) {
 		return fmt.Errorf("--since %s is not before --until %s", o.Since.Format(time.RFC3339), o.Until.Format(time.RFC3339))
@@ -79,13 +124,24 @@ func (o *Options) validate() error {
 	if o.MinOutputTokens < 0 {
 		return fmt.Errorf("--min-output must be ≥ 0 (got %d)", o.MinOutputTokens)
 	}
+	if o.ToolCut != "" && !slices.Contains(ToolCuts, o.ToolCut) {
+		return fmt.Errorf("--tool-cut %q: want %s", o.ToolCut, strings.Join(ToolCuts, " or "))
+	}
+	if o.BusyTimeout < 0 {
+		return fmt.Errorf("busy timeout must be ≥ 0 (got %s)", o.BusyTimeout)
+	}
 	return nil
 }
 
 // Report is what Analyze found. It is the JSON output as is.
 type Report struct {
-	Source    string     `json:"source"`
-	Databases []Database `json:"databases"`
+	// Source is the agent the logs are of (Source*).
+	Source string `json:"source"`
+	// Databases are the opencode databases read.
+	Databases []Database `json:"databases,omitempty"`
+	// Paths are the transcript files and directories read (Claude Code,
+	// Codex).
+	Paths []string `json:"paths,omitempty"`
 	// GeneratedAt is when the report was made.
 	GeneratedAt time.Time `json:"generated_at"`
 	Filters     Filters   `json:"filters"`
@@ -100,9 +156,28 @@ type Report struct {
 	Sessions SessionReport  `json:"sessions"`
 	// Cost is the bill at the profile's prices (nil: no profile prices).
 	Cost *Cost `json:"cost,omitempty"`
+	// ReportedLimits are the rate-limit windows the agent's own logs
+	// report (Codex), with the most of each that was used.
+	ReportedLimits []ReportedLimit `json:"reported_limits,omitempty"`
+	// Unavailable names the figures the source's logs cannot give, and
+	// why (figure: reason).
+	Unavailable map[string]string `json:"unavailable,omitempty"`
 
 	// Trace holds the generations as sessions of turns when asked for.
 	Trace *trace.Trace `json:"-"`
+	// Scenario is the workload fitted from the sessions when asked for
+	// (nil: no session to fit).
+	Scenario *ScenarioFit `json:"-"`
+}
+
+// ReportedLimit is one rate-limit window as the vendor reported it in
+// the logs: the highest share of it used, in percent (0–100), over the
+// Samples reports.
+type ReportedLimit struct {
+	Name           string  `json:"name"`
+	WindowMinutes  int     `json:"window_minutes,omitempty"`
+	MaxUsedPercent float64 `json:"max_used_percent"`
+	Samples        int     `json:"samples"`
 }
 
 // Database is one database read and how.
@@ -112,6 +187,10 @@ type Database struct {
 	// or "read-only" (through SQLite's locks and the -wal file of a
 	// database in use).
 	Mode string `json:"mode"`
+	// V1Messages and V2Messages are the rows read from each layout:
+	// opencode 1's message table and OpenCode 2's session_message.
+	V1Messages int `json:"v1_messages"`
+	V2Messages int `json:"v2_messages"`
 }
 
 // Filters echo the options that chose the generations.
@@ -121,22 +200,36 @@ type Filters struct {
 	Providers       []string   `json:"providers,omitempty"`
 	Models          []string   `json:"models,omitempty"`
 	MinOutputTokens int        `json:"min_output_tokens"`
-	MinDurationS    float64    `json:"min_duration_s"`
-	MaxDurationS    float64    `json:"max_duration_s"`
-	Profile         string     `json:"profile,omitempty"`
+	// ToolCut is the tool-cut rule (ToolCut*).
+	ToolCut      string  `json:"tool_cut"`
+	MinDurationS float64 `json:"min_duration_s"`
+	MaxDurationS float64 `json:"max_duration_s"`
+	Profile      string  `json:"profile,omitempty"`
 }
 
 // Counts account for every message read: what became a generation or a
 // sample, and why the rest did not.
 type Counts struct {
-	// Messages are the distinct message rows read; Duplicates those
-	// found again in another database. With --since or --until only rows
-	// written within a day of the range are read.
-	Messages   int `json:"messages"`
-	Duplicates int `json:"duplicates,omitempty"`
-	Parts      int `json:"parts"`
-	User       int `json:"user_messages"`
-	Assistant  int `json:"assistant_messages"`
+	// Messages are the distinct messages read; Duplicates the copies
+	// found again (in another database, or in both of an OpenCode 2
+	// database's layouts: LayoutDuplicates of them), each counted once.
+	// With --since or --until only rows written within a day of the
+	// range are read.
+	Messages         int `json:"messages"`
+	Duplicates       int `json:"duplicates,omitempty"`
+	LayoutDuplicates int `json:"layout_duplicates,omitempty"`
+	// Parts are v1 part rows and v2 content items.
+	Parts int `json:"parts"`
+	// Files and Lines are the JSON Lines files and lines read (Claude
+	// Code, Codex).
+	Files     int `json:"files,omitempty"`
+	Lines     int `json:"lines,omitempty"`
+	User      int `json:"user_messages"`
+	Assistant int `json:"assistant_messages"`
+	// Other counts, by kind, the messages that are neither user nor
+	// assistant messages and are not analysed
+	// ("session_message.type=compaction": 3).
+	Other map[string]int `json:"other,omitempty"`
 	// Filtered are assistant messages outside --since/--until or
 	// --provider/--model.
 	Filtered int `json:"filtered_out"`
@@ -150,9 +243,18 @@ type Counts struct {
 
 // Skipped counts messages left out, by reason.
 type Skipped struct {
-	// MalformedMessages have data that is not a JSON object with a role
-	// of user or assistant.
+	// MalformedMessages have data that is not a JSON object, or no role.
 	MalformedMessages int `json:"malformed_messages"`
+	// UnknownTypes counts, by name, messages of a kind analyze does not
+	// know ("message.role=system", "session_message.type=x").
+	UnknownTypes map[string]int `json:"unknown_types,omitempty"`
+	// MalformedLines are JSON Lines lines that are not a JSON object
+	// with a type; Examples names the first few (file:line: why).
+	MalformedLines int      `json:"malformed_lines,omitempty"`
+	Examples       []string `json:"examples,omitempty"`
+	// NoRequestTime are model calls of a log without request times
+	// (Claude Code, Codex) with no record before them to start from.
+	NoRequestTime int `json:"no_request_time,omitempty"`
 	// MissingFields are assistant messages without a providerID,
 	// modelID, or numeric time.created, tokens.input and tokens.output.
 	MissingFields int `json:"missing_fields"`
@@ -168,11 +270,14 @@ type Skipped struct {
 	MalformedPartRows int `json:"malformed_part_rows"`
 	// The rest are generations that are not throughput samples:
 	// ToolOutsideSpan started a tool outside [created, completed];
+	// ToolCallsWithoutStart finished with tool calls but no tool has a
+	// start time (the reference tool-cut rule);
 	// BelowMinOutput generated fewer tokens than --min-output;
 	// DurationOutOfRange took less than 0.2 s or more than 1 h.
-	ToolOutsideSpan    int `json:"tool_outside_span"`
-	BelowMinOutput     int `json:"below_min_output"`
-	DurationOutOfRange int `json:"duration_out_of_range"`
+	ToolOutsideSpan       int `json:"tool_outside_span"`
+	ToolCallsWithoutStart int `json:"tool_calls_without_tool_start"`
+	BelowMinOutput        int `json:"below_min_output"`
+	DurationOutOfRange    int `json:"duration_out_of_range"`
 }
 
 // ModelReport is one provider and model.
@@ -286,11 +391,23 @@ func Analyze(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Now.IsZero() {
 		opts.Now = time.Now()
 	}
+	if opts.BusyTimeout == 0 {
+		opts.BusyTimeout = DefaultBusyTimeout
+	}
+	if opts.ToolCut == "" {
+		opts.ToolCut = ToolCutReference
+	}
+	if opts.Source == "" {
+		opts.Source = SourceOpencode
+	}
+	if opts.Source != SourceOpencode {
+		return analyzeJSONL(ctx, &opts)
+	}
 	forceRO := map[string]bool{}
 	for attempt := 0; ; attempt++ {
 		a, changed, err := read(ctx, &opts, forceRO)
-		if testHookAfterRead != nil {
-			changed = testHookAfterRead(attempt, changed)
+		if opts.afterRead != nil {
+			changed = opts.afterRead(attempt, changed)
 		}
 		if len(changed) > 0 && attempt == 0 {
 			for _, p := range changed {
@@ -305,17 +422,36 @@ func Analyze(ctx context.Context, opts Options) (*Report, error) {
 	}
 }
 
-// testHookAfterRead lets a test change what a pass found changed.
-var testHookAfterRead func(attempt int, changed []string) []string
+// analyzeJSONL reads Claude Code transcripts or Codex rollouts.
+func analyzeJSONL(ctx context.Context, opts *Options) (*Report, error) {
+	files, err := jsonlFiles(opts.Source, opts.Paths)
+	if err != nil {
+		return nil, err
+	}
+	a, err := newAcc(opts, opts.Source)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Source == SourceClaudeCode {
+		err = a.readClaudeCode(ctx, files)
+	} else {
+		err = a.readCodex(ctx, files)
+	}
+	if err != nil {
+		return nil, err
+	}
+	a.flushSession()
+	return a.report(), nil
+}
 
 // read makes one pass over the databases. changed lists those read as
 // immutable snapshots that changed meanwhile.
 func read(ctx context.Context, opts *Options, forceRO map[string]bool) (a *acc, changed []string, err error) {
 	var srcs []*source
-	var curs []*cursor
+	var rds []*reader
 	defer func() {
-		for _, c := range curs {
-			c.close()
+		for _, rd := range rds {
+			rd.close()
 		}
 		for _, s := range srcs {
 			if s.mode == modeImmutable && s.changed() {
@@ -325,7 +461,7 @@ func read(ctx context.Context, opts *Options, forceRO map[string]bool) (a *acc, 
 		}
 	}()
 	for _, p := range opts.DBs {
-		s, err := openSource(ctx, p, forceRO[p])
+		s, err := openSource(ctx, p, forceRO[p], opts.BusyTimeout)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -334,18 +470,20 @@ func read(ctx context.Context, opts *Options, forceRO map[string]bool) (a *acc, 
 	defer func() {
 		if a != nil {
 			for _, s := range srcs {
-				a.dbs = append(a.dbs, Database{Path: s.path, Mode: s.mode})
+				a.dbs = append(a.dbs, Database{Path: s.path, Mode: s.mode, V1Messages: s.rows[layoutV1], V2Messages: s.rows[layoutV2]})
 			}
 		}
 	}()
+	var curs []*cursor
 	for _, s := range srcs {
-		c, err := newCursor(ctx, s, opts.Since, opts.Until)
+		rd, err := newReader(ctx, s, opts.Since, opts.Until)
 		if err != nil {
 			return nil, nil, err
 		}
-		curs = append(curs, c)
+		rds = append(rds, rd)
+		curs = append(curs, rd.curs...)
 	}
-	a, err = newAcc(opts)
+	a, err = newAcc(opts, "opencode")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -355,27 +493,13 @@ func read(ctx context.Context, opts *Options, forceRO map[string]bool) (a *acc, 
 				return nil, nil, err
 			}
 		}
-		// The next row in (session, created, id) order across sources; a
-		// message in several sources is taken once, from the copy
-		// updated last.
+		// The next row in (session, created, id) order across sources and
+		// layouts; a session's rows are gathered and de-duplicated when
+		// it ends.
 		var best *cursor
 		for _, c := range curs {
-			if c.done {
-				continue
-			}
-			switch {
-			case best == nil || before(&c.cur, &best.cur):
+			if !c.done && (best == nil || before(&c.cur, &best.cur)) {
 				best = c
-			case c.cur.id == best.cur.id:
-				a.counts.Duplicates++
-				if c.cur.updated >= best.cur.updated {
-					if err := best.next(); err != nil {
-						return nil, nil, err
-					}
-					best = c
-				} else if err := c.next(); err != nil {
-					return nil, nil, err
-				}
 			}
 		}
 		if best == nil {
@@ -399,66 +523,75 @@ type info struct {
 	hasTokens, hasInput, hasOut   bool
 	input, output, reasoning      float64
 	cacheRead, cacheWrite         float64
+	// noRequestTime: a JSONL log's call with nothing before it to take
+	// its start from.
+	noRequestTime bool
 }
 
 // parseInfo reads message.data: role, time.created and completed,
 // providerID, modelID, finish, error and tokens.
 func parseInfo(b []byte) (info, error) {
 	var m info
-	err := fields(b, func(key, val []byte) error {
-		switch string(key) {
-		case "role":
-			m.role, _ = str(val)
-		case "providerID":
-			m.provider, _ = str(val)
-		case "modelID":
-			m.model, _ = str(val)
-		case "finish":
-			m.finish, _ = str(val)
-		case "error":
-			m.failed = string(val) != "null"
-		case "time":
-			return subfields(val, func(k, v []byte) error {
-				switch string(k) {
-				case "created":
-					m.created, m.hasCreated = number(v)
-				case "completed":
-					m.completed, m.hasCompleted = number(v)
-				}
-				return nil
-			})
-		case "tokens":
-			m.hasTokens = len(val) > 0 && val[0] == '{'
-			return subfields(val, func(k, v []byte) error {
-				switch string(k) {
-				case "input":
-					m.input, m.hasInput = number(v)
-				case "output":
-					m.output, m.hasOut = number(v)
-				case "reasoning":
-					m.reasoning, _ = number(v)
-				case "cache":
-					return subfields(v, func(k, v []byte) error {
-						switch string(k) {
-						case "read":
-							m.cacheRead, _ = number(v)
-						case "write":
-							m.cacheWrite, _ = number(v)
-						}
-						return nil
-					})
-				}
-				return nil
-			})
-		}
-		return nil
-	})
+	err := fields(b, m.field)
 	return m, err
+}
+
+// field reads one key of a message's JSON into m: the keys opencode 1
+// and 2 share (finish, error, time, tokens) and v1's role, providerID
+// and modelID.
+func (m *info) field(key, val []byte) error {
+	switch string(key) {
+	case "role":
+		m.role, _ = str(val)
+	case "providerID":
+		m.provider, _ = str(val)
+	case "modelID":
+		m.model, _ = str(val)
+	case "finish":
+		m.finish, _ = str(val)
+	case "error":
+		m.failed = string(val) != "null"
+	case "time":
+		return subfields(val, func(k, v []byte) error {
+			switch string(k) {
+			case "created":
+				m.created, m.hasCreated = number(v)
+			case "completed":
+				m.completed, m.hasCompleted = number(v)
+			}
+			return nil
+		})
+	case "tokens":
+		m.hasTokens = len(val) > 0 && val[0] == '{'
+		return subfields(val, func(k, v []byte) error {
+			switch string(k) {
+			case "input":
+				m.input, m.hasInput = number(v)
+			case "output":
+				m.output, m.hasOut = number(v)
+			case "reasoning":
+				m.reasoning, _ = number(v)
+			case "cache":
+				return subfields(v, func(k, v []byte) error {
+					switch string(k) {
+					case "read":
+						m.cacheRead, _ = number(v)
+					case "write":
+						m.cacheWrite, _ = number(v)
+					}
+					return nil
+				})
+			}
+			return nil
+		})
+	}
+	return nil
 }
 
 // acc accumulates the report over one pass.
 type acc struct {
 	opts      *Options
+	source    string
 	dbs       []Database
 	providers []*regexp.Regexp
 	models    []*regexp.Regexp
@@ -474,6 +607,8 @@ type acc struct {
 	sess     sessionAcc
 	sessions sessionsAcc
 	trace    []trace.Session
+	reported []ReportedLimit
+	fit      *fitAcc
 }
 
 // modelAcc accumulates one provider and model.
@@ -492,8 +627,8 @@ type modelAcc struct {
 	modelMS               int64
 }
 
-func newAcc(opts *Options) (*acc, error) {
-	a := &acc{opts: opts, byModel: map[string]*modelAcc{}, until: 1<<63 - 1}
+func newAcc(opts *Options, source string) (*acc, error) {
+	a := &acc{opts: opts, source: source, byModel: map[string]*modelAcc{}, until: 1<<63 - 1}
 	var err error
 	if a.providers, err = compilePatterns("--provider", opts.Providers); err != nil {
 		return nil, err
@@ -508,6 +643,9 @@ func newAcc(opts *Options) (*acc, error) {
 		a.until = opts.Until.UnixMilli()
 	}
 	a.sessions.init(opts.Limits)
+	if opts.Scenario {
+		a.fit = &fitAcc{}
+	}
 	return a, nil
 }
 
@@ -550,60 +688,79 @@ func matches(res []*regexp.Regexp, s string) bool {
 	return false
 }
 
-// add takes one message row.
+// add takes one row into its session's buffer.
 func (a *acc) add(r *row) {
-	a.counts.Messages++
-	a.counts.Parts += r.parts.n
 	if r.session != a.sess.id {
 		a.flushSession()
 		a.sess.id = r.session
 	}
-	m, err := parseInfo(r.data)
-	if err != nil {
+	a.sess.msgs = append(a.sess.msgs, parseRow(r))
+}
+
+// message takes one message a reader found: the counts, then a
+// generation if it is one.
+func (a *acc) message(m *msg) {
+	a.counts.Messages++
+	a.counts.Parts += m.parts.n
+	switch m.kind {
+	case kindMalformed:
 		a.counts.Skipped.MalformedMessages++
 		return
-	}
-	switch m.role {
-	case "user":
+	case kindUnknown:
+		addName(&a.counts.Skipped.UnknownTypes, m.name)
+		return
+	case kindOther:
+		addName(&a.counts.Other, m.name)
+		return
+	case kindUser:
 		a.counts.User++
 		return
-	case "assistant":
-		a.counts.Assistant++
-	default:
-		a.counts.Skipped.MalformedMessages++
+	}
+	a.counts.Assistant++
+	i := &m.info
+	if i.noRequestTime {
+		a.counts.Skipped.NoRequestTime++
 		return
 	}
-	created, ok := ms(m.created)
-	if m.provider == "" || m.model == "" || !m.hasCreated || !ok || !m.hasTokens || !m.hasInput || !m.hasOut {
+	created, ok := ms(i.created)
+	if i.provider == "" || i.model == "" || !i.hasCreated || !ok || !i.hasTokens || !i.hasInput || !i.hasOut {
 		a.counts.Skipped.MissingFields++
 		return
 	}
-	if created < a.since || created >= a.until || !matches(a.providers, m.provider) || !matches(a.models, m.model) {
+	if created < a.since || created >= a.until || !matches(a.providers, i.provider) || !matches(a.models, i.model) {
 		a.counts.Filtered++
 		return
 	}
-	if m.failed {
+	if i.failed {
 		a.counts.Skipped.Errored++
 		return
 	}
-	completed, ok := ms(m.completed)
-	if !m.hasCompleted || !ok || completed < created {
+	completed, ok := ms(i.completed)
+	if !i.hasCompleted || !ok || completed < created {
 		a.counts.Skipped.Incomplete++
 		return
 	}
-	if r.parts.malformed > 0 {
+	if m.parts.malformed > 0 {
 		a.counts.Skipped.MalformedParts++
-		a.counts.Skipped.MalformedPartRows += r.parts.malformed
+		a.counts.Skipped.MalformedPartRows += m.parts.malformed
 		return
 	}
 	g := generation{
-		session: r.session, provider: m.provider, model: m.model, finish: m.finish,
+		session: a.sess.id, provider: i.provider, model: i.model, finish: i.finish,
 		created: created, completed: completed,
-		input: tokens(m.input), output: tokens(m.output), reasoning: tokens(m.reasoning),
-		cacheRead: tokens(m.cacheRead), cacheWrite: tokens(m.cacheWrite),
-		parts: r.parts,
+		input: tokens(i.input), output: tokens(i.output), reasoning: tokens(i.reasoning),
+		cacheRead: tokens(i.cacheRead), cacheWrite: tokens(i.cacheWrite),
+		parts: m.parts,
 	}
 	a.generation(&g)
+}
+
+// addName counts one more of name in *m, making the map if need be.
+func addName(m *map[string]int, name string) {
+	if *m == nil {
+		*m = map[string]int{}
+	}
+	(*m)[name]++
 }
 
 // tokens is a JSON token count as an integer (0 for nonsense).
@@ -637,9 +794,9 @@ func (a *acc) generation(g *generation) {
 	}
 	a.sess.add(g)
 
-	t := g.timing()
+	t := g.timing(a.opts.ToolCut)
 	modelMS := t.end - g.created
-	if t.outside {
+	if t.outside || t.noToolStart {
 		modelMS = g.completed - g.created
 	}
 	m.modelMS += modelMS
@@ -648,6 +805,9 @@ func (a *acc) generation(g *generation) {
 	switch d := time.Duration(t.end-g.created) * time.Millisecond; {
 	case t.outside:
 		a.counts.Skipped.ToolOutsideSpan++
+		return
+	case t.noToolStart:
+		a.counts.Skipped.ToolCallsWithoutStart++
 		return
 	case g.generated() < int64(a.opts.MinOutputTokens):
 		a.counts.Skipped.BelowMinOutput++
@@ -674,13 +834,21 @@ func (a *acc) generation(g *generation) {
 	}
 }
 
-// flushSession closes the current session.
+// flushSession closes the current session: its messages, each counted
+// once, in order of creation, then its traffic.
 func (a *acc) flushSession() {
 	s := &a.sess
+	for _, m := range a.dedupe(s.msgs) {
+		a.message(m)
+	}
 	if len(s.gens) > 0 {
+		s.sorted()
 		a.sessions.add(s)
 		if a.opts.Trace {
 			a.trace = append(a.trace, s.trace())
+		}
+		if a.fit != nil {
+			a.fit.add(s.gens)
 		}
 	}
 	s.reset()
@@ -689,14 +857,14 @@ func (a *acc) flushSession() {
 func (a *acc) report() *Report {
 	o := a.opts
 	r := &Report{
-		Source:      "opencode",
+		Source:      a.source,
 		Databases:   a.dbs,
 		GeneratedAt: o.Now,
 		Filters: Filters{
-			Providers: o.Providers, Models: o.Models, MinOutputTokens: o.MinOutputTokens,
+			Providers: o.Providers, Models: o.Models, MinOutputTokens: o.MinOutputTokens, ToolCut: o.ToolCut,
 			MinDurationS: MinDuration.Seconds(), MaxDurationS: MaxDuration.Seconds(), Profile: o.Profile,
 		},
-		Definitions: definitions(o.MinOutputTokens),
+		Definitions: definitions(a.source, o.MinOutputTokens, o.ToolCut),
 		Counts:      a.counts,
 	}
 	if !o.Since.IsZero() {
@@ -727,8 +895,19 @@ func (a *acc) report() *Report {
 	})
 	r.Sessions = a.sessions.report()
 	r.Cost = a.cost(r)
+	r.ReportedLimits = a.reported
+	if a.source != SourceOpencode {
+		r.Paths = o.Paths
+		r.Unavailable = unavailable(a.source)
+	}
 	if o.Trace {
 		r.Trace = a.traceOut()
+	}
+	if o.Scenario {
+		r.Scenario = a.scenarioFit(r)
+	}
+	if a.source != SourceOpencode {
+		r.Filters.ToolCut = ""
 	}
 	return r
 }
@@ -793,7 +972,11 @@ func (a *acc) cost(r *Report) *Cost {
 // traceOut makes the collected sessions a trace: starts from the
 // earliest, sessions in order of start.
 func (a *acc) traceOut() *trace.Trace {
-	t := &trace.Trace{Source: "opencode " + strings.Join(a.opts.DBs, ", "), Sessions: a.trace}
+	from := a.opts.DBs
+	if a.source != SourceOpencode {
+		from = a.opts.Paths
+	}
+	t := &trace.Trace{Source: a.source + " " + strings.Join(from, ", "), Sessions: a.trace}
 	if len(t.Sessions) == 0 {
 		return t
 	}
@@ -811,16 +994,55 @@ func (a *acc) traceOut() *trace.Trace {
 }
 
 // definitions say how each figure is made, for the JSON and the reports.
-func definitions(minOutput int) map[string]string {
-	return map[string]string{
-		"effective_tok_s":  fmt.Sprintf("(output + reasoning tokens) / generation time; the generation time runs from the message's time.created to time.completed, cut at the earliest tool start when it finished with tool calls; samples have ≥ %d output + reasoning tokens and a generation time of 0.2 s to 1 h", minOutput),
+func definitions(source string, minOutput int, toolCut string) map[string]string {
+	cut := "cut at the earliest tool start when it finished with tool calls (no sample when no tool has a start time), as the field report's tool does"
+	if toolCut == ToolCutAnyTool {
+		cut = "cut at the earliest tool start when a tool started and it finished with tool calls or stored no finish reason (--tool-cut any-tool)"
+	}
+	bounds := fmt.Sprintf("samples have ≥ %d output + reasoning tokens and a generation time of 0.2 s to 1 h", minOutput)
+	d := map[string]string{
+		"effective_tok_s":  fmt.Sprintf("(output + reasoning tokens) / generation time; the generation time runs from the message's time.created to time.completed, %s; opencode 2 rows the same, their tool start being time.ran; %s", cut, bounds),
 		"context_tokens":   "the whole prompt: tokens.input + tokens.cache.read + tokens.cache.write (opencode stores input without the cache reads and writes)",
 		"input_output":     "prompt tokens / (output + reasoning tokens), per generation",
 		"cache_read_share": "cache-read tokens / prompt tokens, over all generations",
-		"decode_tok_s":     "(output + reasoning tokens) / (first text or reasoning part start → last token: the tool start when cut, else the last text or reasoning part end)",
-		"ttft_s":           "time.created → the first text or reasoning part start",
+		"decode_tok_s":     "(output + reasoning tokens) / (first token → last token: the tool start when cut, else the last text or reasoning part end); the first token is the first text or reasoning part's start (opencode 2: the first content item's start, when it is reasoning or a tool call, as text carries no time)",
+		"ttft_s":           "time.created → the first token",
 		"prefill_share":    "TTFT / generation time",
 		"rate_limits":      "per session, the most any 60 s window held: requests and prompt tokens at time.created, generated tokens at time.completed; total tokens count cache reads in full",
 		"generations":      "completed assistant messages in the filters, without an error; they are the traffic: context, ratios, cache, cost, rate limits and the exported trace",
 	}
+	switch source {
+	case SourceClaudeCode:
+		d["effective_tok_s"] = "output tokens (thinking included) / generation time; the generation time runs from the request's start, taken as the later of the last user record before the message (its prompt, or the tool results it answers) and the previous message's last line, to the message's own last line (Claude Code writes a line as each content block completes, so tools run after it); " + bounds
+		d["context_tokens"] = "the whole prompt: input_tokens + cache_read_input_tokens + cache_creation_input_tokens (the Messages API counts them apart)"
+		d["input_output"] = "prompt tokens / output tokens, per generation"
+		d["rate_limits"] = "per session, the most any 60 s window held: requests and prompt tokens at the request's start, output tokens at the message's last line; total tokens count cache reads in full"
+		d["generations"] = "assistant messages (one API call each: their lines joined by message.id, the largest usage taken) with usage and a start, not an API error nor Claude Code's own <synthetic> notices; each message once across files"
+	case SourceCodex:
+		d["effective_tok_s"] = "output tokens (reasoning included) / generation time; the generation time runs from the call's start, taken as the later of the last input record before it (the user's message, a tool's output) and the previous call's token_count, to its own token_count event; " + bounds
+		d["context_tokens"] = "the whole prompt: input_tokens (Codex counts cached_input_tokens inside it)"
+		d["cache_read_share"] = "cached_input_tokens / input_tokens, over all generations"
+		d["rate_limits"] = "per session, the most any 60 s window held: requests and prompt tokens at the call's start, output tokens at its token_count; total tokens count cached input in full"
+		d["generations"] = "token_count events with new usage, one model call each (last_token_usage, else the change in total_token_usage); a token_count repeating the previous total is no call"
+	}
+	if source != SourceOpencode {
+		for k := range unavailable(source) {
+			delete(d, k)
+		}
+	}
+	return d
+}
+
+// unavailable names the figures a JSONL source cannot give, and why.
+func unavailable(source string) map[string]string {
+	var why string
+	switch source {
+	case SourceClaudeCode:
+		why = "Claude Code's transcripts record no first-token time (a line is written when a content block completes)"
+	case SourceCodex:
+		why = "Codex's rollouts record no first-token time per model call (items are written when complete)"
+	default:
+		return nil
+	}
+	return map[string]string{"decode_tok_s": why, "ttft_s": why, "prefill_share": why}
 }

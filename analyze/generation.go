@@ -31,6 +31,9 @@ type timing struct {
 	// outside is true when a tool started outside the message's own span
 	// [created, completed]: the sample is skipped.
 	outside bool
+	// noToolStart is true when the message finished with tool calls but
+	// no tool has a start time (reference rule): the sample is skipped.
+	noToolStart bool
 	// first is true when a text or reasoning part started within the
 	// generation: ttftMS and decodeMS are then set.
 	first bool
@@ -43,13 +46,38 @@ type timing struct {
 	decodeMS int64
 }
 
-// timing works out g's model time. A message is cut at its earliest tool
-// start when it finished with tool calls ("tool-calls"), or when it has
-// started tools and no finish reason (opencode before finish was stored).
-func (g *generation) timing() timing {
+// Tool-cut rules: when a generation's time ends at a tool's start.
+const (
+	// ToolCutReference is the field report's tool's rule
+	// (grapeot/opencode_skill, throughput.py): a message that finished
+	// with tool calls ends at its earliest tool start, and is no sample
+	// when no tool has a start time (or it lies outside the message);
+	// any other message ends at time.completed, tools or not.
+	ToolCutReference = "reference"
+	// ToolCutAnyTool is sixpin's first rule: a message with a started
+	// tool ends at the earliest tool start when it finished with tool
+	// calls or stored no finish reason (opencode before finish was
+	// stored); one that finished with tool calls but has no started tool
+	// ends at time.completed, its tools' time included.
+	ToolCutAnyTool = "any-tool"
+)
+
+// ToolCuts lists the tool-cut rules, the default first.
+var ToolCuts = []string{ToolCutReference, ToolCutAnyTool}
+
+// timing works out g's model time under a tool-cut rule (ToolCut*).
+func (g *generation) timing(rule string) timing {
 	t := timing{end: g.completed}
 	p := &g.parts
-	if p.tools > 0 && (g.finish == "tool-calls" || g.finish == "") {
+	cut := g.finish == "tool-calls"
+	if rule == ToolCutAnyTool {
+		cut = p.tools > 0 && (g.finish == "tool-calls" || g.finish == "")
+	}
+	if cut {
+		if p.tools == 0 {
+			t.noToolStart = true
+			return t
+		}
 		if p.toolStart < g.created || p.toolStart > g.completed {
 			t.outside = true
 			return t

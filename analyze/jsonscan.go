@@ -203,3 +203,44 @@ func str(val []byte) (string, bool) {
 	}
 	return s, true
 }
+
+// elements calls fn with each raw element of the array b. fn's slices
+// alias b.
+func elements(b []byte, fn func(elem []byte) error) error {
+	i := ws(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return errJSON
+	}
+	i = ws(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		if ws(b, i+1) != len(b) {
+			return errJSON
+		}
+		return nil
+	}
+	for {
+		start := ws(b, i)
+		end, err := skipValue(b, start)
+		if err != nil {
+			return err
+		}
+		if err := fn(b[start:end]); err != nil {
+			return err
+		}
+		i = ws(b, end)
+		if i >= len(b) {
+			return errJSON
+		}
+		switch b[i] {
+		case ',':
+			i++
+		case ']':
+			if ws(b, i+1) != len(b) {
+				return errJSON
+			}
+			return nil
+		default:
+			return errJSON
+		}
+	}
+}

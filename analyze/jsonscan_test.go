@@ -93,3 +93,25 @@ func FuzzFields(f *testing.F) {
 		}
 	})
 }
+
+func TestElements(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+		bad  bool
+	}{
+		{in: `[]`},
+		{in: ` [ 1 , "a]" , {"b":[2]} , null ] `, want: []string{"1", `"a]"`, `{"b":[2]}`, "null"}},
+		{in: `[1,]`, bad: true},
+		{in: `[1 2]`, bad: true},
+		{in: `[1`, bad: true},
+		{in: `{}`, bad: true},
+		{in: `[1] x`, bad: true},
+	} {
+		var got []string
+		err := elements([]byte(c.in), func(e []byte) error { got = append(got, string(e)); return nil })
+		if c.bad != (err != nil) || (!c.bad && strings.Join(got, "|") != strings.Join(c.want, "|")) {
+			t.Errorf("%s: got %q, %v", c.in, got, err)
+		}
+	}
+}

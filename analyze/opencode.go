@@ -45,6 +45,12 @@ import (
 // input + cache.read + cache.write and everything generated is output +
 // reasoning. storage/db.ts opens the file in WAL mode at
 // $XDG_DATA_HOME/opencode/opencode.db.
+//
+// OpenCode 2 (anomalyco/opencode#41217) keeps those tables, frozen, and
+// writes new messages to session_message in the same file (see parseV2).
+// An upgraded database holds both layouts, and may hold an old message
+// in both, under its own id or a new one: analyze reads both and counts
+// each message once (see acc.dedupe).
 
 // DBError is a database that cannot be read as opencode's: missing,
 // locked, corrupt or of another program. Its message is one line that
@@ -84,9 +90,6 @@ func stampOf(path string) (stamp, error) {
 	return stamp{fi.Size(), fi.ModTime().UnixNano()}, nil
 }
 
-// busyTimeout is how long a read waits for another program's lock.
-var busyTimeout = 3 * time.Second
-
 // Read modes.
 const (
 	// modeImmutable reads the file as a snapshot that cannot change: no
@@ -105,13 +108,18 @@ type source struct {
 	db     *sql.DB
 	mode   string
 	before stamp
+	// v1 and v2 tell which layouts the database holds.
+	v1, v2 bool
+	// rows counts the message rows read per layout.
+	rows [3]int
 }
 
 // openSource opens path read-only: immutable when that is safe (see
-// modeImmutable) unless forceRO, else read-only. Nothing is ever written
+// modeImmutable) unless forceRO, else read-only, waiting up to busy for
+// another program's lock. Nothing is ever written
 // to the database; in read-only mode SQLite may create the -shm file of a
 // WAL database if it is missing.
-func openSource(ctx context.Context, path string, forceRO bool) (*source, error) {
+func openSource(ctx context.Context, path string, forceRO bool, busy time.Duration) (*source, error) {
 	fail := func(err error) (*source, error) { return nil, &DBError{Path: path, Err: err} }
 	fi, err := os.Stat(path)
 	switch {
@@ -153,7 +161,7 @@ func openSource(ctx context.Context, path string, forceRO bool) (*source, error)
 	q.Add("_pragma", "query_only(1)")
 	// Read pages through a memory map rather than a read call each.
 	q.Add("_pragma", "mmap_size(1073741824)")
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
 	dsn := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}).String()
 	before := stamp{fi.Size(), fi.ModTime().UnixNano()}
 	db, err := sql.Open("sqlite", dsn)
@@ -168,15 +176,34 @@ func openSource(ctx context.Context, path string, forceRO bool) (*source, error)
 	return s, nil
 }
 
-// required columns of the tables read.
-var required = map[string][]string{
-	"message": {"id", "session_id", "time_created", "time_updated", "data"},
-	"part":    {"id", "message_id", "data"},
+// Layouts: where a database keeps its messages.
+const (
+	// layoutV1 is opencode 1's message and part tables (frozen, not
+	// dropped, in OpenCode 2).
+	layoutV1 = 1
+	// layoutV2 is OpenCode 2's session_message table: one row per
+	// message, its parts inline.
+	layoutV2 = 2
+)
+
+// tables are the tables of each layout with the columns read.
+var tables = []struct {
+	layout  int
+	name    string
+	columns []string
+}{
+	{layoutV1, "message", []string{"id", "session_id", "time_created", "time_updated", "data"}},
+	{layoutV1, "part", []string{"id", "message_id", "data"}},
+	{layoutV2, "session_message", []string{"id", "session_id", "type", "time_created", "time_updated", "data"}},
 }
 
+// checkSchema finds the layouts s holds: v1 when it has the message and
+// part tables, v2 when it has session_message. A table of a layout with
+// a column missing, or a database with neither layout, is an error.
 func (s *source) checkSchema(ctx context.Context) error {
-	for _, table := range []string{"message", "part"} {
-		rows, err := s.db.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
+	found := map[int]int{}
+	for _, tb := range tables {
+		rows, err := s.db.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", tb.name)
 		if err != nil {
 			return sqliteErr(err)
 		}
@@ -195,13 +222,21 @@ func (s *source) checkSchema(ctx context.Context) error {
 			return sqliteErr(err)
 		}
 		if len(have) == 0 {
-			return fmt.Errorf("not an opencode database (no table %q)", table)
+			continue
 		}
-		for _, c := range required[table] {
+		for _, c := range tb.columns {
 			if !have[c] {
-				return fmt.Errorf("not an opencode database (table %q has no column %q)", table, c)
+				return fmt.Errorf("not an opencode database (table %q has no column %q)", tb.name, c)
 			}
 		}
+		found[tb.layout]++
+	}
+	s.v1, s.v2 = found[layoutV1] == 2, found[layoutV2] == 1
+	switch {
+	case found[layoutV1] == 1 && !s.v2:
+		return errors.New(`not an opencode database (table "message" without "part", or "part" without "message")`)
+	case !s.v1 && !s.v2:
+		return errors.New(`not an opencode database (no table "message" or "session_message")`)
 	}
 	return nil
 }
@@ -241,13 +276,18 @@ func firstLine(s string) string {
 	return s
 }
 
-// row is one message with what its parts say.
+// row is one message row with what its parts say.
 type row struct {
 	id, session string
-	created     int64 // message.time_created, ms
+	created     int64 // the row's time_created, ms
 	updated     int64
-	data        []byte // message.data (owned)
-	parts       parts
+	layout      int
+	// typ is a session_message row's type (v2).
+	typ  string
+	data []byte // the row's data (owned)
+	// parts is what a v1 message's part rows say (v2 rows carry theirs
+	// in data).
+	parts parts
 }
 
 // parts is what a message's parts say about its timing.
@@ -362,7 +402,8 @@ func ms(v float64) (int64, bool) {
 // each meets a message's parts right after the message. CROSS JOIN keeps
 // SQLite's nested loop in that order (messages by their index, then each
 // message's parts by theirs): no sort, nothing held in temporary
-// storage.
+// storage. OpenCode 2's session_message rows carry their parts; its
+// index session_message_session_time_created_id_idx gives the same order.
 const (
 	messageQuery = `SELECT id, session_id, time_created, time_updated, data FROM message
 WHERE time_created >= ? AND time_created < ?
@@ -370,14 +411,18 @@ ORDER BY session_id, time_created, id`
 	partQuery = `SELECT p.message_id, p.data FROM message m CROSS JOIN part p ON p.message_id = m.id
 WHERE m.time_created >= ? AND m.time_created < ?
 ORDER BY m.session_id, m.time_created, m.id`
+	messageV2Query = `SELECT id, session_id, time_created, time_updated, type, data FROM session_message
+WHERE time_created >= ? AND time_created < ?
+ORDER BY session_id, time_created, id`
 )
 
-// cursor walks one source's messages with their parts.
+// cursor walks one layout of one source: v1 messages with their parts,
+// or v2 session_message rows.
 type cursor struct {
-	src   *source
-	conn  *sql.Conn
-	msgs  *sql.Rows
-	parts *sql.Rows
+	src    *source
+	layout int
+	msgs   *sql.Rows
+	parts  *sql.Rows
 	// the part row read ahead, if any
 	partMsg  string
 	partData sql.RawBytes
@@ -391,7 +436,16 @@ type cursor struct {
 // is what the filters test.
 const window = 24 * time.Hour
 
-func newCursor(ctx context.Context, src *source, since, until time.Time) (*cursor, error) {
+// reader holds one source's read transaction and its cursors.
+type reader struct {
+	src  *source
+	conn *sql.Conn
+	curs []*cursor
+}
+
+// newReader opens a read transaction on src and a cursor per layout it
+// holds, each on its first row.
+func newReader(ctx context.Context, src *source, since, until time.Time) (*reader, error) {
 	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
 	if !since.IsZero() {
 		lo = since.Add(-window).UnixMilli()
@@ -403,23 +457,50 @@ func newCursor(ctx context.Context, src *source, since, until time.Time) (*curso
 	if err != nil {
 		return nil, &DBError{Path: src.path, Err: sqliteErr(err)}
 	}
-	c := &cursor{src: src, conn: conn}
-	fail := func(err error) (*cursor, error) {
-		c.close()
+	rd := &reader{src: src, conn: conn}
+	fail := func(err error) (*reader, error) {
+		rd.close()
 		return nil, &DBError{Path: src.path, Err: sqliteErr(err)}
 	}
-	// One transaction: both queries read the same snapshot.
+	// One transaction: every query reads the same snapshot.
 	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
 		return fail(err)
 	}
-	if c.msgs, err = conn.QueryContext(ctx, messageQuery, lo, hi); err != nil {
-		return fail(err)
+	if src.v1 {
+		c := &cursor{src: src, layout: layoutV1}
+		rd.curs = append(rd.curs, c)
+		if c.msgs, err = conn.QueryContext(ctx, messageQuery, lo, hi); err != nil {
+			return fail(err)
+		}
+		if c.parts, err = conn.QueryContext(ctx, partQuery, lo, hi); err != nil {
+			return fail(err)
+		}
+		c.advancePart()
 	}
-	if c.parts, err = conn.QueryContext(ctx, partQuery, lo, hi); err != nil {
-		return fail(err)
+	if src.v2 {
+		c := &cursor{src: src, layout: layoutV2}
+		rd.curs = append(rd.curs, c)
+		if c.msgs, err = conn.QueryContext(ctx, messageV2Query, lo, hi); err != nil {
+			return fail(err)
+		}
 	}
-	c.advancePart()
-	return c, c.next()
+	for _, c := range rd.curs {
+		if err := c.next(); err != nil {
+			rd.close()
+			return nil, err
+		}
+	}
+	return rd, nil
+}
+
+func (rd *reader) close() {
+	for _, c := range rd.curs {
+		c.close()
+	}
+	if rd.conn != nil {
+		rd.conn.ExecContext(context.Background(), "ROLLBACK")
+		rd.conn.Close()
+	}
 }
 
 func (c *cursor) advancePart() {
@@ -431,25 +512,35 @@ func (c *cursor) advancePart() {
 	}
 }
 
-// next reads the next message and its parts into c.cur; c.done at the end.
+// next reads the next row (a v1 message with its parts) into c.cur;
+// c.done at the end.
 func (c *cursor) next() error {
+	fail := func(err error) error { return &DBError{Path: c.src.path, Err: sqliteErr(err)} }
 	if !c.msgs.Next() {
 		c.done = true
 		if err := c.msgs.Err(); err != nil {
-			return &DBError{Path: c.src.path, Err: sqliteErr(err)}
+			return fail(err)
 		}
-		if err := c.parts.Err(); err != nil {
-			return &DBError{Path: c.src.path, Err: sqliteErr(err)}
+		if c.parts != nil {
+			if err := c.parts.Err(); err != nil {
+				return fail(err)
+			}
 		}
 		return nil
 	}
 	var created, updated sql.NullFloat64
-	var data sql.RawBytes
+	var data, typ sql.RawBytes
 	r := &c.cur
-	if err := c.msgs.Scan(&r.id, &r.session, &created, &updated, &data); err != nil {
-		return &DBError{Path: c.src.path, Err: sqliteErr(err)}
+	dest := []any{&r.id, &r.session, &created, &updated, &data}
+	if c.layout == layoutV2 {
+		dest = []any{&r.id, &r.session, &created, &updated, &typ, &data}
 	}
-	r.created, r.updated = int64(created.Float64), int64(updated.Float64)
+	if err := c.msgs.Scan(dest...); err != nil {
+		return fail(err)
+	}
+	c.src.rows[c.layout]++
+	r.created, r.updated, r.layout = int64(created.Float64), int64(updated.Float64), c.layout
+	r.typ = string(typ)
 	r.data = append(r.data[:0], data...)
 	r.parts = parts{}
 	for c.partOK && c.partMsg == r.id {
@@ -466,10 +557,6 @@ func (c *cursor) close() {
 	if c.parts != nil {
 		c.parts.Close()
 	}
-	if c.conn != nil {
-		c.conn.ExecContext(context.Background(), "ROLLBACK")
-		c.conn.Close()
-	}
 }
 
 // before orders rows as the queries do: session, time created, id.
@@ -481,4 +568,132 @@ func before(a, b *row) bool {
 		return a.created < b.created
 	}
 	return a.id < b.id
+}
+
+// OpenCode 2's session_message rows (anomalyco/opencode,
+// packages/core/src/session/message.ts and projector.ts): the row's type
+// column is the message's type and data is SessionMessage.Info encoded
+// without id and type, times in Unix ms:
+//
+//	user:      {"text", "files", "agents", "references", "time":{"created"}}
+//	assistant: {"agent", "model":{"id","providerID","variant"?},
+//	  "content":[...], "finish"?, "cost"?, "error"?,
+//	  "tokens":{"input","output","reasoning","cache":{"read","write"}}?,
+//	  "time":{"created","completed"?}}
+//	content:   {"type":"text","id","text"}
+//	           {"type":"reasoning","id","text","time":{"created","completed"?}?}
+//	           {"type":"tool","id","name","state":{"status",...},
+//	            "time":{"created","ran"?,"completed"?,"pruned"?}}
+//
+// A tool's time.created is when the model began the call (its input
+// streaming), time.ran when it started running: v1's state.time.start
+// (message-backfill.ts maps one to the other). Text carries no time.
+// The tokens have v1's meaning.
+
+// v2Types are the session_message types that are not user or assistant
+// messages (they are counted by type, not analysed).
+var v2Types = []string{"system", "synthetic", "compaction", "model-switched", "agent-switched", "shell", "skill", "location-switched", "idle"}
+
+// parseV2 reads an assistant row's data: model, finish, error, time,
+// tokens, and from its content the timing parts.
+func parseV2(b []byte) (info, parts, error) {
+	m := info{role: "assistant"}
+	var p parts
+	err := fields(b, func(key, val []byte) error {
+		switch string(key) {
+		case "model":
+			return subfields(val, func(k, v []byte) error {
+				switch string(k) {
+				case "id":
+					m.model, _ = str(v)
+				case "providerID":
+					m.provider, _ = str(v)
+				}
+				return nil
+			})
+		case "content":
+			if len(val) == 0 || val[0] != '[' {
+				return nil
+			}
+			return p.addContent(val)
+		default:
+			return m.field(key, val)
+		}
+	})
+	return m, p, err
+}
+
+// item is what one v2 content item says that analyze reads.
+type item struct {
+	typ                string
+	created, completed float64
+	ran                float64
+	hasCreated, hasEnd bool
+	hasRan             bool
+}
+
+func parseItem(b []byte) (item, error) {
+	var it item
+	err := fields(b, func(key, val []byte) error {
+		switch string(key) {
+		case "type":
+			it.typ, _ = str(val)
+		case "time":
+			return subfields(val, func(k, v []byte) error {
+				switch string(k) {
+				case "created":
+					it.created, it.hasCreated = number(v)
+				case "completed":
+					it.completed, it.hasEnd = number(v)
+				case "ran":
+					it.ran, it.hasRan = number(v)
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+	if err == nil && it.typ == "" {
+		err = errJSON
+	}
+	return it, err
+}
+
+// addContent reads a v2 message's content array into p: tools that ran
+// (their earliest time.ran), the first token (the first item's start,
+// when it is reasoning or a tool call: text has no time) and the last
+// token (the last item's end, when it is reasoning).
+func (p *parts) addContent(arr []byte) error {
+	var last item
+	lastOK := false
+	err := elements(arr, func(e []byte) error {
+		p.n++
+		it, err := parseItem(e)
+		if err != nil {
+			p.malformed++
+			lastOK = false
+			return nil
+		}
+		if p.n == 1 && it.hasCreated && (it.typ == "reasoning" || it.typ == "tool") {
+			if t, ok := ms(it.created); ok {
+				p.texts, p.firstStart = 1, t
+			}
+		}
+		if it.typ == "tool" && it.hasRan {
+			if t, ok := ms(it.ran); ok {
+				if p.tools == 0 || t < p.toolStart {
+					p.toolStart = t
+				}
+				p.tools++
+			}
+		}
+		last, lastOK = it, true
+		return nil
+	})
+	if lastOK && last.typ == "reasoning" && last.hasEnd {
+		if t, ok := ms(last.completed); ok {
+			p.lastEnd = t
+		}
+	}
+	return err
 }

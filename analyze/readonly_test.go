@@ -47,35 +47,46 @@ func sampleDB(t *testing.T, dir string) string {
 
 // TestReadOnly copies a database (WAL mode, closed cleanly: no -wal
 // file), analyses it, and checks that not a byte changed and that no
-// -wal, -shm or journal file appeared.
+// -wal, -shm or journal file appeared: an opencode 1 database and an
+// OpenCode 2 one with both layouts.
 func TestReadOnly(t *testing.T) {
-	dir := t.TempDir()
-	orig := sampleDB(t, t.TempDir())
-	path := filepath.Join(dir, "copy.db")
-	copyFile(t, orig, path)
-	before, _ := os.ReadFile(path)
-	fi, _ := os.Stat(path)
-	os.Chmod(path, 0o644)
-	for range 2 {
-		r := analyzeDB(t, Options{DBs: []string{path}, Trace: true})
-		if r.Counts.Samples != 20 {
-			t.Fatalf("samples %d, want 20", r.Counts.Samples)
-		}
-	}
-	after, _ := os.ReadFile(path)
-	if !bytes.Equal(before, after) {
-		t.Error("the database's bytes changed")
-	}
-	if fi2, _ := os.Stat(path); !fi2.ModTime().Equal(fi.ModTime()) {
-		t.Error("the database's modification time changed")
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		t.Errorf("files beside the database after analysing: %v, want only copy.db", names)
+	for _, c := range []struct {
+		name    string
+		db      func() string
+		samples int
+	}{
+		{"v1", func() string { return sampleDB(t, t.TempDir()) }, 20},
+		{"v1+v2", func() string { return mixedDB(t, 10, 10) }, 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "copy.db")
+			copyFile(t, c.db(), path)
+			before, _ := os.ReadFile(path)
+			fi, _ := os.Stat(path)
+			os.Chmod(path, 0o644)
+			for range 2 {
+				r := analyzeDB(t, Options{DBs: []string{path}, Trace: true})
+				if r.Counts.Samples != c.samples {
+					t.Fatalf("samples %d, want %d", r.Counts.Samples, c.samples)
+				}
+			}
+			after, _ := os.ReadFile(path)
+			if !bytes.Equal(before, after) {
+				t.Error("the database's bytes changed")
+			}
+			if fi2, _ := os.Stat(path); !fi2.ModTime().Equal(fi.ModTime()) {
+				t.Error("the database's modification time changed")
+			}
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != 1 {
+				var names []string
+				for _, e := range entries {
+					names = append(names, e.Name())
+				}
+				t.Errorf("files beside the database after analysing: %v, want only copy.db", names)
+			}
+		})
 	}
 }
 
@@ -148,7 +159,7 @@ func TestDatabaseErrors(t *testing.T) {
 		{"directory", dir, "is a directory"},
 		{"empty", write("empty.db", nil), "not a SQLite database"},
 		{"text", write("text.db", []byte(strings.Repeat("hello world\n", 20))), "not a SQLite database"},
-		{"other program", other, `not an opencode database (no table "message")`},
+		{"other program", other, `not an opencode database (no table "message" or "session_message")`},
 		{"odd schema", odd, `table "message" has no column "data"`},
 		{"corrupt", write("corrupt.db", corrupt), "opencode database " + filepath.Join(dir, "corrupt.db") + ": "},
 		{"truncated", write("half.db", half), "opencode database " + filepath.Join(dir, "half.db") + ": "},
@@ -168,9 +179,6 @@ func TestDatabaseErrors(t *testing.T) {
 }
 
 func TestLockedDatabase(t *testing.T) {
-	old := busyTimeout
-	busyTimeout = 50 * time.Millisecond
-	defer func() { busyTimeout = old }()
 	path := filepath.Join(t.TempDir(), "locked.db")
 	w, _ := sql.Open("sqlite", path)
 	defer w.Close()
@@ -180,7 +188,7 @@ func TestLockedDatabase(t *testing.T) {
 			t.Fatalf("%s: %v", s, err)
 		}
 	}
-	_, err := Analyze(context.Background(), Options{DBs: []string{path}})
+	_, err := Analyze(context.Background(), Options{DBs: []string{path}, BusyTimeout: 50 * time.Millisecond})
 	if err == nil || !strings.Contains(err.Error(), "database is locked") || !strings.Contains(err.Error(), path) {
 		t.Errorf("err = %v, want a locked error naming the file", err)
 	}
@@ -216,14 +224,12 @@ func TestImmutableReadRedone(t *testing.T) {
 	if r.Databases[0].Mode != modeImmutable {
 		t.Errorf("mode %q, want %q for a closed WAL database", r.Databases[0].Mode, modeImmutable)
 	}
-	testHookAfterRead = func(attempt int, changed []string) []string {
+	r = analyzeDB(t, Options{DBs: []string{path}, afterRead: func(attempt int, changed []string) []string {
 		if attempt == 0 {
 			return []string{path}
 		}
 		return changed
-	}
-	defer func() { testHookAfterRead = nil }()
-	r = analyzeDB(t, Options{DBs: []string{path}})
+	}})
 	if r.Databases[0].Mode != modeReadOnly || r.Counts.Samples != 20 {
 		t.Errorf("mode %q, samples %d; want %q and 20", r.Databases[0].Mode, r.Counts.Samples, modeReadOnly)
 	}

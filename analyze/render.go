@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -152,15 +153,40 @@ func (r *Report) skipped() []string {
 			out = append(out, numfmt.Thousands(float64(n))+" "+many)
 		}
 	}
+	add(s.MalformedLines, "unreadable line", "unreadable lines")
 	add(s.MalformedMessages, "malformed message", "malformed messages")
+	if len(s.UnknownTypes) > 0 {
+		out = append(out, "of unknown kind "+named(s.UnknownTypes))
+	}
 	add(s.MissingFields, "assistant message missing fields", "assistant messages missing fields")
 	add(s.Errored, "errored", "errored")
 	add(s.Incomplete, "incomplete", "incomplete")
+	add(s.NoRequestTime, "with no record before it to time it from", "with no record before them to time them from")
 	add(s.MalformedParts, fmt.Sprintf("with malformed parts (%d parts)", s.MalformedPartRows), fmt.Sprintf("with malformed parts (%d parts)", s.MalformedPartRows))
 	add(s.ToolOutsideSpan, "with a tool start outside the message", "with a tool start outside the message")
+	add(s.ToolCallsWithoutStart, "finished with tool calls but no tool start", "finished with tool calls but no tool start")
 	add(s.BelowMinOutput, fmt.Sprintf("below %d output tokens", r.Filters.MinOutputTokens), fmt.Sprintf("below %d output tokens", r.Filters.MinOutputTokens))
 	add(s.DurationOutOfRange, "outside 0.2 s–1 h", "outside 0.2 s–1 h")
 	return out
+}
+
+// named lists counts by name, most first: "3 session_message.type=x,
+// 1 message.role=system".
+func named(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	for i, k := range keys {
+		keys[i] = numfmt.Thousands(float64(m[k])) + " " + k
+	}
+	return strings.Join(keys, ", ")
 }
 
 // count says n things: "1 model", "2 models", "1,200 sessions".
@@ -180,16 +206,38 @@ func padName(names []string) func(string) string {
 	return func(n string) string { return n + strings.Repeat(" ", width-utf8.RuneCountInString(n)) }
 }
 
-func (r *Report) headline() []string {
-	dbs := "database"
-	if len(r.Databases) != 1 {
-		dbs = "databases"
+// sourceName names the agent the report is of, for people.
+func (r *Report) sourceName() string {
+	switch r.Source {
+	case SourceClaudeCode:
+		return "Claude Code"
+	case SourceCodex:
+		return "Codex"
 	}
-	lines := []string{fmt.Sprintf("opencode: %d %s, %s", len(r.Databases), dbs, r.period())}
+	return "opencode"
+}
+
+func (r *Report) headline() []string {
+	var lines []string
+	if r.Source == SourceClaudeCode || r.Source == SourceCodex {
+		lines = append(lines, fmt.Sprintf("%s: %s, %s", r.sourceName(), count(r.Counts.Files, "file"), r.period()))
+		for _, p := range r.Paths {
+			lines = append(lines, "  "+p)
+		}
+	} else {
+		dbs := "database"
+		if len(r.Databases) != 1 {
+			dbs = "databases"
+		}
+		lines = append(lines, fmt.Sprintf("opencode: %d %s, %s", len(r.Databases), dbs, r.period()))
+	}
 	for _, d := range r.Databases {
 		how := "snapshot"
 		if d.Mode == modeReadOnly {
 			how = "read-only, in use"
+		}
+		if d.V2Messages > 0 {
+			how += fmt.Sprintf("; %s opencode 1 rows, %s OpenCode 2 rows", numfmt.Thousands(float64(d.V1Messages)), numfmt.Thousands(float64(d.V2Messages)))
 		}
 		lines = append(lines, fmt.Sprintf("  %s (%s)", d.Path, how))
 	}
@@ -211,16 +259,43 @@ func (r *Report) headline() []string {
 		lines = append(lines, "filters: "+strings.Join(filt, ", "))
 	}
 	c := r.Counts
+	read := count(c.Messages, "message")
+	if c.Lines > 0 {
+		read = count(c.Messages, "record") + " in " + count(c.Lines, "line")
+	}
 	lines = append(lines, fmt.Sprintf("%s of %s in %s; %s for throughput (%s read)",
 		count(c.Generations, "generation"), count(len(r.Models), "model"), count(r.Sessions.Sessions, "session"),
-		count(c.Samples, "sample"), count(c.Messages, "message")))
+		count(c.Samples, "sample"), read))
+	if c.Duplicates > 0 {
+		copies := "copies"
+		if c.Duplicates == 1 {
+			copies = "copy"
+		}
+		l := fmt.Sprintf("counted once: %s %s", numfmt.Thousands(float64(c.Duplicates)), copies)
+		if c.LayoutDuplicates > 0 {
+			l += fmt.Sprintf(" (%s in both opencode layouts)", numfmt.Thousands(float64(c.LayoutDuplicates)))
+		}
+		lines = append(lines, l)
+	}
+	if len(c.Other) > 0 {
+		lines = append(lines, "not model calls: "+named(c.Other))
+	}
 	if sk := r.skipped(); len(sk) > 0 {
 		lines = append(lines, "skipped: "+strings.Join(sk, ", "))
+	}
+	if ex := c.Skipped.Examples; len(ex) > 0 {
+		lines = append(lines, "unreadable lines: "+strings.Join(ex, "; "))
 	}
 	return lines
 }
 
-const effTitle = "Effective throughput, tok/s: (output + reasoning tokens) / generation time, created → completed, cut at the first tool start"
+// effTitle heads the effective-throughput table.
+func (r *Report) effTitle() string {
+	if r.Source == SourceClaudeCode || r.Source == SourceCodex {
+		return "Effective throughput, tok/s: (output + reasoning tokens) / generation time, request → last output (timed from the log's records: see the definitions)"
+	}
+	return "Effective throughput, tok/s: (output + reasoning tokens) / generation time, created → completed, cut at the first tool start"
+}
 
 // WriteText writes the report for a terminal.
 func (r *Report) WriteText(w io.Writer) error {
@@ -229,7 +304,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		ew.println(l)
 	}
 	ew.println("")
-	ew.println(effTitle)
+	ew.println(r.effTitle())
 	names := []string{"PROVIDER/MODEL"}
 	for _, m := range r.Models {
 		names = append(names, m.Key())
@@ -248,7 +323,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, m := range r.Models {
 		ew.println("")
 		ew.println(m.Key())
-		for _, l := range m.details() {
+		for _, l := range m.details(r.Unavailable) {
 			ew.println("  " + l)
 		}
 	}
@@ -258,6 +333,10 @@ func (r *Report) WriteText(w io.Writer) error {
 			ew.println(l)
 		}
 	}
+	if l := r.reportedLimitsLine(); l != "" {
+		ew.println("")
+		ew.println(l)
+	}
 	if r.Cost != nil {
 		ew.println("")
 		ew.println(r.costLine())
@@ -265,9 +344,49 @@ func (r *Report) WriteText(w io.Writer) error {
 	return ew.err
 }
 
+// reportedLimitsLine sums up the rate-limit meters the logs carry.
+func (r *Report) reportedLimitsLine() string {
+	if len(r.ReportedLimits) == 0 {
+		return ""
+	}
+	var ws []string
+	for _, l := range r.ReportedLimits {
+		w := l.Name
+		switch m := l.WindowMinutes; {
+		case m > 0 && m%1440 == 0:
+			w += fmt.Sprintf(" (%d-day window)", m/1440)
+		case m > 0 && m%60 == 0:
+			w += fmt.Sprintf(" (%d-hour window)", m/60)
+		case m > 0:
+			w += fmt.Sprintf(" (%d-minute window)", m)
+		}
+		ws = append(ws, fmt.Sprintf("%s at most %s%% used (%s reports)", w, strconv.FormatFloat(l.MaxUsedPercent, 'f', -1, 64), numfmt.Thousands(float64(l.Samples))))
+	}
+	return "Rate limits as " + r.sourceName() + " reported them: " + strings.Join(ws, "; ")
+}
+
+// unavailableLine says which figures the logs cannot give, and why.
+func (r *Report) unavailableLine() string {
+	if len(r.Unavailable) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(r.Unavailable))
+	for k := range r.Unavailable {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var why []string
+	for _, k := range keys {
+		if !slices.Contains(why, r.Unavailable[k]) {
+			why = append(why, r.Unavailable[k])
+		}
+	}
+	return "Not available from these logs: " + strings.Join(keys, ", ") + " (" + strings.Join(why, "; ") + ")"
+}
+
 // details are a model's figures beyond effective throughput, one line
-// each.
-func (m *ModelReport) details() []string {
+// each; unavailable says why a figure is missing.
+func (m *ModelReport) details(unavailable map[string]string) []string {
 	var out []string
 	p50 := func(d *Dist) float64 { return d.P50 }
 	if c := m.ContextTokens; c != nil {
@@ -289,6 +408,8 @@ func (m *ModelReport) details() []string {
 	if m.TTFTS != nil {
 		out = append(out, fmt.Sprintf("decode       P50 %s tok/s; TTFT P50 %s s; prefill P50 %s of the generation time (n %s)",
 			distOr(m.DecodeTokS, p50), figure(m.TTFTS.P50), numfmt.Percent(m.PrefillShare.P50), numfmt.Thousands(float64(m.TTFTS.N))))
+	} else if why, ok := unavailable["decode_tok_s"]; ok {
+		out = append(out, "decode       not available: "+why)
 	} else {
 		out = append(out, "decode       no part timings")
 	}
@@ -354,7 +475,7 @@ func (r *Report) costLine() string {
 // WriteMarkdown writes the report as a Markdown document.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	ew := &errWriter{w: w}
-	ew.println("# Effective throughput from opencode sessions")
+	ew.println("# Effective throughput from " + r.sourceName() + " sessions")
 	ew.println("")
 	var dbs []string
 	for _, l := range r.headline() {
@@ -371,7 +492,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 	}
 	ew.println("")
-	ew.println("## " + effTitle)
+	ew.println("## " + r.effTitle())
 	ew.println("")
 	ew.println("| provider/model | n | tokens | P10 | P25 | P50 | P75 | P90 | min | max |")
 	ew.println("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
@@ -435,6 +556,14 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			}
 			ew.println(fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s |", k.Bucket, limit, whole(k.Peak.P50), whole(k.Peak.P90), whole(k.Peak.Max), share, over))
 		}
+	}
+	if l := r.unavailableLine(); l != "" {
+		ew.println("")
+		ew.println(l)
+	}
+	if l := r.reportedLimitsLine(); l != "" {
+		ew.println("")
+		ew.println(l)
 	}
 	if r.Cost != nil {
 		ew.println("")

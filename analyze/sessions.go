@@ -46,7 +46,9 @@ type sessGen struct {
 
 // sessionAcc holds the current session's generations.
 type sessionAcc struct {
-	id   string
+	id string
+	// msgs are the session's messages as read, until it ends.
+	msgs []msg
 	gens []sessGen
 }
 
@@ -60,6 +62,8 @@ func (s *sessionAcc) add(g *generation) {
 
 func (s *sessionAcc) reset() {
 	s.id = ""
+	clear(s.msgs)
+	s.msgs = s.msgs[:0]
 	s.gens = s.gens[:0]
 }
 

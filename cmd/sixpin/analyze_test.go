@@ -16,6 +16,7 @@ import (
 
 	"github.com/sixpin/sixpin/analyze"
 	oc "github.com/sixpin/sixpin/analyze/opencodetest"
+	"github.com/sixpin/sixpin/scenario"
 	"github.com/sixpin/sixpin/trace"
 )
 
@@ -56,26 +57,26 @@ func runAnalyze(t *testing.T, env map[string]string, args ...string) (stdout, st
 }
 
 func TestAnalyzeFlags(t *testing.T) {
-	var got *AnalyzeOpencodeOptions
+	var got *AnalyzeOptions
 	f := &Factory{IO: &IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, Getenv: func(string) string { return "" }}
-	cmd := NewCmdAnalyzeOpencode(f, func(_ *cobra.Command, o *AnalyzeOpencodeOptions) error { got = o; return nil })
+	cmd := NewCmdAnalyzeOpencode(f, func(_ *cobra.Command, o *AnalyzeOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--db", "a.db", "--db", "b.db", "--since", "30d", "--until", "2026-11-01", "--provider", "cerebras",
-		"--model", "qwen", "--model", "gpt-5*", "--min-output", "10", "--format", "md", "-o", "r.md", "--charts", "charts",
-		"--profile", "sim-cerebras-27b", "--export-trace", "t.jsonl"})
+		"--model", "qwen", "--model", "gpt-5*", "--min-output", "10", "--tool-cut", "any-tool", "--format", "md", "-o", "r.md", "--charts", "charts",
+		"--profile", "sim-cerebras-27b", "--export-trace", "t.jsonl", "--export-scenario", "prod.yaml"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	want := AnalyzeOpencodeOptions{DBs: []string{"a.db", "b.db"}, Since: "30d", Until: "2026-11-01", Providers: []string{"cerebras"},
-		Models: []string{"qwen", "gpt-5*"}, MinOutput: 10, Format: "md", FormatSet: true, Output: "r.md", Charts: "charts",
-		Profile: "sim-cerebras-27b", ExportTrace: "t.jsonl"}
+	want := AnalyzeOptions{Source: "opencode", DBs: []string{"a.db", "b.db"}, Since: "30d", Until: "2026-11-01", Providers: []string{"cerebras"},
+		Models: []string{"qwen", "gpt-5*"}, MinOutput: 10, ToolCut: "any-tool", Format: "md", FormatSet: true, Output: "r.md", Charts: "charts",
+		Profile: "sim-cerebras-27b", ExportTrace: "t.jsonl", ExportScenario: "prod.yaml"}
 	got.F, got.Now = nil, nil
 	if fmt.Sprintf("%+v", *got) != fmt.Sprintf("%+v", want) {
 		t.Errorf("options:\n got %+v\nwant %+v", *got, want)
 	}
-	cmd = NewCmdAnalyzeOpencode(f, func(_ *cobra.Command, o *AnalyzeOpencodeOptions) error { got = o; return nil })
+	cmd = NewCmdAnalyzeOpencode(f, func(_ *cobra.Command, o *AnalyzeOptions) error { got = o; return nil })
 	cmd.SetArgs(nil)
 	cmd.Execute()
-	if got.MinOutput != analyze.DefaultMinOutputTokens || got.Format != "text" || got.FormatSet {
+	if got.MinOutput != analyze.DefaultMinOutputTokens || got.Format != "text" || got.FormatSet || got.ToolCut != analyze.ToolCutReference {
 		t.Errorf("defaults: %+v", *got)
 	}
 }
@@ -185,6 +186,7 @@ func TestAnalyzeErrorsAreBadInput(t *testing.T) {
 		{[]string{"opencode", "--db", db, "--format", "html"}, `--format "html"`},
 		{[]string{"opencode", "--db", db, "--profile", "nope"}, `no profile "nope"`},
 		{[]string{"opencode", "--db", db, "--min-output", "-1"}, "--min-output must be ≥ 0"},
+		{[]string{"opencode", "--db", db, "--tool-cut", "never"}, `--tool-cut "never": want reference or any-tool`},
 		{[]string{"opencode", "--db", db, "--nope"}, "unknown flag"},
 		{[]string{"opencode", "extra"}, "unknown command"},
 	} {
@@ -193,5 +195,103 @@ func TestAnalyzeErrorsAreBadInput(t *testing.T) {
 		if !errors.As(err, &bad) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v: err = %v, want one-line bad input containing %q", c.args, err, c.want)
 		}
+	}
+}
+
+var (
+	claudeFixtures = filepath.Join("..", "..", "analyze", "testdata", "claude-code")
+	codexFixtures  = filepath.Join("..", "..", "analyze", "testdata", "codex")
+)
+
+func TestAnalyzeClaudeCodeAndCodex(t *testing.T) {
+	for _, c := range []struct {
+		source, dir string
+		env         map[string]string
+		want        []string
+	}{
+		{"claude-code", claudeFixtures, nil, []string{"Claude Code: 3 files", "anthropic/claude-sonnet-4-5-20250929", "5 generations of 2 models in 3 sessions",
+			"decode       not available: Claude Code's transcripts record no first-token time", "skipped: 1 unreadable line"}},
+		{"codex", codexFixtures, nil, []string{"Codex: 2 files", "openai/gpt-5-codex", "4 generations of 2 models in 2 sessions",
+			"Rate limits as Codex reported them: primary (5-hour window) at most 7.5% used (4 reports); secondary (7-day window) at most 2% used"}},
+	} {
+		t.Run(c.source, func(t *testing.T) {
+			out, _, err := runAnalyze(t, c.env, c.source, c.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("text report lacks %q:\n%s", w, out)
+				}
+			}
+			out, _, err = runAnalyze(t, nil, c.source, c.dir, "--format", "json", "--profile", "sim-cerebras-27b")
+			var rep analyze.Report
+			if err != nil || json.Unmarshal([]byte(out), &rep) != nil || rep.Source != c.source || rep.Cost == nil || len(rep.Unavailable) == 0 {
+				t.Errorf("--format json: %v\n%s", err, out)
+			}
+			tr := filepath.Join(t.TempDir(), "t.jsonl")
+			md, errOut, err := runAnalyze(t, nil, c.source, c.dir, "--format", "md", "--export-trace", tr, "--charts", filepath.Join(t.TempDir(), "c"))
+			if err != nil || !strings.Contains(md, "Not available from these logs: decode_tok_s, prefill_share, ttft_s") || !strings.Contains(errOut, "wrote trace "+tr) {
+				t.Errorf("md/trace/charts: %v\n%s\n%s", err, md, errOut)
+			}
+			if _, err := trace.Read(tr); err != nil {
+				t.Errorf("exported trace: %v", err)
+			}
+		})
+	}
+}
+
+func TestAnalyzeDefaultLogDirs(t *testing.T) {
+	home := t.TempDir()
+	for _, c := range []struct {
+		source string
+		env    map[string]string
+		want   string
+	}{
+		{"claude-code", map[string]string{"HOME": home}, filepath.Join(home, ".claude", "projects")},
+		{"claude-code", map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": filepath.Join(home, "cc")}, filepath.Join(home, "cc", "projects")},
+		{"codex", map[string]string{"HOME": home}, filepath.Join(home, ".codex", "sessions")},
+		{"codex", map[string]string{"HOME": home, "CODEX_HOME": filepath.Join(home, "cx")}, filepath.Join(home, "cx", "sessions")},
+	} {
+		_, _, err := runAnalyze(t, c.env, c.source)
+		var bad errBadInput
+		if !errors.As(err, &bad) || !strings.Contains(err.Error(), c.want+": no such file or directory") {
+			t.Errorf("%s %v: err = %v, want a bad-input error naming %s", c.source, c.env, err, c.want)
+		}
+	}
+}
+
+// TestAnalyzeExportScenario: every source exports a scenario that loads,
+// its header naming the logs it came from.
+func TestAnalyzeExportScenario(t *testing.T) {
+	db := opencodeDB(t, t.TempDir())
+	for _, c := range []struct {
+		args []string
+		from string
+	}{
+		{[]string{"opencode", "--db", db}, "# From the opencode database " + db},
+		{[]string{"claude-code", claudeFixtures}, "# From Claude Code's logs: " + claudeFixtures},
+		{[]string{"codex", codexFixtures, "--since", "2026-10-01"}, "# Filters: since 2026-10-01T00:00:00"},
+	} {
+		t.Run(c.args[0], func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "prod.yaml")
+			_, errOut, err := runAnalyze(t, nil, append(c.args, "--export-scenario", path)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := scenario.Load(path)
+			if err != nil {
+				t.Fatalf("the exported scenario does not load: %v", err)
+			}
+			data, _ := os.ReadFile(path)
+			if !s.Workload.Agentic() || s.Name != "prod" || !strings.Contains(string(data), c.from) || !strings.Contains(errOut, "wrote scenario "+path+": ") {
+				t.Errorf("scenario %+v\n%s\n%s", s, data, errOut)
+			}
+		})
+	}
+	_, _, err := runAnalyze(t, nil, "opencode", "--db", db, "--model", "nope", "--export-scenario", filepath.Join(t.TempDir(), "x.yaml"))
+	var bad errBadInput
+	if !errors.As(err, &bad) || !strings.Contains(err.Error(), "no sessions to fit") {
+		t.Errorf("no sessions: err = %v", err)
 	}
 }
