@@ -408,8 +408,11 @@ duration: 2s
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(writes) < 3 {
-		t.Fatalf("%d writes, want checkpoints and the final one", len(writes))
+	// At least one checkpoint and the final write: how many checkpoints fit
+	// in the run depends on how long assembling one takes on a loaded
+	// machine (-race), so the test does not count them.
+	if len(writes) < 2 {
+		t.Fatalf("%d writes, want a checkpoint and the final one", len(writes))
 	}
 	for _, w := range writes[:len(writes)-1] {
 		if !w.Incomplete || !strings.Contains(w.IncompleteReason, "checkpoint") || w.Errors.Requests == 0 {
