@@ -6,13 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sixpin/sixpin/bench"
+	"github.com/sixpin/sixpin/harness"
 )
 
 // BakeoffOptions are `sixpin bakeoff`'s dependencies and flags.
 type BakeoffOptions struct {
 	F            *Factory
-	Config       bench.BakeoffConfig
+	Config       harness.BakeoffConfig
 	Intelligence []string
 	NoProgress   bool
 }
@@ -43,7 +43,7 @@ func NewCmdBakeoff(f *Factory, runF func(*cobra.Command, *BakeoffOptions) error)
 	fl.StringVar(&c.Tokenizer, "tokenizer", "", "override every profile's tokenizer")
 	fl.DurationVar(&c.Duration, "duration", 0, "override the scenario's duration")
 	fl.IntVar(&c.Requests, "requests", 0, "override the scenario's request count")
-	fl.DurationVar(&c.Grace, "grace", bench.DefaultGrace, "after an interrupt, how long in-flight requests may finish")
+	fl.DurationVar(&c.Grace, "grace", harness.DefaultGrace, "after an interrupt, how long in-flight requests may finish")
 	fl.Float64Var(&c.TimeScale, "time-scale", 0, "run built-in simulators this much faster (tests and demos)")
 	_ = fl.MarkHidden("time-scale")
 	fl.BoolVar(&opts.NoProgress, "no-progress", false, "no progress bar")
@@ -63,6 +63,6 @@ func bakeoffRun(cmd *cobra.Command, opts *BakeoffOptions) error {
 	c.Getenv = opts.F.Getenv
 	c.Out, c.ErrOut = opts.F.IO.Out, opts.F.IO.ErrOut
 	c.Progress = opts.F.IO.ErrTTY && !opts.NoProgress
-	_, err := bench.Bakeoff(cmd.Context(), opts.F.Hard, c)
+	_, err := harness.Bakeoff(cmd.Context(), opts.F.Hard, c)
 	return err
 }

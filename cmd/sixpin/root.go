@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/sixpin/sixpin/bench"
+	"github.com/sixpin/sixpin/harness"
 )
 
 // Exit codes (DESIGN §5).
@@ -99,7 +99,7 @@ func execute(ctx context.Context, f *Factory, args []string) int {
 	fmt.Fprintf(f.IO.ErrOut, "sixpin: %v\n", err)
 	var bad errBadInput
 	switch {
-	case errors.As(err, &bad), errors.Is(err, bench.ErrBadInput):
+	case errors.As(err, &bad), errors.Is(err, harness.ErrBadInput):
 		return ExitBadInput
 	}
 	return ExitFailed
@@ -117,7 +117,7 @@ simulator), and reports per-stream and aggregate throughput, steady-state and
 burst windows, with every figure carrying its pins.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Version:       bench.Version,
+		Version:       harness.Version,
 	}
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)

@@ -8,13 +8,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sixpin/sixpin/bench"
+	"github.com/sixpin/sixpin/harness"
 )
 
 // RunOptions are `sixpin run`'s dependencies and flags.
 type RunOptions struct {
 	F          *Factory
-	Config     bench.Config
+	Config     harness.Config
 	Seed       int64
 	SeedSet    bool
 	NoProgress bool
@@ -51,12 +51,12 @@ func NewCmdRun(f *Factory, runF func(*cobra.Command, *RunOptions) error) *cobra.
 	fl.Int64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
 	fl.DurationVar(&c.Duration, "duration", 0, "override the scenario's duration (e.g. 30s, 5m)")
 	fl.IntVar(&c.Requests, "requests", 0, "override the scenario's request count")
-	fl.DurationVar(&c.Grace, "grace", bench.DefaultGrace, "after an interrupt, how long in-flight requests may finish")
+	fl.DurationVar(&c.Grace, "grace", harness.DefaultGrace, "after an interrupt, how long in-flight requests may finish")
 	fl.IntVar(&c.Repeat, "repeat", 0, "run N times (seeds seed, seed+1, …) and report means with 95% confidence intervals")
 	fl.BoolVar(&opts.NoProgress, "no-progress", false, "no progress bar")
 	fl.BoolVar(&c.AllowOverContext, "allow-over-context", false, "send planned prompts longer than the server's context on purpose, to measure how it refuses them (without it the prompt pin is ✗ and the run invalid)")
 	fl.StringVar(&c.PromptSalt, "prompt-salt", "", "reuse a run's prompt salt (scenario.prompt_salt in its results) to send the same prompt bytes again, e.g. for warm-cache studies (default: a fresh salt per run)")
-	fl.DurationVar(&c.Checkpoint, "checkpoint", bench.DefaultCheckpoint, "rewrite the results file, marked incomplete, this often once a run has gone on for a minute (0: never)")
+	fl.DurationVar(&c.Checkpoint, "checkpoint", harness.DefaultCheckpoint, "rewrite the results file, marked incomplete, this often once a run has gone on for a minute (0: never)")
 	fl.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a Go CPU profile of sixpin itself to FILE")
 	_ = fl.MarkHidden("cpuprofile")
 	fl.Float64Var(&c.TimeScale, "time-scale", 0, "run the built-in simulator and the client this much faster (0 < k < 1), figures in simulated time (for tests and demos)")
@@ -92,7 +92,7 @@ func runRun(cmd *cobra.Command, opts *RunOptions) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	_, err := bench.Run(cmd.Context(), opts.F.Hard, c)
+	_, err := harness.Run(cmd.Context(), opts.F.Hard, c)
 	return err
 }
 

@@ -1,8 +1,9 @@
-// Package bench runs one scenario end to end, as `sixpin run` does: it
-// resolves the target (the built-in simulator when none is given), probes
-// and discovers the endpoint, drives the runner into the collector, binds
-// every figure to its pins, and writes the results file atomically.
-package bench
+// Package harness is sixpin's composition root: it runs a scenario end to
+// end, as `sixpin run` does. It resolves the target (the built-in simulator
+// when none is given), probes and discovers the endpoint, drives the runner
+// into the collector, binds every figure to its pins, and writes the results
+// file atomically; sweeps, repeats and bake-offs run through it too.
+package harness
 
 import (
 	"context"
