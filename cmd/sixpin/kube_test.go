@@ -226,7 +226,7 @@ func TestKubeJobContract(t *testing.T) {
 		files = append(files, filepath.Join(shardDir, name))
 	}
 
-	if _, _, err := NewCmdRoot(f).Find([]string{"merge"}); err == nil {
+	if c, _, err := NewCmdRoot(f).Find([]string{"merge"}); err == nil && c.Name() == "merge" {
 		merged := filepath.Join(root, "merged.json")
 		if code, _, errOut := sixpin(t, nil, append(append([]string{"merge"}, files...), "-o", merged)...); code != ExitOK {
 			t.Errorf("sixpin merge: exit %d: %s", code, errOut)
