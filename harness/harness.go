@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"runtime"
@@ -26,7 +24,6 @@ import (
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/runner"
 	"github.com/sixpin/sixpin/scenario"
-	"github.com/sixpin/sixpin/sim"
 )
 
 // Version is sixpin's version, recorded in every results file.
@@ -470,17 +467,12 @@ func resolveTarget(sc *scenario.Scenario, cfg Config) (*target, error) {
 		if endpoint != "" {
 			return nil, fmt.Errorf("%w: --endpoint cannot be used with simulator profile %s", ErrBadInput, p.Name)
 		}
-		if scaled(cfg) {
-			sc := *p.Sim
-			sc.TimeScale = cfg.TimeScale
-			p.Sim = &sc
-		}
-		base, stop, err := serveSim(p)
+		sm, err := StartSimulator(p, "127.0.0.1:0", cfg.TimeScale)
 		if err != nil {
 			return nil, err
 		}
-		t.BaseURL, t.stop = base, stop
-		t.Model = sim.Defaults(*p.Sim).Model
+		t.BaseURL, t.Model = sm.URL, sm.Model
+		t.stop = func() { _ = sm.Close(2 * time.Second) }
 		return t, nil
 	}
 	if endpoint == "" {
@@ -511,28 +503,6 @@ func resolveTarget(sc *scenario.Scenario, cfg Config) (*target, error) {
 
 // scaled reports whether cfg compresses time.
 func scaled(cfg Config) bool { return cfg.TimeScale > 0 && cfg.TimeScale < 1 }
-
-// serveSim serves the profile's simulator on a loopback port, so the run
-// goes over real HTTP exactly as against a real endpoint.
-func serveSim(p *profiles.Profile) (baseURL string, stop func(), err error) {
-	s, err := sim.New(*p.Sim)
-	if err != nil {
-		return "", nil, fmt.Errorf("%w: profile %s: %w", ErrBadInput, p.Name, err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		s.Close()
-		return "", nil, fmt.Errorf("start simulator: %w", err)
-	}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln) //nolint:errcheck // returns ErrServerClosed on stop
-	return "http://" + ln.Addr().String() + "/v1", func() {
-		s.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	}, nil
-}
 
 // header gathers what the run knows before its first request (all but
 // the start time): what the results file is assembled from, live or by

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"gopkg.in/yaml.v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -109,11 +110,18 @@ func resolveTarget(sc *scenario.Scenario, opts Options) (*target, error) {
 	return t, nil
 }
 
+// simTokenizer is the tokenizer a simulator profile's sim: section names
+// (read from its YAML: kube does not link the simulator).
 func simTokenizer(p *profiles.Profile) string {
-	if p.Sim == nil {
+	if p.Sim == nil || p.Sim.Kind != yaml.MappingNode {
 		return ""
 	}
-	return p.Sim.Tokenizer
+	for i := 0; i+1 < len(p.Sim.Content); i += 2 {
+		if p.Sim.Content[i].Value == "tokenizer" {
+			return p.Sim.Content[i+1].Value
+		}
+	}
+	return ""
 }
 
 // profileFile reads a profile file for the ConfigMap, refusing one whose

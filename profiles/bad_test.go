@@ -51,11 +51,6 @@ func TestBadProfileCorpus(t *testing.T) {
 		"passwd": {
 			"testdata/bad/passwd:1:1: not a profile file: want a mapping (name, kind, base_url, ...), got a string",
 		},
-		"sim-fields.yaml": {
-			"testdata/bad/sim-fields.yaml:4:17: sim.fixed.ttft: must be ≥ 0, got -1s",
-			"testdata/bad/sim-fields.yaml:5:20: sim.reasoning_share: must be in [0, 1], got 2",
-			"testdata/bad/sim-fields.yaml:6:21: sim.tokens_per_chunk: must be ≤ 10,000,000 tokens (got 1000000000000000000)",
-		},
 	} {
 		t.Run(file, func(t *testing.T) {
 			p, err := Resolve(filepath.Join("testdata", "bad", file))

@@ -8,10 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/sixpin/sixpin/internal/bounds"
-	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/internal/strictyaml"
-	"github.com/sixpin/sixpin/sim"
 )
 
 // ownedFields are the request body members sixpin sets on every request,
@@ -125,47 +122,4 @@ func validHeaderValue(s string) bool {
 		}
 	}
 	return true
-}
-
-// simErrors places the simulator's own validation errors ("roofline.mem_util:
-// must be in (0, 1], got 2") at their fields inside sim:.
-func simErrors(err error, bad func(field, format string, args ...any)) {
-	var errs []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	} else {
-		errs = []error{err}
-	}
-	for _, e := range errs {
-		if field, msg, ok := strings.Cut(e.Error(), ": "); ok && !strings.ContainsAny(field, " \n") {
-			bad("sim."+field, "%s", msg)
-		} else {
-			bad("sim", "%v", e)
-		}
-	}
-}
-
-// simBounds checks the simulator's sizes that would allocate absurdly or
-// overflow: token counts to bounds.Tokens, sequences to bounds.Streams.
-func simBounds(c *sim.Config, bad func(field, format string, args ...any)) {
-	for _, f := range []struct {
-		key   string
-		n     int
-		limit int
-		unit  string
-	}{
-		{"max_model_len", c.MaxModelLen, bounds.Tokens, " tokens"},
-		{"max_batched_tokens", c.MaxBatchedTokens, bounds.Tokens, " tokens"},
-		{"tokens_per_chunk", c.TokensPerChunk, bounds.Tokens, " tokens"},
-		{"natural_output_tokens", c.NaturalOutputTokens, bounds.Tokens, " tokens"},
-		{"block_size", c.BlockSize, bounds.Tokens, " tokens"},
-		{"max_num_seqs", c.MaxNumSeqs, bounds.Streams, ""},
-	} {
-		if f.n > f.limit {
-			bad("sim."+f.key, "must be ≤ %s%s (got %d)", numfmt.Thousands(float64(f.limit)), f.unit, f.n)
-		}
-	}
-	if t := c.TemplateOverheadTokens; t != nil && *t > bounds.Tokens {
-		bad("sim.template_overhead_tokens", "must be ≤ %s tokens (got %d)", numfmt.Thousands(bounds.Tokens), *t)
-	}
 }

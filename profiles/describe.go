@@ -6,21 +6,27 @@ import (
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
-	"github.com/sixpin/sixpin/sim"
 )
+
+// SimFacts is what a simulator profile's sim: section resolves to (the
+// harness decodes it; see harness.SimFacts).
+type SimFacts struct {
+	Model, Timing string
+	MaxModelLen   int
+}
 
 // Describe writes a profile for `sixpin validate`: where it came from,
 // its kind and endpoint (userinfo and query values redacted), the model,
 // the API-key variable, how output lengths are enforced and prompts
 // counted, and what it declares beyond (context, pricing, limits, power,
 // request extensions).
-func Describe(w io.Writer, p *Profile) error {
+// A simulator profile is described by sf.
+func Describe(w io.Writer, p *Profile, sf SimFacts) error {
 	pr := &numfmt.Printer{W: w}
 	line := func(label, format string, args ...any) { pr.F("%-12s %s\n", label, fmt.Sprintf(format, args...)) }
 	line("profile", "%s (%s)", p.Name, p.Source)
 	if p.Simulated() {
-		c := sim.Defaults(*p.Sim)
-		line("kind", "simulator: model %q, timing %s, max_model_len %s", c.Model, c.Timing, numfmt.Thousands(float64(c.MaxModelLen)))
+		line("kind", "simulator: model %q, timing %s, max_model_len %s", sf.Model, sf.Timing, numfmt.Thousands(float64(sf.MaxModelLen)))
 	} else {
 		ep := p.BaseURL
 		if ep == "" {

@@ -20,7 +20,6 @@ import (
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/internal/strictyaml"
 	"github.com/sixpin/sixpin/results"
-	"github.com/sixpin/sixpin/sim"
 	"github.com/sixpin/sixpin/tokenizer"
 	"gopkg.in/yaml.v3"
 )
@@ -80,8 +79,11 @@ type Profile struct {
 	// time.
 	PowerWatts float64 `yaml:"power_watts"`
 	USDPerKWh  float64 `yaml:"usd_per_kwh"`
-	// Sim configures the simulator (kind simulator only).
-	Sim *sim.Config `yaml:"sim"`
+	// Sim configures the simulator (kind simulator only), kept as YAML:
+	// the harness decodes it into the simulator's configuration
+	// (harness.SimConfig), so that a client-side profile never links the
+	// simulator.
+	Sim *yaml.Node `yaml:"sim"`
 
 	// Source is "embedded" or the file the profile was read from.
 	Source string `yaml:"-"`
@@ -152,11 +154,8 @@ func (p *Profile) validate(doc *strictyaml.Doc) strictyaml.ErrorList {
 	if p.Kind == KindSimulator {
 		if p.Sim == nil {
 			bad("sim", "required for kind simulator")
-		} else {
-			if err := sim.Defaults(*p.Sim).Validate(); err != nil {
-				simErrors(err, bad)
-			}
-			simBounds(p.Sim, bad)
+		} else if p.Sim.Kind != yaml.MappingNode {
+			bad("sim", "must be a mapping of the simulator's settings (got %s)", strictyaml.Got(p.Sim))
 		}
 		if p.BaseURL != "" {
 			bad("base_url", "not used by kind simulator (it is served in-process)")

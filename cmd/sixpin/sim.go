@@ -1,17 +1,13 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sixpin/sixpin/harness"
 	"github.com/sixpin/sixpin/profiles"
-	"github.com/sixpin/sixpin/sim"
 )
 
 // SimOptions are `sixpin sim`'s dependencies and flags.
@@ -49,30 +45,15 @@ func simRun(cmd *cobra.Command, opts *SimOptions) error {
 	if !p.Simulated() {
 		return badInput(fmt.Errorf("profile %s is not a simulator profile (kind %s)", p.Name, p.Kind))
 	}
-	s, err := sim.New(*p.Sim)
+	sm, err := harness.StartSimulator(p, opts.Addr, 0)
 	if err != nil {
-		return badInput(fmt.Errorf("profile %s: %w", p.Name, err))
+		return err
 	}
-	defer s.Close()
-	ln, err := net.Listen("tcp", opts.Addr)
-	if err != nil {
-		return fmt.Errorf("sim: %w", err)
-	}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(opts.F.IO.Out, "sixpin sim: serving profile %s (model %q) at http://%s/v1 — Ctrl-C stops\n",
-		p.Name, sim.Defaults(*p.Sim).Model, ln.Addr())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	fmt.Fprintf(opts.F.IO.Out, "sixpin sim: serving profile %s (model %q) at %s — Ctrl-C stops\n", p.Name, sm.Model, sm.URL)
 	select {
-	case err := <-errc:
+	case err := <-sm.Done():
 		return fmt.Errorf("sim: %w", err)
 	case <-cmd.Context().Done():
 	}
-	s.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("sim: shutdown: %w", err)
-	}
-	return nil
+	return sm.Close(5 * time.Second)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sixpin/sixpin/harness"
 	"github.com/sixpin/sixpin/internal/bounds"
 	"github.com/sixpin/sixpin/profiles"
 	"github.com/sixpin/sixpin/scenario"
@@ -119,7 +120,13 @@ func profileCheck(ref string) check {
 		if err != nil {
 			return err
 		}
-		return described(profiles.Describe(w, p))
+		var sf profiles.SimFacts
+		if p.Simulated() {
+			if sf, err = harness.SimFacts(p); err != nil {
+				return err
+			}
+		}
+		return described(profiles.Describe(w, p, sf))
 	}
 }
 

@@ -68,6 +68,19 @@ func Decode(file string, data []byte, v any, kind Kind) (*Doc, ErrorList) {
 	return &Doc{file: file, tree: d.tree, d: d}, d.errs
 }
 
+// DecodeNode decodes n, a section of file kept as a yaml.Node by Decode,
+// strictly into v (a pointer to a struct or a map), as Decode does: every
+// error names file:line:col and the field path, path being the section's
+// own ("sim"), so "sim.max_num_seqs: must be ≥ 1" reads as if the whole
+// file had been decoded at once. The Doc places validation errors the same
+// way.
+func DecodeNode(file string, n *yaml.Node, v any, path string) (*Doc, ErrorList) {
+	d := &decoder{file: file, tree: tree{}}
+	d.decode(n, reflect.ValueOf(v).Elem(), path, nil)
+	d.errs.Sort()
+	return &Doc{file: file, tree: d.tree, d: d}, d.errs
+}
+
 // Has reports whether the YAML sets the field at path to a non-null value.
 func (doc *Doc) Has(path string) bool { return doc.tree.has(path) }
 
@@ -262,6 +275,7 @@ type Durationer interface {
 var (
 	stdDurationType = reflect.TypeFor[time.Duration]()
 	durationerType  = reflect.TypeFor[Durationer]()
+	nodeType        = reflect.TypeFor[yaml.Node]()
 )
 
 // decoder walks a yaml.Node tree against Go types by reflection, strictly,
@@ -310,6 +324,12 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, key *yaml.N
 // value decodes the non-null node of e into v by v's type.
 func (d *decoder) value(e entry, v reflect.Value, path string) {
 	n, t := e.res, v.Type()
+	if t == nodeType {
+		// A section another package decodes (see DecodeNode), kept as
+		// written with its positions.
+		v.Set(reflect.ValueOf(*n))
+		return
+	}
 	if t == stdDurationType || t.Implements(durationerType) {
 		d.duration(n, v, path)
 		return
