@@ -262,6 +262,10 @@ type Errors struct {
 	Rate     float64             `json:"rate"`
 	ByClass  map[string]int      `json:"by_class"`
 	Examples map[string][]string `json:"examples,omitempty"`
+	// Reconnects counts requests sent again on a new connection because
+	// a kept-alive one had been closed by the server before anything was
+	// written to it (Record.Reconnects, summed). They are not failures.
+	Reconnects int `json:"reconnects"`
 }
 
 // winAcc accumulates one window during the final pass.
@@ -319,6 +323,7 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 
 	err := c.spill.each(func(r *Record) {
 		errs.Requests++
+		errs.Reconnects += r.Reconnects
 		if r.Failed() {
 			errs.Failed++
 			errs.ByClass[string(r.Err)]++

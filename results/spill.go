@@ -49,6 +49,9 @@ func (s *spill) put(r *Record) error {
 	if r.HasUsage {
 		flags |= 1
 	}
+	if r.ToolCalls {
+		flags |= 2
+	}
 	b = binary.AppendUvarint(b, uint64(r.Index))
 	b = binary.AppendUvarint(b, s.intern(r.Class))
 	b = binary.AppendUvarint(b, s.intern(r.SessionEnd))
@@ -68,6 +71,7 @@ func (s *spill) put(r *Record) error {
 	b = binary.AppendUvarint(b, uint64(r.Usage.CachedTokens))
 	b = binary.AppendUvarint(b, s.errID[r.Err])
 	b = binary.AppendUvarint(b, uint64(r.HTTPStatus))
+	b = binary.AppendUvarint(b, uint64(r.Reconnects))
 	b = binary.AppendUvarint(b, uint64(len(r.Chunks)))
 	prev := us(r.Scheduled)
 	for _, c := range r.Chunks {
@@ -163,6 +167,7 @@ func (s *spill) decode(b []byte, r *Record) error {
 	r.Attempt = int(d.u())
 	flags := d.u()
 	r.HasUsage = flags&1 != 0
+	r.ToolCalls = flags&2 != 0
 	sched := d.i()
 	r.Scheduled = usDur(sched)
 	r.Sent = usDur(sched + d.i())
@@ -177,6 +182,7 @@ func (s *spill) decode(b []byte, r *Record) error {
 		r.Err = ErrorClasses[e-1]
 	}
 	r.HTTPStatus = int(d.u())
+	r.Reconnects = int(d.u())
 	n := int(d.u())
 	prev := sched
 	for j := 0; j < n && d.err == nil; j++ {

@@ -185,14 +185,17 @@ func writeErrors(p *numfmt.Printer, run *Run) {
 	e := run.Errors
 	if e.Failed == 0 {
 		p.F("Errors (whole run): none in %d requests\n", e.Requests)
-		return
-	}
-	p.F("Errors (whole run): %d of %d requests failed (%s, interrupts excluded): %s\n",
-		e.Failed, e.Requests, pct(e.Rate), ClassList(e.ByClass))
-	for _, c := range ErrorClasses {
-		for _, ex := range e.Examples[string(c)] {
-			p.F("  %s: %s\n", c, ex)
+	} else {
+		p.F("Errors (whole run): %d of %d requests failed (%s, interrupts excluded): %s\n",
+			e.Failed, e.Requests, pct(e.Rate), ClassList(e.ByClass))
+		for _, c := range ErrorClasses {
+			for _, ex := range e.Examples[string(c)] {
+				p.F("  %s: %s\n", c, ex)
+			}
 		}
+	}
+	if e.Reconnects > 0 {
+		p.F("  reconnects: %d (a request re-sent on a new connection: the server had closed the kept-alive one before anything was written; not failures)\n", e.Reconnects)
 	}
 }
 

@@ -1,8 +1,11 @@
 package runner
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
+
+	"github.com/sixpin/sixpin/results"
 )
 
 // chunk is what sixpin reads from one streamed chat-completion chunk. Byte
@@ -11,6 +14,7 @@ import (
 type chunk struct {
 	contentBytes   int
 	reasoningBytes int
+	toolBytes      int  // tool calls' names and arguments
 	toolCall       bool // a delta carried tool_calls
 	finished       bool // some choice carried a non-null finish_reason
 	finishReason   []byte
@@ -18,7 +22,12 @@ type chunk struct {
 	usage          usage
 	model          []byte // aliases the input line
 	sentUnixNS     int64  // server send stamp (sixpin's simulator); 0 if absent
-	hasError       bool   // an "error" member: an in-band error event
+	// hasError marks an in-band error event: an "error" member (OpenAI),
+	// or "object": "error" (vLLM); errMessage is its message's raw JSON
+	// string body (error.message, or the top-level message), if any.
+	hasError   bool
+	errMessage []byte
+	message    []byte // a top-level "message" string
 }
 
 // usage is the OpenAI usage object, with the detail fields sixpin needs.
@@ -27,6 +36,30 @@ type usage struct {
 	completionTokens int
 	cachedTokens     int
 	reasoningTokens  int
+}
+
+// results converts u to the record's form.
+func (u usage) results() results.Usage {
+	return results.Usage{
+		PromptTokens:     u.promptTokens,
+		CompletionTokens: u.completionTokens,
+		ReasoningTokens:  u.reasoningTokens,
+		CachedTokens:     u.cachedTokens,
+	}
+}
+
+// errorText is an error event's message, decoded, or else the whole
+// event (raw is the event's data). It allocates: error path only.
+func (c *chunk) errorText(raw []byte) string {
+	msg := c.errMessage
+	if msg == nil {
+		msg = c.message
+	}
+	var s string
+	if msg != nil && json.Unmarshal([]byte(`"`+string(msg)+`"`), &s) == nil && s != "" {
+		return s
+	}
+	return string(raw)
 }
 
 var errMalformed = errors.New("malformed JSON")
@@ -44,6 +77,9 @@ func parseChunk(b []byte, c *chunk) error {
 	p.ws()
 	if p.i != len(p.b) {
 		return errMalformed
+	}
+	if c.hasError && c.errMessage == nil {
+		c.errMessage = c.message
 	}
 	return nil
 }
@@ -323,11 +359,42 @@ func (p *parser) topMember(key []byte, c *chunk) bool {
 		c.sentUnixNS = v
 		return ok
 	case "error":
-		if p.isNull() {
+		switch {
+		case p.isNull():
 			return true
+		case p.i < len(p.b) && p.b[p.i] == '{':
+			c.hasError = true
+			return p.object(p.errorMember, c)
+		case p.i < len(p.b) && p.b[p.i] == '"':
+			c.hasError = true
+			s, ok := p.str()
+			c.errMessage = s
+			return ok
 		}
 		c.hasError = true
 		return p.skip()
+	case "object":
+		s, ok := p.optString()
+		if string(s) == "error" {
+			c.hasError = true
+		}
+		return ok
+	case "message":
+		if p.i < len(p.b) && p.b[p.i] == '"' {
+			s, ok := p.str()
+			c.message = s
+			return ok
+		}
+		return p.skip()
+	}
+	return p.skip()
+}
+
+func (p *parser) errorMember(key []byte, c *chunk) bool {
+	if string(key) == "message" && p.i < len(p.b) && p.b[p.i] == '"' {
+		s, ok := p.str()
+		c.errMessage = s
+		return ok
 	}
 	return p.skip()
 }
@@ -368,8 +435,34 @@ func (p *parser) deltaMember(key []byte, c *chunk) bool {
 		if p.isNull() {
 			return true
 		}
-		c.toolCall = true
+		return p.array(p.toolCallElem, c)
+	}
+	return p.skip()
+}
+
+// toolCallElem reads one tool call of a delta: its function's name and
+// arguments are output text.
+func (p *parser) toolCallElem(c *chunk) bool {
+	c.toolCall = true
+	return p.object(p.toolCallMember, c)
+}
+
+func (p *parser) toolCallMember(key []byte, c *chunk) bool {
+	if string(key) != "function" {
 		return p.skip()
+	}
+	if p.isNull() {
+		return true
+	}
+	return p.object(p.functionMember, c)
+}
+
+func (p *parser) functionMember(key []byte, c *chunk) bool {
+	switch string(key) {
+	case "name", "arguments":
+		s, ok := p.optString()
+		c.toolBytes += len(s)
+		return ok
 	}
 	return p.skip()
 }

@@ -3,57 +3,43 @@ package runner
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/sixpin/sixpin/results"
 )
 
-// doer is the go-openai HTTPClient hook: it adds the endpoint's request
-// extensions (ignore_eos, min_tokens, a profile's extra_body) to the JSON
-// body go-openai built, and the profile's headers, then sends the request
-// on sixpin's own transport. go-openai itself is used unmodified.
-type doer struct {
-	client *http.Client
-	// extra is `,"k":v,...` spliced before the body's closing brace.
-	extra   []byte
-	headers map[string]string
-}
-
-// exchange passes per-request facts between a request's goroutine and the
-// doer: min_tokens in, the HTTP status out.
-type exchange struct {
-	minTokens int
-	status    int
-	// retryAfter and bucket are read from a 429's headers.
-	retryAfter time.Duration
-	bucket     string
-}
-
-type exchangeKey struct{}
-
-func withExchange(ctx context.Context, x *exchange) context.Context {
-	return context.WithValue(ctx, exchangeKey{}, x)
-}
-
 // newTransport returns the transport for one run: sized for the run's
 // concurrency so connections are reused, never compressed (SSE must not
-// be buffered by gzip), and with dial and TLS timeouts so a dead endpoint
-// fails fast as a connect error.
+// be buffered by gzip), with dial and TLS timeouts so a dead endpoint
+// fails fast as a connect error, and counting what is written to each
+// connection (see attempt).
 func newTransport(conns int) *http.Transport {
+	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	return &http.Transport{
 		Proxy: http.ProxyFromEnvironment,
-		DialContext: (&net.Dialer{
-			Timeout:   10 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			cc := &countingConn{Conn: c}
+			if sc, ok := c.(syscall.Conn); ok {
+				cc.raw, _ = sc.SyscallConn()
+			}
+			return cc, nil
+		},
 		ForceAttemptHTTP2:   true,
 		MaxIdleConns:        0,
 		MaxIdleConnsPerHost: max(conns, 2),
@@ -63,6 +49,164 @@ func newTransport(conns int) *http.Transport {
 		// Buffers stay at the 4 KiB default: at 10,000 streams every KiB
 		// per connection is 10 MB, and larger ones gain nothing measurable.
 	}
+}
+
+// countingConn counts the bytes written to a connection, so that a
+// request that failed can tell whether any of it went out; and it refuses
+// to write to a connection found closed by the server (see peerClosed).
+type countingConn struct {
+	net.Conn
+	raw     syscall.RawConn // nil when the connection has none
+	written atomic.Int64
+	// check asks the next write to look first whether the server has
+	// closed the connection (set when a kept-alive connection is taken
+	// for a request); closed is set when it had.
+	check, closed atomic.Bool
+}
+
+// errPeerClosed fails a write to a kept-alive connection the server has
+// closed: nothing is written, so the request goes out on a new one.
+var errPeerClosed = errors.New("the server had closed the kept-alive connection")
+
+// Write writes p, unless the server is found to have closed the
+// connection: the first write of a request on a kept-alive connection
+// looks first, without waiting or reading, whether an end of stream or a
+// reset is queued on it. A server that hangs up after each response (as
+// llama-server does on a keep-alive timeout) usually has by then, and a
+// request written to such a connection would be lost without a way to know
+// that it never reached the server. One system call per request on a
+// reused connection, none per chunk.
+func (c *countingConn) Write(p []byte) (int, error) {
+	if c.check.Swap(false) && c.raw != nil && peerClosed(c.raw) {
+		c.closed.Store(true)
+	}
+	if c.closed.Load() {
+		return 0, errPeerClosed
+	}
+	n, err := c.Conn.Write(p)
+	c.written.Add(int64(n))
+	return n, err
+}
+
+// attempt is what one attempt to send a request saw of its connection,
+// through httptrace. Its fields are set from the transport's goroutines.
+type attempt struct {
+	conns    atomic.Int32 // connections the transport got (it retries some failures itself)
+	reused   atomic.Bool  // the last one had served a request before
+	conn     atomic.Pointer[countingConn]
+	written  atomic.Int64 // conn's count when the attempt got it
+	answered atomic.Bool  // the first byte of a response arrived
+}
+
+func (a *attempt) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			a.conns.Add(1)
+			a.reused.Store(info.Reused)
+			c := ownConn(info.Conn)
+			a.conn.Store(c)
+			if c != nil {
+				a.written.Store(c.written.Load())
+				c.check.Store(info.Reused)
+			}
+		},
+		GotFirstResponseByte: func() { a.answered.Store(true) },
+	}
+}
+
+// ownConn is the countingConn under c, or nil when there is none or c
+// multiplexes requests (HTTP/2), so that its count is not one request's.
+func ownConn(c net.Conn) *countingConn {
+	switch c := c.(type) {
+	case *countingConn:
+		return c
+	case *tls.Conn:
+		if cc, ok := c.NetConn().(*countingConn); ok && c.ConnectionState().NegotiatedProtocol != "h2" {
+			return cc
+		}
+	}
+	return nil
+}
+
+// unread reports whether an attempt that failed with err did so on a
+// kept-alive connection, before any answer, without the server having
+// read the request: nothing of it was written (the connection was found
+// closed), or the server's side reset the connection (TCP answers with a
+// reset data that arrives on a socket closed before reading it, and
+// closing a socket with the request still unread in it). A connection the
+// server closed cleanly after the request was written may have been read:
+// that is not unread.
+func (a *attempt) unread(err error) bool {
+	if !a.reused.Load() || a.answered.Load() {
+		return false
+	}
+	if c := a.conn.Load(); c != nil && c.written.Load() == a.written.Load() {
+		return true
+	}
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// maxReconnects bounds the re-sends of one request: each takes one dead
+// connection out of the pool, and after a few a fresh one is dialled.
+const maxReconnects = 4
+
+// sent is the outcome of send: the response, or the failure and whether
+// it came on a kept-alive connection before any answer; and the times the
+// request was sent again on a new connection.
+type sent struct {
+	resp       *http.Response
+	err        error
+	reusedConn bool
+	reconnects int
+}
+
+// send posts a chat-completion body. A request that failed on a
+// kept-alive connection the server had closed, without the server having
+// read it (attempt.unread; Go's transport does not send a POST again by
+// itself then), is sent again on a new connection and counted as a
+// reconnect; one that may have reached the server is never sent twice.
+func (r *Runner) send(ctx context.Context, body []byte) sent {
+	var s sent
+	for {
+		a := &attempt{}
+		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, a.trace()), http.MethodPost, r.chatURL, bytes.NewReader(body))
+		if err != nil {
+			s.err = err
+			return s
+		}
+		req.Header = r.header // shared, read only: the transport never writes a request's header
+		s.resp, s.err = r.httpc.Do(req)
+		// The transport's own retries (a failure it could tell was before
+		// anything was written) are reconnects too.
+		s.reconnects += max(int(a.conns.Load())-1, 0)
+		if s.err == nil {
+			return s
+		}
+		s.reusedConn = a.reused.Load() && !a.answered.Load()
+		if ctx.Err() != nil || !a.unread(s.err) || s.reconnects >= maxReconnects {
+			return s
+		}
+		s.reconnects++
+	}
+}
+
+// requestHeader is the header of every request to t: JSON in, an event
+// stream out, the bearer key or the URL's user info (auth), and the
+// profile's headers.
+func requestHeader(t Target, auth string) http.Header {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "text/event-stream")
+	switch {
+	case t.APIKey != "":
+		h.Set("Authorization", "Bearer "+t.APIKey)
+	case auth != "":
+		h.Set("Authorization", auth)
+	}
+	for k, v := range t.Headers {
+		h.Set(k, v)
+	}
+	return h
 }
 
 // encodeExtra renders extra body members as `,"k":v` pairs in key order.
@@ -85,49 +229,6 @@ func encodeExtra(m map[string]any) ([]byte, error) {
 		b.Write(v)
 	}
 	return b.Bytes(), nil
-}
-
-// Do implements go-openai's HTTPDoer.
-func (d *doer) Do(req *http.Request) (*http.Response, error) {
-	for k, v := range d.headers {
-		req.Header.Set(k, v)
-	}
-	x, _ := req.Context().Value(exchangeKey{}).(*exchange)
-	minTokens := 0
-	if x != nil {
-		minTokens = x.minTokens
-	}
-	if req.Body != nil && (len(d.extra) > 0 || minTokens > 0) {
-		body, err := io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, fmt.Errorf("read request body: %w", err)
-		}
-		end := bytes.LastIndexByte(body, '}')
-		if end < 0 {
-			return nil, fmt.Errorf("request body is not a JSON object")
-		}
-		out := make([]byte, 0, len(body)+len(d.extra)+32)
-		out = append(out, body[:end]...)
-		out = append(out, d.extra...)
-		if minTokens > 0 {
-			out = append(out, `,"min_tokens":`...)
-			out = strconv.AppendInt(out, int64(minTokens), 10)
-		}
-		out = append(out, body[end:]...)
-		req.Body = io.NopCloser(bytes.NewReader(out))
-		req.ContentLength = int64(len(out))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out)), nil }
-	}
-	resp, err := d.client.Do(req)
-	if x != nil && resp != nil {
-		x.status = resp.StatusCode
-		if resp.StatusCode == http.StatusTooManyRequests {
-			x.retryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
-			x.bucket = bucketFromHeaders(resp.Header)
-		}
-	}
-	return resp, err
 }
 
 // retryAfter parses a Retry-After header: seconds, or an HTTP date.

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/sixpin/sixpin/scenario"
 )
 
@@ -33,11 +31,7 @@ func (r *Runner) Probe(ctx context.Context) (overhead int, ok bool, msg string) 
 	}
 	r.overhead, r.perMessage = base, base
 	if w := r.plan.Scenario().Workload; w.Agentic() || w.Replay() {
-		three := []openai.ChatCompletionMessage{
-			{Role: openai.ChatMessageRoleUser, Content: one},
-			{Role: openai.ChatMessageRoleAssistant, Content: one},
-			{Role: openai.ChatMessageRoleUser, Content: one},
-		}
+		three := []message{{roleUser, one}, {roleAssistant, one}, {roleUser, one}}
 		if all, err := r.probe(ctx, three, 3); err == nil {
 			r.perMessage = max((all-base)/2, 0)
 		} else {
@@ -49,9 +43,9 @@ func (r *Runner) Probe(ctx context.Context) (overhead int, ok bool, msg string) 
 
 // probe sends msgs (content tokens in all) for one token and returns what
 // the template added.
-func (r *Runner) probe(ctx context.Context, msgs []openai.ChatCompletionMessage, content int) (int, error) {
+func (r *Runner) probe(ctx context.Context, msgs []message, content int) (int, error) {
 	req := scenario.Request{Index: -1, PromptTokens: content, OutputTokens: 1}
-	rec := r.stream(ctx, req, msgs, r.since())
+	rec := r.stream(ctx, errInterrupted, req, msgs, r.since())
 	switch {
 	case rec.Failed():
 		return 0, fmt.Errorf("probe request failed (%s): %s", rec.Err, rec.ErrMsg)

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sixpin/sixpin/results"
@@ -40,12 +39,12 @@ func (r *Runner) sessionLoop(issue, inflight context.Context, out chan<- *result
 // turn the answer and the next tool result. Every text is built once, so
 // each turn re-sends the history byte for byte and a prefix cache can hit.
 type history struct {
-	msgs    []openai.ChatCompletionMessage
+	msgs    []message
 	content int // tokens of all message contents
 }
 
 func (h *history) add(role, text string, tokens int) {
-	h.msgs = append(h.msgs, openai.ChatCompletionMessage{Role: role, Content: text})
+	h.msgs = append(h.msgs, message{role, text})
 	h.content += tokens
 }
 
@@ -68,12 +67,12 @@ func (r *Runner) session(issue, inflight context.Context, s scenario.Session, tu
 		last = rec
 	}
 	first := max(s.FirstPromptTokens-r.templateTokens(1), 1)
-	h.add(openai.ChatMessageRoleUser, r.prompts.Build(seed(0, 0), first), first)
+	h.add(roleUser, r.prompts.Build(seed(0, 0), first), first)
 
 turns:
 	for k := 0; k < s.Turns; k++ {
 		if k > 0 {
-			h.add(openai.ChatMessageRoleUser, r.prompts.Build(seed(uint64(k), 1), s.Growth[k]), s.Growth[k])
+			h.add(roleUser, r.prompts.Build(seed(uint64(k), 1), s.Growth[k]), s.Growth[k])
 			if !sleep(issue, r.wallTime(s.Think[k])) {
 				end = results.SessionEndRunEnded
 				break
@@ -122,7 +121,7 @@ turns:
 			answer = len(rec.Chunks)
 		}
 		answer = max(answer, 1)
-		h.add(openai.ChatMessageRoleAssistant, r.prompts.Build(seed(uint64(k), 2), answer), answer)
+		h.add(roleAssistant, r.prompts.Build(seed(uint64(k), 2), answer), answer)
 		if r.pricing != nil {
 			cost += r.pricing.RequestUSD(rec.Usage)
 			if w.CostCapUSD > 0 && cost > w.CostCapUSD {
@@ -144,9 +143,7 @@ turns:
 // the server's Retry-After, or the jittered exponential backoff, whichever
 // is longer.
 func (r *Runner) backoffDelay(rng *rand.Rand, attempt int, retryAfter time.Duration) time.Duration {
-	d := min(r.backoff<<attempt, maxBackoff)
-	d = d/2 + time.Duration(rng.Int64N(int64(d/2)+1)) // "equal jitter"
-	return max(d, retryAfter)
+	return max(jittered(rng, r.backoff, maxBackoff, attempt), retryAfter)
 }
 
 // sleep waits d or until ctx ends; it reports whether the wait ran out.
