@@ -446,6 +446,7 @@ func assemble(sc *scenario.Scenario, tg *target, rn *runner.Runner, col *results
 		Histograms:           m.Histograms,
 		Client:               clientInfo(),
 	}
+	run.Errors.Outages = rn.Outages()
 	run.Scenario = scenarioInfo(sc)
 	run.Target = results.TargetInfo{
 		Endpoint:               displayURL(tg.BaseURL),

@@ -263,9 +263,12 @@ type Errors struct {
 	ByClass  map[string]int      `json:"by_class"`
 	Examples map[string][]string `json:"examples,omitempty"`
 	// Reconnects counts requests sent again on a new connection because
-	// a kept-alive one had been closed by the server before anything was
-	// written to it (Record.Reconnects, summed). They are not failures.
+	// the server had closed the kept-alive one without reading them
+	// (Record.Reconnects, summed). They are not failures.
 	Reconnects int `json:"reconnects"`
+	// Outages are the times the endpoint could not be reached, as the
+	// runner saw them (runner.Runner.Outages).
+	Outages []Outage `json:"outages,omitempty"`
 }
 
 // winAcc accumulates one window during the final pass.

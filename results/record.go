@@ -98,8 +98,9 @@ type Record struct {
 	// RetryAfter is a 429's Retry-After (0: none). Not kept in the spill.
 	RetryAfter time.Duration
 	// Reconnects counts the times the request was sent again on a new
-	// connection because a kept-alive one failed before any byte of the
-	// request was written to it (the server had closed it). Not failures.
+	// connection because the server had closed the kept-alive one without
+	// reading it (nothing was written, or the server's side reset the
+	// connection unread). Not failures.
 	Reconnects int
 
 	// Session is the agentic session's index, -1 for an independent
@@ -154,6 +155,18 @@ type Usage struct {
 	CompletionTokens int
 	ReasoningTokens  int
 	CachedTokens     int
+}
+
+// Outage is a time the endpoint could not be reached: from the first
+// request that failed to connect to the first answer to a request sent
+// after it. Times are seconds from the run start.
+type Outage struct {
+	StartS float64 `json:"start_s"`
+	// EndS is when the endpoint answered again, or, when it had not by
+	// the end of the run (Recovered false), the last failed attempt.
+	EndS           float64 `json:"end_s"`
+	FailedRequests int     `json:"failed_requests"`
+	Recovered      bool    `json:"recovered"`
 }
 
 // Failed reports whether the request failed.

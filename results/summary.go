@@ -194,8 +194,15 @@ func writeErrors(p *numfmt.Printer, run *Run) {
 			}
 		}
 	}
+	for _, o := range e.Outages {
+		if o.Recovered {
+			p.F("  endpoint unreachable from %s s to %s s (%d requests failed to connect)\n", num(o.StartS), num(o.EndS), o.FailedRequests)
+		} else {
+			p.F("  endpoint unreachable from %s s to the end of the run (%d requests failed to connect)\n", num(o.StartS), o.FailedRequests)
+		}
+	}
 	if e.Reconnects > 0 {
-		p.F("  reconnects: %d (a request re-sent on a new connection: the server had closed the kept-alive one before anything was written; not failures)\n", e.Reconnects)
+		p.F("  reconnects: %d (requests sent again on a new connection: the server had closed the kept-alive one without reading them; not failures)\n", e.Reconnects)
 	}
 }
 

@@ -114,7 +114,11 @@ func (r *Runner) stream(inflight context.Context, cut error, req scenario.Reques
 	if s.err != nil {
 		rec.End = r.since()
 		r.fail(rec, ctx, s.err, &s)
+		if rec.Err == results.ErrConnect {
+			r.health.failed(rec.Sent)
+		}
 	} else {
+		r.health.answered(rec.Sent, r.since())
 		r.readResponse(ctx, cancel, s.resp, rec)
 	}
 	// Everything the record keeps of the server's text, redacted in one

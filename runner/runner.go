@@ -64,6 +64,10 @@ const (
 	DefaultStallTimeout   = 2 * time.Minute
 	DefaultBackoff        = time.Second
 	maxBackoff            = time.Minute
+	// DefaultConnectBackoff and DefaultConnectBackoffMax bound the wait
+	// after a connect failure (WithConnectBackoff).
+	DefaultConnectBackoff    = 50 * time.Millisecond
+	DefaultConnectBackoffMax = 5 * time.Second
 )
 
 // Option configures a Runner.
@@ -84,6 +88,19 @@ func WithMaxLineBytes(n int) Option {
 	return func(r *Runner) {
 		if n > 0 {
 			r.maxLine = n
+		}
+	}
+}
+
+// WithConnectBackoff sets how long a closed-loop worker or an agentic
+// session waits after a request that could not connect before it tries
+// again: first, doubling with jitter for every failure in a row, up to
+// ceiling (wall-clock time, whatever the time scale). Defaults
+// DefaultConnectBackoff and DefaultConnectBackoffMax.
+func WithConnectBackoff(first, ceiling time.Duration) Option {
+	return func(r *Runner) {
+		if first > 0 && ceiling >= first {
+			r.connectBackoff, r.connectBackoffMax = first, ceiling
 		}
 	}
 }
@@ -141,6 +158,11 @@ type Runner struct {
 	rd redactor
 	// maxLine bounds a stream's line (WithMaxLineBytes).
 	maxLine int
+	// health records the endpoint's outages.
+	health health
+	// connectBackoff and connectBackoffMax bound the wait after a
+	// connect failure (WithConnectBackoff).
+	connectBackoff, connectBackoffMax time.Duration
 
 	exact    bool
 	duration time.Duration
@@ -194,6 +216,9 @@ func New(plan *scenario.Plan, t Target, opts ...Option) (*Runner, error) {
 		backoff:        DefaultBackoff,
 		timeScale:      1,
 		maxLine:        DefaultMaxLineBytes,
+
+		connectBackoff:    DefaultConnectBackoff,
+		connectBackoffMax: DefaultConnectBackoffMax,
 	}
 	if s.RequestTimeout > 0 {
 		r.requestTimeout = s.RequestTimeout.D()
@@ -257,6 +282,11 @@ func (r *Runner) Stats() *Stats { return &r.stats }
 // Start returns the wall-clock time load started (zero before Run).
 func (r *Runner) Start() time.Time { return r.start }
 
+// Outages returns the times the endpoint could not be reached, in order:
+// from a request that failed to connect to the first answer to a request
+// sent after it. Call it after the run.
+func (r *Runner) Outages() []results.Outage { return r.health.list() }
+
 // Close releases the runner's idle connections.
 func (r *Runner) Close() { r.httpc.CloseIdleConnections() }
 
@@ -307,11 +337,16 @@ func (r *Runner) more(i int, t time.Duration) bool {
 
 // closedLoop keeps Streams requests in flight: each worker issues its next
 // request as soon as its last one ends.
+//
+// A worker whose request could not connect waits before its next one
+// (WithConnectBackoff), so that a dead endpoint is not hammered.
 func (r *Runner) closedLoop(issue, inflight context.Context, out chan<- *results.Record) {
 	var next atomic.Int64
 	var g errgroup.Group
 	for w := 0; w < r.conc.Streams; w++ {
 		g.Go(func() error {
+			rng := rand.New(rand.NewPCG(uint64(r.plan.Scenario().Seed), uint64(w)))
+			fails := 0
 			for issue.Err() == nil {
 				i := int(next.Add(1) - 1)
 				req := r.plan.Request(i)
@@ -320,12 +355,27 @@ func (r *Runner) closedLoop(issue, inflight context.Context, out chan<- *results
 				if !r.more(i, at) || issue.Err() != nil {
 					return nil
 				}
-				out <- r.do(inflight, req, text, at)
+				rec := r.do(inflight, req, text, at)
+				out <- rec
+				if rec.Err != results.ErrConnect {
+					fails = 0
+					continue
+				}
+				if !sleep(issue, r.connectDelay(rng, fails)) {
+					return nil
+				}
+				fails++
 			}
 			return nil
 		})
 	}
 	_ = g.Wait()
+}
+
+// connectDelay is the wait after the (fails+1)-th connect failure in a
+// row: jittered exponential backoff within the WithConnectBackoff bounds.
+func (r *Runner) connectDelay(rng *rand.Rand, fails int) time.Duration {
+	return jittered(rng, r.connectBackoff, r.connectBackoffMax, fails)
 }
 
 // jittered is an exponential backoff with "equal jitter": first·2^n capped

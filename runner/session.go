@@ -49,7 +49,8 @@ func (h *history) add(role, text string, tokens int) {
 }
 
 // session plays one session and emits its records, the last one marked
-// with why the session ended.
+// with why the session ended. A turn rate-limited under on_429: backoff,
+// or one that could not connect, is sent again after a backoff.
 func (r *Runner) session(issue, inflight context.Context, s scenario.Session, turns *atomic.Int64, out chan<- *results.Record) {
 	w := r.plan.Scenario().Workload
 	rng := rand.New(rand.NewPCG(s.Seed, 0x6a6974746572)) // "jitter"
@@ -85,6 +86,7 @@ turns:
 		}
 		req := scenario.Request{Index: s.Index, PromptTokens: prompt, OutputTokens: s.Outputs[k], Seed: s.Seed}
 		var rec *results.Record
+		limited, unreachable := 0, 0 // 429 and connect retries of this turn
 		for attempt := 0; ; attempt++ {
 			// Take a request slot; the run's bounds count every attempt.
 			if n := turns.Add(1) - 1; issue.Err() != nil || !r.more(int(n), r.since()) {
@@ -102,8 +104,17 @@ turns:
 				end = results.SessionEndInterrupted
 			case rec.Err == results.ErrHTTP429 && w.On429 == scenario.On429CountOnly:
 				continue turns
-			case rec.Err == results.ErrHTTP429 && w.On429 == scenario.On429Backoff && attempt < w.MaxRetries:
-				if sleep(issue, r.wallTime(r.backoffDelay(rng, attempt, rec.RetryAfter))) {
+			case rec.Err == results.ErrHTTP429 && w.On429 == scenario.On429Backoff && limited < w.MaxRetries:
+				if sleep(issue, r.wallTime(r.backoffDelay(rng, limited, rec.RetryAfter))) {
+					limited++
+					continue
+				}
+				end = results.SessionEndRunEnded
+			case rec.Err == results.ErrConnect:
+				// The endpoint is away: wait, and send the turn again
+				// until it is back or the run ends.
+				if sleep(issue, r.connectDelay(rng, unreachable)) {
+					unreachable++
 					continue
 				}
 				end = results.SessionEndRunEnded
