@@ -227,7 +227,9 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*res
 
 	disc := rn.Discover(ctx)
 	overhead, ok, msg := rn.Probe(ctx)
+	probeFailure := ""
 	if !ok {
+		probeFailure = msg
 		notes = append(notes, "prompt lengths are not corrected for the chat template: "+msg)
 		fmt.Fprintf(cfg.ErrOut, "sixpin: warning: %s\n", msg)
 	}
@@ -273,7 +275,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*res
 		return nil, addErr
 	}
 
-	run, err := assemble(sc, tg, rn, col, disc, overhead, tok)
+	run, err := assemble(sc, tg, rn, col, disc, overhead, probeFailure, tok)
 	if err != nil {
 		return nil, err
 	}
@@ -409,8 +411,10 @@ func serveSim(p *profiles.Profile) (baseURL string, stop func(), err error) {
 }
 
 // assemble binds the measurement to the scenario's pins into a Run.
+// probeFailure is why the chat template's overhead is unknown ("" when
+// the probe measured it).
 func assemble(sc *scenario.Scenario, tg *target, rn *runner.Runner, col *results.Collector,
-	disc results.Discovery, overhead int, tok tokenizerChoice) (*results.Run, error) {
+	disc results.Discovery, overhead int, probeFailure string, tok tokenizerChoice) (*results.Run, error) {
 	spec := results.WindowSpec{
 		Warmup:      sc.Windows.Warmup.D(),
 		Burst:       sc.Windows.Burst.D(),
@@ -467,6 +471,12 @@ func assemble(sc *scenario.Scenario, tg *target, rn *runner.Runner, col *results
 	d := declared(sc, tg)
 	d.Prompt.Tokenizer = tok.label
 	run.Pins = results.BuildPins(d, m, disc, run.Headline, run.Schedule)
+	if p := &run.Pins.Prompt; probeFailure != "" && p.Verified != results.Unverifiable {
+		// Every prompt was built without the template's overhead: its
+		// drift says nothing of the server.
+		p.Verified = results.Unverifiable
+		p.Reason = "the chat template's overhead is unknown, so prompts were built without subtracting it: " + probeFailure
+	}
 	if tok.fallback && run.Pins.Prompt.Verified == results.Verified {
 		run.Pins.Prompt.Reason = "lengths built by a fallback tokenizer, confirmed by the server's usage: " + run.Pins.Prompt.Reason
 	}

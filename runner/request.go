@@ -39,6 +39,9 @@ var (
 	// errInterrupted cuts off the run's requests when the grace period
 	// after an interrupt has run out.
 	errInterrupted = &interruptError{"cut off by the interrupt after the grace period"}
+	// errInterruptedAtOnce cuts off a request made before the run (the
+	// probe): there is no grace period then.
+	errInterruptedAtOnce = &interruptError{"cut off by the interrupt at once (before the run starts there is no grace period)"}
 )
 
 // Bounds on what is read of a response besides its stream.
