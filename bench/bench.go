@@ -11,7 +11,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"runtime"
 	"strings"
@@ -501,16 +500,9 @@ func assemble(sc *scenario.Scenario, tg *target, rn *runner.Runner, col *results
 	return run, nil
 }
 
-// displayURL is u without user info or query (either may hold a secret),
-// for output and results.
-func displayURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return "(unparsable endpoint URL)"
-	}
-	p.User, p.RawQuery = nil, ""
-	return p.String()
-}
+// displayURL is u for output and results: without user info, its query
+// values redacted (either may hold a secret).
+func displayURL(u string) string { return runner.DisplayURL(u) }
 
 func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
