@@ -94,15 +94,40 @@ type parser struct {
 
 type memberFunc func(key []byte, c *chunk) bool
 
-func (p *parser) ws() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
+// Byte classes for the scanner's loops: a lookup per byte is cheaper
+// than a switch, and these loops are most of the per-chunk CPU.
+var (
+	isSpace [256]bool // JSON whitespace
+	isPlain [256]bool // a string byte that needs no check: not '"', '\\' or a control character
+	isDigit [256]bool
+)
+
+func init() {
+	for _, c := range " \t\n\r" {
+		isSpace[c] = true
 	}
+	for c := 0x20; c < 256; c++ {
+		isPlain[c] = c != '"' && c != '\\'
+	}
+	for c := '0'; c <= '9'; c++ {
+		isDigit[c] = true
+	}
+}
+
+// ws skips whitespace; compact JSON has none, so the common case is one
+// comparison.
+func (p *parser) ws() {
+	if p.i < len(p.b) && p.b[p.i] <= ' ' {
+		p.skipSpace()
+	}
+}
+
+func (p *parser) skipSpace() {
+	b, i := p.b, p.i
+	for i < len(b) && isSpace[b[i]] {
+		i++
+	}
+	p.i = i
 }
 
 // object parses {"k": v, ...}, calling member with p positioned at each value;
@@ -188,6 +213,13 @@ func (p *parser) str() ([]byte, bool) {
 	p.i++
 	start := p.i
 	for p.i < len(p.b) {
+		b, i := p.b, p.i
+		for i < len(b) && isPlain[b[i]] {
+			i++
+		}
+		if p.i = i; i >= len(b) {
+			break
+		}
 		ch := p.b[p.i]
 		switch {
 		case ch == '"':
@@ -243,11 +275,12 @@ func (p *parser) number() ([]byte, bool) {
 		p.i++
 	}
 	digits := func() int {
-		n := 0
-		for p.i < len(p.b) && '0' <= p.b[p.i] && p.b[p.i] <= '9' {
-			p.i++
-			n++
+		b, i := p.b, p.i
+		for i < len(b) && isDigit[b[i]] {
+			i++
 		}
+		n := i - p.i
+		p.i = i
 		return n
 	}
 	if p.i < len(p.b) && p.b[p.i] == '0' {

@@ -34,10 +34,12 @@ func newTransport(conns int) *http.Transport {
 			if err != nil {
 				return nil, err
 			}
-			cc := &countingConn{Conn: c}
-			if sc, ok := c.(syscall.Conn); ok {
-				cc.raw, _ = sc.SyscallConn()
+			tc, ok := c.(*net.TCPConn)
+			if !ok {
+				return c, nil
 			}
+			cc := &countingConn{TCPConn: tc}
+			cc.raw, _ = tc.SyscallConn()
 			return cc, nil
 		},
 		ForceAttemptHTTP2:   true,
@@ -55,7 +57,9 @@ func newTransport(conns int) *http.Transport {
 // request that failed can tell whether any of it went out; and it refuses
 // to write to a connection found closed by the server (see peerClosed).
 type countingConn struct {
-	net.Conn
+	// A concrete TCP connection, not a net.Conn: its reads, once per
+	// chunk, stay direct calls.
+	*net.TCPConn
 	raw     syscall.RawConn // nil when the connection has none
 	written atomic.Int64
 	// check asks the next write to look first whether the server has
@@ -83,7 +87,7 @@ func (c *countingConn) Write(p []byte) (int, error) {
 	if c.closed.Load() {
 		return 0, errPeerClosed
 	}
-	n, err := c.Conn.Write(p)
+	n, err := c.TCPConn.Write(p)
 	c.written.Add(int64(n))
 	return n, err
 }

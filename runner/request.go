@@ -259,22 +259,39 @@ func errorMessage(raw []byte) string {
 // an append. It reports whether the stream ended as it should ([DONE]),
 // so that the rest of the response may be drained.
 func (r *Runner) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sseReader, rec *results.Record) bool {
+	// What the loop touches per chunk lives in locals (the goroutine's
+	// stack, warm when it wakes for the next chunk), not in the Runner
+	// or the record, whose cache lines other streams have evicted by then.
 	var (
 		c        chunk
 		finished bool
+		model    bool
 		watch    *stallWatch
+		chunks   = rec.Chunks
+		start    = r.start
+		scale    = r.timeScale
+		stall    = r.stallTimeout
+		// The server's send stamps are wall-clock times; the receive time
+		// they are set against is the run's wall-clock start plus the
+		// monotonic time since (one clock read per chunk, not two).
+		startUnix = start.UnixNano()
 	)
 	defer func() {
+		rec.Chunks = chunks
 		if watch != nil {
 			watch.stop()
 		}
 	}()
 	for {
 		data, err := sr.next()
-		now := time.Now()
-		at := r.runTime(now.Sub(r.start))
+		elapsed := time.Since(start)
+		at := elapsed
+		if scale != 1 {
+			at = time.Duration(float64(elapsed) / scale) // run time (WithTimeScale)
+		}
 		if err != nil {
 			rec.End = at
+			rec.Chunks = chunks
 			switch {
 			case err == io.EOF && ctx.Err() == nil:
 				ended(rec, finished)
@@ -288,6 +305,7 @@ func (r *Runner) read(ctx context.Context, cancel context.CancelCauseFunc, sr *s
 		}
 		if isDone(data) {
 			rec.End = at
+			rec.Chunks = chunks
 			ended(rec, finished)
 			return true
 		}
@@ -303,8 +321,8 @@ func (r *Runner) read(ctx context.Context, cancel context.CancelCauseFunc, sr *s
 			rec.ErrMsg = "error event in the stream: " + c.errorText(data)
 			return false
 		}
-		if rec.Model == "" && len(c.model) > 0 {
-			rec.Model = string(c.model)
+		if !model && len(c.model) > 0 {
+			model, rec.Model = true, string(c.model)
 		}
 		if c.finished && !finished {
 			finished = true
@@ -324,16 +342,16 @@ func (r *Runner) read(ctx context.Context, cancel context.CancelCauseFunc, sr *s
 		}
 		lag := int32(-1)
 		if c.sentUnixNS > 0 {
-			lag = int32(min(max(now.UnixNano()-c.sentUnixNS, 0)/1e3, math.MaxInt32))
+			lag = int32(min(max(startUnix+int64(elapsed)-c.sentUnixNS, 0)/1e3, math.MaxInt32))
 		}
-		rec.Chunks = append(rec.Chunks, results.Chunk{
+		chunks = append(chunks, results.Chunk{
 			At: at, Bytes: int32(n), Reasoning: c.contentBytes == 0 && !c.toolCall, ClientLagUS: lag,
 		})
-		if r.stallTimeout > 0 {
+		if stall > 0 {
 			if watch == nil {
-				watch = newStallWatch(r.stallTimeout, r.since, func() { cancel(errStalled) })
+				watch = newStallWatch(stall, r.since, func() { cancel(errStalled) })
 			}
-			watch.last.Store(int64(at))
+			watch.saw(at)
 		}
 	}
 }
@@ -393,12 +411,17 @@ func (r *Runner) readJSON(ctx context.Context, body io.Reader, rec *results.Reco
 	}
 }
 
-// stallWatch cancels a stream that has sent no chunk for a timeout. The
-// per-chunk cost is one atomic store of the chunk's time (a timer reset per
-// chunk would touch the runtime's timer heap millions of times); the timer
-// itself fires at most once per timeout and re-arms for what remains.
+// stallWatch cancels a stream that has sent no chunk for a timeout. A
+// timer reset per chunk would touch the runtime's timer heap millions of
+// times, and even an atomic store per chunk is a full barrier: the chunk
+// times are kept in a plain field of the reading goroutine and published
+// (one atomic store) only when they have moved on by a sixty-fourth of
+// the timeout, so a stall is found at most that much late. The timer
+// fires at most once per timeout and re-arms for what remains.
 type stallWatch struct {
-	last    atomic.Int64 // offset of the last chunk from the run start, ns
+	last    atomic.Int64 // offset of the last published chunk from the run start, ns
+	seen    time.Duration
+	step    time.Duration
 	timeout time.Duration
 	since   func() time.Duration // the current offset from the run start
 	timer   *time.Timer
@@ -406,9 +429,17 @@ type stallWatch struct {
 }
 
 func newStallWatch(timeout time.Duration, since func() time.Duration, onStall func()) *stallWatch {
-	w := &stallWatch{timeout: timeout, since: since, onStall: onStall}
+	w := &stallWatch{timeout: timeout, step: timeout / 64, since: since, onStall: onStall}
 	w.timer = time.AfterFunc(timeout, w.check)
 	return w
+}
+
+// saw records a chunk at offset at. Only the reading goroutine calls it.
+func (w *stallWatch) saw(at time.Duration) {
+	if at-w.seen >= w.step {
+		w.seen = at
+		w.last.Store(int64(at))
+	}
 }
 
 func (w *stallWatch) check() {

@@ -35,13 +35,10 @@ var errLineTooLong = errors.New("SSE line longer than the limit")
 // is assembled in a buffer the reader keeps. An sseReader is owned by one
 // goroutine.
 type sseReader struct {
+	// The fields the common path reads come first, in one cache line: it
+	// reads them after a read that may have slept while other streams ran.
 	br      *bufio.Reader
 	maxLine int
-	// data is the current event's data, when it spans several lines or its
-	// blank line had not arrived with it.
-	data []byte
-	// long assembles a line longer than br's buffer.
-	long []byte
 	// rest is what follows a lone CR in the last line read: further lines,
 	// the last of them complete; restBlank is a blank line still to come
 	// after them (a line that ended in CR CR LF).
@@ -51,6 +48,11 @@ type sseReader struct {
 	started bool
 	// err is sticky: once the stream failed or ended, next returns it.
 	err error
+	// data is the current event's data, when it spans several lines or its
+	// blank line had not arrived with it.
+	data []byte
+	// long assembles a line longer than br's buffer.
+	long []byte
 }
 
 // newSSEReader reads events from r; maxLine bounds a line and an event's
@@ -75,8 +77,7 @@ func (s *sseReader) next() ([]byte, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
-	s.data = s.data[:0]
-	lines := 0 // data lines in the current event
+	lines := 0 // data lines in the current event, gathered in s.data
 	for {
 		line, inPlace, err := s.line()
 		if err != nil {
@@ -91,7 +92,7 @@ func (s *sseReader) next() ([]byte, error) {
 			if lines > 0 && !blank(s.data) {
 				return s.data, nil
 			}
-			lines, s.data = 0, s.data[:0]
+			lines = 0
 			continue
 		}
 		value, ok := dataValue(line)
@@ -104,7 +105,9 @@ func (s *sseReader) next() ([]byte, error) {
 			}
 			return value, nil
 		}
-		if lines > 0 {
+		if lines == 0 {
+			s.data = s.data[:0]
+		} else {
 			s.data = append(s.data, '\n')
 		}
 		if len(s.data)+len(value) > s.maxLine {
@@ -178,7 +181,7 @@ func (s *sseReader) line() ([]byte, bool, error) {
 	}
 	raw, err := s.br.ReadSlice('\n')
 	inPlace := true
-	if err == bufio.ErrBufferFull {
+	if err != nil && err == bufio.ErrBufferFull { // err != nil first: the common case loads no global
 		s.long = append(s.long[:0], raw...)
 		for err == bufio.ErrBufferFull {
 			if len(s.long) > s.maxLine+2 {
@@ -190,18 +193,18 @@ func (s *sseReader) line() ([]byte, bool, error) {
 		raw, inPlace = s.long, false
 	}
 	switch {
-	case err == io.EOF && bytes.IndexByte(raw, '\r') >= 0:
-		// The stream ended after lines ended by CR, and maybe inside one
-		// more line, which is not a line.
-		raw = raw[:bytes.LastIndexByte(raw, '\r')]
-	case err != nil:
-		// A line the stream ended in the middle of is not a line.
-		return nil, false, err
-	default:
+	case err == nil:
 		raw = raw[:len(raw)-1] // the LF
 		if len(raw) > 0 && raw[len(raw)-1] == '\r' {
 			raw = raw[:len(raw)-1]
 		}
+	case err == io.EOF && bytes.IndexByte(raw, '\r') >= 0:
+		// The stream ended after lines ended by CR, and maybe inside one
+		// more line, which is not a line.
+		raw = raw[:bytes.LastIndexByte(raw, '\r')]
+	default:
+		// A line the stream ended in the middle of is not a line.
+		return nil, false, err
 	}
 	if !s.started {
 		s.started = true
