@@ -91,9 +91,10 @@ func TestConnectionReuse(t *testing.T) {
 					t.Errorf("request %d failed: %s: %s", rec.Index, rec.Err, rec.ErrMsg)
 				}
 			}
-			// 4 streams: 4 connections, with a little slack for a connection
-			// the transport opens while another is being returned to its pool.
-			if n := cs.opened.Load(); n > 6 {
+			// 4 streams: about 4 connections, with slack for connections the
+			// transport opens while another is being returned to its pool
+			// (a loaded machine makes a few); before, one per request.
+			if n := cs.opened.Load(); n > 8 {
 				t.Errorf("%d requests on 4 streams opened %d connections; want about 4", len(recs), n)
 			}
 		})

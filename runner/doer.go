@@ -22,26 +22,15 @@ import (
 
 // newTransport returns the transport for one run: sized for the run's
 // concurrency so connections are reused, never compressed (SSE must not
-// be buffered by gzip), with dial and TLS timeouts so a dead endpoint
-// fails fast as a connect error, and counting what is written to each
-// connection (see attempt).
+// be buffered by gzip), and with dial and TLS timeouts so a dead endpoint
+// fails fast as a connect error.
 func newTransport(conns int) *http.Transport {
-	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	return &http.Transport{
 		Proxy: http.ProxyFromEnvironment,
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := d.DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			tc, ok := c.(*net.TCPConn)
-			if !ok {
-				return c, nil
-			}
-			cc := &countingConn{TCPConn: tc}
-			cc.raw, _ = tc.SyscallConn()
-			return cc, nil
-		},
+		DialContext: (&net.Dialer{
+			Timeout:   10 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
 		ForceAttemptHTTP2:   true,
 		MaxIdleConns:        0,
 		MaxIdleConnsPerHost: max(conns, 2),
@@ -53,52 +42,12 @@ func newTransport(conns int) *http.Transport {
 	}
 }
 
-// countingConn counts the bytes written to a connection, so that a
-// request that failed can tell whether any of it went out; and it refuses
-// to write to a connection found closed by the server (see peerClosed).
-type countingConn struct {
-	// A concrete TCP connection, not a net.Conn: its reads, once per
-	// chunk, stay direct calls.
-	*net.TCPConn
-	raw     syscall.RawConn // nil when the connection has none
-	written atomic.Int64
-	// check asks the next write to look first whether the server has
-	// closed the connection (set when a kept-alive connection is taken
-	// for a request); closed is set when it had.
-	check, closed atomic.Bool
-}
-
-// errPeerClosed fails a write to a kept-alive connection the server has
-// closed: nothing is written, so the request goes out on a new one.
-var errPeerClosed = errors.New("the server had closed the kept-alive connection")
-
-// Write writes p, unless the server is found to have closed the
-// connection: the first write of a request on a kept-alive connection
-// looks first, without waiting or reading, whether an end of stream or a
-// reset is queued on it. A server that hangs up after each response (as
-// llama-server does on a keep-alive timeout) usually has by then, and a
-// request written to such a connection would be lost without a way to know
-// that it never reached the server. One system call per request on a
-// reused connection, none per chunk.
-func (c *countingConn) Write(p []byte) (int, error) {
-	if c.check.Swap(false) && c.raw != nil && peerClosed(c.raw) {
-		c.closed.Store(true)
-	}
-	if c.closed.Load() {
-		return 0, errPeerClosed
-	}
-	n, err := c.TCPConn.Write(p)
-	c.written.Add(int64(n))
-	return n, err
-}
-
 // attempt is what one attempt to send a request saw of its connection,
 // through httptrace. Its fields are set from the transport's goroutines.
 type attempt struct {
 	conns    atomic.Int32 // connections the transport got (it retries some failures itself)
 	reused   atomic.Bool  // the last one had served a request before
-	conn     atomic.Pointer[countingConn]
-	written  atomic.Int64 // conn's count when the attempt got it
+	dropped  atomic.Bool  // the last one was found closed by the server, and closed before use
 	answered atomic.Bool  // the first byte of a response arrived
 }
 
@@ -107,52 +56,64 @@ func (a *attempt) trace() *httptrace.ClientTrace {
 		GotConn: func(info httptrace.GotConnInfo) {
 			a.conns.Add(1)
 			a.reused.Store(info.Reused)
-			c := ownConn(info.Conn)
-			a.conn.Store(c)
-			if c != nil {
-				a.written.Store(c.written.Load())
-				c.check.Store(info.Reused)
+			a.dropped.Store(false)
+			if info.Reused && serverClosed(info.Conn) {
+				// Nothing is written to it: the transport's write fails,
+				// and the request goes out again (see unread).
+				info.Conn.Close()
+				a.dropped.Store(true)
 			}
 		},
 		GotFirstResponseByte: func() { a.answered.Store(true) },
 	}
 }
 
-// ownConn is the countingConn under c, or nil when there is none or c
-// multiplexes requests (HTTP/2), so that its count is not one request's.
-func ownConn(c net.Conn) *countingConn {
-	switch c := c.(type) {
-	case *countingConn:
-		return c
-	case *tls.Conn:
-		if cc, ok := c.NetConn().(*countingConn); ok && c.ConnectionState().NegotiatedProtocol != "h2" {
-			return cc
+// serverClosed looks, without waiting or reading, whether the server has
+// hung up on a kept-alive connection the transport is about to use (an
+// end of stream or a reset is queued on it). A server that hangs up after
+// each response (as llama-server does on a keep-alive timeout) usually has
+// by then, and a request written to such a connection would be lost
+// without a way to know that it never reached the server. One system call
+// per request on a reused connection, none per chunk. An HTTP/2
+// connection, which other requests share, is left alone.
+func serverClosed(c net.Conn) bool {
+	if tc, ok := c.(*tls.Conn); ok {
+		if tc.ConnectionState().NegotiatedProtocol == "h2" {
+			return false
 		}
+		c = tc.NetConn()
 	}
-	return nil
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	return err == nil && peerClosed(raw)
 }
 
 // unread reports whether an attempt that failed with err did so on a
 // kept-alive connection, before any answer, without the server having
 // read the request: nothing of it was written (the connection was found
-// closed), or the server's side reset the connection (TCP answers with a
-// reset data that arrives on a socket closed before reading it, and
-// closing a socket with the request still unread in it). A connection the
-// server closed cleanly after the request was written may have been read:
-// that is not unread.
+// closed and dropped before use, or the transport found the server had
+// closed it idle), or the server's side reset the connection (TCP answers
+// with a reset data that arrives on a socket closed before reading it,
+// and closing a socket with the request still unread in it). A
+// connection the server closed cleanly after the request was written may
+// have been read: that is not unread. (When the transport can tell that
+// nothing was written at all, it sends the request again itself.)
 func (a *attempt) unread(err error) bool {
 	if !a.reused.Load() || a.answered.Load() {
 		return false
 	}
-	if c := a.conn.Load(); c != nil && c.written.Load() == a.written.Load() {
-		return true
-	}
-	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+	return a.dropped.Load() && errors.Is(err, net.ErrClosed) ||
+		strings.Contains(err.Error(), "server closed idle connection") ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// maxReconnects bounds the re-sends of one request: each takes one dead
-// connection out of the pool, and after a few a fresh one is dialled.
-const maxReconnects = 4
+// maxReconnects bounds the re-sends of one request. Each takes one dead
+// connection out of the pool, and once the pool holds no more a fresh one
+// is dialled, which ends the re-sends: the bound is a safety net.
+const maxReconnects = 32
 
 // sent is the outcome of send: the response, or the failure and whether
 // it came on a kept-alive connection before any answer; and the times the

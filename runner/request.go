@@ -271,6 +271,7 @@ func (r *Runner) read(ctx context.Context, cancel context.CancelCauseFunc, sr *s
 		start    = r.start
 		scale    = r.timeScale
 		stall    = r.stallTimeout
+		publish  time.Duration // when the next chunk's time goes to the stall watch
 		// The server's send stamps are wall-clock times; the receive time
 		// they are set against is the run's wall-clock start plus the
 		// monotonic time since (one clock read per chunk, not two).
@@ -347,11 +348,12 @@ func (r *Runner) read(ctx context.Context, cancel context.CancelCauseFunc, sr *s
 		chunks = append(chunks, results.Chunk{
 			At: at, Bytes: int32(n), Reasoning: c.contentBytes == 0 && !c.toolCall, ClientLagUS: lag,
 		})
-		if stall > 0 {
+		if stall > 0 && at >= publish {
 			if watch == nil {
 				watch = newStallWatch(stall, r.since, func() { cancel(errStalled) })
 			}
-			watch.saw(at)
+			watch.last.Store(int64(at))
+			publish = at + watch.step
 		}
 	}
 }
@@ -413,14 +415,13 @@ func (r *Runner) readJSON(ctx context.Context, body io.Reader, rec *results.Reco
 
 // stallWatch cancels a stream that has sent no chunk for a timeout. A
 // timer reset per chunk would touch the runtime's timer heap millions of
-// times, and even an atomic store per chunk is a full barrier: the chunk
-// times are kept in a plain field of the reading goroutine and published
-// (one atomic store) only when they have moved on by a sixty-fourth of
-// the timeout, so a stall is found at most that much late. The timer
-// fires at most once per timeout and re-arms for what remains.
+// times, and even an atomic store per chunk is a full barrier: the reading
+// goroutine publishes a chunk's time in last only when it has moved on by
+// step, a sixty-fourth of the timeout, since the last one it published,
+// so a stall is found at most that much late. The timer fires at most
+// once per timeout and re-arms for what remains.
 type stallWatch struct {
 	last    atomic.Int64 // offset of the last published chunk from the run start, ns
-	seen    time.Duration
 	step    time.Duration
 	timeout time.Duration
 	since   func() time.Duration // the current offset from the run start
@@ -432,14 +433,6 @@ func newStallWatch(timeout time.Duration, since func() time.Duration, onStall fu
 	w := &stallWatch{timeout: timeout, step: timeout / 64, since: since, onStall: onStall}
 	w.timer = time.AfterFunc(timeout, w.check)
 	return w
-}
-
-// saw records a chunk at offset at. Only the reading goroutine calls it.
-func (w *stallWatch) saw(at time.Duration) {
-	if at-w.seen >= w.step {
-		w.seen = at
-		w.last.Store(int64(at))
-	}
 }
 
 func (w *stallWatch) check() {
@@ -492,7 +485,7 @@ func classify(err, cause error, s *sent) (results.ErrorClass, string) {
 		return results.ErrTimeout, msg
 	}
 	closed := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed) ||
 		strings.Contains(msg, "connection reset") || strings.Contains(msg, "broken pipe") ||
 		strings.Contains(msg, "server closed idle connection")
 	switch {

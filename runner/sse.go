@@ -35,9 +35,11 @@ var errLineTooLong = errors.New("SSE line longer than the limit")
 // is assembled in a buffer the reader keeps. An sseReader is owned by one
 // goroutine.
 type sseReader struct {
-	// The fields the common path reads come first, in one cache line: it
-	// reads them after a read that may have slept while other streams ran.
-	br      *bufio.Reader
+	// The fields the common path reads come first, the read buffer's state
+	// held in place (not behind a pointer): the path reads them after a
+	// read that may have slept while other streams ran, and every further
+	// cache line it has to fetch then is a miss.
+	br      bufio.Reader
 	maxLine int
 	// rest is what follows a lone CR in the last line read: further lines,
 	// the last of them complete; restBlank is a blank line still to come
@@ -67,7 +69,7 @@ func newSSEReaderSize(r io.Reader, size, maxLine int) *sseReader {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
-	return &sseReader{br: bufio.NewReaderSize(r, size), maxLine: maxLine}
+	return &sseReader{br: *bufio.NewReaderSize(r, size), maxLine: maxLine}
 }
 
 // next returns the data of the next event. The slice is valid until the
