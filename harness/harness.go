@@ -13,7 +13,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"runtime"
 	"strconv"
@@ -269,7 +268,9 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 
 	disc := rn.Discover(ctx)
 	overhead, ok, msg := rn.Probe(ctx)
+	probeFailure := ""
 	if !ok {
+		probeFailure = msg
 		notes = append(notes, "prompt lengths are not corrected for the chat template: "+msg)
 		fmt.Fprintf(cfg.ErrOut, "sixpin: warning: %s\n", msg)
 	}
@@ -290,6 +291,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 		}
 	}
 	h := header(sc, tg, d, disc, overhead, tok, notes)
+	h.ProbeFailure = probeFailure
 	h.Scenario.PromptSalt = fmt.Sprintf("%016x", salt)
 
 	col, err := results.NewCollector(spillPath)
@@ -346,6 +348,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 			Reason: "interrupted by a signal; issuing stopped and in-flight requests had " + cfg.Grace.String() + " to finish"}
 	}
 	run := results.Assemble(h, m, end)
+	run.Errors.Outages = rn.Outages()
 	run.Client = clientInfo()
 	return run, sp, nil
 }
@@ -585,16 +588,9 @@ func header(sc *scenario.Scenario, tg *target, d results.Declared, disc results.
 	return h
 }
 
-// displayURL is u without user info or query (either may hold a secret),
-// for output and results.
-func displayURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return "(unparsable endpoint URL)"
-	}
-	p.User, p.RawQuery = nil, ""
-	return p.String()
-}
+// displayURL is u for output and results: without user info, its query
+// values redacted (either may hold a secret).
+func displayURL(u string) string { return runner.DisplayURL(u) }
 
 func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 

@@ -394,6 +394,13 @@ type Errors struct {
 	Rate     float64             `json:"rate"`
 	ByClass  map[string]int      `json:"by_class"`
 	Examples map[string][]string `json:"examples,omitempty"`
+	// Reconnects counts requests sent again on a new connection because
+	// the server had closed the kept-alive one without reading them
+	// (Record.Reconnects, summed). They are not failures.
+	Reconnects int `json:"reconnects"`
+	// Outages are the times the endpoint could not be reached, as the
+	// runner saw them (runner.Runner.Outages).
+	Outages []Outage `json:"outages,omitempty"`
 }
 
 // winAcc accumulates one window during the final pass.
@@ -460,6 +467,7 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 	err := c.each(func(r *Record) {
 		issued.add(r)
 		errs.Requests++
+		errs.Reconnects += r.Reconnects
 		if r.Failed() {
 			errs.Failed++
 			errs.ByClass[string(r.Err)]++

@@ -194,14 +194,24 @@ func writeErrors(p *numfmt.Printer, run *Run) {
 	e := run.Errors
 	if e.Failed == 0 {
 		p.F("Errors (whole run): none in %s\n", numfmt.Count(e.Requests, "request", ""))
-		return
-	}
-	p.F("Errors (whole run): %d of %s failed (%s, interrupts excluded): %s\n",
-		e.Failed, numfmt.Count(e.Requests, "request", ""), pct(e.Rate), ClassList(e.ByClass))
-	for _, c := range ErrorClasses {
-		for _, ex := range e.Examples[string(c)] {
-			p.F("  %s: %s\n", c, ex)
+	} else {
+		p.F("Errors (whole run): %d of %s failed (%s, interrupts excluded): %s\n",
+			e.Failed, numfmt.Count(e.Requests, "request", ""), pct(e.Rate), ClassList(e.ByClass))
+		for _, c := range ErrorClasses {
+			for _, ex := range e.Examples[string(c)] {
+				p.F("  %s: %s\n", c, ex)
+			}
 		}
+	}
+	for _, o := range e.Outages {
+		if o.Recovered {
+			p.F("  endpoint unreachable from %s s to %s s (%s failed to connect)\n", num(o.StartS), num(o.EndS), numfmt.Count(o.FailedRequests, "request", ""))
+		} else {
+			p.F("  endpoint unreachable from %s s to the end of the run (%s failed to connect)\n", num(o.StartS), numfmt.Count(o.FailedRequests, "request", ""))
+		}
+	}
+	if e.Reconnects > 0 {
+		p.F("  reconnects: %d (requests sent again on a new connection: the server had closed the kept-alive one without reading them; not failures)\n", e.Reconnects)
 	}
 }
 
