@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -14,7 +15,7 @@ import (
 // reference), figure by figure.
 type Comparison struct {
 	Runs  []Input
-	Stats Stats
+	Stats stats.Settings
 	// Mismatches[i] lists how run i's pins differ from the reference's
 	// (Mismatches[0] is always empty).
 	Mismatches [][]Mismatch
@@ -49,7 +50,7 @@ type Cell struct {
 	// Change is Value / reference − 1; Interval is the confidence interval
 	// of that ratio minus one (for i > 0 with both values present).
 	Change   float64
-	Interval Interval
+	Interval stats.Interval
 	// Verdict is "better" or "worse" (beyond the interval), "noise" (the
 	// interval holds no change), "same" (under 0.5%), "?" (no interval:
 	// too few values for the percentile) or "" (no direction, or nothing
@@ -105,7 +106,7 @@ var compareFigures = []struct {
 // the steady and burst windows and the whole run, figure by figure, each
 // change with its confidence interval and direction. Compare compares
 // even when pins differ; callers decide whether to show it.
-func Compare(runs []Input, st Stats) (*Comparison, error) {
+func Compare(runs []Input, st stats.Settings) (*Comparison, error) {
 	if len(runs) < 2 {
 		return nil, fmt.Errorf("compare: need at least two results files (got %d)", len(runs))
 	}
@@ -155,7 +156,7 @@ func Compare(runs []Input, st Stats) (*Comparison, error) {
 		sec := Section{Title: titles[si]}
 		for _, f := range fs {
 			row := Row{Key: f.Key(), Label: f.shortLabel(), Unit: f.Metric.Unit, Better: f.Metric.Better, Fraction: f.Metric.Fraction, Integer: f.Metric.Integer}
-			ests := make([]estimate, len(runs))
+			ests := make([]stats.Estimate, len(runs))
 			seen := false
 			for i, in := range runs {
 				e, ok, _ := f.estimate(in.Run, caches[i])
@@ -172,7 +173,7 @@ func Compare(runs []Input, st Stats) (*Comparison, error) {
 					continue
 				}
 				cur.Change = change(ref.Value, cur.Value)
-				iv := st.ratioInterval(fmt.Sprintf("%s/%d", f.Key(), i), ests[0], ests[i])
+				iv := st.RatioInterval(fmt.Sprintf("%s/%d", f.Key(), i), ests[0], ests[i])
 				if iv.Known {
 					iv.Lo, iv.Hi = iv.Lo-1, iv.Hi-1
 				}
@@ -202,7 +203,7 @@ func change(ref, cur float64) float64 {
 // sameBand is the relative change below which a figure counts as the same.
 const sameBand = 0.005
 
-func verdict(better Direction, ch float64, iv Interval) string {
+func verdict(better Direction, ch float64, iv stats.Interval) string {
 	switch {
 	case math.Abs(ch) < sameBand:
 		return "same"
@@ -257,7 +258,7 @@ func fmtChange(ch float64) string {
 }
 
 // fmtInterval formats an interval of a relative change: "[−3.1%, +9.0%]".
-func fmtInterval(iv Interval) string {
+func fmtInterval(iv stats.Interval) string {
 	if !iv.Known {
 		return "no interval"
 	}

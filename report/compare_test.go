@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/results"
 )
 
 func TestPinMismatches(t *testing.T) {
-	st := DefaultStats()
+	st := stats.Default()
 	ins := load(t, fixBase, fixNoise, fixC1, fixInstant, fixSlow)
 	base := ins[0].Run
 	for _, c := range []struct {
@@ -38,7 +39,7 @@ func TestPinMismatches(t *testing.T) {
 
 // Declared pins differ one at a time; each is named.
 func TestPinMismatchesDeclared(t *testing.T) {
-	st := DefaultStats()
+	st := stats.Default()
 	truth := true
 	for _, c := range []struct {
 		change func(p *results.Pins)
@@ -83,7 +84,7 @@ func TestPinMismatchesDeclared(t *testing.T) {
 }
 
 func TestCompare(t *testing.T) {
-	c, err := Compare(load(t, fixBase, fixNoise, fixSlow), DefaultStats())
+	c, err := Compare(load(t, fixBase, fixNoise, fixSlow), stats.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,13 +125,13 @@ func TestCompare(t *testing.T) {
 }
 
 func TestCompareNeedsTwo(t *testing.T) {
-	if _, err := Compare(load(t, fixBase), DefaultStats()); err == nil {
+	if _, err := Compare(load(t, fixBase), stats.Default()); err == nil {
 		t.Error("compared one run")
 	}
 }
 
 func TestCompareRefusalNamesPins(t *testing.T) {
-	c, err := Compare(load(t, fixBase, fixNoise, fixC1), DefaultStats())
+	c, err := Compare(load(t, fixBase, fixNoise, fixC1), stats.Default())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package report_test
 import (
 	"fmt"
 
+	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/report"
 )
 
@@ -14,7 +15,7 @@ func ExampleGate() {
 	if err != nil {
 		panic(err)
 	}
-	g, err := report.Gate(runs[0], runs[1], report.DefaultRules(), report.DefaultStats())
+	g, err := report.Gate(runs[0], runs[1], report.DefaultRules(), stats.Default())
 	if err != nil {
 		panic(err)
 	}
@@ -39,7 +40,7 @@ func ExamplePinMismatches() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(report.JoinMismatches(report.PinMismatches(runs[0].Run, runs[1].Run, report.DefaultStats())))
+	fmt.Println(report.JoinMismatches(report.PinMismatches(runs[0].Run, runs[1].Run, stats.Default())))
 	// Output:
 	// prompt: uniform [400, 600] (mean 500) vs 8,000; prompt p50: 505 vs 8,003; concurrency: 4 vs 1; mix ratio: 7.80 vs 125
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sixpin/sixpin/internal/stats"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -92,7 +94,7 @@ func TestGoldenReports(t *testing.T) {
 }
 
 func TestGoldenCompareAndGate(t *testing.T) {
-	st := DefaultStats()
+	st := stats.Default()
 	t.Run("compare.txt", func(t *testing.T) {
 		c, err := Compare(load(t, fixBase, fixNoise, fixSlow), st)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -50,7 +51,7 @@ func JoinMismatches(ms []Mismatch) string {
 // classes and the input:output ratio). Runs with no mismatch measure the
 // same workload, and their figures may be compared. st sets the intervals
 // used for the observed medians.
-func PinMismatches(a, b *results.Run, st Stats) []Mismatch {
+func PinMismatches(a, b *results.Run, st stats.Settings) []Mismatch {
 	var ms []Mismatch
 	add := func(pin, x, y string) { ms = append(ms, Mismatch{pin, x, y}) }
 	pa, pb := a.Pins, b.Pins
@@ -137,7 +138,7 @@ func PinMismatches(a, b *results.Run, st Stats) []Mismatch {
 // (equal when described alike, else their bounds and means within the
 // tolerance), then the observed medians: they differ when their intervals,
 // each widened by the tolerance, do not overlap.
-func tokensMismatch(pin string, da, db results.TokensDeclared, a, b *results.Run, m results.Metric, st Stats) []Mismatch {
+func tokensMismatch(pin string, da, db results.TokensDeclared, a, b *results.Run, m results.Metric, st stats.Settings) []Mismatch {
 	var ms []Mismatch
 	tol := max(da.TolerancePct, db.TolerancePct)
 	if da.Dist != db.Dist && (pctOff(da.Min, db.Min) > tol || pctOff(da.Max, db.Max) > tol || pctOff(da.Mean, db.Mean) > tol) {
@@ -148,12 +149,12 @@ func tokensMismatch(pin string, da, db results.TokensDeclared, a, b *results.Run
 	if !oka || !okb {
 		return ms
 	}
-	ia, ib := st.interval(pin+"/a", ea), st.interval(pin+"/b", eb)
+	ia, ib := st.Interval(pin+"/a", ea), st.Interval(pin+"/b", eb)
 	if !ia.Known {
-		ia = Interval{Lo: ea.Value, Hi: ea.Value}
+		ia = stats.Interval{Lo: ea.Value, Hi: ea.Value}
 	}
 	if !ib.Known {
-		ib = Interval{Lo: eb.Value, Hi: eb.Value}
+		ib = stats.Interval{Lo: eb.Value, Hi: eb.Value}
 	}
 	w := tol / 100
 	if ia.Hi*(1+w) < ib.Lo*(1-w) || ib.Hi*(1+w) < ia.Lo*(1-w) {
@@ -164,10 +165,10 @@ func tokensMismatch(pin string, da, db results.TokensDeclared, a, b *results.Run
 
 // observedMedian is the median token count of the run's successful
 // requests, from the whole-run histogram (else the pin's summary).
-func observedMedian(run *results.Run, m results.Metric) (estimate, bool) {
+func observedMedian(run *results.Run, m results.Metric) (stats.Estimate, bool) {
 	hc := histCache{}
 	if h, err := hc.get(run, results.WindowAll, m.Name); err == nil && h != nil && h.TotalCount() > 0 {
-		return quantileEstimate(h, 50, m.Scale), true
+		return stats.HistQuantile(h, 50, m.Scale), true
 	}
 	var obs results.TokensObserved
 	if m.Name == results.MetricPrompt.Name {
@@ -176,9 +177,9 @@ func observedMedian(run *results.Run, m results.Metric) (estimate, bool) {
 		obs = run.Pins.Output.Observed
 	}
 	if obs.PerRequest == nil {
-		return estimate{}, false
+		return stats.Estimate{}, false
 	}
-	return estimate{Value: obs.PerRequest.P50, Exact: true}, true
+	return stats.Estimate{Value: obs.PerRequest.P50, Exact: true}, true
 }
 
 // pctOff is |a − b| as a percentage of the larger; 0 when both are 0.

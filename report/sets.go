@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -279,8 +280,8 @@ func WriteRepeat(w io.Writer, set *results.Set, md bool) error {
 				xs = append(xs, v)
 			}
 		}
-		mean, half := MeanCI(xs, 0.95)
-		lo, hi := minMax(xs)
+		mean, half := stats.MeanCI(xs, 0.95)
+		lo, hi := stats.MinMax(xs)
 		rows = append(rows, []string{m.name, cell(mean), "± " + cell(half), cell(lo), cell(hi)})
 	}
 	p.F("\n")
@@ -295,71 +296,6 @@ func WriteRepeat(w io.Writer, set *results.Set, md bool) error {
 		p.F("\n%d of %d runs were invalid or incomplete: see their results.\n", invalid, n)
 	}
 	return p.Err
-}
-
-// MeanCI returns the mean of xs and the half-width of its confidence
-// interval at level conf (0.90, 0.95 or 0.99) by Student's t with n−1
-// degrees of freedom; NaN half-width for fewer than two values.
-func MeanCI(xs []float64, conf float64) (mean, half float64) {
-	n := len(xs)
-	if n == 0 {
-		return math.NaN(), math.NaN()
-	}
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(n)
-	if n < 2 {
-		return mean, math.NaN()
-	}
-	var ss float64
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	sd := math.Sqrt(ss / float64(n-1))
-	return mean, tCritical(n-1, conf) * sd / math.Sqrt(float64(n))
-}
-
-// tCritical is Student's t two-sided critical value.
-func tCritical(df int, conf float64) float64 {
-	// Rows: df 1…30, then 40, 60, 120, ∞; columns: 90%, 95%, 99%.
-	table := [][3]float64{
-		{6.314, 12.706, 63.657}, {2.920, 4.303, 9.925}, {2.353, 3.182, 5.841}, {2.132, 2.776, 4.604}, {2.015, 2.571, 4.032},
-		{1.943, 2.447, 3.707}, {1.895, 2.365, 3.499}, {1.860, 2.306, 3.355}, {1.833, 2.262, 3.250}, {1.812, 2.228, 3.169},
-		{1.796, 2.201, 3.106}, {1.782, 2.179, 3.055}, {1.771, 2.160, 3.012}, {1.761, 2.145, 2.977}, {1.753, 2.131, 2.947},
-		{1.746, 2.120, 2.921}, {1.740, 2.110, 2.898}, {1.734, 2.101, 2.878}, {1.729, 2.093, 2.861}, {1.725, 2.086, 2.845},
-		{1.721, 2.080, 2.831}, {1.717, 2.074, 2.819}, {1.714, 2.069, 2.807}, {1.711, 2.064, 2.797}, {1.708, 2.060, 2.787},
-		{1.706, 2.056, 2.779}, {1.703, 2.052, 2.771}, {1.701, 2.048, 2.763}, {1.699, 2.045, 2.756}, {1.697, 2.042, 2.750},
-	}
-	col := 1
-	switch {
-	case conf <= 0.9:
-		col = 0
-	case conf >= 0.99:
-		col = 2
-	}
-	switch {
-	case df <= 30:
-		return table[max(df, 1)-1][col]
-	case df <= 40:
-		return [3]float64{1.684, 2.021, 2.704}[col]
-	case df <= 60:
-		return [3]float64{1.671, 2.000, 2.660}[col]
-	case df <= 120:
-		return [3]float64{1.658, 1.980, 2.617}[col]
-	}
-	return [3]float64{1.645, 1.960, 2.576}[col]
-}
-
-func minMax(xs []float64) (lo, hi float64) {
-	if len(xs) == 0 {
-		return math.NaN(), math.NaN()
-	}
-	lo, hi = xs[0], xs[0]
-	for _, x := range xs {
-		lo, hi = math.Min(lo, x), math.Max(hi, x)
-	}
-	return lo, hi
 }
 
 // WriteBakeoff renders a bake-off: the scenario's pins (shared by every

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/report"
 )
 
@@ -18,13 +19,13 @@ type StatsFlags struct {
 
 func (s *StatsFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.Float64Var(&s.Confidence, "confidence", report.DefaultConfidence, "two-sided confidence level of the intervals (a fraction)")
-	fl.IntVar(&s.Resamples, "resamples", report.DefaultResamples, "bootstrap resamples per interval")
-	fl.Uint64Var(&s.Seed, "stats-seed", report.DefaultSeed, "seed of the resampling (the same seed gives the same intervals)")
+	fl.Float64Var(&s.Confidence, "confidence", stats.DefaultConfidence, "two-sided confidence level of the intervals (a fraction)")
+	fl.IntVar(&s.Resamples, "resamples", stats.DefaultResamples, "bootstrap resamples per interval")
+	fl.Uint64Var(&s.Seed, "stats-seed", stats.DefaultSeed, "seed of the resampling (the same seed gives the same intervals)")
 }
 
-func (s StatsFlags) stats() (report.Stats, error) {
-	st := report.Stats{Confidence: s.Confidence, Resamples: s.Resamples, Seed: s.Seed}
+func (s StatsFlags) stats() (stats.Settings, error) {
+	st := stats.Settings{Confidence: s.Confidence, Resamples: s.Resamples, Seed: s.Seed}
 	if err := st.Validate(); err != nil {
 		return st, badInput(fmt.Errorf("--%w", err))
 	}
