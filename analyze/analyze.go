@@ -317,29 +317,10 @@ type ModelReport struct {
 func (m *ModelReport) Key() string { return m.Provider + "/" + m.Model }
 
 // ContextBucket is effective throughput over the samples whose context
-// fell in [MinTokens, MaxTokens).
+// fell in one context depth (results.ContextDepths).
 type ContextBucket struct {
-	Name          string `json:"name"`
-	MinTokens     int    `json:"min_tokens"`
-	MaxTokens     int    `json:"max_tokens,omitempty"`
-	EffectiveTokS *Dist  `json:"effective_tok_s"`
-}
-
-// contextBuckets are the field report's (K = 1,000 tokens).
-var contextBuckets = []ContextBucket{
-	{Name: "<20K", MaxTokens: 20_000},
-	{Name: "20–50K", MinTokens: 20_000, MaxTokens: 50_000},
-	{Name: "50–120K", MinTokens: 50_000, MaxTokens: 120_000},
-	{Name: ">120K", MinTokens: 120_000},
-}
-
-func bucketOf(context int64) int {
-	for i, b := range contextBuckets {
-		if b.MaxTokens == 0 || context < int64(b.MaxTokens) {
-			return i
-		}
-	}
-	return len(contextBuckets) - 1
+	results.ContextDepth
+	EffectiveTokS *Dist `json:"effective_tok_s"`
 }
 
 // Usage sums token counts over generations. InputTokens is the whole
@@ -622,7 +603,7 @@ type modelAcc struct {
 	// eff and effCtx are the samples' effective tok/s and context,
 	// index for index (the chart plots one against the other).
 	eff, effCtx           sample
-	byCtx                 [4]sample
+	byCtx                 []sample // by results.ContextDepths
 	decode, ttft, prefill sample
 	modelMS               int64
 }
@@ -775,7 +756,7 @@ func (a *acc) generation(g *generation) {
 	key := g.provider + "/" + g.model
 	m := a.byModel[key]
 	if m == nil {
-		m = &modelAcc{provider: g.provider, model: g.model}
+		m = &modelAcc{provider: g.provider, model: g.model, byCtx: make([]sample, len(results.ContextDepths))}
 		a.byModel[key] = m
 	}
 	a.counts.Generations++
@@ -824,7 +805,7 @@ func (a *acc) generation(g *generation) {
 	eff := gen / durS
 	m.eff.add(eff)
 	m.effCtx.add(float64(g.prompt()))
-	m.byCtx[bucketOf(g.prompt())].add(eff)
+	m.byCtx[results.DepthOf(g.prompt())].add(eff)
 	if t.first {
 		m.ttft.add(float64(t.ttftMS) / 1000)
 		m.prefill.add(float64(t.ttftMS) / 1000 / durS)
@@ -929,9 +910,8 @@ func (m *modelAcc) report() *ModelReport {
 	if m.usage.InputTokens > 0 {
 		r.CacheReadShare = float64(m.usage.CacheReadTokens) / float64(m.usage.InputTokens)
 	}
-	for i, b := range contextBuckets {
-		b.EffectiveTokS = m.byCtx[i].dist()
-		r.ByContext = append(r.ByContext, b)
+	for i, d := range results.ContextDepths {
+		r.ByContext = append(r.ByContext, ContextBucket{ContextDepth: d, EffectiveTokS: m.byCtx[i].dist()})
 	}
 	return r
 }

@@ -3,7 +3,6 @@ package analyze
 import (
 	"context"
 	"fmt"
-	oc "github.com/sixpin/sixpin/analyze/opencodetest"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	oc "github.com/sixpin/sixpin/analyze/opencodetest"
 )
 
 // simModel is a made-up endpoint for generated databases: a request

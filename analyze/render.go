@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/results"
 )
 
 // Formats the report renders to.
@@ -508,7 +509,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	ew.println("")
 	head := "| provider/model | context P50 | context P90 | input:output P50 | cache reads | decode P50 tok/s | TTFT P50 s | prefill P50 |"
 	sep := "|---|--:|--:|--:|--:|--:|--:|--:|"
-	for _, b := range contextBuckets {
+	for _, b := range results.ContextDepths {
 		head += " " + b.Name + " P50 |"
 		sep += "--:|"
 	}
