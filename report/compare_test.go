@@ -8,6 +8,7 @@ import (
 
 	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/scenario"
 )
 
 func TestPinMismatches(t *testing.T) {
@@ -50,14 +51,14 @@ func TestPinMismatchesDeclared(t *testing.T) {
 		{func(p *results.Pins) { p.Model.Declared.Dtype = "bf16" }, "model dtype: q4 vs bf16"},
 		{func(p *results.Pins) { p.Concurrency.Declared.Streams = 8 }, "concurrency: 4 vs 8"},
 		{func(p *results.Pins) {
-			p.Concurrency.Declared = results.ConcurrencyDeclared{Mode: "open", RateRPS: 2.5, Arrival: "poisson"}
+			p.Concurrency.Declared = scenario.ConcurrencyDeclared{Mode: "open", RateRPS: 2.5, Arrival: "poisson"}
 		}, "concurrency: closed loop 4 streams vs open loop 2.50 req/s"},
 		{func(p *results.Pins) { p.KVCache.Declared.MaxNumSeqs = 32 }, "kv_cache max_num_seqs: 8 vs 32"},
 		{func(p *results.Pins) { p.KVCache.Declared.PrefixCaching = &truth }, "kv_cache prefix_caching: not declared vs on"},
 		{func(p *results.Pins) { p.KVCache.Declared.Batching = "static" }, "kv_cache batching: continuous vs static"},
 		{func(p *results.Pins) { p.Mix.Declared.InputOutputRatio = 2 }, "mix ratio: 7.80 vs 2.00"},
 		{func(p *results.Pins) {
-			p.Mix.Declared.Classes = []results.ClassWeights{{Name: "chat", Weight: 0.7}, {Name: "code", Weight: 0.3}}
+			p.Mix.Declared.Classes = []scenario.ClassWeights{{Name: "chat", Weight: 0.7}, {Name: "code", Weight: 0.3}}
 		}, "mix classes: one class vs chat×0.7 code×0.3"},
 		{func(p *results.Pins) {
 			p.Output.Declared.Dist, p.Output.Declared.Min, p.Output.Declared.Max, p.Output.Declared.Mean = "65", 65, 65, 65

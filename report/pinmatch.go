@@ -8,6 +8,7 @@ import (
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/scenario"
 )
 
 // Pin tolerances used to decide whether two runs are comparable. Token
@@ -138,7 +139,7 @@ func PinMismatches(a, b *results.Run, st stats.Settings) []Mismatch {
 // (equal when described alike, else their bounds and means within the
 // tolerance), then the observed medians: they differ when their intervals,
 // each widened by the tolerance, do not overlap.
-func tokensMismatch(pin string, da, db results.TokensDeclared, a, b *results.Run, m results.Metric, st stats.Settings) []Mismatch {
+func tokensMismatch(pin string, da, db scenario.TokensDeclared, a, b *results.Run, m results.Metric, st stats.Settings) []Mismatch {
 	var ms []Mismatch
 	tol := max(da.TolerancePct, db.TolerancePct)
 	if da.Dist != db.Dist && (pctOff(da.Min, db.Min) > tol || pctOff(da.Max, db.Max) > tol || pctOff(da.Mean, db.Mean) > tol) {
@@ -231,14 +232,14 @@ func boolLabel(b *bool) string {
 	return "off"
 }
 
-func declaredLabel(d results.TokensDeclared) string {
+func declaredLabel(d scenario.TokensDeclared) string {
 	if d.Dist == fmt.Sprint(d.Mean) || d.Min == d.Max && d.Min > 0 {
 		return numfmt.Thousands(d.Mean)
 	}
 	return fmt.Sprintf("%s (mean %s)", d.Dist, numfmt.Thousands(d.Mean))
 }
 
-func concurrencyLabel(c results.ConcurrencyDeclared) string {
+func concurrencyLabel(c scenario.ConcurrencyDeclared) string {
 	switch {
 	case c.Mode == "open":
 		return fmt.Sprintf("open loop %s req/s", numfmt.Sig(c.RateRPS))
@@ -248,14 +249,14 @@ func concurrencyLabel(c results.ConcurrencyDeclared) string {
 	return "closed loop " + numfmt.Count(c.Streams, "stream", "")
 }
 
-func arrivalLabel(c results.ConcurrencyDeclared) string {
+func arrivalLabel(c scenario.ConcurrencyDeclared) string {
 	if c.Arrival == "gamma" {
 		return "gamma (burstiness " + numfmt.Plain(c.Burstiness) + ")"
 	}
 	return orNone(c.Arrival)
 }
 
-func classesLabel(cs []results.ClassWeights) string {
+func classesLabel(cs []scenario.ClassWeights) string {
 	if len(cs) == 0 {
 		return "one class"
 	}

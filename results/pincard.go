@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/scenario"
 )
 
 // Card is the pin card: one compact block that answers, for every figure
@@ -86,7 +87,7 @@ func WritePinCard(w io.Writer, c Card) error {
 	return p.Err
 }
 
-func modelDeclared(d ModelDeclared) string {
+func modelDeclared(d scenario.ModelDeclared) string {
 	s := d.Name
 	if d.ParamsB > 0 {
 		s += ", " + numfmt.Plain(d.ParamsB) + "B params"
@@ -122,7 +123,7 @@ func modelObserved(o ModelObserved) string {
 	return strings.Join(parts, ", ")
 }
 
-func tokensDeclared(d TokensDeclared) string {
+func tokensDeclared(d scenario.TokensDeclared) string {
 	s := fmt.Sprintf("%s tokens (mean %s)", d.Dist, group(d.Mean))
 	if strings.HasPrefix(d.Dist, "agentic") {
 		s = fmt.Sprintf("%s (mean %s tokens over turns)", d.Dist, group(d.Mean))
@@ -157,7 +158,7 @@ func tokensServed(o TokensObserved) string {
 	return s
 }
 
-func concurrencyDeclared(d ConcurrencyDeclared) string {
+func concurrencyDeclared(d scenario.ConcurrencyDeclared) string {
 	if d.Mode == "trace" {
 		return fmt.Sprintf("the trace's sessions at their recorded times (up to %d at once); per-stream and aggregate figures both shown", d.Streams)
 	}
@@ -199,7 +200,7 @@ func concurrencyObserved(o ConcurrencyObserved) string {
 	return s
 }
 
-func kvDeclared(d KVCacheDeclared) string {
+func kvDeclared(d scenario.KVCacheDeclared) string {
 	var parts []string
 	if d.MaxModelLen > 0 {
 		parts = append(parts, "max_model_len "+group(float64(d.MaxModelLen)))
@@ -256,7 +257,7 @@ func onOff(b bool) string {
 	return "off"
 }
 
-func mixDeclared(d MixDeclared) string {
+func mixDeclared(d scenario.MixDeclared) string {
 	s := "input:output " + num(d.InputOutputRatio)
 	for i, cl := range d.Classes {
 		if i == 0 {

@@ -3,6 +3,8 @@ package results
 import (
 	"strings"
 	"testing"
+
+	"github.com/sixpin/sixpin/scenario"
 )
 
 // A server that streams no usage leaves the prompt and mix unobserved;
@@ -12,7 +14,7 @@ func TestSummaryWithoutUsage(t *testing.T) {
 		Headline: WindowSteady,
 		Windows:  map[string]*Window{WindowSteady: {Completed: 4, EndS: 10, PrefillShare: 0.25}},
 	}
-	run.Pins.Mix.Declared = MixDeclared{InputOutputRatio: 40}
+	run.Pins.Mix.Declared = scenario.MixDeclared{InputOutputRatio: 40}
 	run.Pins.Mix.Observed = MixObserved{Window: WindowAll, PrefillShare: 0.25}
 	card := PinCard(run)
 	for _, row := range card.Rows {
