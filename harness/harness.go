@@ -23,6 +23,7 @@ import (
 
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/profiles"
+	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/runner"
 	"github.com/sixpin/sixpin/scenario"
@@ -165,7 +166,7 @@ func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 		return nil, err
 	}
 	fmt.Fprintln(cfg.Out)
-	if err := results.WriteSummary(cfg.Out, run); err != nil {
+	if err := report.WriteSummary(cfg.Out, run); err != nil {
 		return nil, err
 	}
 	written, err := save(cfg, path, run)

@@ -334,7 +334,7 @@ func truncate(s string, n int) string {
 
 // runIdentity is a run's scenario, seed and target in one phrase.
 func runIdentity(run *results.Run) string {
-	s := fmt.Sprintf("%s (seed %d) · %s", run.Scenario.Name, run.Scenario.Seed, results.TargetLabel(run.Target))
+	s := fmt.Sprintf("%s (seed %d) · %s", run.Scenario.Name, run.Scenario.Seed, TargetLabel(run.Target))
 	if run.Target.Simulated {
 		s += " [SIMULATED]"
 	}
@@ -346,7 +346,7 @@ func runIdentity(run *results.Run) string {
 
 // pinSummary is the reference's declared pins, one line each.
 func pinSummary(run *results.Run) []struct{ pin, declared string } {
-	card := results.PinCard(run)
+	card := PinCard(run)
 	out := make([]struct{ pin, declared string }, len(card.Rows))
 	for i, r := range card.Rows {
 		out[i].pin, out[i].declared = r.Pin, r.Declared
@@ -355,10 +355,10 @@ func pinSummary(run *results.Run) []struct{ pin, declared string } {
 }
 
 // pinCards returns each run's pin card, in run order.
-func (c *Comparison) pinCards() []results.Card {
-	cards := make([]results.Card, len(c.Runs))
+func (c *Comparison) pinCards() []Card {
+	cards := make([]Card, len(c.Runs))
 	for i, in := range c.Runs {
-		cards[i] = results.PinCard(in.Run)
+		cards[i] = PinCard(in.Run)
 	}
 	return cards
 }

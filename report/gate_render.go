@@ -77,7 +77,7 @@ func gateHeadline(g *GateResult) string {
 
 // compactCard is the pin card in one line: "✓ model ✓ prompt …".
 func compactCard(run *results.Run) string {
-	card := results.PinCard(run)
+	card := PinCard(run)
 	var parts []string
 	for _, r := range card.Rows {
 		parts = append(parts, r.Mark()+" "+r.Pin)
@@ -161,7 +161,7 @@ func WriteGateMarkdown(w io.Writer, g *GateResult) error {
 	}
 	p.F("\n**%s**\n\n", mdCell(gateHeadline(g)))
 	p.F("<details><summary>Pin card of the current run</summary>\n\n")
-	writeMarkdownPinCard(p, results.PinCard(g.Current.Run))
+	writeMarkdownPinCard(p, PinCard(g.Current.Run))
 	p.F("\n</details>\n")
 	return p.Err
 }

@@ -118,7 +118,7 @@ func writeHTMLRun(b *strings.Builder, in Input, idx int) error {
 	}
 	b.WriteString("</h2>\n")
 	fmt.Fprintf(b, "<p class=\"ident\">Scenario <b>%s</b> (seed %d) · target %s · sixpin %s · started %s · <code>%s</code></p>\n",
-		esc(run.Scenario.Name), run.Scenario.Seed, esc(results.TargetLabel(run.Target)), esc(run.SixpinVersion),
+		esc(run.Scenario.Name), run.Scenario.Seed, esc(TargetLabel(run.Target)), esc(run.SixpinVersion),
 		esc(run.StartedAt.UTC().Format(time.DateTime+" UTC")), esc(in.Name))
 	if run.Incomplete {
 		fmt.Fprintf(b, "<div class=\"warn\"><b>INCOMPLETE:</b> %s — the figures cover what was measured until then.</div>\n", esc(run.IncompleteReason))
@@ -127,7 +127,7 @@ func writeHTMLRun(b *strings.Builder, in Input, idx int) error {
 		fmt.Fprintf(b, "<div class=\"warn\"><b>INVALID:</b> %s</div>\n", esc(strings.Join(run.Invalid, "; ")))
 	}
 
-	card := results.PinCard(run)
+	card := PinCard(run)
 	fmt.Fprintf(b, "<h3>Pin card</h3>\n<p>Headline figures from the %s. <span class=\"v-true\">✓ verified</span> · <span class=\"v-false\">✗ contradicted</span> · <span class=\"v-unverifiable\">? unverifiable</span></p>\n", esc(card.Window))
 	b.WriteString("<table class=\"pins\">\n<thead><tr><th></th><th>pin</th><th>declared</th><th>observed</th><th>verification</th></tr></thead>\n<tbody>\n")
 	for _, r := range card.Rows {
@@ -266,7 +266,7 @@ func writeHTMLWindows(b *strings.Builder, run *results.Run) {
 	row("aggregate output tok/s (all streams)", func(w *results.Window) string { return num(w.AggregateOutputTokS) })
 	row("concurrency (mean in flight; max)", func(w *results.Window) string { return fmt.Sprintf("%s; %d", num(w.MeanInFlight), w.MaxInFlight) })
 	row("aggregate ÷ in flight, tok/s per stream", func(w *results.Window) string { return num(w.AggregatePerStreamTokS) })
-	if slo := results.SLOLabel(run); slo != "" {
+	if slo := SLOLabel(run); slo != "" {
 		row("goodput req/s ("+slo+")", func(w *results.Window) string {
 			if w.Goodput == nil {
 				return "–"

@@ -102,7 +102,7 @@ func WriteText(w io.Writer, runs []Input) error {
 				return err
 			}
 		}
-		if err := results.WriteSummary(w, in.Run); err != nil {
+		if err := WriteSummary(w, in.Run); err != nil {
 			return err
 		}
 	}

@@ -158,11 +158,11 @@ func joinValues(vs []float64) string {
 
 // writeCard writes a run's pin card, titled.
 func writeCard(p *numfmt.Printer, md bool, r *results.Run, title string) {
-	card := results.PinCard(r)
+	card := PinCard(r)
 	if !md {
 		p.F("%s:\n", title)
 		if p.Err == nil {
-			p.Err = results.WritePinCard(p.W, card)
+			p.Err = WritePinCard(p.W, card)
 		}
 		return
 	}

@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/scenario"
 )
 
@@ -30,31 +31,31 @@ type CardRow struct {
 	Pin      string
 	Declared string
 	Observed string
-	Verdict  Verdict
+	Verdict  results.Verdict
 	Reason   string
 }
 
 // Mark is the verdict's one-character sign.
 func (r CardRow) Mark() string {
 	switch r.Verdict {
-	case Verified:
+	case results.Verified:
 		return "✓"
-	case Contradicted:
+	case results.Contradicted:
 		return "✗"
 	}
 	return "?"
 }
 
 // PinCard builds the card of run.
-func PinCard(run *Run) Card {
+func PinCard(run *results.Run) Card {
 	p := run.Pins
 	c := Card{Window: run.Headline}
 	if w := run.Windows[run.Headline]; w != nil {
 		c.Window = fmt.Sprintf("%s window, %s–%s s of load", run.Headline, num(w.StartS), num(w.EndS))
 	}
-	add := func(n int, pin, declared, observed string, v Verdict, reason string) {
+	add := func(n int, pin, declared, observed string, v results.Verdict, reason string) {
 		c.Rows = append(c.Rows, CardRow{n, pin, declared, observed, v, reason})
-		if v != Verified {
+		if v != results.Verified {
 			c.Unverified = append(c.Unverified, pin)
 		}
 	}
@@ -101,7 +102,7 @@ func modelDeclared(d scenario.ModelDeclared) string {
 	return s + fmt.Sprintf("; requested as %q", d.Requested)
 }
 
-func modelObserved(o ModelObserved) string {
+func modelObserved(o results.ModelObserved) string {
 	var parts []string
 	if o.Reported != "" {
 		parts = append(parts, fmt.Sprintf("answered as %q", o.Reported))
@@ -134,7 +135,7 @@ func tokensDeclared(d scenario.TokensDeclared) string {
 	return s
 }
 
-func tokensObserved(o TokensObserved) string {
+func tokensObserved(o results.TokensObserved) string {
 	s := tokensServed(o)
 	if v := o.Served; v != nil && v.Failed > 0 {
 		s += fmt.Sprintf("; %d of %s failed: requested mean %s over all issued, %s over those served",
@@ -146,7 +147,7 @@ func tokensObserved(o TokensObserved) string {
 	return s
 }
 
-func tokensServed(o TokensObserved) string {
+func tokensServed(o results.TokensObserved) string {
 	if o.PerRequest == nil {
 		return "no successful request reported usage"
 	}
@@ -181,7 +182,7 @@ func concurrencyDeclared(d scenario.ConcurrencyDeclared) string {
 	return fmt.Sprintf("closed loop, %d concurrent streams; per-stream and aggregate figures both shown", d.Streams)
 }
 
-func concurrencyObserved(o ConcurrencyObserved) string {
+func concurrencyObserved(o results.ConcurrencyObserved) string {
 	little := "unknown (no request succeeded)"
 	if o.LittlesLaw > 0 {
 		little = num(o.LittlesLaw)
@@ -223,7 +224,7 @@ func kvDeclared(d scenario.KVCacheDeclared) string {
 	return strings.Join(parts, ", ")
 }
 
-func kvObserved(o KVCacheObserved) string {
+func kvObserved(o results.KVCacheObserved) string {
 	var parts []string
 	if o.MaxModelLen > 0 {
 		parts = append(parts, "max_model_len "+group(float64(o.MaxModelLen)))
@@ -268,7 +269,7 @@ func mixDeclared(d scenario.MixDeclared) string {
 	return s
 }
 
-func mixObserved(o MixObserved) string {
+func mixObserved(o results.MixObserved) string {
 	ratio := RatioLabel(o.InputOutputRatio)
 	if o.InputOutputRatio > 0 {
 		ratio += " (requested " + num(o.RequestedInputOutputRatio) + ")"
