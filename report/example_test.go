@@ -42,5 +42,5 @@ func ExamplePinMismatches() {
 	}
 	fmt.Println(report.JoinMismatches(report.PinMismatches(runs[0].Run, runs[1].Run, stats.Default())))
 	// Output:
-	// prompt: uniform [400, 600] (mean 500) vs 8,000; prompt p50: 505 vs 8,003; concurrency: 4 vs 1; mix ratio: 7.80 vs 125
+	// prompt: uniform [400, 600] tokens (mean 500) vs 8000 tokens; prompt p50: 505 vs 8,003; concurrency: 4 vs 1; mix ratio: 7.80 vs 125
 }

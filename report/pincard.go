@@ -7,7 +7,6 @@ import (
 
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/results"
-	"github.com/sixpin/sixpin/scenario"
 )
 
 // Card is the pin card: one compact block that answers, for every figure
@@ -59,17 +58,21 @@ func PinCard(run *results.Run) Card {
 			c.Unverified = append(c.Unverified, pin)
 		}
 	}
-	add(1, "model", modelDeclared(p.Model.Declared), modelObserved(p.Model.Observed), p.Model.Verified, p.Model.Reason)
-	add(2, "prompt", tokensDeclared(p.Prompt.Declared), tokensObserved(p.Prompt.Observed), p.Prompt.Verified, p.Prompt.Reason)
-	od := tokensDeclared(p.Output.Declared.TokensDeclared)
-	if p.Output.Declared.Exact {
-		od += ", exact via " + p.Output.Declared.Control
+	observed := []struct {
+		text, reason string
+		v            results.Verdict
+	}{
+		{modelObserved(p.Model.Observed), p.Model.Reason, p.Model.Verified},
+		{tokensObserved(p.Prompt.Observed), p.Prompt.Reason, p.Prompt.Verified},
+		{tokensObserved(p.Output.Observed), p.Output.Reason, p.Output.Verified},
+		{concurrencyObserved(p.Concurrency.Observed), p.Concurrency.Reason, p.Concurrency.Verified},
+		{kvObserved(p.KVCache.Observed), p.KVCache.Reason, p.KVCache.Verified},
+		{mixObserved(p.Mix.Observed), p.Mix.Reason, p.Mix.Verified},
 	}
-	add(3, "output", od, tokensObserved(p.Output.Observed), p.Output.Verified, p.Output.Reason)
-	add(4, "concurrency", concurrencyDeclared(p.Concurrency.Declared), concurrencyObserved(p.Concurrency.Observed),
-		p.Concurrency.Verified, p.Concurrency.Reason)
-	add(5, "kv_cache", kvDeclared(p.KVCache.Declared), kvObserved(p.KVCache.Observed), p.KVCache.Verified, p.KVCache.Reason)
-	add(6, "mix", mixDeclared(p.Mix.Declared), mixObserved(p.Mix.Observed), p.Mix.Verified, p.Mix.Reason)
+	for i, d := range DeclaredPins(p.Declared()) {
+		o := observed[i]
+		add(d.N, d.Pin, d.Text, o.text, o.v, o.reason)
+	}
 	return c
 }
 
@@ -86,20 +89,6 @@ func WritePinCard(w io.Writer, c Card) error {
 		p.F("  NOT VERIFIED: %s — figures are only as strong as these pins\n", strings.Join(c.Unverified, ", "))
 	}
 	return p.Err
-}
-
-func modelDeclared(d scenario.ModelDeclared) string {
-	s := d.Name
-	if d.ParamsB > 0 {
-		s += ", " + numfmt.Plain(d.ParamsB) + "B params"
-		if d.ActiveParamsB > 0 {
-			s += " (" + numfmt.Plain(d.ActiveParamsB) + "B active)"
-		}
-	}
-	if d.Dtype != "" {
-		s += ", " + d.Dtype
-	}
-	return s + fmt.Sprintf("; requested as %q", d.Requested)
 }
 
 func modelObserved(o results.ModelObserved) string {
@@ -122,17 +111,6 @@ func modelObserved(o results.ModelObserved) string {
 		return "nothing reported"
 	}
 	return strings.Join(parts, ", ")
-}
-
-func tokensDeclared(d scenario.TokensDeclared) string {
-	s := fmt.Sprintf("%s tokens (mean %s)", d.Dist, group(d.Mean))
-	if strings.HasPrefix(d.Dist, "agentic") {
-		s = fmt.Sprintf("%s (mean %s tokens over turns)", d.Dist, group(d.Mean))
-	}
-	if d.Tokenizer != "" {
-		s += ", built by tokenizer " + d.Tokenizer
-	}
-	return s
 }
 
 func tokensObserved(o results.TokensObserved) string {
@@ -159,29 +137,6 @@ func tokensServed(o results.TokensObserved) string {
 	return s
 }
 
-func concurrencyDeclared(d scenario.ConcurrencyDeclared) string {
-	if d.Mode == "trace" {
-		return fmt.Sprintf("the trace's sessions at their recorded times (up to %d at once); per-stream and aggregate figures both shown", d.Streams)
-	}
-	if d.Mode == "open" {
-		s := fmt.Sprintf("open loop, %s req/s %s arrivals", num(d.RateRPS), d.Arrival)
-		if d.Arrival == "gamma" {
-			s += " (burstiness " + numfmt.Plain(d.Burstiness) + ")"
-		}
-		if d.MaxInFlight > 0 {
-			s += fmt.Sprintf(", at most %d in flight", d.MaxInFlight)
-		}
-		return s + "; per-stream and aggregate figures both shown"
-	}
-	if d.Sessions {
-		return "closed loop, " + numfmt.Count(d.Streams, "concurrent agentic session", "concurrent agentic sessions") + " (think time between turns); per-stream and aggregate figures both shown"
-	}
-	if d.Streams == 1 {
-		return "closed loop, a single stream: per-stream = aggregate"
-	}
-	return fmt.Sprintf("closed loop, %d concurrent streams; per-stream and aggregate figures both shown", d.Streams)
-}
-
 func concurrencyObserved(o results.ConcurrencyObserved) string {
 	little := "unknown (no request succeeded)"
 	if o.LittlesLaw > 0 {
@@ -199,29 +154,6 @@ func concurrencyObserved(o results.ConcurrencyObserved) string {
 		s += fmt.Sprintf("; sent %s req/s of %s scheduled", num(sc.AchievedRateRPS), num(sc.ScheduledRateRPS))
 	}
 	return s
-}
-
-func kvDeclared(d scenario.KVCacheDeclared) string {
-	var parts []string
-	if d.MaxModelLen > 0 {
-		parts = append(parts, "max_model_len "+group(float64(d.MaxModelLen)))
-	}
-	if d.GPUMemoryUtilization > 0 {
-		parts = append(parts, "gpu_memory_utilization "+numfmt.Plain(d.GPUMemoryUtilization))
-	}
-	if d.MaxNumSeqs > 0 {
-		parts = append(parts, fmt.Sprintf("max_num_seqs %d", d.MaxNumSeqs))
-	}
-	if d.Batching != "" {
-		parts = append(parts, d.Batching+" batching")
-	}
-	if d.PrefixCaching != nil {
-		parts = append(parts, "prefix caching "+onOff(*d.PrefixCaching))
-	}
-	if len(parts) == 0 {
-		return "not declared"
-	}
-	return strings.Join(parts, ", ")
 }
 
 func kvObserved(o results.KVCacheObserved) string {
@@ -243,30 +175,12 @@ func kvObserved(o results.KVCacheObserved) string {
 		parts = append(parts, fmt.Sprintf("max_num_seqs %d", o.MaxNumSeqs))
 	}
 	if o.PrefixCaching != nil {
-		parts = append(parts, "prefix caching "+onOff(*o.PrefixCaching))
+		parts = append(parts, "prefix caching "+boolLabel(o.PrefixCaching))
 	}
 	if len(parts) == 0 {
 		return "nothing exposed"
 	}
 	return strings.Join(parts, ", ")
-}
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
-}
-
-func mixDeclared(d scenario.MixDeclared) string {
-	s := "input:output " + num(d.InputOutputRatio)
-	for i, cl := range d.Classes {
-		if i == 0 {
-			s += "; classes"
-		}
-		s += " " + cl.Name + "×" + numfmt.Plain(cl.Weight)
-	}
-	return s
 }
 
 func mixObserved(o results.MixObserved) string {

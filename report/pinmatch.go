@@ -87,17 +87,17 @@ func PinMismatches(a, b *results.Run, st stats.Settings) []Mismatch {
 	ca, cb := pa.Concurrency.Declared, pb.Concurrency.Declared
 	switch {
 	case ca.Mode != cb.Mode || ca.Sessions != cb.Sessions:
-		add("concurrency", concurrencyLabel(ca), concurrencyLabel(cb))
+		add("concurrency", declaredConcurrency(ca), declaredConcurrency(cb))
 	case ca.Mode == "closed":
 		if ca.Streams != cb.Streams {
 			add("concurrency", fmt.Sprint(ca.Streams), fmt.Sprint(cb.Streams))
 		}
 	default:
 		if !same(ca.RateRPS, cb.RateRPS) {
-			add("concurrency rate", numfmt.Sig(ca.RateRPS)+" req/s", numfmt.Sig(cb.RateRPS)+" req/s")
+			add("concurrency rate", numfmt.Plain(ca.RateRPS)+" req/s", numfmt.Plain(cb.RateRPS)+" req/s")
 		}
 		if ca.Arrival != cb.Arrival || !same(ca.Burstiness, cb.Burstiness) {
-			add("concurrency arrival", arrivalLabel(ca), arrivalLabel(cb))
+			add("concurrency arrival", arrivalWords(ca), arrivalWords(cb))
 		}
 		if ca.MaxInFlight != cb.MaxInFlight {
 			add("concurrency max_in_flight", intOrNone(ca.MaxInFlight), intOrNone(cb.MaxInFlight))
@@ -143,7 +143,8 @@ func tokensMismatch(pin string, da, db scenario.TokensDeclared, a, b *results.Ru
 	var ms []Mismatch
 	tol := max(da.TolerancePct, db.TolerancePct)
 	if da.Dist != db.Dist && (pctOff(da.Min, db.Min) > tol || pctOff(da.Max, db.Max) > tol || pctOff(da.Mean, db.Mean) > tol) {
-		ms = append(ms, Mismatch{pin, declaredLabel(da), declaredLabel(db)})
+		da.Tokenizer, db.Tokenizer = "", "" // how prompts were built is not the workload
+		ms = append(ms, Mismatch{pin, declaredTokens(da), declaredTokens(db)})
 	}
 	ea, oka := observedMedian(a, m)
 	eb, okb := observedMedian(b, m)
@@ -201,13 +202,6 @@ func paramsB(v float64) string {
 	return numfmt.Short(v) + "B"
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "not declared"
-	}
-	return s
-}
-
 func intOrNone(v int) string {
 	if v == 0 {
 		return "not declared"
@@ -220,49 +214,4 @@ func floatOrNone(v float64) string {
 		return "not declared"
 	}
 	return numfmt.Plain(v)
-}
-
-func boolLabel(b *bool) string {
-	switch {
-	case b == nil:
-		return "not declared"
-	case *b:
-		return "on"
-	}
-	return "off"
-}
-
-func declaredLabel(d scenario.TokensDeclared) string {
-	if d.Dist == fmt.Sprint(d.Mean) || d.Min == d.Max && d.Min > 0 {
-		return numfmt.Thousands(d.Mean)
-	}
-	return fmt.Sprintf("%s (mean %s)", d.Dist, numfmt.Thousands(d.Mean))
-}
-
-func concurrencyLabel(c scenario.ConcurrencyDeclared) string {
-	switch {
-	case c.Mode == "open":
-		return fmt.Sprintf("open loop %s req/s", numfmt.Sig(c.RateRPS))
-	case c.Sessions:
-		return numfmt.Count(c.Streams, "agentic session", "")
-	}
-	return "closed loop " + numfmt.Count(c.Streams, "stream", "")
-}
-
-func arrivalLabel(c scenario.ConcurrencyDeclared) string {
-	if c.Arrival == "gamma" {
-		return "gamma (burstiness " + numfmt.Plain(c.Burstiness) + ")"
-	}
-	return orNone(c.Arrival)
-}
-
-func classesLabel(cs []scenario.ClassWeights) string {
-	if len(cs) == 0 {
-		return "one class"
-	}
-	parts := make([]string, len(cs))
-	for i, c := range cs {
-		parts[i] = c.Name + "×" + numfmt.Plain(c.Weight)
-	}
-	return strings.Join(parts, " ")
 }

@@ -41,6 +41,12 @@ type Pins struct {
 	Mix         Pin[scenario.MixDeclared, MixObserved]                 `json:"mix"`
 }
 
+// Declared returns the declared side of the six pins.
+func (p Pins) Declared() scenario.Declared {
+	return scenario.Declared{Model: p.Model.Declared, Prompt: p.Prompt.Declared, Output: p.Output.Declared,
+		Concurrency: p.Concurrency.Declared, KVCache: p.KVCache.Declared, Mix: p.Mix.Declared}
+}
+
 // ModelObserved is what the server said about its model.
 type ModelObserved struct {
 	// Reported is the model id in the server's responses.

@@ -142,11 +142,14 @@ func (p *Plan) Declared(w Wire) Declared {
 	return d
 }
 
+// PerClass is TokensDeclared.Dist of a length only the mix's classes set.
+const PerClass = "per class (see mix)"
+
 // tokensDeclared is a token-count pin's declared side: the distribution as
-// written with its bounds, or "per class" when only the classes set it.
+// written with its bounds, or PerClass when only the classes set it.
 func tokensDeclared(d Dist, mean, tolPct float64) TokensDeclared {
 	if d.IsZero() {
-		return TokensDeclared{Dist: "per class (see mix)", Mean: mean, TolerancePct: tolPct}
+		return TokensDeclared{Dist: PerClass, Mean: mean, TolerancePct: tolPct}
 	}
 	lo, hi := d.Bounds()
 	return TokensDeclared{Dist: d.String(), Min: lo, Max: hi, Mean: mean, TolerancePct: tolPct}

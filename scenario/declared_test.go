@@ -28,7 +28,7 @@ func TestPlanDeclared(t *testing.T) {
 		if d.Output.Dist != "200" || d.Output.Min != 200 || d.Output.Max != 200 || d.Output.Control != "ignore_eos" {
 			t.Errorf("output %+v", d.Output)
 		}
-		if d.Mix.InputOutputRatio != exp.Ratio || len(d.Mix.Classes) != 2 || d.Mix.Classes[1] != (ClassWeights{"agent", 0.3}) {
+		if d.Mix.InputOutputRatio != exp.Ratio || len(d.Mix.Classes) != 2 || d.Mix.Classes[1] != (ClassWeights{Name: "agent", Weight: 0.3}) {
 			t.Errorf("mix %+v, want the plan's ratio %v and two classes", d.Mix, exp.Ratio)
 		}
 		if d.Concurrency != (ConcurrencyDeclared{Mode: ModeClosed, Streams: 4}) || d.KVCache.MaxNumSeqs != 2 || d.CachePlanned {
