@@ -1,6 +1,10 @@
 package scenario
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/sixpin/sixpin/trace"
+)
 
 // Declared is the declared side of all six pins (DESIGN §1), as data: what
 // `sixpin validate` describes, what a results file records under
@@ -154,3 +158,6 @@ func tokensDeclared(d Dist, mean, tolPct float64) TokensDeclared {
 	lo, hi := d.Bounds()
 	return TokensDeclared{Dist: d.String(), Min: lo, Max: hi, Mean: mean, TolerancePct: tolPct}
 }
+
+// TraceMeans is what a trace's requests average to.
+func TraceMeans(t *trace.Trace) Expectation { return expectedTrace(t) }
