@@ -180,11 +180,17 @@ type ReportedLimit struct {
 	Samples        int     `json:"samples"`
 }
 
+// Database read modes (Database.Mode).
+const (
+	ModeImmutable = modeImmutable
+	ModeReadOnly  = modeReadOnly
+)
+
 // Database is one database read and how.
 type Database struct {
 	Path string `json:"path"`
-	// Mode is "immutable" (a snapshot of a database no writer had open)
-	// or "read-only" (through SQLite's locks and the -wal file of a
+	// Mode is ModeImmutable (a snapshot of a database no writer had
+	// open) or ModeReadOnly (through SQLite's locks and the -wal file of a
 	// database in use).
 	Mode string `json:"mode"`
 	// V1Messages and V2Messages are the rows read from each layout:
