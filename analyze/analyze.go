@@ -322,6 +322,17 @@ type ModelReport struct {
 // Key is "provider/model".
 func (m *ModelReport) Key() string { return m.Provider + "/" + m.Model }
 
+// Samples returns the model's throughput samples, index for index: each
+// one's effective tok/s and its context in tokens (for a chart of the one
+// against the other). Both are nil in a report read back from JSON. The
+// slices are the report's own: do not change them.
+func (m *ModelReport) Samples() (effTokS, contextTokens []float32) {
+	if m.acc == nil {
+		return nil, nil
+	}
+	return m.acc.eff, m.acc.effCtx
+}
+
 // ContextBucket is effective throughput over the samples whose context
 // fell in one context depth (results.ContextDepths).
 type ContextBucket struct {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -104,34 +105,37 @@ func TestRenderParses(t *testing.T) {
 		}
 	}
 }
-func TestCharts(t *testing.T) {
+func TestAnalyzeCharts(t *testing.T) {
 	r := goldenReport(t)
 	dir := filepath.Join(t.TempDir(), "charts")
-	files, err := r.WriteCharts(dir)
+	files, err := WriteAnalyzeCharts(dir, r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 4 {
-		t.Fatalf("files %v, want 4", files)
+	if len(files) != 2 || filepath.Base(files[0]) != ChartBoxPlot+".svg" || filepath.Base(files[1]) != ChartContext+".svg" {
+		t.Fatalf("files %v, want the box plot and the context chart as SVG", files)
 	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil || len(data) < 1000 {
-			t.Errorf("%s: %d bytes, %v", f, len(data), err)
+			t.Fatalf("%s: %d bytes, %v", f, len(data), err)
 		}
-		switch filepath.Ext(f) {
-		case ".svg":
-			if !bytes.Contains(data, []byte("<svg")) || !bytes.Contains(data, []byte("cerebras/qwen-3.8-27b")) {
-				t.Errorf("%s is not an SVG naming the models", f)
+		var doc struct {
+			XMLName xml.Name
+		}
+		if err := xml.Unmarshal(data, &doc); err != nil || doc.XMLName.Local != "svg" {
+			t.Errorf("%s is not an SVG document: %v", f, err)
+		}
+		for _, want := range []string{"cerebras/qwen-3.8-27b", "local/qwen-3.8-27b", "<style>", "effective"} {
+			if !bytes.Contains(data, []byte(want)) {
+				t.Errorf("%s lacks %q", f, want)
 			}
-		case ".png":
-			if !bytes.HasPrefix(data, []byte("\x89PNG")) {
-				t.Errorf("%s is not a PNG", f)
-			}
+		}
+		if bytes.Contains(data, []byte("<script")) || bytes.Contains(data, []byte("http://")) && !bytes.Contains(data, []byte(`xmlns="http://www.w3.org/2000/svg"`)) {
+			t.Errorf("%s is not self-contained", f)
 		}
 	}
-	empty := &analyze.Report{}
-	if _, err := empty.WriteCharts(dir); err == nil {
+	if _, err := WriteAnalyzeCharts(dir, &analyze.Report{}); err == nil {
 		t.Error("charts of no samples: no error")
 	}
 }

@@ -35,6 +35,20 @@ var windowColour = map[string]string{
 	results.WindowWarmup: colWarmup,
 }
 
+// chartStyle styles the SVG charts, in a page or in an SVG file of
+// their own.
+const chartStyle = `
+svg.chart { background: #fff; border: 1px solid #eceff1; }
+svg.chart text { font: 11px system-ui, sans-serif; fill: #37474f; }
+svg.chart .ct { font-size: 13px; font-weight: 600; }
+svg.chart .yt { text-anchor: end; }
+svg.chart .y2t { text-anchor: start; }
+svg.chart .xt, svg.chart .xl, svg.chart .yl { text-anchor: middle; }
+svg.chart .grid { stroke: #eceff1; stroke-width: 1; }
+svg.chart .frame { fill: none; stroke: #b0bec5; }
+svg.chart .hl { font-size: 11px; }
+`
+
 // htmlStyle is the report's whole stylesheet.
 const htmlStyle = `
 :root { color-scheme: light; }
@@ -62,16 +76,7 @@ table.pins td { font-size: 13px; }
 .charts { display: flex; flex-wrap: wrap; gap: 16px; }
 figure { margin: 0; }
 figcaption { font-size: 12px; color: #546e7a; max-width: 520px; }
-svg.chart { background: #fff; border: 1px solid #eceff1; }
-svg.chart text { font: 11px system-ui, sans-serif; fill: #37474f; }
-svg.chart .ct { font-size: 13px; font-weight: 600; }
-svg.chart .yt { text-anchor: end; }
-svg.chart .y2t { text-anchor: start; }
-svg.chart .xt, svg.chart .xl, svg.chart .yl { text-anchor: middle; }
-svg.chart .grid { stroke: #eceff1; stroke-width: 1; }
-svg.chart .frame { fill: none; stroke: #b0bec5; }
-svg.chart .hl { font-size: 11px; }
-ul.facts { padding-left: 20px; }
+` + chartStyle + `ul.facts { padding-left: 20px; }
 footer { margin-top: 40px; color: #78909c; font-size: 12px; }
 `
 

@@ -67,7 +67,7 @@ func analyzeCommon(fl *pflag.FlagSet, opts *AnalyzeOptions) {
 	fl.IntVar(&opts.MinOutput, "min-output", analyze.DefaultMinOutputTokens, "fewest output + reasoning tokens of a throughput sample")
 	fl.StringVar(&opts.Format, "format", "text", "report format: "+strings.Join(report.AnalyzeFormats, ", ")+" (default from -o's extension, else text)")
 	fl.StringVarP(&opts.Output, "output", "o", "", "write the report to FILE (atomically) instead of stdout")
-	fl.StringVar(&opts.Charts, "charts", "", "write charts (SVG and PNG) into DIR")
+	fl.StringVar(&opts.Charts, "charts", "", "write charts (SVG) into DIR")
 	fl.StringVar(&opts.Profile, "profile", "", "rate limits and prices from a profile: an embedded NAME or a YAML FILE")
 	fl.StringVar(&opts.ExportTrace, "export-trace", "", "write the sessions as a sixpin trace (JSONL) to FILE")
 	fl.StringVar(&opts.ExportScenario, "export-scenario", "", "write an agentic scenario (YAML) with the sessions' own pins to FILE")
@@ -228,7 +228,7 @@ func analyzeRun(cmd *cobra.Command, opts *AnalyzeOptions) error {
 		if rep.Counts.Samples == 0 {
 			fmt.Fprintln(ios.ErrOut, "no charts: no throughput samples")
 		} else {
-			files, err := rep.WriteCharts(opts.Charts)
+			files, err := report.WriteAnalyzeCharts(opts.Charts, rep)
 			if err != nil {
 				return err
 			}
