@@ -288,19 +288,10 @@ func (r analyzeReport) writeText(w io.Writer) error {
 			ew.F("%s\n", "  "+l)
 		}
 	}
-	if lines := r.sessionLines(); len(lines) > 0 {
-		ew.F("\n")
-		for _, l := range lines {
-			ew.F("%s\n", l)
-		}
-	}
-	if l := r.reportedLimitsLine(); l != "" {
-		ew.F("\n")
-		ew.F("%s\n", l)
-	}
+	paragraph(ew, strings.Join(r.sessionLines(), "\n"))
+	paragraph(ew, r.reportedLimitsLine())
 	if r.Cost != nil {
-		ew.F("\n")
-		ew.F("%s\n", r.costLine())
+		paragraph(ew, r.costLine())
 	}
 	return ew.Err
 }
@@ -518,19 +509,11 @@ func (r analyzeReport) writeMarkdown(w io.Writer) error {
 			ew.F("| %s | %s | %s | %s | %s | %s | %s |\n", k.Bucket, limit, whole(k.Peak.P50), whole(k.Peak.P90), whole(k.Peak.Max), share, over)
 		}
 	}
-	if l := r.unavailableLine(); l != "" {
-		ew.F("\n")
-		ew.F("%s\n", l)
-	}
-	if l := r.reportedLimitsLine(); l != "" {
-		ew.F("\n")
-		ew.F("%s\n", l)
-	}
+	paragraph(ew, r.unavailableLine())
+	paragraph(ew, r.reportedLimitsLine())
 	if r.Cost != nil {
-		ew.F("\n")
-		ew.F("## Cost\n")
-		ew.F("\n")
-		ew.F("%s\n", r.costLine())
+		paragraph(ew, "## Cost")
+		paragraph(ew, r.costLine())
 	}
 	ew.F("\n")
 	ew.F("## Definitions\n")
@@ -544,4 +527,11 @@ func (r analyzeReport) writeMarkdown(w io.Writer) error {
 		ew.F("- **%s**: %s\n", k, r.Definitions[k])
 	}
 	return ew.Err
+}
+
+// paragraph writes text after a blank line; nothing when text is empty.
+func paragraph(p *numfmt.Printer, text string) {
+	if text != "" {
+		p.F("\n%s\n", text)
+	}
 }

@@ -117,7 +117,7 @@ func arrivalWords(d scenario.ConcurrencyDeclared) string {
 
 // declaredKV: "max_model_len 32,768, max_num_seqs 8, continuous
 // batching, prefix caching on", or "not declared".
-func declaredKV(d scenario.KVCacheDeclared) string {
+func declaredKV(d scenario.KVCachePin) string {
 	var parts []string
 	if d.MaxModelLen > 0 {
 		parts = append(parts, "max_model_len "+group(float64(d.MaxModelLen)))

@@ -30,9 +30,9 @@ func TestDeclaredWording(t *testing.T) {
 			"64 tokens, exact via ignore_eos"},
 		{declaredModel(scenario.ModelDeclared{Name: "q", ParamsB: 27, ActiveParamsB: 3, Dtype: "bf16"}), "q, 27B params (3B active), bf16"},
 		{declaredModel(scenario.ModelDeclared{Name: "q", Requested: "q-served"}), `q; requested as "q-served"`},
-		{declaredKV(scenario.KVCacheDeclared{MaxModelLen: 32768, MaxNumSeqs: 8, Batching: "continuous", PrefixCaching: &on}),
+		{declaredKV(scenario.KVCachePin{MaxModelLen: 32768, MaxNumSeqs: 8, Batching: "continuous", PrefixCaching: &on}),
 			"max_model_len 32,768, max_num_seqs 8, continuous batching, prefix caching on"},
-		{declaredKV(scenario.KVCacheDeclared{}), "not declared"},
+		{declaredKV(scenario.KVCachePin{}), "not declared"},
 		{declaredMix(scenario.MixDeclared{InputOutputRatio: 2, Classes: []scenario.ClassWeights{{Name: "chat", Weight: 0.7}, {Name: "agent", Weight: 0.3}}}),
 			"input:output 2.00; classes chat×0.7 agent×0.3"},
 	} {

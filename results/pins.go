@@ -37,7 +37,7 @@ type Pins struct {
 	Prompt      Pin[scenario.TokensDeclared, TokensObserved]           `json:"prompt"`
 	Output      Pin[scenario.OutputDeclared, TokensObserved]           `json:"output"`
 	Concurrency Pin[scenario.ConcurrencyDeclared, ConcurrencyObserved] `json:"concurrency"`
-	KVCache     Pin[scenario.KVCacheDeclared, KVCacheObserved]         `json:"kv_cache"`
+	KVCache     Pin[scenario.KVCachePin, KVCacheObserved]         `json:"kv_cache"`
 	Mix         Pin[scenario.MixDeclared, MixObserved]                 `json:"mix"`
 }
 
@@ -483,7 +483,7 @@ func verifyConcurrency(d scenario.ConcurrencyDeclared, o ConcurrencyObserved) (V
 
 // verifyKV compares every declared KV setting the server exposes: any
 // mismatch contradicts the pin; none compared leaves it unverifiable.
-func verifyKV(d scenario.KVCacheDeclared, o KVCacheObserved) (Verdict, string) {
+func verifyKV(d scenario.KVCachePin, o KVCacheObserved) (Verdict, string) {
 	var agree, differ, hidden []string
 	check := func(name string, declared, observed any, set, seen, same bool) {
 		switch {

@@ -16,7 +16,7 @@ type Declared struct {
 	Prompt      TokensDeclared      `json:"prompt"`
 	Output      OutputDeclared      `json:"output"`
 	Concurrency ConcurrencyDeclared `json:"concurrency"`
-	KVCache     KVCacheDeclared     `json:"kv_cache"`
+	KVCache     KVCachePin          `json:"kv_cache"`
 	Mix         MixDeclared         `json:"mix"`
 	// CachePlanned is true when the scenario means prompts to share a
 	// prefix (shared_prefix_tokens, agentic history, a trace replay), so
@@ -71,15 +71,6 @@ type ConcurrencyDeclared struct {
 	Sessions bool `json:"sessions,omitempty"`
 }
 
-// KVCacheDeclared is pin 5 as declared.
-type KVCacheDeclared struct {
-	MaxModelLen          int     `json:"max_model_len,omitempty"`
-	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
-	MaxNumSeqs           int     `json:"max_num_seqs,omitempty"`
-	Batching             string  `json:"batching,omitempty"`
-	PrefixCaching        *bool   `json:"prefix_caching,omitempty"`
-}
-
 // MixDeclared is pin 6 as declared: the input:output ratio (the
 // scenario's, else what its plan averages to) and the classes.
 type MixDeclared struct {
@@ -119,8 +110,7 @@ func (p *Plan) Declared(w Wire) Declared {
 		Concurrency: ConcurrencyDeclared{Mode: pins.Concurrency.Mode, Streams: pins.Concurrency.Streams,
 			RateRPS: pins.Concurrency.Rate, Arrival: pins.Concurrency.Arrival, Burstiness: pins.Concurrency.Burstiness,
 			MaxInFlight: pins.Concurrency.MaxInFlight},
-		KVCache: KVCacheDeclared{MaxModelLen: pins.KVCache.MaxModelLen, GPUMemoryUtilization: pins.KVCache.GPUMemoryUtilization,
-			MaxNumSeqs: pins.KVCache.MaxNumSeqs, Batching: pins.KVCache.Batching, PrefixCaching: pins.KVCache.PrefixCaching},
+		KVCache:      pins.KVCache,
 		Mix:          MixDeclared{InputOutputRatio: pins.Mix.InputOutputRatio},
 		CachePlanned: pins.Prompt.SharedPrefixTokens > 0 || s.Workload.Agentic() || s.Workload.Replay(),
 	}
