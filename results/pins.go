@@ -37,7 +37,7 @@ type Pins struct {
 	Prompt      Pin[scenario.TokensDeclared, TokensObserved]           `json:"prompt"`
 	Output      Pin[scenario.OutputDeclared, TokensObserved]           `json:"output"`
 	Concurrency Pin[scenario.ConcurrencyDeclared, ConcurrencyObserved] `json:"concurrency"`
-	KVCache     Pin[scenario.KVCachePin, KVCacheObserved]         `json:"kv_cache"`
+	KVCache     Pin[scenario.KVCachePin, KVCacheObserved]              `json:"kv_cache"`
 	Mix         Pin[scenario.MixDeclared, MixObserved]                 `json:"mix"`
 }
 
