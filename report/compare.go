@@ -278,6 +278,13 @@ func WriteCompareText(w io.Writer, c *Comparison) error {
 	p := &numfmt.Printer{W: w}
 	p.F("sixpin compare — %d runs, each against A; changes with %s intervals (%s resamples, seed %d)\n",
 		len(c.Runs), pct(c.Stats.Confidence), group(float64(c.Stats.Resamples)), c.Stats.Seed)
+	writeCompareTextBody(p, c)
+	writeCompareTextKey(p, c.Stats)
+	return p.Err
+}
+
+// writeCompareTextBody writes the runs, their pins and every section.
+func writeCompareTextBody(p *numfmt.Printer, c *Comparison) {
 	wn := 0
 	for _, in := range c.Runs {
 		wn = max(wn, len(in.Name))
@@ -319,9 +326,12 @@ func WriteCompareText(w io.Writer, c *Comparison) error {
 			p.F("%s\n", strings.TrimRight(line, " "))
 		}
 	}
+}
+
+// writeCompareTextKey explains the verdicts.
+func writeCompareTextKey(p *numfmt.Printer, st stats.Settings) {
 	p.F("\nbetter/worse: the change is beyond its %s interval in that direction; noise: the interval includes no change;\nsame: under 0.5%%; ?: no interval (too few values for that percentile, or no sampling model).\n",
-		pct(c.Stats.Confidence))
-	return p.Err
+		pct(st.Confidence))
 }
 
 func truncate(s string, n int) string {
@@ -392,6 +402,14 @@ func WriteCompareMarkdown(w io.Writer, c *Comparison) error {
 	p := &numfmt.Printer{W: w}
 	p.F("# sixpin compare\n\n")
 	p.F("Each run against **A**; changes with %s confidence intervals (%s resamples, seed %d).\n\n", pct(c.Stats.Confidence), group(float64(c.Stats.Resamples)), c.Stats.Seed)
+	writeCompareMarkdownBody(p, c)
+	writeCompareMarkdownKey(p, c.Stats)
+	return p.Err
+}
+
+// writeCompareMarkdownBody writes the runs, their pins and every section
+// (### headings).
+func writeCompareMarkdownBody(p *numfmt.Printer, c *Comparison) {
 	p.F("| run | file | scenario and target |\n|---|---|---|\n")
 	for i, in := range c.Runs {
 		p.F("| %s | `%s` | %s |\n", letter(i), in.Name, mdCell(runIdentity(in.Run)))
@@ -473,6 +491,9 @@ func WriteCompareMarkdown(w io.Writer, c *Comparison) error {
 			p.F("\n")
 		}
 	}
-	p.F("\n_better/worse: the change lies beyond its %s interval in that direction; noise: the interval includes no change; same: under 0.5%%; ?: no interval (too few values for that percentile, or no sampling model)._\n", pct(c.Stats.Confidence))
-	return p.Err
+}
+
+// writeCompareMarkdownKey explains the verdicts.
+func writeCompareMarkdownKey(p *numfmt.Printer, st stats.Settings) {
+	p.F("\n_better/worse: the change lies beyond its %s interval in that direction; noise: the interval includes no change; same: under 0.5%%; ?: no interval (too few values for that percentile, or no sampling model)._\n", pct(st.Confidence))
 }

@@ -75,16 +75,19 @@ type box struct {
 // series is a line through points; step draws it as a step function
 // (each value held until the next x); right plots it on y2; dots draws
 // the points alone, as faint dots (a scatter); marks adds a dot at each
-// point of a line.
+// point of a line, and noLine leaves the line out; labels, when set, name
+// each point beside it.
 type series struct {
-	name  string
-	color string
-	dash  bool
-	step  bool
-	right bool
-	dots  bool
-	marks bool
-	pts   [][2]float64
+	name   string
+	color  string
+	dash   bool
+	step   bool
+	right  bool
+	dots   bool
+	marks  bool
+	noLine bool
+	pts    [][2]float64
+	labels []string
 }
 
 const (
@@ -210,9 +213,20 @@ func (c *chart) render(b *strings.Builder) {
 				fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="%s"/>`, svgNum(c.px(p[0])), svgNum(c.pyOn(a, p[1])), r)
 			}
 			b.WriteString("</g>\n")
-			if s.dots {
-				continue
+		}
+		for i, l := range s.labels {
+			if i >= len(s.pts) {
+				break
 			}
+			// Beside the point, on the side with room.
+			x, anchor := c.px(s.pts[i][0])+6, ""
+			if x > c.leftM()+c.plotW()/2 {
+				x, anchor = x-12, ` text-anchor="end"`
+			}
+			fmt.Fprintf(b, `<text x="%s" y="%s" class="pl"%s>%s</text>`+"\n", svgNum(x), svgNum(c.pyOn(a, s.pts[i][1])-6), anchor, esc(l))
+		}
+		if s.dots || s.noLine {
+			continue
 		}
 		var d strings.Builder
 		for i, p := range s.pts {
