@@ -6,7 +6,8 @@
 // that report's tool did not: context lengths, input:output ratios,
 // cache reads, pure decode speed and TTFT, the prefill share, tokens per
 // minute per session against a vendor's rate limits, the bill at a
-// vendor's prices, and the sessions as a replayable trace.
+// vendor's prices, and the sessions as a replayable trace. The Report is
+// data: package report renders it (text, Markdown, CSV, JSON, charts).
 //
 // Memory grows with the number of generations only by the float32 values
 // the percentiles need (at most 32 bytes per generation, 20 per session),

@@ -116,9 +116,8 @@ func compareRun(opts *CompareOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
-	if !c.Comparable() && !opts.AllowPinMismatch {
-		return badInput(fmt.Errorf("%w: their pins differ, so their figures measure different workloads (--allow-pin-mismatch compares anyway):\n%s",
-			report.ErrIncomparable, c.MismatchSummary()))
+	if err := opts.refuseMismatch(c); err != nil {
+		return err
 	}
 	return writeOutput(opts.F, opts.Output, func(w io.Writer) error { return write(w, c) })
 }
@@ -129,9 +128,8 @@ func compareSets(opts *CompareOptions, sets []report.SetInput, st stats.Settings
 	if err != nil {
 		return badInput(err)
 	}
-	if !c.Comparable() && !opts.AllowPinMismatch {
-		return badInput(fmt.Errorf("%w: their pins differ, so their figures measure different workloads (--allow-pin-mismatch compares anyway):\n%s",
-			report.ErrIncomparable, c.MismatchSummary()))
+	if err := opts.refuseMismatch(c); err != nil {
+		return err
 	}
 	write := report.WriteSetCompareText
 	if md {
@@ -158,4 +156,17 @@ func runsOrSets(files []report.File, verb string) ([]report.Input, []report.SetI
 			sets[0].Name, ins[0].Name, verb))
 	}
 	return ins, sets, nil
+}
+
+// refuseMismatch is the refusal of runs (or points) whose pins differ,
+// unless --allow-pin-mismatch.
+func (opts *CompareOptions) refuseMismatch(c interface {
+	Comparable() bool
+	MismatchSummary() string
+}) error {
+	if c.Comparable() || opts.AllowPinMismatch {
+		return nil
+	}
+	return badInput(fmt.Errorf("%w: their pins differ, so their figures measure different workloads (--allow-pin-mismatch compares anyway):\n%s",
+		report.ErrIncomparable, c.MismatchSummary()))
 }

@@ -115,16 +115,9 @@ func gateRun(opts *GateOptions) error {
 	if err := report.WriteGateText(opts.F.IO.Out, g); err != nil {
 		return err
 	}
-	for _, out := range []struct {
-		path  string
-		write func(io.Writer, *report.GateResult) error
-	}{{opts.JUnit, report.WriteGateJUnit}, {opts.Markdown, report.WriteGateMarkdown}} {
-		if out.path == "" {
-			continue
-		}
-		if err := report.WriteFile(out.path, func(w io.Writer) error { return out.write(w, g) }); err != nil {
-			return err
-		}
+	if err := opts.writeFiles(func(w io.Writer) error { return report.WriteGateJUnit(w, g) },
+		func(w io.Writer) error { return report.WriteGateMarkdown(w, g) }); err != nil {
+		return err
 	}
 	switch {
 	case !g.Comparable():
@@ -146,16 +139,9 @@ func gateSets(opts *GateOptions, base, cur report.SetInput, rules []report.Rule,
 	if err := report.WriteSetGateText(opts.F.IO.Out, g); err != nil {
 		return err
 	}
-	for _, out := range []struct {
-		path  string
-		write func(io.Writer, *report.SetGateResult) error
-	}{{opts.JUnit, report.WriteSetGateJUnit}, {opts.Markdown, report.WriteSetGateMarkdown}} {
-		if out.path == "" {
-			continue
-		}
-		if err := report.WriteFile(out.path, func(w io.Writer) error { return out.write(w, g) }); err != nil {
-			return err
-		}
+	if err := opts.writeFiles(func(w io.Writer) error { return report.WriteSetGateJUnit(w, g) },
+		func(w io.Writer) error { return report.WriteSetGateMarkdown(w, g) }); err != nil {
+		return err
 	}
 	switch failed := g.Failed(); {
 	case !g.Comparable():
@@ -164,6 +150,23 @@ func gateSets(opts *GateOptions, base, cur report.SetInput, rules []report.Rule,
 		return fmt.Errorf("gate: %w: %d of %d points failed", ErrRegression, len(failed), len(g.Points))
 	case !g.Passed():
 		return badInput(fmt.Errorf("gate: not every point could be evaluated: the files lack what they need"))
+	}
+	return nil
+}
+
+// writeFiles writes the gate's JUnit and Markdown files, each atomically,
+// where --junit and --markdown ask for them.
+func (opts *GateOptions) writeFiles(junit, md func(io.Writer) error) error {
+	for _, out := range []struct {
+		path  string
+		write func(io.Writer) error
+	}{{opts.JUnit, junit}, {opts.Markdown, md}} {
+		if out.path == "" {
+			continue
+		}
+		if err := report.WriteFile(out.path, out.write); err != nil {
+			return err
+		}
 	}
 	return nil
 }
