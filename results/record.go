@@ -1,6 +1,9 @@
-// Package results turns request records into sixpin's figures: HDR
-// histograms per metric and window, per-second time series, the pin card,
-// and the versioned results file (schema sixpin/result/v1).
+// Package results turns request records into sixpin's figures, as data:
+// HDR histograms per metric and window, per-second time series, the pins
+// (declared, observed, verified with the reason), validity, cost and rate
+// limits, and the versioned results file (schema sixpin/result/v1) with
+// its reader. It renders nothing: every word a person reads of it is
+// package report's.
 package results
 
 import "time"

@@ -9,7 +9,9 @@ import (
 
 	"github.com/sixpin/sixpin/internal/bounds"
 	"github.com/sixpin/sixpin/profiles"
+	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/scenario"
+	"github.com/sixpin/sixpin/sim"
 	"github.com/sixpin/sixpin/trace"
 )
 
@@ -109,7 +111,7 @@ func checkFor(path string) check {
 		if err != nil {
 			return err
 		}
-		return described(sc.Describe(w))
+		return described(report.DescribeScenario(w, sc))
 	}
 }
 
@@ -119,7 +121,7 @@ func profileCheck(ref string) check {
 		if err != nil {
 			return err
 		}
-		return described(profiles.Describe(w, p))
+		return described(report.DescribeProfile(w, p, simulatorOf(p)))
 	}
 }
 
@@ -129,8 +131,18 @@ func traceCheck(path string) check {
 		if err != nil {
 			return err
 		}
-		return described(scenario.DescribeTrace(w, t))
+		return described(report.DescribeTrace(w, t))
 	}
+}
+
+// simulatorOf is what a simulator profile serves, for its description
+// (nil for other profiles).
+func simulatorOf(p *profiles.Profile) *report.Simulator {
+	if !p.Simulated() {
+		return nil
+	}
+	c := sim.Defaults(*p.Sim)
+	return &report.Simulator{Model: c.Model, Timing: c.Timing, MaxModelLen: c.MaxModelLen}
 }
 
 // described wraps a describer's write error so validateRun stops on it.

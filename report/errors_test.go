@@ -1,18 +1,20 @@
-package results
+package report
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/sixpin/sixpin/results"
 )
 
 // The summary's error lines name the outages and the reconnects, also
 // when no request failed.
 func TestSummaryOutagesAndReconnects(t *testing.T) {
-	run := &Run{
-		Headline: WindowSteady,
-		Windows:  map[string]*Window{WindowSteady: {Completed: 4, EndS: 10}},
-		Errors: Errors{Requests: 40, Failed: 7, Rate: 7.0 / 40, ByClass: map[string]int{"connect": 7}, Reconnects: 3,
-			Outages: []Outage{{StartS: 2.5, EndS: 4.25, FailedRequests: 5, Recovered: true}, {StartS: 9, EndS: 9.5, FailedRequests: 2}}},
+	run := &results.Run{
+		Headline: results.WindowSteady,
+		Windows:  map[string]*results.Window{results.WindowSteady: {Completed: 4, EndS: 10}},
+		Errors: results.Errors{Requests: 40, Failed: 7, Rate: 7.0 / 40, ByClass: map[string]int{"connect": 7}, Reconnects: 3,
+			Outages: []results.Outage{{StartS: 2.5, EndS: 4.25, FailedRequests: 5, Recovered: true}, {StartS: 9, EndS: 9.5, FailedRequests: 2}}},
 	}
 	var b strings.Builder
 	if err := WriteSummary(&b, run); err != nil {
@@ -27,7 +29,7 @@ func TestSummaryOutagesAndReconnects(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, b.String())
 		}
 	}
-	run.Errors = Errors{Requests: 40, Reconnects: 2}
+	run.Errors = results.Errors{Requests: 40, Reconnects: 2}
 	b.Reset()
 	if err := WriteSummary(&b, run); err != nil {
 		t.Fatal(err)
