@@ -6,7 +6,8 @@
 // that report's tool did not: context lengths, input:output ratios,
 // cache reads, pure decode speed and TTFT, the prefill share, tokens per
 // minute per session against a vendor's rate limits, the bill at a
-// vendor's prices, and the sessions as a replayable trace.
+// vendor's prices, and the sessions as a replayable trace. The Report is
+// data: package report renders it (text, Markdown, CSV, JSON, charts).
 //
 // Memory grows with the number of generations only by the float32 values
 // the percentiles need (at most 32 bytes per generation, 20 per session),
@@ -180,11 +181,17 @@ type ReportedLimit struct {
 	Samples        int     `json:"samples"`
 }
 
+// Database read modes (Database.Mode).
+const (
+	ModeImmutable = modeImmutable
+	ModeReadOnly  = modeReadOnly
+)
+
 // Database is one database read and how.
 type Database struct {
 	Path string `json:"path"`
-	// Mode is "immutable" (a snapshot of a database no writer had open)
-	// or "read-only" (through SQLite's locks and the -wal file of a
+	// Mode is ModeImmutable (a snapshot of a database no writer had
+	// open) or ModeReadOnly (through SQLite's locks and the -wal file of a
 	// database in use).
 	Mode string `json:"mode"`
 	// V1Messages and V2Messages are the rows read from each layout:
@@ -316,30 +323,22 @@ type ModelReport struct {
 // Key is "provider/model".
 func (m *ModelReport) Key() string { return m.Provider + "/" + m.Model }
 
-// ContextBucket is effective throughput over the samples whose context
-// fell in [MinTokens, MaxTokens).
-type ContextBucket struct {
-	Name          string `json:"name"`
-	MinTokens     int    `json:"min_tokens"`
-	MaxTokens     int    `json:"max_tokens,omitempty"`
-	EffectiveTokS *Dist  `json:"effective_tok_s"`
-}
-
-// contextBuckets are the field report's (K = 1,000 tokens).
-var contextBuckets = []ContextBucket{
-	{Name: "<20K", MaxTokens: 20_000},
-	{Name: "20–50K", MinTokens: 20_000, MaxTokens: 50_000},
-	{Name: "50–120K", MinTokens: 50_000, MaxTokens: 120_000},
-	{Name: ">120K", MinTokens: 120_000},
-}
-
-func bucketOf(context int64) int {
-	for i, b := range contextBuckets {
-		if b.MaxTokens == 0 || context < int64(b.MaxTokens) {
-			return i
-		}
+// Samples returns the model's throughput samples, index for index: each
+// one's effective tok/s and its context in tokens (for a chart of the one
+// against the other). Both are nil in a report read back from JSON. The
+// slices are the report's own: do not change them.
+func (m *ModelReport) Samples() (effTokS, contextTokens []float32) {
+	if m.acc == nil {
+		return nil, nil
 	}
-	return len(contextBuckets) - 1
+	return m.acc.eff, m.acc.effCtx
+}
+
+// ContextBucket is effective throughput over the samples whose context
+// fell in one context depth (results.ContextDepths).
+type ContextBucket struct {
+	results.ContextDepth
+	EffectiveTokS *Dist `json:"effective_tok_s"`
 }
 
 // Usage sums token counts over generations. InputTokens is the whole
@@ -622,7 +621,7 @@ type modelAcc struct {
 	// eff and effCtx are the samples' effective tok/s and context,
 	// index for index (the chart plots one against the other).
 	eff, effCtx           sample
-	byCtx                 [4]sample
+	byCtx                 []sample // by results.ContextDepths
 	decode, ttft, prefill sample
 	modelMS               int64
 }
@@ -775,7 +774,7 @@ func (a *acc) generation(g *generation) {
 	key := g.provider + "/" + g.model
 	m := a.byModel[key]
 	if m == nil {
-		m = &modelAcc{provider: g.provider, model: g.model}
+		m = &modelAcc{provider: g.provider, model: g.model, byCtx: make([]sample, len(results.ContextDepths))}
 		a.byModel[key] = m
 	}
 	a.counts.Generations++
@@ -824,7 +823,7 @@ func (a *acc) generation(g *generation) {
 	eff := gen / durS
 	m.eff.add(eff)
 	m.effCtx.add(float64(g.prompt()))
-	m.byCtx[bucketOf(g.prompt())].add(eff)
+	m.byCtx[results.DepthOf(g.prompt())].add(eff)
 	if t.first {
 		m.ttft.add(float64(t.ttftMS) / 1000)
 		m.prefill.add(float64(t.ttftMS) / 1000 / durS)
@@ -929,9 +928,8 @@ func (m *modelAcc) report() *ModelReport {
 	if m.usage.InputTokens > 0 {
 		r.CacheReadShare = float64(m.usage.CacheReadTokens) / float64(m.usage.InputTokens)
 	}
-	for i, b := range contextBuckets {
-		b.EffectiveTokS = m.byCtx[i].dist()
-		r.ByContext = append(r.ByContext, b)
+	for i, d := range results.ContextDepths {
+		r.ByContext = append(r.ByContext, ContextBucket{ContextDepth: d, EffectiveTokS: m.byCtx[i].dist()})
 	}
 	return r
 }

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	oc "github.com/sixpin/sixpin/analyze/opencodetest"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	oc "github.com/sixpin/sixpin/analyze/opencodetest"
 
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/trace"

@@ -3,15 +3,15 @@ package analyze
 import (
 	"context"
 	"fmt"
-	oc "github.com/sixpin/sixpin/analyze/opencodetest"
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
+
+	oc "github.com/sixpin/sixpin/analyze/opencodetest"
 )
 
 // simModel is a made-up endpoint for generated databases: a request
@@ -161,7 +161,7 @@ func BenchmarkAnalyze100k(b *testing.B) {
 }
 
 // TestGeneratedDatabase checks the generator against what analyse
-// finds, and draws its charts.
+// finds.
 func TestGeneratedDatabase(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a 3,000-message database")
@@ -176,14 +176,5 @@ func TestGeneratedDatabase(t *testing.T) {
 	if cer.EffectiveTokS.P50 < 2*loc.EffectiveTokS.P50 {
 		t.Errorf("cerebras P50 %v not well above local %v", cer.EffectiveTokS.P50, loc.EffectiveTokS.P50)
 	}
-	files, err := r.WriteCharts(filepath.Join(dir, "charts"))
-	if err != nil || len(files) != 4 {
-		t.Fatalf("charts %v: %v", files, err)
-	}
-	if os.Getenv("SIXPIN_KEEP_CHARTS") != "" {
-		for _, f := range files {
-			data, _ := os.ReadFile(f)
-			os.WriteFile(filepath.Join(os.Getenv("SIXPIN_KEEP_CHARTS"), filepath.Base(f)), data, 0o644)
-		}
-	}
+
 }

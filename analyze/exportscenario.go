@@ -40,26 +40,26 @@ func (r *Report) WriteScenario(w io.Writer, name string) error {
 		return strings.TrimSpace(string(b))
 	}
 	n := func(v float64) string { return numfmt.Thousands(v) }
-	ew := &errWriter{w: w}
-	p := func(format string, args ...any) { ew.println(fmt.Sprintf(format, args...)) }
+	ew := &numfmt.Printer{W: w}
+	p := func(format string, args ...any) { ew.F(format+"\n", args...) }
 
 	p("# Fitted by `sixpin analyze %s --export-scenario` from the user's own sessions.", r.Source)
 	for _, l := range r.scenarioFrom() {
 		p("# %s", l)
 	}
 	p("# Filters: %s.", r.filterWords())
-	p("# Dates: %s.", r.period())
-	p("# Made %s from %s and %s.", r.GeneratedAt.UTC().Format(time.RFC3339), count(f.Sessions, "session"), count(f.Generations, "generation"))
+	p("# Dates: %s.", r.Period())
+	p("# Made %s from %s and %s.", r.GeneratedAt.UTC().Format(time.RFC3339), numfmt.Count(f.Sessions, "session", ""), numfmt.Count(f.Generations, "generation", ""))
 	p("# A distribution of at most %d values is the values themselves (empirical); a larger one is a", MaxEmpirical)
 	p("# lognormal fit (median e^mean(ln x), sigma sd(ln x)) bounded by the observed min and max.")
 	p("name: %s", yamlString(name))
 	p("description: >-")
-	p("  %s's agentic workload as its logs show it, %s:", r.sourceName(), r.period())
+	p("  %s's agentic workload as its logs show it, %s:", r.SourceName(), r.Period())
 	turns := n(f.Turns.P50) + " turns"
 	if turns == "1 turns" {
 		turns = "1 turn"
 	}
-	p("  %s of %s, first prompts of %s tokens growing %s a turn,", count(f.Sessions, "session"), turns, n(f.FirstPrompt.P50), n(f.Growth.P50))
+	p("  %s of %s, first prompts of %s tokens growing %s a turn,", numfmt.Count(f.Sessions, "session", ""), turns, n(f.FirstPrompt.P50), n(f.Growth.P50))
 	p("  %s tokens out a turn (medians), %d at once.", n(f.Output.P50), max(f.MedianSessions, 1))
 	p("seed: 1")
 	p("pins:")
@@ -92,7 +92,7 @@ func (r *Report) WriteScenario(w io.Writer, name string) error {
 		p("  # user's words): %s.", fitWords(growth, "tokens"))
 	}
 	if f.Shrinks > 0 {
-		p("  # %s whose context did not grow (compaction, a new context) are left out.", count(f.Shrinks, "turn"))
+		p("  # %s whose context did not grow (compaction, a new context) are left out.", numfmt.Count(f.Shrinks, "turn", ""))
 	}
 	p("  growth_tokens: %s", dist(growth.Dist))
 	if f.Think.N > 0 {
@@ -109,7 +109,7 @@ func (r *Report) WriteScenario(w io.Writer, name string) error {
 	p("  max_context_tokens: %d", maxCtx)
 	p("# How long to run is not in the logs: the median session lasted %s.", f.MedianLifetime.Round(time.Second))
 	p("duration: %s", shortDuration(DefaultScenarioDuration))
-	return ew.err
+	return ew.Err
 }
 
 // scenarioFrom names the logs a scenario was fitted from.
@@ -120,7 +120,7 @@ func (r *Report) scenarioFrom() []string {
 			d.Path, d.Mode, numfmt.Thousands(float64(d.V1Messages)), numfmt.Thousands(float64(d.V2Messages))))
 	}
 	if len(r.Paths) > 0 {
-		out = append(out, fmt.Sprintf("From %s's logs: %s (%s read).", r.sourceName(), strings.Join(r.Paths, ", "), count(r.Counts.Files, "file")))
+		out = append(out, fmt.Sprintf("From %s's logs: %s (%s read).", r.SourceName(), strings.Join(r.Paths, ", "), numfmt.Count(r.Counts.Files, "file", "")))
 	}
 	return out
 }
@@ -194,4 +194,33 @@ func shortDuration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// Period is the time the generations span, in the report's zone:
+// "2026-10-01 12:00 → 2026-10-03 18:00 (2 days)".
+func (r *Report) Period() string {
+	if r.First == nil {
+		return "no generations"
+	}
+	const layout = "2006-01-02 15:04"
+	d := r.Last.Sub(*r.First)
+	span := ""
+	switch {
+	case d >= 48*time.Hour:
+		span = fmt.Sprintf(" (%.0f days)", d.Hours()/24)
+	case d >= time.Hour:
+		span = fmt.Sprintf(" (%.0f hours)", d.Hours())
+	}
+	return r.First.Format(layout) + " → " + r.Last.Format(layout) + span
+}
+
+// SourceName names the agent the report is of, for people.
+func (r *Report) SourceName() string {
+	switch r.Source {
+	case SourceClaudeCode:
+		return "Claude Code"
+	case SourceCodex:
+		return "Codex"
+	}
+	return "opencode"
 }

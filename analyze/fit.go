@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/scenario"
 )
 
@@ -124,7 +125,7 @@ func fit(s sample, integer bool, lo float64) Fitted {
 	}
 	slices.Sort(vals)
 	f := Fitted{N: len(vals), Min: vals[0], Max: vals[len(vals)-1],
-		P50: percentile(len(vals), func(i int) float64 { return vals[i] }, 50)}
+		P50: stats.Percentile(len(vals), func(i int) float64 { return vals[i] }, 50)}
 	round := func(x float64) float64 {
 		if integer {
 			return math.Round(x)
@@ -241,7 +242,7 @@ func (a *acc) scenarioFit(r *Report) *ScenarioFit {
 		lifetimes[i] = float64(s.end - s.start)
 	}
 	slices.Sort(lifetimes)
-	sf.MedianLifetime = time.Duration(percentile(len(lifetimes), func(i int) float64 { return lifetimes[i] }, 50)) * time.Millisecond
+	sf.MedianLifetime = time.Duration(stats.Percentile(len(lifetimes), func(i int) float64 { return lifetimes[i] }, 50)) * time.Millisecond
 	if a.usage.InputTokens > 0 {
 		sf.CacheShare = float64(a.usage.CacheReadTokens) / float64(a.usage.InputTokens)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	oc "github.com/sixpin/sixpin/analyze/opencodetest"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	oc "github.com/sixpin/sixpin/analyze/opencodetest"
 )
 
 func copyFile(t *testing.T, src, dst string) {

@@ -2,6 +2,7 @@ package benchmarks
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,26 +57,54 @@ func serveSim(b *testing.B, bin, profile string) string {
 	return url
 }
 
-// run executes `sixpin run` with args and returns its results and the
-// client process's peak resident memory in bytes.
-func run(b *testing.B, bin string, args ...string) (*results.Run, int64) {
+// usage is what a `sixpin run` process used.
+type usage struct {
+	rss int64         // peak resident memory, bytes
+	cpu time.Duration // user + system CPU time
+}
+
+// run executes `sixpin run` with args and returns its results and what
+// the client process used.
+func run(b *testing.B, bin string, args ...string) (*results.Run, usage) {
+	b.Helper()
+	return startRun(b, bin, args...)()
+}
+
+// startRun starts `sixpin run` with args; the function it returns waits
+// for the run to end and returns its results and what the process used.
+func startRun(b *testing.B, bin string, args ...string) func() (*results.Run, usage) {
 	b.Helper()
 	out := filepath.Join(b.TempDir(), "results.json")
 	cmd := exec.Command(bin, append([]string{"run", "--no-progress", "-o", out}, args...)...)
 	cmd.Stdout = nil
 	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
 		b.Fatalf("sixpin run %v: %v", args, err)
 	}
-	var rss int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss * 1024 // KiB on Linux
+	return func() (*results.Run, usage) {
+		b.Helper()
+		// Exit 1 with results written is a run sixpin judged invalid or
+		// failed (on a busy machine: its own send-lag bound, say): the
+		// benchmark still reads it and checks its own claim.
+		err := cmd.Wait()
+		var exit *exec.ExitError
+		if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
+			b.Fatalf("sixpin run %v: %v", args, err)
+		}
+		var u usage
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			u.rss = ru.Maxrss * 1024 // KiB on Linux
+		}
+		u.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		res, rerr := results.ReadFile(out)
+		if rerr != nil {
+			b.Fatalf("sixpin run %v: %v; results: %v", args, err, rerr)
+		}
+		if err != nil {
+			b.Logf("sixpin run %v exited 1: valid %v %q", args, res.Valid, res.Invalid)
+		}
+		return res, u
 	}
-	res, err := results.ReadFile(out)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return res, rss
 }
 
 // BenchmarkStreams10k: one sixpin process holds 10,000 concurrent streams
@@ -85,7 +114,8 @@ func BenchmarkStreams10k(b *testing.B) {
 	bin := binary(b)
 	url := serveSim(b, bin, "sim-instant")
 	for b.Loop() {
-		res, rss := run(b, bin, "c10k.yaml", "--profile", "llamacpp", "--endpoint", url, "--model", "sim-instant")
+		res, u := run(b, bin, "c10k.yaml", "--profile", "llamacpp", "--endpoint", url, "--model", "sim-instant")
+		rss := u.rss
 		st := res.Windows[results.WindowSteady]
 		b.ReportMetric(float64(rss)/(1<<20), "rss_MiB")
 		b.ReportMetric(st.MeanInFlight, "in_flight")
@@ -97,28 +127,6 @@ func BenchmarkStreams10k(b *testing.B) {
 		}
 		if rss > 1536<<20 {
 			b.Errorf("peak RSS %d MiB > 1.5 GiB", rss>>20)
-		}
-	}
-}
-
-// BenchmarkClientLatency1k: at 1,000 concurrent streams (10 tok/s each)
-// the client-added latency — receive time minus the simulator's send stamp
-// — stays ≤ 1 ms at p99.
-func BenchmarkClientLatency1k(b *testing.B) {
-	bin := binary(b)
-	url := serveSim(b, bin, "sim-paced.yaml")
-	for b.Loop() {
-		res, _ := run(b, bin, "c1k-latency.yaml", "--profile", "llamacpp", "--endpoint", url, "--model", "sim-paced")
-		lat := res.ClientAddedLatencyMs
-		if lat == nil {
-			b.Fatal("no client-added latency: the simulator's send stamps are missing")
-		}
-		b.ReportMetric(lat.P50, "client_p50_ms")
-		b.ReportMetric(lat.P99, "client_p99_ms")
-		b.ReportMetric(res.Windows[results.WindowSteady].MeanInFlight, "in_flight")
-		b.ReportMetric(float64(res.Errors.Failed), "failed")
-		if lat.P99 > 1 {
-			b.Errorf("client-added latency p99 %.3f ms > 1 ms", lat.P99)
 		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net/url"
 	"os"
 	"runtime"
 	"strconv"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/profiles"
+	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/runner"
 	"github.com/sixpin/sixpin/scenario"
@@ -162,7 +162,7 @@ func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 		return nil, err
 	}
 	fmt.Fprintln(cfg.Out)
-	if err := results.WriteSummary(cfg.Out, run); err != nil {
+	if err := report.WriteSummary(cfg.Out, run); err != nil {
 		return nil, err
 	}
 	written, err := save(cfg, path, run)
@@ -266,7 +266,9 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 
 	disc := rn.Discover(ctx)
 	overhead, ok, msg := rn.Probe(ctx)
+	probeFailure := ""
 	if !ok {
+		probeFailure = msg
 		notes = append(notes, "prompt lengths are not corrected for the chat template: "+msg)
 		fmt.Fprintf(cfg.ErrOut, "sixpin: warning: %s\n", msg)
 	}
@@ -276,8 +278,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	if sc.Workload.Agentic() && sc.Workload.CostCapUSD > 0 && !tg.profile.Pricing.Set() {
 		notes = append(notes, "workload.cost_cap_usd is set but the profile has no pricing: no session was capped")
 	}
-	d := declared(sc, tg, plan)
-	d.Prompt.Tokenizer = tok.label
+	d := results.Declared{Declared: plan.Declared(scenario.Wire{Model: tg.Model, OutputControl: tg.OutputControl, Tokenizer: tok.label})}
 	d.OverContext = overContext(sc, plan, disc.KV.MaxModelLen, cfg.AllowOverContext)
 	if oc := d.OverContext; oc != nil && oc.Exceeding > 0 {
 		if oc.Allowed {
@@ -287,6 +288,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 		}
 	}
 	h := header(sc, tg, d, disc, overhead, tok, notes)
+	h.ProbeFailure = probeFailure
 	h.Scenario.PromptSalt = fmt.Sprintf("%016x", salt)
 
 	col, err := results.NewCollector(spillPath)
@@ -343,6 +345,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 			Reason: "interrupted by a signal; issuing stopped and in-flight requests had " + cfg.Grace.String() + " to finish"}
 	}
 	run := results.Assemble(h, m, end)
+	run.Errors.Outages = rn.Outages()
 	run.Client = clientInfo()
 	return run, sp, nil
 }
@@ -555,16 +558,9 @@ func header(sc *scenario.Scenario, tg *target, d results.Declared, disc results.
 	return h
 }
 
-// displayURL is u without user info or query (either may hold a secret),
-// for output and results.
-func displayURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return "(unparsable endpoint URL)"
-	}
-	p.User, p.RawQuery = nil, ""
-	return p.String()
-}
+// displayURL is u for output and results: without user info, its query
+// values redacted (either may hold a secret).
+func displayURL(u string) string { return runner.DisplayURL(u) }
 
 func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
@@ -579,53 +575,6 @@ func scenarioInfo(sc *scenario.Scenario) results.ScenarioInfo {
 	si.SLO.TTFTMs, si.SLO.TPOTMs, si.SLO.E2EMs = sc.SLO.TTFTMs, sc.SLO.TPOTMs, sc.SLO.E2EMs
 	si.SLO.MaxErrorRate = sc.SLO.MaxErrorRate
 	return si
-}
-
-func declared(sc *scenario.Scenario, tg *target, plan *scenario.Plan) results.Declared {
-	p := sc.Pins
-	exp := plan.Expected()
-	promptDist, outputDist := p.Prompt.Tokens, p.Output.Tokens
-	d := results.Declared{
-		Model: results.ModelDeclared{Name: p.Model.Name, ParamsB: p.Model.ParamsB,
-			ActiveParamsB: p.Model.ActiveParamsB, Dtype: p.Model.Dtype, Requested: tg.Model},
-		Prompt: tokensDeclared(promptDist, exp.MeanPromptTokens, p.Prompt.PromptTolerancePct()),
-		Output: results.OutputDeclared{TokensDeclared: tokensDeclared(outputDist, exp.MeanOutputTokens, p.Output.OutputTolerancePct()),
-			Exact: p.Output.Exact, Control: tg.OutputControl},
-		Concurrency: results.ConcurrencyDeclared{Mode: p.Concurrency.Mode, Streams: p.Concurrency.Streams,
-			RateRPS: p.Concurrency.Rate, Arrival: p.Concurrency.Arrival, Burstiness: p.Concurrency.Burstiness,
-			MaxInFlight: p.Concurrency.MaxInFlight},
-		KVCache: results.KVCacheDeclared{MaxModelLen: p.KVCache.MaxModelLen, GPUMemoryUtilization: p.KVCache.GPUMemoryUtilization,
-			MaxNumSeqs: p.KVCache.MaxNumSeqs, Batching: p.KVCache.Batching, PrefixCaching: p.KVCache.PrefixCaching},
-		Mix:          results.MixDeclared{InputOutputRatio: p.Mix.InputOutputRatio},
-		CachePlanned: p.Prompt.SharedPrefixTokens > 0 || sc.Workload.Agentic() || sc.Workload.Replay(),
-	}
-	if d.Mix.InputOutputRatio == 0 {
-		d.Mix.InputOutputRatio = exp.Ratio
-	}
-	if w := sc.Workload; w.Replay() && w.Trace != nil {
-		st := scenario.TraceStats(w.Trace)
-		d.Prompt = results.TokensDeclared{Dist: fmt.Sprintf("from the trace %s: p50 %.0f", w.File, st.PromptP50),
-			Min: st.PromptMin, Max: st.PromptMax, Mean: exp.MeanPromptTokens, TolerancePct: p.Prompt.PromptTolerancePct()}
-		d.Output = results.OutputDeclared{TokensDeclared: results.TokensDeclared{Dist: fmt.Sprintf("from the trace: p50 %.0f", st.OutputP50),
-			Min: st.OutputMin, Max: st.OutputMax, Mean: exp.MeanOutputTokens}, Exact: true, Control: tg.OutputControl}
-		d.Concurrency = results.ConcurrencyDeclared{Mode: scenario.ModeTrace, Streams: st.PeakSessions, Sessions: true}
-	}
-	if w := sc.Workload; w.Agentic() {
-		d.Prompt.Dist = fmt.Sprintf("agentic history: first turn %s tokens, then each answer and a %s-token tool result more per turn", p.Prompt.Tokens, w.GrowthTokens)
-		d.Concurrency.Sessions = true
-	}
-	for _, c := range p.Mix.Classes {
-		d.Mix.Classes = append(d.Mix.Classes, results.ClassWeights{Name: c.Name, Weight: c.Weight})
-	}
-	return d
-}
-
-func tokensDeclared(d scenario.Dist, mean, tolPct float64) results.TokensDeclared {
-	if d.IsZero() {
-		return results.TokensDeclared{Dist: "per class (see mix)", Mean: mean, TolerancePct: tolPct}
-	}
-	lo, hi := d.Bounds()
-	return results.TokensDeclared{Dist: d.String(), Min: lo, Max: hi, Mean: mean, TolerancePct: tolPct}
 }
 
 func clientInfo() results.ClientInfo {

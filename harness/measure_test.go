@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/sim"
 )
@@ -350,7 +351,7 @@ requests: 3
 func cardText(t *testing.T, run *results.Run) string {
 	t.Helper()
 	var b strings.Builder
-	if err := results.WritePinCard(&b, results.PinCard(run)); err != nil {
+	if err := report.WritePinCard(&b, report.PinCard(run)); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

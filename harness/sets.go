@@ -53,7 +53,7 @@ func sweep(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*Outco
 	}
 	markIncomplete(set, "points")
 	fmt.Fprintln(cfg.Out)
-	if err := report.WriteSweep(cfg.Out, set, false); err != nil {
+	if err := report.WriteSetText(cfg.Out, set, false); err != nil {
 		return nil, err
 	}
 	written, err := saveSet(cfg, path, set, spills)
@@ -61,7 +61,7 @@ func sweep(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*Outco
 		return nil, err
 	}
 	page := strings.TrimSuffix(written, filepath.Ext(written)) + ".html"
-	if err := report.WriteFile(page, func(w io.Writer) error { return report.WriteSweepHTML(w, set) }); err != nil {
+	if err := report.WriteFile(page, func(w io.Writer) error { return report.WriteSetHTML(w, set) }); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(cfg.Out, "\nResults: %s (every point's full results) and %s (table and plots)\n", written, page)
@@ -102,7 +102,7 @@ func repeat(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*Outc
 	}
 	markIncomplete(set, "runs")
 	fmt.Fprintln(cfg.Out)
-	if err := report.WriteRepeat(cfg.Out, set, false); err != nil {
+	if err := report.WriteSetText(cfg.Out, set, false); err != nil {
 		return nil, err
 	}
 	written, err := saveSet(cfg, path, set, spills)
@@ -253,11 +253,11 @@ func Bakeoff(ctx, hard context.Context, bc BakeoffConfig) (*Outcome, error) {
 		return nil, err
 	}
 	md := filepath.Join(dir, "bakeoff.md")
-	if err := report.WriteFile(md, func(w io.Writer) error { return report.WriteBakeoff(w, set, true) }); err != nil {
+	if err := report.WriteFile(md, func(w io.Writer) error { return report.WriteSetText(w, set, true) }); err != nil {
 		return nil, err
 	}
 	fmt.Fprintln(cfg.Out)
-	if err := report.WriteBakeoff(cfg.Out, set, false); err != nil {
+	if err := report.WriteSetText(cfg.Out, set, false); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(cfg.Out, "\nResults: %s (each profile's results, bakeoff.json and bakeoff.md)\n", dir)

@@ -13,6 +13,7 @@ import (
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/internal/strictyaml"
 	"github.com/sixpin/sixpin/profiles"
+	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/sim"
 )
 
@@ -44,16 +45,16 @@ func SimConfig(p *profiles.Profile) (sim.Config, error) {
 	return c, nil
 }
 
-// SimFacts is what a simulator profile's sim: section resolves to, with
-// the simulator's defaults, for describing it; CheckProfile's error when
-// it does not decode.
-func SimFacts(p *profiles.Profile) (profiles.SimFacts, error) {
+// SimulatorOf is what a simulator profile's sim: section resolves to,
+// with the simulator's defaults, for describing it (report does not link
+// the simulator); SimConfig's error when it does not decode.
+func SimulatorOf(p *profiles.Profile) (*report.Simulator, error) {
 	c, err := SimConfig(p)
 	if err != nil {
-		return profiles.SimFacts{}, err
+		return nil, err
 	}
 	c = sim.Defaults(c)
-	return profiles.SimFacts{Model: c.Model, Timing: c.Timing, MaxModelLen: c.MaxModelLen}, nil
+	return &report.Simulator{Model: c.Model, Timing: c.Timing, MaxModelLen: c.MaxModelLen}, nil
 }
 
 // simErrors places the simulator's own validation errors ("roofline.mem_util:

@@ -48,7 +48,7 @@ func TestEmbeddedSimulatorsDecode(t *testing.T) {
 			continue
 		}
 		n++
-		if _, err := SimFacts(p); err != nil {
+		if _, err := SimulatorOf(p); err != nil {
 			t.Errorf("%s: %v", p.Name, err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -14,7 +15,7 @@ import (
 // reference), figure by figure.
 type Comparison struct {
 	Runs  []Input
-	Stats Stats
+	Stats stats.Settings
 	// Mismatches[i] lists how run i's pins differ from the reference's
 	// (Mismatches[0] is always empty).
 	Mismatches [][]Mismatch
@@ -49,7 +50,7 @@ type Cell struct {
 	// Change is Value / reference − 1; Interval is the confidence interval
 	// of that ratio minus one (for i > 0 with both values present).
 	Change   float64
-	Interval Interval
+	Interval stats.Interval
 	// Verdict is "better" or "worse" (beyond the interval), "noise" (the
 	// interval holds no change), "same" (under 0.5%), "?" (no interval:
 	// too few values for the percentile) or "" (no direction, or nothing
@@ -105,7 +106,7 @@ var compareFigures = []struct {
 // the steady and burst windows and the whole run, figure by figure, each
 // change with its confidence interval and direction. Compare compares
 // even when pins differ; callers decide whether to show it.
-func Compare(runs []Input, st Stats) (*Comparison, error) {
+func Compare(runs []Input, st stats.Settings) (*Comparison, error) {
 	if len(runs) < 2 {
 		return nil, fmt.Errorf("compare: need at least two results files (got %d)", len(runs))
 	}
@@ -155,7 +156,7 @@ func Compare(runs []Input, st Stats) (*Comparison, error) {
 		sec := Section{Title: titles[si]}
 		for _, f := range fs {
 			row := Row{Key: f.Key(), Label: f.shortLabel(), Unit: f.Metric.Unit, Better: f.Metric.Better, Fraction: f.Metric.Fraction, Integer: f.Metric.Integer}
-			ests := make([]estimate, len(runs))
+			ests := make([]stats.Estimate, len(runs))
 			seen := false
 			for i, in := range runs {
 				e, ok, _ := f.estimate(in.Run, caches[i])
@@ -172,7 +173,7 @@ func Compare(runs []Input, st Stats) (*Comparison, error) {
 					continue
 				}
 				cur.Change = change(ref.Value, cur.Value)
-				iv := st.ratioInterval(fmt.Sprintf("%s/%d", f.Key(), i), ests[0], ests[i])
+				iv := st.RatioInterval(fmt.Sprintf("%s/%d", f.Key(), i), ests[0], ests[i])
 				if iv.Known {
 					iv.Lo, iv.Hi = iv.Lo-1, iv.Hi-1
 				}
@@ -202,7 +203,7 @@ func change(ref, cur float64) float64 {
 // sameBand is the relative change below which a figure counts as the same.
 const sameBand = 0.005
 
-func verdict(better Direction, ch float64, iv Interval) string {
+func verdict(better Direction, ch float64, iv stats.Interval) string {
 	switch {
 	case math.Abs(ch) < sameBand:
 		return "same"
@@ -257,7 +258,7 @@ func fmtChange(ch float64) string {
 }
 
 // fmtInterval formats an interval of a relative change: "[−3.1%, +9.0%]".
-func fmtInterval(iv Interval) string {
+func fmtInterval(iv stats.Interval) string {
 	if !iv.Known {
 		return "no interval"
 	}
@@ -277,6 +278,13 @@ func WriteCompareText(w io.Writer, c *Comparison) error {
 	p := &numfmt.Printer{W: w}
 	p.F("sixpin compare — %d runs, each against A; changes with %s intervals (%s resamples, seed %d)\n",
 		len(c.Runs), pct(c.Stats.Confidence), group(float64(c.Stats.Resamples)), c.Stats.Seed)
+	writeCompareTextBody(p, c)
+	writeCompareTextKey(p, c.Stats)
+	return p.Err
+}
+
+// writeCompareTextBody writes the runs, their pins and every section.
+func writeCompareTextBody(p *numfmt.Printer, c *Comparison) {
 	wn := 0
 	for _, in := range c.Runs {
 		wn = max(wn, len(in.Name))
@@ -318,9 +326,12 @@ func WriteCompareText(w io.Writer, c *Comparison) error {
 			p.F("%s\n", strings.TrimRight(line, " "))
 		}
 	}
+}
+
+// writeCompareTextKey explains the verdicts.
+func writeCompareTextKey(p *numfmt.Printer, st stats.Settings) {
 	p.F("\nbetter/worse: the change is beyond its %s interval in that direction; noise: the interval includes no change;\nsame: under 0.5%%; ?: no interval (too few values for that percentile, or no sampling model).\n",
-		pct(c.Stats.Confidence))
-	return p.Err
+		pct(st.Confidence))
 }
 
 func truncate(s string, n int) string {
@@ -333,7 +344,7 @@ func truncate(s string, n int) string {
 
 // runIdentity is a run's scenario, seed and target in one phrase.
 func runIdentity(run *results.Run) string {
-	s := fmt.Sprintf("%s (seed %d) · %s", run.Scenario.Name, run.Scenario.Seed, results.TargetLabel(run.Target))
+	s := fmt.Sprintf("%s (seed %d) · %s", run.Scenario.Name, run.Scenario.Seed, TargetLabel(run.Target))
 	if run.Target.Simulated {
 		s += " [SIMULATED]"
 	}
@@ -345,7 +356,7 @@ func runIdentity(run *results.Run) string {
 
 // pinSummary is the reference's declared pins, one line each.
 func pinSummary(run *results.Run) []struct{ pin, declared string } {
-	card := results.PinCard(run)
+	card := PinCard(run)
 	out := make([]struct{ pin, declared string }, len(card.Rows))
 	for i, r := range card.Rows {
 		out[i].pin, out[i].declared = r.Pin, r.Declared
@@ -354,10 +365,10 @@ func pinSummary(run *results.Run) []struct{ pin, declared string } {
 }
 
 // pinCards returns each run's pin card, in run order.
-func (c *Comparison) pinCards() []results.Card {
-	cards := make([]results.Card, len(c.Runs))
+func (c *Comparison) pinCards() []Card {
+	cards := make([]Card, len(c.Runs))
 	for i, in := range c.Runs {
-		cards[i] = results.PinCard(in.Run)
+		cards[i] = PinCard(in.Run)
 	}
 	return cards
 }
@@ -391,6 +402,14 @@ func WriteCompareMarkdown(w io.Writer, c *Comparison) error {
 	p := &numfmt.Printer{W: w}
 	p.F("# sixpin compare\n\n")
 	p.F("Each run against **A**; changes with %s confidence intervals (%s resamples, seed %d).\n\n", pct(c.Stats.Confidence), group(float64(c.Stats.Resamples)), c.Stats.Seed)
+	writeCompareMarkdownBody(p, c)
+	writeCompareMarkdownKey(p, c.Stats)
+	return p.Err
+}
+
+// writeCompareMarkdownBody writes the runs, their pins and every section
+// (### headings).
+func writeCompareMarkdownBody(p *numfmt.Printer, c *Comparison) {
 	p.F("| run | file | scenario and target |\n|---|---|---|\n")
 	for i, in := range c.Runs {
 		p.F("| %s | `%s` | %s |\n", letter(i), in.Name, mdCell(runIdentity(in.Run)))
@@ -472,6 +491,9 @@ func WriteCompareMarkdown(w io.Writer, c *Comparison) error {
 			p.F("\n")
 		}
 	}
-	p.F("\n_better/worse: the change lies beyond its %s interval in that direction; noise: the interval includes no change; same: under 0.5%%; ?: no interval (too few values for that percentile, or no sampling model)._\n", pct(c.Stats.Confidence))
-	return p.Err
+}
+
+// writeCompareMarkdownKey explains the verdicts.
+func writeCompareMarkdownKey(p *numfmt.Printer, st stats.Settings) {
+	p.F("\n_better/worse: the change lies beyond its %s interval in that direction; noise: the interval includes no change; same: under 0.5%%; ?: no interval (too few values for that percentile, or no sampling model)._\n", pct(st.Confidence))
 }

@@ -6,11 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/scenario"
 )
 
 func TestPinMismatches(t *testing.T) {
-	st := DefaultStats()
+	st := stats.Default()
 	ins := load(t, fixBase, fixNoise, fixC1, fixInstant, fixSlow)
 	base := ins[0].Run
 	for _, c := range []struct {
@@ -20,7 +22,7 @@ func TestPinMismatches(t *testing.T) {
 	}{
 		{"another seed", ins[1].Run, nil},
 		{"a slower server", ins[4].Run, nil},
-		{"one stream, long prompts", ins[2].Run, []string{"prompt: uniform [400, 600] (mean 500) vs 8,000", "prompt p50: 505 vs 8,003",
+		{"one stream, long prompts", ins[2].Run, []string{"prompt: uniform [400, 600] tokens (mean 500) vs 8000 tokens", "prompt p50: 505 vs 8,003",
 			"concurrency: 4 vs 1", "mix ratio: 7.80 vs 125"}},
 		{"another model", ins[3].Run, []string{"model params (served): 27B vs 8B"}},
 	} {
@@ -38,7 +40,7 @@ func TestPinMismatches(t *testing.T) {
 
 // Declared pins differ one at a time; each is named.
 func TestPinMismatchesDeclared(t *testing.T) {
-	st := DefaultStats()
+	st := stats.Default()
 	truth := true
 	for _, c := range []struct {
 		change func(p *results.Pins)
@@ -49,19 +51,19 @@ func TestPinMismatchesDeclared(t *testing.T) {
 		{func(p *results.Pins) { p.Model.Declared.Dtype = "bf16" }, "model dtype: q4 vs bf16"},
 		{func(p *results.Pins) { p.Concurrency.Declared.Streams = 8 }, "concurrency: 4 vs 8"},
 		{func(p *results.Pins) {
-			p.Concurrency.Declared = results.ConcurrencyDeclared{Mode: "open", RateRPS: 2.5, Arrival: "poisson"}
-		}, "concurrency: closed loop 4 streams vs open loop 2.50 req/s"},
+			p.Concurrency.Declared = scenario.ConcurrencyDeclared{Mode: "open", RateRPS: 2.5, Arrival: "poisson"}
+		}, "concurrency: closed loop, 4 concurrent streams vs open loop, 2.5 req/s poisson arrivals, no in-flight cap"},
 		{func(p *results.Pins) { p.KVCache.Declared.MaxNumSeqs = 32 }, "kv_cache max_num_seqs: 8 vs 32"},
 		{func(p *results.Pins) { p.KVCache.Declared.PrefixCaching = &truth }, "kv_cache prefix_caching: not declared vs on"},
 		{func(p *results.Pins) { p.KVCache.Declared.Batching = "static" }, "kv_cache batching: continuous vs static"},
 		{func(p *results.Pins) { p.Mix.Declared.InputOutputRatio = 2 }, "mix ratio: 7.80 vs 2.00"},
 		{func(p *results.Pins) {
-			p.Mix.Declared.Classes = []results.ClassWeights{{Name: "chat", Weight: 0.7}, {Name: "code", Weight: 0.3}}
+			p.Mix.Declared.Classes = []scenario.ClassWeights{{Name: "chat", Weight: 0.7}, {Name: "code", Weight: 0.3}}
 		}, "mix classes: one class vs chat×0.7 code×0.3"},
 		{func(p *results.Pins) {
 			p.Output.Declared.Dist, p.Output.Declared.Min, p.Output.Declared.Max, p.Output.Declared.Mean = "65", 65, 65, 65
 		},
-			"output: 64 vs 65"},
+			"output: 64 tokens vs 65 tokens"},
 		{func(p *results.Pins) { p.Output.Declared.Exact = false }, "output exact: true vs false"},
 	} {
 		t.Run(c.want, func(t *testing.T) {
@@ -83,7 +85,7 @@ func TestPinMismatchesDeclared(t *testing.T) {
 }
 
 func TestCompare(t *testing.T) {
-	c, err := Compare(load(t, fixBase, fixNoise, fixSlow), DefaultStats())
+	c, err := Compare(load(t, fixBase, fixNoise, fixSlow), stats.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,13 +126,13 @@ func TestCompare(t *testing.T) {
 }
 
 func TestCompareNeedsTwo(t *testing.T) {
-	if _, err := Compare(load(t, fixBase), DefaultStats()); err == nil {
+	if _, err := Compare(load(t, fixBase), stats.Default()); err == nil {
 		t.Error("compared one run")
 	}
 }
 
 func TestCompareRefusalNamesPins(t *testing.T) {
-	c, err := Compare(load(t, fixBase, fixNoise, fixC1), DefaultStats())
+	c, err := Compare(load(t, fixBase, fixNoise, fixC1), stats.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +141,7 @@ func TestCompareRefusalNamesPins(t *testing.T) {
 	}
 	s := c.MismatchSummary()
 	// The values come in the order the runs are named: A's first.
-	if !strings.Contains(s, "testdata/base.json vs testdata/c1-8k.json: prompt: uniform [400, 600] (mean 500) vs 8,000; prompt p50: 505 vs 8,003; concurrency: 4 vs 1") ||
+	if !strings.Contains(s, "testdata/base.json vs testdata/c1-8k.json: prompt: uniform [400, 600] tokens (mean 500) vs 8000 tokens; prompt p50: 505 vs 8,003; concurrency: 4 vs 1") ||
 		strings.Contains(s, "noise.json") {
 		t.Errorf("summary:\n%s", s)
 	}

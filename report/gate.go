@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/sixpin/sixpin/internal/bounds"
+	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/internal/strictyaml"
 	"github.com/sixpin/sixpin/results"
 )
@@ -302,7 +303,7 @@ type Check struct {
 	Change float64
 	// Interval is the confidence interval of Change for relative rules, of
 	// Current for absolute ones.
-	Interval Interval
+	Interval stats.Interval
 	// Beyond is true when the point value breaks the bound; Significant
 	// when the interval lies wholly beyond no change (relative) or the
 	// bound (absolute). A rule fails only when both hold.
@@ -314,7 +315,7 @@ type Check struct {
 // GateResult is a gate's verdict on a current run against a baseline.
 type GateResult struct {
 	Baseline, Current Input
-	Stats             Stats
+	Stats             stats.Settings
 	// Incomparable lists why the runs cannot be compared (differing pins,
 	// an invalid baseline); then no rule is checked.
 	Incomparable []string
@@ -367,7 +368,7 @@ var ErrIncomparable = errors.New("runs are not comparable")
 // resample). The intervals treat requests as independent; ITL values are
 // not (a request's gaps move together), so ITL intervals are too narrow:
 // gate on TPOT rather than ITL.
-func Gate(baseline, current Input, rules []Rule, st Stats) (*GateResult, error) {
+func Gate(baseline, current Input, rules []Rule, st stats.Settings) (*GateResult, error) {
 	if err := st.Validate(); err != nil {
 		return nil, err
 	}
@@ -391,7 +392,7 @@ func Gate(baseline, current Input, rules []Rule, st Stats) (*GateResult, error) 
 	return g, nil
 }
 
-func check(r Rule, base, cur *results.Run, hb, hcur histCache, st Stats) Check {
+func check(r Rule, base, cur *results.Run, hb, hcur histCache, st stats.Settings) Check {
 	c := Check{Rule: r}
 	if r.Kind == Validity {
 		var why []string
@@ -433,12 +434,12 @@ func check(r Rule, base, cur *results.Run, hb, hcur histCache, st Stats) Check {
 	noInterval := ""
 	if relative {
 		c.Change = change(eb.Value, ec.Value)
-		iv := st.ratioInterval(r.Key, eb, ec)
+		iv := st.RatioInterval(r.Key, eb, ec)
 		if iv.Known {
 			iv.Lo, iv.Hi = iv.Lo-1, iv.Hi-1
 		} else {
-			_, wc := st.usable(ec)
-			_, wb := st.usable(eb)
+			_, wc := st.Usable(ec)
+			_, wb := st.Usable(eb)
 			noInterval = cmp.Or(wc, wb, "no sampling model")
 		}
 		c.Interval = iv
@@ -450,9 +451,9 @@ func check(r Rule, base, cur *results.Run, hb, hcur histCache, st Stats) Check {
 			c.Significant = iv.Known && iv.Hi < 0
 		}
 	} else {
-		iv := st.interval(r.Key, ec)
+		iv := st.Interval(r.Key, ec)
 		if !iv.Known {
-			_, wc := st.usable(ec)
+			_, wc := st.Usable(ec)
 			noInterval = cmp.Or(wc, "no sampling model")
 		}
 		c.Interval = iv

@@ -77,7 +77,7 @@ func gateHeadline(g *GateResult) string {
 
 // compactCard is the pin card in one line: "✓ model ✓ prompt …".
 func compactCard(run *results.Run) string {
-	card := results.PinCard(run)
+	card := PinCard(run)
 	var parts []string
 	for _, r := range card.Rows {
 		parts = append(parts, r.Mark()+" "+r.Pin)
@@ -93,6 +93,13 @@ func compactCard(run *results.Run) string {
 func WriteGateText(w io.Writer, g *GateResult) error {
 	p := &numfmt.Printer{W: w}
 	p.F("sixpin gate — current against baseline\n")
+	writeGateTextBody(p, g, "RESULT")
+	return p.Err
+}
+
+// writeGateTextBody writes the runs, their pins and every check, and the
+// verdict after result ("RESULT", or "POINT" for a point of a set).
+func writeGateTextBody(p *numfmt.Printer, g *GateResult, result string) {
 	wn := max(len(g.Baseline.Name), len(g.Current.Name))
 	p.F("  baseline  %-*s  %s\n", wn, g.Baseline.Name, runIdentity(g.Baseline.Run))
 	p.F("  current   %-*s  %s\n", wn, g.Current.Name, runIdentity(g.Current.Run))
@@ -102,8 +109,8 @@ func WriteGateText(w io.Writer, g *GateResult) error {
 		for _, s := range g.Incomparable {
 			p.F("  ✗ %s\n", s)
 		}
-		p.F("\nRESULT: %s\n", gateHeadline(g))
-		return p.Err
+		p.F("\n%s: %s\n", result, gateHeadline(g))
+		return
 	}
 	p.F("Pins agree within their tolerances.\n\n")
 	p.F("A rule fails only when its figure is beyond the tolerance AND the difference is significant at %s (%s resamples, seed %d).\n",
@@ -120,15 +127,13 @@ func WriteGateText(w io.Writer, g *GateResult) error {
 		line(statusWord(c.Status), c.Rule.Key, c.Rule.Tolerance(), checkValue(c, c.Baseline, c.HasBaseline),
 			checkValue(c, c.Current, c.HasCurrent), checkChange(c), checkInterval(c), c.Why)
 	}
-	p.F("\nRESULT: %s\n", gateHeadline(g))
-	return p.Err
+	p.F("\n%s: %s\n", result, gateHeadline(g))
 }
 
 // WriteGateMarkdown writes g as Markdown for a pull request or
 // $GITHUB_STEP_SUMMARY, with the current run's pin card folded below.
 func WriteGateMarkdown(w io.Writer, g *GateResult) error {
 	p := &numfmt.Printer{W: w}
-	icon := map[bool]string{true: "✅", false: "❌"}
 	switch {
 	case !g.Comparable():
 		p.F("## sixpin gate: ⚠️ INCOMPARABLE\n\n")
@@ -139,6 +144,14 @@ func WriteGateMarkdown(w io.Writer, g *GateResult) error {
 	default:
 		p.F("## sixpin gate: ❌ FAIL (%d of %d rules)\n\n", len(g.Failed()), len(g.Checks))
 	}
+	writeGateMarkdownBody(p, g)
+	return p.Err
+}
+
+// writeGateMarkdownBody writes the runs, every check, the verdict and the
+// current run's pin card.
+func writeGateMarkdownBody(p *numfmt.Printer, g *GateResult) {
+	icon := map[bool]string{true: "✅", false: "❌"}
 	p.F("Current `%s` — %s\n\nBaseline `%s` — %s\n\n", g.Current.Name, mdCell(runIdentity(g.Current.Run)),
 		g.Baseline.Name, mdCell(runIdentity(g.Baseline.Run)))
 	if !g.Comparable() {
@@ -161,17 +174,23 @@ func WriteGateMarkdown(w io.Writer, g *GateResult) error {
 	}
 	p.F("\n**%s**\n\n", mdCell(gateHeadline(g)))
 	p.F("<details><summary>Pin card of the current run</summary>\n\n")
-	writeMarkdownPinCard(p, results.PinCard(g.Current.Run))
+	writeMarkdownPinCard(p, PinCard(g.Current.Run))
 	p.F("\n</details>\n")
-	return p.Err
 }
 
 // WriteGateJUnit writes g as JUnit XML: one testsuite, a testcase for the
 // pins' agreement and one per rule (failed when the rule failed or could
 // not be evaluated).
 func WriteGateJUnit(w io.Writer, g *GateResult) error {
+	ss := &junitSuites{Name: "sixpin gate"}
+	ss.add(gateSuite(g, "sixpin gate"))
+	return writeJUnitXML(w, ss)
+}
+
+// gateSuite is g as one testsuite named name.
+func gateSuite(g *GateResult, name string) junitSuite {
 	s := junitSuite{
-		Name:      "sixpin gate",
+		Name:      name,
 		Timestamp: g.Current.Run.StartedAt.UTC().Format(time.RFC3339),
 		Properties: []junitProperty{
 			{"baseline", g.Baseline.Name},
@@ -198,7 +217,5 @@ func WriteGateJUnit(w io.Writer, g *GateResult) error {
 		}
 		s.add(jc)
 	}
-	ss := &junitSuites{Name: "sixpin gate"}
-	ss.add(s)
-	return writeJUnitXML(w, ss)
+	return s
 }

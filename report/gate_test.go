@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/internal/strictyaml"
 	"github.com/sixpin/sixpin/results"
 )
@@ -19,7 +20,7 @@ func statuses(g *GateResult) map[string]Status {
 }
 
 func TestGate(t *testing.T) {
-	st := DefaultStats()
+	st := stats.Default()
 	for _, c := range []struct {
 		name           string
 		base, cur      string
@@ -69,7 +70,7 @@ func TestGate(t *testing.T) {
 // (88 < 368) for an interval: they report it and pass.
 func TestGateExtremePercentileNeedsValues(t *testing.T) {
 	ins := load(t, fixBase, fixSlow)
-	g, err := Gate(ins[0], ins[1], DefaultRules(), DefaultStats())
+	g, err := Gate(ins[0], ins[1], DefaultRules(), stats.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestGateAbsoluteRules(t *testing.T) {
 			rule("steady.tpot_ms.p50", MaxIncrease, 0.1), Fail, "no such figure"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			g, err := Gate(base, c.cur, c.rules, DefaultStats())
+			g, err := Gate(base, c.cur, c.rules, stats.Default())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,7 +141,7 @@ func TestGateAbsoluteRules(t *testing.T) {
 
 func TestGateInvalidBaselineIsIncomparable(t *testing.T) {
 	base := modified(t, func(r *results.Run) { r.Valid, r.Invalid = false, []string{"prompt: drifted"} })
-	g, err := Gate(base, load(t, fixBase)[0], DefaultRules(), DefaultStats())
+	g, err := Gate(base, load(t, fixBase)[0], DefaultRules(), stats.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +240,7 @@ func TestGateNeverPassesWhatItCouldNotEvaluate(t *testing.T) {
 	bare := *ins[1].Run
 	bare.Histograms, bare.Series = nil, results.Series{}
 	cur := Input{Name: "bare.json", Run: &bare}
-	g, err := Gate(ins[0], cur, DefaultRules(), DefaultStats())
+	g, err := Gate(ins[0], cur, DefaultRules(), stats.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +274,7 @@ func TestGateNeverPassesWhatItCouldNotEvaluate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err = Gate(ins[0], ins[1], []Rule{missing}, DefaultStats())
+	g, err = Gate(ins[0], ins[1], []Rule{missing}, stats.Default())
 	if err != nil {
 		t.Fatal(err)
 	}

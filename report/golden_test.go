@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sixpin/sixpin/internal/stats"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -92,7 +94,7 @@ func TestGoldenReports(t *testing.T) {
 }
 
 func TestGoldenCompareAndGate(t *testing.T) {
-	st := DefaultStats()
+	st := stats.Default()
 	t.Run("compare.txt", func(t *testing.T) {
 		c, err := Compare(load(t, fixBase, fixNoise, fixSlow), st)
 		if err != nil {
@@ -174,5 +176,64 @@ func TestJUnitMarksContradictedPins(t *testing.T) {
 	}
 	if ss.Failures != len(failed) || ss.Tests != len(ss.Suites[0].Cases) {
 		t.Errorf("totals: %d tests, %d failures; suite has %d cases, %d failed", ss.Tests, ss.Failures, len(ss.Suites[0].Cases), len(failed))
+	}
+}
+
+// Set fixtures: sweeps, repeats and a bake-off run against the built-in
+// simulator, made by the commands in testdata/gen/README.md.
+const (
+	fixSweep      = "testdata/sweep.json"       // concurrency.streams = 1, 4
+	fixSweepNoise = "testdata/sweep-noise.json" // the same with seed 8
+	fixSweepSlow  = "testdata/sweep-slow.json"  // the same on the slower simulator
+	fixRepeat     = "testdata/repeat.json"      // gen/smoke.yaml twice, seeds 7 and 8
+	fixBakeoff    = "testdata/bakeoff.json"     // sim-local-27b against its slower twin
+)
+
+func loadSet(t *testing.T, path string) SetInput {
+	t.Helper()
+	fs, err := LoadFiles(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs[0].Set == nil {
+		t.Fatalf("%s is not a set", path)
+	}
+	return SetInput{Name: path, Set: fs[0].Set}
+}
+
+func TestGoldenSets(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		file   string
+		format Format
+	}{
+		{"set-sweep.txt", fixSweep, FormatText},
+		{"set-repeat.md", fixRepeat, FormatMarkdown},
+		{"set-bakeoff.txt", fixBakeoff, FormatText},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := loadSet(t, c.file)
+			golden(t, c.name, render(t, func(w io.Writer) error { return RenderSet(w, c.format, in) }))
+		})
+	}
+	st := stats.Default()
+	t.Run("set-compare.md", func(t *testing.T) {
+		sc, err := CompareSets([]SetInput{loadSet(t, fixSweep), loadSet(t, fixSweepSlow)}, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "set-compare.md", render(t, func(w io.Writer) error { return WriteSetCompareMarkdown(w, sc) }))
+	})
+	g, err := GateSets(loadSet(t, fixSweep), loadSet(t, fixSweepSlow), DefaultRules(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct {
+		name  string
+		write func(io.Writer, *SetGateResult) error
+	}{{"set-gate-regression.txt", WriteSetGateText}, {"set-gate-regression.md", WriteSetGateMarkdown}, {"set-gate-regression.junit.xml", WriteSetGateJUnit}} {
+		t.Run(f.name, func(t *testing.T) {
+			golden(t, f.name, render(t, func(w io.Writer) error { return f.write(w, g) }))
+		})
 	}
 }

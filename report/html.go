@@ -35,6 +35,20 @@ var windowColour = map[string]string{
 	results.WindowWarmup: colWarmup,
 }
 
+// chartStyle styles the SVG charts, in a page or in an SVG file of
+// their own.
+const chartStyle = `
+svg.chart { background: #fff; border: 1px solid #eceff1; }
+svg.chart text { font: 11px system-ui, sans-serif; fill: #37474f; }
+svg.chart .ct { font-size: 13px; font-weight: 600; }
+svg.chart .yt { text-anchor: end; }
+svg.chart .y2t { text-anchor: start; }
+svg.chart .xt, svg.chart .xl, svg.chart .yl { text-anchor: middle; }
+svg.chart .grid { stroke: #eceff1; stroke-width: 1; }
+svg.chart .frame { fill: none; stroke: #b0bec5; }
+svg.chart .hl { font-size: 11px; }
+`
+
 // htmlStyle is the report's whole stylesheet.
 const htmlStyle = `
 :root { color-scheme: light; }
@@ -62,16 +76,7 @@ table.pins td { font-size: 13px; }
 .charts { display: flex; flex-wrap: wrap; gap: 16px; }
 figure { margin: 0; }
 figcaption { font-size: 12px; color: #546e7a; max-width: 520px; }
-svg.chart { background: #fff; border: 1px solid #eceff1; }
-svg.chart text { font: 11px system-ui, sans-serif; fill: #37474f; }
-svg.chart .ct { font-size: 13px; font-weight: 600; }
-svg.chart .yt { text-anchor: end; }
-svg.chart .y2t { text-anchor: start; }
-svg.chart .xt, svg.chart .xl, svg.chart .yl { text-anchor: middle; }
-svg.chart .grid { stroke: #eceff1; stroke-width: 1; }
-svg.chart .frame { fill: none; stroke: #b0bec5; }
-svg.chart .hl { font-size: 11px; }
-ul.facts { padding-left: 20px; }
+` + chartStyle + `ul.facts { padding-left: 20px; }
 footer { margin-top: 40px; color: #78909c; font-size: 12px; }
 `
 
@@ -118,7 +123,7 @@ func writeHTMLRun(b *strings.Builder, in Input, idx int) error {
 	}
 	b.WriteString("</h2>\n")
 	fmt.Fprintf(b, "<p class=\"ident\">Scenario <b>%s</b> (seed %d) · target %s · sixpin %s · started %s · <code>%s</code></p>\n",
-		esc(run.Scenario.Name), run.Scenario.Seed, esc(results.TargetLabel(run.Target)), esc(run.SixpinVersion),
+		esc(run.Scenario.Name), run.Scenario.Seed, esc(TargetLabel(run.Target)), esc(run.SixpinVersion),
 		esc(run.StartedAt.UTC().Format(time.DateTime+" UTC")), esc(in.Name))
 	if run.Incomplete {
 		fmt.Fprintf(b, "<div class=\"warn\"><b>INCOMPLETE:</b> %s — the figures cover what was measured until then.</div>\n", esc(run.IncompleteReason))
@@ -127,7 +132,7 @@ func writeHTMLRun(b *strings.Builder, in Input, idx int) error {
 		fmt.Fprintf(b, "<div class=\"warn\"><b>INVALID:</b> %s</div>\n", esc(strings.Join(run.Invalid, "; ")))
 	}
 
-	card := results.PinCard(run)
+	card := PinCard(run)
 	fmt.Fprintf(b, "<h3>Pin card</h3>\n<p>Headline figures from the %s. <span class=\"v-true\">✓ verified</span> · <span class=\"v-false\">✗ contradicted</span> · <span class=\"v-unverifiable\">? unverifiable</span></p>\n", esc(card.Window))
 	b.WriteString("<table class=\"pins\">\n<thead><tr><th></th><th>pin</th><th>declared</th><th>observed</th><th>verification</th></tr></thead>\n<tbody>\n")
 	for _, r := range card.Rows {
@@ -266,7 +271,7 @@ func writeHTMLWindows(b *strings.Builder, run *results.Run) {
 	row("aggregate output tok/s (all streams)", func(w *results.Window) string { return num(w.AggregateOutputTokS) })
 	row("concurrency (mean in flight; max)", func(w *results.Window) string { return fmt.Sprintf("%s; %d", num(w.MeanInFlight), w.MaxInFlight) })
 	row("aggregate ÷ in flight, tok/s per stream", func(w *results.Window) string { return num(w.AggregatePerStreamTokS) })
-	if slo := results.SLOLabel(run); slo != "" {
+	if slo := SLOLabel(run); slo != "" {
 		row("goodput req/s ("+slo+")", func(w *results.Window) string {
 			if w.Goodput == nil {
 				return "–"

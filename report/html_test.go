@@ -47,17 +47,7 @@ func TestHTMLSelfContained(t *testing.T) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
-	dec := xml.NewDecoder(bytes.NewReader(bytes.TrimPrefix(page, []byte("<!DOCTYPE html>\n"))))
-	dec.Strict = true
-	for {
-		_, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("page is not well-formed: %v", err)
-		}
-	}
+	wellFormed(t, page)
 }
 
 func TestPercentileLabels(t *testing.T) {
@@ -139,5 +129,59 @@ func TestHTMLSaysWhatTheFileLacks(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), results.NoteNoHistograms) {
 		t.Error("the HTML does not say that the file holds no histograms")
+	}
+}
+
+// wellFormed fails unless page, past its doctype, parses as XML (so that
+// every SVG in it does).
+func wellFormed(t *testing.T, page []byte) {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(bytes.TrimPrefix(page, []byte("<!DOCTYPE html>\n"))))
+	dec.Strict = true
+	for {
+		_, err := dec.Token()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatalf("page is not well-formed: %v", err)
+		}
+	}
+}
+
+// A set's page is self-contained and well-formed like a run's, shows its
+// tables as HTML (not Markdown in a <pre>, as it once did) and labels
+// every point of its charts.
+func TestSetHTML(t *testing.T) {
+	for _, c := range []struct {
+		file   string
+		charts int
+		labels []string
+	}{
+		{fixSweep, 1, []string{"concurrency.streams = 1", "concurrency.streams = 4"}},
+		{fixRepeat, 1, []string{"seed 7", "seed 8"}},
+		{fixBakeoff, 1, []string{"profile sim-local-27b", "profile sim-local-27b-slow"}},
+	} {
+		t.Run(filepath.Base(c.file), func(t *testing.T) {
+			page := render(t, func(w io.Writer) error { return RenderSet(w, FormatHTML, loadSet(t, c.file)) })
+			s := string(page)
+			for _, bad := range []string{"<script", "src=", "@import", "url(", "https://", "<pre>", "| --- |"} {
+				if strings.Contains(s, bad) {
+					t.Errorf("page contains %q", bad)
+				}
+			}
+			wellFormed(t, page)
+			if n := strings.Count(s, "<svg "); n != c.charts {
+				t.Errorf("%d charts, want %d", n, c.charts)
+			}
+			for _, l := range c.labels {
+				if !strings.Contains(s, `class="pl">`+l+"<") && !strings.Contains(s, `class="pl" text-anchor="end">`+l+"<") {
+					t.Errorf("no chart point labelled %q", l)
+				}
+			}
+			if !strings.Contains(s, "<table class=\"pins\">") || !strings.Contains(s, "<thead><tr><th>") {
+				t.Error("page lacks its tables")
+			}
+		})
 	}
 }

@@ -113,12 +113,12 @@ func runSuite(in Input) junitSuite {
 			{"file", in.Name},
 			{"scenario", run.Scenario.Name},
 			{"seed", strconv.FormatInt(run.Scenario.Seed, 10)},
-			{"target", results.TargetLabel(run.Target)},
+			{"target", TargetLabel(run.Target)},
 			{"simulated", strconv.FormatBool(run.Target.Simulated)},
 			{"sixpin_version", run.SixpinVersion},
 		},
 	}
-	card := results.PinCard(run)
+	card := PinCard(run)
 	for _, r := range card.Rows {
 		c := junitCase{Name: fmt.Sprintf("pin %d %s", r.N, r.Pin), Classname: "sixpin.pins",
 			SystemOut: fmt.Sprintf("declared: %s\nobserved: %s\n%s", r.Declared, r.Observed, r.Reason)}

@@ -49,7 +49,7 @@ func writeMarkdownRun(p *numfmt.Printer, in Input, heading bool) {
 	p.F("%s\n\n", mdIdentity(in))
 	writeMarkdownWarnings(p, run)
 	p.F("### Pin card\n\n")
-	writeMarkdownPinCard(p, results.PinCard(run))
+	writeMarkdownPinCard(p, PinCard(run))
 	for _, name := range reportWindows {
 		if win := run.Windows[name]; win != nil {
 			p.F("\n")
@@ -63,7 +63,7 @@ func writeMarkdownRun(p *numfmt.Printer, in Input, heading bool) {
 // mdIdentity is the one line that says what was run against what.
 func mdIdentity(in Input) string {
 	run := in.Run
-	s := fmt.Sprintf("Scenario **%s** (seed %d) · target %s", run.Scenario.Name, run.Scenario.Seed, mdCell(results.TargetLabel(run.Target)))
+	s := fmt.Sprintf("Scenario **%s** (seed %d) · target %s", run.Scenario.Name, run.Scenario.Seed, mdCell(TargetLabel(run.Target)))
 	if run.Target.Simulated {
 		s += " · **SIMULATED**"
 	}
@@ -81,7 +81,7 @@ func writeMarkdownWarnings(p *numfmt.Printer, run *results.Run) {
 }
 
 // writeMarkdownPinCard writes the pin card as a table.
-func writeMarkdownPinCard(p *numfmt.Printer, c results.Card) {
+func writeMarkdownPinCard(p *numfmt.Printer, c Card) {
 	p.F("Headline figures from the %s. ✓ verified · ✗ contradicted · ? unverifiable\n\n", c.Window)
 	p.F("| | pin | declared | observed | verification |\n|:-:|---|---|---|---|\n")
 	for _, r := range c.Rows {
@@ -153,7 +153,7 @@ func windowFacts(run *results.Run, name string, w *results.Window) []string {
 			num(w.DurationS), num(w.PeakAggregateOutputTokS), num(w.PeakStartS)))
 	}
 	if g := w.Goodput; g != nil {
-		ls = append(ls, fmt.Sprintf("**Goodput** (SLO %s): %s req/s, %s of requests", results.SLOLabel(run), num(g.RateRPS), pct(g.Fraction)))
+		ls = append(ls, fmt.Sprintf("**Goodput** (SLO %s): %s req/s, %s of requests", SLOLabel(run), num(g.RateRPS), pct(g.Fraction)))
 	}
 	if len(w.ErrorsByClass) > 0 {
 		ls = append(ls, "**Errors**: "+results.ClassList(w.ErrorsByClass))
@@ -161,7 +161,7 @@ func windowFacts(run *results.Run, name string, w *results.Window) []string {
 		ls = append(ls, "**Errors**: none")
 	}
 	if w.Completed > 0 {
-		ls = append(ls, fmt.Sprintf("**Mix**: input:output %s, prefill %s of wall time (Σ TTFT / Σ E2E)", results.RatioLabel(w.InputOutputRatio), results.PrefillLabel(w.PrefillShare)))
+		ls = append(ls, fmt.Sprintf("**Mix**: input:output %s, prefill %s of wall time (Σ TTFT / Σ E2E)", RatioLabel(w.InputOutputRatio), PrefillLabel(w.PrefillShare)))
 	}
 	return ls
 }
@@ -192,9 +192,9 @@ func runFacts(run *results.Run) []string {
 			group(float64(t.Input)), group(float64(t.CachedInput)), pct(t.CacheHitRatio), group(float64(t.Output)), group(float64(t.Reasoning))))
 	}
 	if run.Cost != nil {
-		ls = append(ls, "Cost: "+run.Cost.String())
+		ls = append(ls, "Cost: "+costLine(run.Cost))
 	}
-	for _, l := range run.RateLimits.Lines() {
+	for _, l := range rateLimitLines(run.RateLimits) {
 		ls = append(ls, "Rate limits: "+l)
 	}
 	if s := run.Schedule; s != nil {

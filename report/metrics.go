@@ -8,6 +8,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -35,7 +36,7 @@ type metric struct {
 	Hist results.Metric
 	dist func(*results.Window) *results.Dist
 	// scalar reads a window figure with its sampling model.
-	scalar func(run *results.Run, w *results.Window, window string) (estimate, bool)
+	scalar func(run *results.Run, w *results.Window, window string) (stats.Estimate, bool)
 	// Fraction is true for shares (error rate): values are 0–1, shown as %.
 	Fraction bool
 	// Integer is true for counts.
@@ -68,50 +69,50 @@ var distMetrics = []metric{
 // scalarMetrics are window figures.
 var scalarMetrics = []metric{
 	{Key: "aggregate_output_tok_s", Label: "aggregate output tok/s (all streams)", Unit: "tok/s", Better: HigherIsBetter,
-		scalar: func(run *results.Run, w *results.Window, _ string) (estimate, bool) {
+		scalar: func(run *results.Run, w *results.Window, _ string) (stats.Estimate, bool) {
 			return seriesEstimate(run, w, w.AggregateOutputTokS, false), true
 		}},
 	{Key: "aggregate_per_stream_tok_s", Label: "aggregate ÷ in flight, tok/s per stream", Unit: "tok/s", Better: HigherIsBetter,
-		scalar: func(run *results.Run, w *results.Window, _ string) (estimate, bool) {
+		scalar: func(run *results.Run, w *results.Window, _ string) (stats.Estimate, bool) {
 			if w.MeanInFlight == 0 {
-				return estimate{}, false
+				return stats.Estimate{}, false
 			}
 			return seriesEstimate(run, w, w.AggregatePerStreamTokS, true), true
 		}},
 	{Key: "mean_in_flight", Label: "concurrency (mean in flight)", Better: Neutral,
-		scalar: func(_ *results.Run, w *results.Window, _ string) (estimate, bool) {
-			return estimate{Value: w.MeanInFlight, Exact: true}, w.DurationS > 0
+		scalar: func(_ *results.Run, w *results.Window, _ string) (stats.Estimate, bool) {
+			return stats.Estimate{Value: w.MeanInFlight, Exact: true}, w.DurationS > 0
 		}},
 	{Key: "goodput_rps", Label: "goodput req/s", Unit: "req/s", Better: HigherIsBetter,
-		scalar: func(_ *results.Run, w *results.Window, _ string) (estimate, bool) {
+		scalar: func(_ *results.Run, w *results.Window, _ string) (stats.Estimate, bool) {
 			if w.Goodput == nil || w.DurationS <= 0 {
-				return estimate{}, false
+				return stats.Estimate{}, false
 			}
-			e := proportionEstimate(w.Goodput.Requests, w.Requests, float64(w.Requests)/w.DurationS)
+			e := stats.Proportion(w.Goodput.Requests, w.Requests, float64(w.Requests)/w.DurationS)
 			e.Value = w.Goodput.RateRPS
 			return e, true
 		}},
 	{Key: "goodput_fraction", Label: "goodput share of requests", Unit: "%", Fraction: true, Better: HigherIsBetter,
-		scalar: func(_ *results.Run, w *results.Window, _ string) (estimate, bool) {
+		scalar: func(_ *results.Run, w *results.Window, _ string) (stats.Estimate, bool) {
 			if w.Goodput == nil {
-				return estimate{}, false
+				return stats.Estimate{}, false
 			}
-			return proportionEstimate(w.Goodput.Requests, w.Requests, 1), true
+			return stats.Proportion(w.Goodput.Requests, w.Requests, 1), true
 		}},
 	{Key: "error_rate", Label: "error rate", Unit: "%", Fraction: true, Better: LowerIsBetter,
-		scalar: func(_ *results.Run, w *results.Window, _ string) (estimate, bool) {
+		scalar: func(_ *results.Run, w *results.Window, _ string) (stats.Estimate, bool) {
 			if w.Requests == 0 {
-				return estimate{}, false
+				return stats.Estimate{}, false
 			}
-			return proportionEstimate(w.Failed, w.Requests, 1), true
+			return stats.Proportion(w.Failed, w.Requests, 1), true
 		}},
 	{Key: "requests", Label: "requests started", Better: Neutral, Integer: true,
-		scalar: func(_ *results.Run, w *results.Window, _ string) (estimate, bool) {
-			return estimate{Value: float64(w.Requests), Exact: true}, true
+		scalar: func(_ *results.Run, w *results.Window, _ string) (stats.Estimate, bool) {
+			return stats.Estimate{Value: float64(w.Requests), Exact: true}, true
 		}},
 	{Key: "peak_aggregate_output_tok_s", Label: "peak aggregate tok/s (any burst-long span)", Unit: "tok/s", Better: HigherIsBetter,
-		scalar: func(_ *results.Run, w *results.Window, window string) (estimate, bool) {
-			return estimate{Value: w.PeakAggregateOutputTokS, NoInterval: "a maximum over spans has no interval"},
+		scalar: func(_ *results.Run, w *results.Window, window string) (stats.Estimate, bool) {
+			return stats.Estimate{Value: w.PeakAggregateOutputTokS, NoInterval: "a maximum over spans has no interval"},
 				window == results.WindowBurst && w.PeakAggregateOutputTokS > 0
 		}},
 }
@@ -119,31 +120,31 @@ var scalarMetrics = []metric{
 // runMetrics are whole-run figures, named "GROUP.KEY" in rules.
 var runMetrics = []struct {
 	metric
-	get func(run *results.Run) (estimate, bool)
+	get func(run *results.Run) (stats.Estimate, bool)
 }{
 	{metric{Key: "errors.rate", Label: "error rate (whole run, interrupts excluded)", Unit: "%", Fraction: true, Better: LowerIsBetter},
-		func(run *results.Run) (estimate, bool) {
+		func(run *results.Run) (stats.Estimate, bool) {
 			e := run.Errors
 			cut := e.ByClass[string(results.ErrInterrupted)]
 			n := e.Requests - cut
 			if n <= 0 {
-				return estimate{}, false
+				return stats.Estimate{}, false
 			}
-			return proportionEstimate(e.Failed-cut, n, 1), true
+			return stats.Proportion(e.Failed-cut, n, 1), true
 		}},
 	{metric{Key: "cost.per_m_output_tokens_usd", Label: "cost per million output tokens", Unit: "$", Better: LowerIsBetter},
-		func(run *results.Run) (estimate, bool) {
+		func(run *results.Run) (stats.Estimate, bool) {
 			if run.Cost == nil || run.Cost.PerMOutputTokensUSD == 0 {
-				return estimate{}, false
+				return stats.Estimate{}, false
 			}
-			return estimate{Value: run.Cost.PerMOutputTokensUSD, Exact: true}, true
+			return stats.Estimate{Value: run.Cost.PerMOutputTokensUSD, Exact: true}, true
 		}},
 	{metric{Key: "cost.per_hour_usd", Label: "cost per hour at this pace", Unit: "$", Better: LowerIsBetter},
-		func(run *results.Run) (estimate, bool) {
+		func(run *results.Run) (stats.Estimate, bool) {
 			if run.Cost == nil || run.Cost.PerHourUSD == 0 {
-				return estimate{}, false
+				return stats.Estimate{}, false
 			}
-			return estimate{Value: run.Cost.PerHourUSD, Exact: true}, true
+			return stats.Estimate{Value: run.Cost.PerHourUSD, Exact: true}, true
 		}},
 }
 
@@ -212,7 +213,7 @@ type figureRef struct {
 	Window string // "" for whole-run figures
 	Metric metric
 	Stat   string // for distributions
-	run    func(*results.Run) (estimate, bool)
+	run    func(*results.Run) (stats.Estimate, bool)
 }
 
 // Key returns the reference as written in rules.
@@ -322,15 +323,15 @@ const (
 
 // seriesEstimate is seriesRatioEstimate over w's seconds, or the value
 // without an interval when the file holds no series.
-func seriesEstimate(run *results.Run, w *results.Window, value float64, perStream bool) estimate {
+func seriesEstimate(run *results.Run, w *results.Window, value float64, perStream bool) stats.Estimate {
 	if len(run.Series.OutputTokens) == 0 && w.Requests > 0 {
-		return estimate{Value: value, NoInterval: noSeries}
+		return stats.Estimate{Value: value, NoInterval: noSeries}
 	}
 	num, den := windowSlots(run, w)
 	if !perStream {
 		den = nil
 	}
-	return seriesRatioEstimate(value, num, den)
+	return stats.SeriesRatio(value, num, den)
 }
 
 // histCache decodes each histogram of a run once.
@@ -338,7 +339,7 @@ type histCache map[string]*hdrhistogram.Histogram
 
 // estimate reads f from run. ok is false when the run has no such figure
 // (no window, no successful request, no SLO); why then says so.
-func (f figureRef) estimate(run *results.Run, hc histCache) (e estimate, ok bool, why string) {
+func (f figureRef) estimate(run *results.Run, hc histCache) (e stats.Estimate, ok bool, why string) {
 	if f.run != nil {
 		e, ok = f.run(run)
 		if !ok {
@@ -365,16 +366,16 @@ func (f figureRef) estimate(run *results.Run, hc histCache) (e estimate, ok bool
 	h, err := hc.get(run, f.Window, f.Metric.Hist.Name)
 	if err != nil || h == nil || p < -1 {
 		// No histogram (or min/max): the summary's value, without interval.
-		e = estimate{Value: statOf(d, f.Stat), NoInterval: noHistogram}
+		e = stats.Estimate{Value: statOf(d, f.Stat), NoInterval: noHistogram}
 		if p < -1 {
 			e.NoInterval = "an extreme has no interval"
 		}
 		return e, true, ""
 	}
 	if p == -1 {
-		return meanEstimate(h, f.Metric.Hist.Scale), true, ""
+		return stats.HistMean(h, f.Metric.Hist.Scale), true, ""
 	}
-	return quantileEstimate(h, p, f.Metric.Hist.Scale), true, ""
+	return stats.HistQuantile(h, p, f.Metric.Hist.Scale), true, ""
 }
 
 func (hc histCache) get(run *results.Run, window, name string) (*hdrhistogram.Histogram, error) {

@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/scenario"
 )
 
 // Pin tolerances used to decide whether two runs are comparable. Token
@@ -50,7 +52,7 @@ func JoinMismatches(ms []Mismatch) string {
 // classes and the input:output ratio). Runs with no mismatch measure the
 // same workload, and their figures may be compared. st sets the intervals
 // used for the observed medians.
-func PinMismatches(a, b *results.Run, st Stats) []Mismatch {
+func PinMismatches(a, b *results.Run, st stats.Settings) []Mismatch {
 	var ms []Mismatch
 	add := func(pin, x, y string) { ms = append(ms, Mismatch{pin, x, y}) }
 	pa, pb := a.Pins, b.Pins
@@ -85,17 +87,17 @@ func PinMismatches(a, b *results.Run, st Stats) []Mismatch {
 	ca, cb := pa.Concurrency.Declared, pb.Concurrency.Declared
 	switch {
 	case ca.Mode != cb.Mode || ca.Sessions != cb.Sessions:
-		add("concurrency", concurrencyLabel(ca), concurrencyLabel(cb))
+		add("concurrency", declaredConcurrency(ca), declaredConcurrency(cb))
 	case ca.Mode == "closed":
 		if ca.Streams != cb.Streams {
 			add("concurrency", fmt.Sprint(ca.Streams), fmt.Sprint(cb.Streams))
 		}
 	default:
 		if !same(ca.RateRPS, cb.RateRPS) {
-			add("concurrency rate", numfmt.Sig(ca.RateRPS)+" req/s", numfmt.Sig(cb.RateRPS)+" req/s")
+			add("concurrency rate", numfmt.Plain(ca.RateRPS)+" req/s", numfmt.Plain(cb.RateRPS)+" req/s")
 		}
 		if ca.Arrival != cb.Arrival || !same(ca.Burstiness, cb.Burstiness) {
-			add("concurrency arrival", arrivalLabel(ca), arrivalLabel(cb))
+			add("concurrency arrival", arrivalWords(ca), arrivalWords(cb))
 		}
 		if ca.MaxInFlight != cb.MaxInFlight {
 			add("concurrency max_in_flight", intOrNone(ca.MaxInFlight), intOrNone(cb.MaxInFlight))
@@ -137,23 +139,24 @@ func PinMismatches(a, b *results.Run, st Stats) []Mismatch {
 // (equal when described alike, else their bounds and means within the
 // tolerance), then the observed medians: they differ when their intervals,
 // each widened by the tolerance, do not overlap.
-func tokensMismatch(pin string, da, db results.TokensDeclared, a, b *results.Run, m results.Metric, st Stats) []Mismatch {
+func tokensMismatch(pin string, da, db scenario.TokensDeclared, a, b *results.Run, m results.Metric, st stats.Settings) []Mismatch {
 	var ms []Mismatch
 	tol := max(da.TolerancePct, db.TolerancePct)
 	if da.Dist != db.Dist && (pctOff(da.Min, db.Min) > tol || pctOff(da.Max, db.Max) > tol || pctOff(da.Mean, db.Mean) > tol) {
-		ms = append(ms, Mismatch{pin, declaredLabel(da), declaredLabel(db)})
+		da.Tokenizer, db.Tokenizer = "", "" // how prompts were built is not the workload
+		ms = append(ms, Mismatch{pin, declaredTokens(da), declaredTokens(db)})
 	}
 	ea, oka := observedMedian(a, m)
 	eb, okb := observedMedian(b, m)
 	if !oka || !okb {
 		return ms
 	}
-	ia, ib := st.interval(pin+"/a", ea), st.interval(pin+"/b", eb)
+	ia, ib := st.Interval(pin+"/a", ea), st.Interval(pin+"/b", eb)
 	if !ia.Known {
-		ia = Interval{Lo: ea.Value, Hi: ea.Value}
+		ia = stats.Interval{Lo: ea.Value, Hi: ea.Value}
 	}
 	if !ib.Known {
-		ib = Interval{Lo: eb.Value, Hi: eb.Value}
+		ib = stats.Interval{Lo: eb.Value, Hi: eb.Value}
 	}
 	w := tol / 100
 	if ia.Hi*(1+w) < ib.Lo*(1-w) || ib.Hi*(1+w) < ia.Lo*(1-w) {
@@ -164,10 +167,10 @@ func tokensMismatch(pin string, da, db results.TokensDeclared, a, b *results.Run
 
 // observedMedian is the median token count of the run's successful
 // requests, from the whole-run histogram (else the pin's summary).
-func observedMedian(run *results.Run, m results.Metric) (estimate, bool) {
+func observedMedian(run *results.Run, m results.Metric) (stats.Estimate, bool) {
 	hc := histCache{}
 	if h, err := hc.get(run, results.WindowAll, m.Name); err == nil && h != nil && h.TotalCount() > 0 {
-		return quantileEstimate(h, 50, m.Scale), true
+		return stats.HistQuantile(h, 50, m.Scale), true
 	}
 	var obs results.TokensObserved
 	if m.Name == results.MetricPrompt.Name {
@@ -176,9 +179,9 @@ func observedMedian(run *results.Run, m results.Metric) (estimate, bool) {
 		obs = run.Pins.Output.Observed
 	}
 	if obs.PerRequest == nil {
-		return estimate{}, false
+		return stats.Estimate{}, false
 	}
-	return estimate{Value: obs.PerRequest.P50, Exact: true}, true
+	return stats.Estimate{Value: obs.PerRequest.P50, Exact: true}, true
 }
 
 // pctOff is |a − b| as a percentage of the larger; 0 when both are 0.
@@ -199,13 +202,6 @@ func paramsB(v float64) string {
 	return numfmt.Short(v) + "B"
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "not declared"
-	}
-	return s
-}
-
 func intOrNone(v int) string {
 	if v == 0 {
 		return "not declared"
@@ -218,49 +214,4 @@ func floatOrNone(v float64) string {
 		return "not declared"
 	}
 	return numfmt.Plain(v)
-}
-
-func boolLabel(b *bool) string {
-	switch {
-	case b == nil:
-		return "not declared"
-	case *b:
-		return "on"
-	}
-	return "off"
-}
-
-func declaredLabel(d results.TokensDeclared) string {
-	if d.Dist == fmt.Sprint(d.Mean) || d.Min == d.Max && d.Min > 0 {
-		return numfmt.Thousands(d.Mean)
-	}
-	return fmt.Sprintf("%s (mean %s)", d.Dist, numfmt.Thousands(d.Mean))
-}
-
-func concurrencyLabel(c results.ConcurrencyDeclared) string {
-	switch {
-	case c.Mode == "open":
-		return fmt.Sprintf("open loop %s req/s", numfmt.Sig(c.RateRPS))
-	case c.Sessions:
-		return numfmt.Count(c.Streams, "agentic session", "")
-	}
-	return "closed loop " + numfmt.Count(c.Streams, "stream", "")
-}
-
-func arrivalLabel(c results.ConcurrencyDeclared) string {
-	if c.Arrival == "gamma" {
-		return "gamma (burstiness " + numfmt.Plain(c.Burstiness) + ")"
-	}
-	return orNone(c.Arrival)
-}
-
-func classesLabel(cs []results.ClassWeights) string {
-	if len(cs) == 0 {
-		return "one class"
-	}
-	parts := make([]string, len(cs))
-	for i, c := range cs {
-		parts[i] = c.Name + "×" + numfmt.Plain(c.Weight)
-	}
-	return strings.Join(parts, " ")
 }

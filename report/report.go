@@ -1,11 +1,17 @@
-// Package report renders sixpin results files for people and machines —
-// text, Markdown, self-contained HTML with SVG charts, CSV and JUnit XML —
-// every form carrying the pin card; compares runs whose pins agree; and
-// gates a run against a baseline with confidence intervals, so that noise
-// never fails a build.
+// Package report holds every word and chart a person reads of sixpin: the
+// run summary `sixpin run` prints, the pin card and the one wording of the
+// declared pins, validate's descriptions of scenarios, traces and
+// profiles, results and set files rendered as text, Markdown,
+// self-contained HTML with inline SVG charts (the one chart engine), CSV
+// and JUnit XML, comparisons of runs (or sets, point by point) whose pins
+// agree, the gate of a run or set against a baseline with confidence
+// intervals so that noise never fails a build, and `sixpin analyze`'s
+// report and charts. The data it renders is computed elsewhere (results,
+// scenario, analyze); report only words it.
 //
 // Renderers take an io.Writer and never touch the file system; WriteFile
-// writes any of them atomically.
+// writes any of them atomically (WriteAnalyzeCharts writes its SVG files
+// the same way).
 package report
 
 import (
@@ -102,7 +108,7 @@ func WriteText(w io.Writer, runs []Input) error {
 				return err
 			}
 		}
-		if err := results.WriteSummary(w, in.Run); err != nil {
+		if err := WriteSummary(w, in.Run); err != nil {
 			return err
 		}
 	}

@@ -9,8 +9,115 @@ import (
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/results"
 )
+
+// SetInput is one set file (sixpin/set/v1) to report on: a sweep's
+// points, repeats, or a bake-off's vendors.
+type SetInput struct {
+	// Name is how reports name the file (its path as given).
+	Name string
+	Set  *results.Set
+}
+
+// File is one file given to report, compare or gate: a results file (Run)
+// or a set file (Set).
+type File struct {
+	Name string
+	Run  *results.Run
+	Set  *results.Set
+}
+
+// LoadFiles reads results and set files, each refused with file:line:col
+// when sixpin did not write it whole (every run of a set checked as a
+// results file is).
+func LoadFiles(paths ...string) ([]File, error) {
+	fs := make([]File, 0, len(paths))
+	for _, p := range paths {
+		run, set, err := results.ReadAnyFile(p)
+		if err != nil {
+			return nil, err
+		}
+		fs = append(fs, File{Name: p, Run: run, Set: set})
+	}
+	return fs, nil
+}
+
+// Point is one member of a set: a sweep's value, a repeat's seed, a
+// bake-off's profile.
+type Point struct {
+	// Key names the point in machine-read names (a CSV file column, a
+	// JUnit suite): "concurrency.streams=4", "seed=8", "profile=vllm".
+	Key string
+	// Label names it for people: "concurrency.streams = 4", "seed 8",
+	// "profile vllm".
+	Label string
+	Run   *results.Run
+}
+
+// Points lists set's members in order. Two sets' points are the same
+// point when their keys are equal.
+func Points(set *results.Set) []Point {
+	ps := make([]Point, len(set.Runs))
+	for i, r := range set.Runs {
+		switch set.Kind {
+		case results.SetSweep:
+			v := value(set, i)
+			ps[i] = Point{Key: set.Pin + "=" + v, Label: set.Pin + " = " + v, Run: r}
+		case results.SetBakeoff:
+			name := r.Target.Profile
+			if i < len(set.Profiles) {
+				name = set.Profiles[i]
+			}
+			ps[i] = Point{Key: "profile=" + name, Label: "profile " + name, Run: r}
+		default:
+			ps[i] = Point{Key: fmt.Sprintf("seed=%d", r.Scenario.Seed), Label: fmt.Sprintf("seed %d", r.Scenario.Seed), Run: r}
+		}
+	}
+	return ps
+}
+
+// pointInputs are a set's runs as results files named by their points
+// ("sweep.json#concurrency.streams=4"), for the formats with a row or a
+// suite per run (CSV, JUnit).
+func pointInputs(in SetInput) []Input {
+	var ins []Input
+	for _, p := range Points(in.Set) {
+		ins = append(ins, Input{Name: in.Name + "#" + p.Key, Run: p.Run})
+	}
+	return ins
+}
+
+// RenderSet writes in in format f: text and md as `sixpin run` and
+// bakeoff print it (the pins the points share, a row per point, a
+// repeat's means with intervals, a bake-off's usable view), html as one
+// self-contained page with the tables and charts of labelled points, csv
+// and junit as the runs' own rows and suites named by their points.
+func RenderSet(w io.Writer, f Format, in SetInput) error {
+	switch f {
+	case FormatMarkdown:
+		return WriteSetText(w, in.Set, true)
+	case FormatHTML:
+		return WriteSetHTML(w, in.Set)
+	case FormatCSV:
+		return WriteCSV(w, pointInputs(in))
+	case FormatJUnit:
+		return WriteJUnit(w, pointInputs(in))
+	}
+	return WriteSetText(w, in.Set, false)
+}
+
+// kindWords names a set's kind and its members: "sweep", "points".
+func kindWords(kind string) (title, members string) {
+	switch kind {
+	case results.SetSweep:
+		return "sweep", "points"
+	case results.SetBakeoff:
+		return "bake-off", "profiles"
+	}
+	return "repeats", "runs"
+}
 
 // headline is one run's figures in a set's tables: its headline window
 // (steady), or the whole run when the steady window has no success.
@@ -81,23 +188,41 @@ func yesNo(ok bool) string {
 	return "NO"
 }
 
-// table writes rows as a Markdown table, or as aligned text.
-func table(p *numfmt.Printer, md bool, head []string, rows [][]string) {
+// setTable is one table of a set's report, in plain cells; text, Markdown
+// and HTML each lay it out.
+type setTable struct {
+	// title heads the table: text prints it with a colon, Markdown as a
+	// heading, HTML as one.
+	title string
+	head  []string
+	rows  [][]string
+}
+
+// write lays t out as aligned text or a Markdown table.
+func (t setTable) write(p *numfmt.Printer, md bool) {
+	if t.title != "" {
+		if md {
+			p.F("## %s\n\n", t.title)
+		} else {
+			p.F("%s:\n", t.title)
+		}
+	}
 	if md {
-		p.F("| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat(" --- |", len(head)))
-		for _, r := range rows {
+		p.F("| %s |\n|%s\n", strings.Join(t.head, " | "), strings.Repeat(" --- |", len(t.head)))
+		for _, r := range t.rows {
+			cells := make([]string, len(r))
 			for i := range r {
-				r[i] = mdCell(r[i])
+				cells[i] = mdCell(r[i])
 			}
-			p.F("| %s |\n", strings.Join(r, " | "))
+			p.F("| %s |\n", strings.Join(cells, " | "))
 		}
 		return
 	}
-	width := make([]int, len(head))
-	for i, h := range head {
+	width := make([]int, len(t.head))
+	for i, h := range t.head {
 		width[i] = len([]rune(h))
 	}
-	for _, r := range rows {
+	for _, r := range t.rows {
 		for i, c := range r {
 			width[i] = max(width[i], len([]rune(c)))
 		}
@@ -108,158 +233,69 @@ func table(p *numfmt.Printer, md bool, head []string, rows [][]string) {
 		}
 		p.F("\n")
 	}
-	line(head)
-	for _, r := range rows {
+	line(t.head)
+	for _, r := range t.rows {
 		line(r)
 	}
 }
 
-// WriteSweep renders a sweep: the pin card of its first point (every
-// point holds the same five other pins), then a row per point with the
-// headline figures. md selects Markdown.
-func WriteSweep(w io.Writer, set *results.Set, md bool) error {
-	p := &numfmt.Printer{W: w}
-	if md {
-		p.F("# sixpin sweep: %s, %s = %s\n\n", set.Scenario, set.Pin, joinValues(set.Values))
-	} else {
-		p.F("SWEEP %s: %s = %s (the other five pins held; figures from each point's steady window)\n\n", set.Scenario, set.Pin, joinValues(set.Values))
-	}
-	writeSetIncomplete(p, set)
-	if len(set.Runs) > 0 {
-		writeCard(p, md, set.Runs[0], "Pins held (shown for the first point)")
-	}
-	head := []string{set.Pin, "requests ok", "aggregate tok/s", "in flight", "per stream (agg/in flight)", "decode tok/s p50", "effective tok/s p50", "TTFT ms p50", "TTFT ms p99", "TPOT ms p50", "valid"}
-	var rows [][]string
-	for i, r := range set.Runs {
-		h := headlineOf(r)
-		rows = append(rows, []string{value(set, i), fmt.Sprintf("%d/%d", h.ok, h.requests), cell(h.aggregate), cell(h.inFlight),
-			cell(h.perStream), cell(h.decode), cell(h.effective), cell(h.ttft), cell(h.ttftP99), cell(h.tpot), yesNo(h.valid)})
-	}
-	p.F("\n")
-	table(p, md, head, rows)
-	return p.Err
-}
-
-func value(set *results.Set, i int) string {
-	if i < len(set.Values) {
-		return strconv.FormatFloat(set.Values[i], 'f', -1, 64)
-	}
-	return "?"
-}
-
-func joinValues(vs []float64) string {
-	s := make([]string, len(vs))
-	for i, v := range vs {
-		s[i] = strconv.FormatFloat(v, 'f', -1, 64)
-	}
-	return "[" + strings.Join(s, ", ") + "]"
-}
-
-// writeCard writes a run's pin card, titled.
-func writeCard(p *numfmt.Printer, md bool, r *results.Run, title string) {
-	card := results.PinCard(r)
-	if !md {
-		p.F("%s:\n", title)
-		if p.Err == nil {
-			p.Err = results.WritePinCard(p.W, card)
-		}
-		return
-	}
-	p.F("**%s** (%s)\n\n| | pin | declared | observed | verdict |\n| --- | --- | --- | --- | --- |\n", title, card.Window)
-	for _, row := range card.Rows {
-		p.F("| %s | %s | %s | %s | %s |\n", row.Mark(), row.Pin, mdCell(row.Declared), mdCell(row.Observed), mdCell(row.Reason))
-	}
-}
-
-// WriteSweepHTML renders a sweep as one self-contained page: the table,
-// aggregate against per-stream throughput (the throughput–latency Pareto
-// view: every point is a concurrency, or a length, and moving along the
-// curve trades one for the other) and effective throughput against
-// context length.
-func WriteSweepHTML(w io.Writer, set *results.Set) error {
-	var b strings.Builder
+// html lays t out as an HTML table.
+func (t setTable) html(b *strings.Builder) {
 	esc := html.EscapeString
-	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>sixpin sweep: %s</title>\n<style>%s</style>\n</head>\n<body>\n",
-		esc(set.Scenario), htmlStyle)
-	var tb strings.Builder
-	if err := WriteSweep(&tb, set, true); err != nil {
-		return err
+	if t.title != "" {
+		fmt.Fprintf(b, "<h3>%s</h3>\n", esc(t.title))
 	}
-	fmt.Fprintf(&b, "<h1>sixpin sweep: %s</h1>\n<pre>%s</pre>\n", esc(set.Scenario), esc(tb.String()))
-	var pareto, context [][2]float64
-	for _, r := range set.Runs {
-		h := headlineOf(r)
-		if !math.IsNaN(h.perStream) && h.aggregate > 0 {
-			pareto = append(pareto, [2]float64{h.perStream, h.aggregate})
-		}
-		if h.promptP50 > 0 && !math.IsNaN(h.effective) {
-			context = append(context, [2]float64{h.promptP50, h.effective})
-		}
+	b.WriteString("<table>\n<thead><tr>")
+	for _, h := range t.head {
+		fmt.Fprintf(b, "<th>%s</th>", esc(h))
 	}
-	for _, c := range []struct {
-		title, x, y string
-		pts         [][2]float64
-	}{
-		{fmt.Sprintf("Aggregate vs per-stream throughput, one point per %s", set.Pin), "per-stream output tok/s (aggregate / mean in flight)", "aggregate output tok/s", pareto},
-		{"Effective throughput vs context length", "prompt tokens (p50, usage)", "effective tok/s per stream (p50)", context},
-	} {
-		if len(c.pts) == 0 {
-			continue
+	b.WriteString("</tr></thead>\n<tbody>\n")
+	for _, r := range t.rows {
+		b.WriteString("<tr>")
+		for i, c := range r {
+			class := ""
+			if i > 0 {
+				class = ` class="n"`
+			}
+			fmt.Fprintf(b, "<td%s>%s</td>", class, esc(c))
 		}
-		ch := scatterChart(c.title, c.x, c.y, c.pts)
-		ch.render(&b)
+		b.WriteString("</tr>\n")
 	}
-	b.WriteString("</body>\n</html>\n")
-	_, err := io.WriteString(w, b.String())
-	return err
+	b.WriteString("</tbody>\n</table>\n")
 }
 
-// scatterChart is a line through points in order, on axes that fit them.
-func scatterChart(title, xl, yl string, pts [][2]float64) *chart {
-	lox, hix, loy, hiy := pts[0][0], pts[0][0], pts[0][1], pts[0][1]
-	for _, p := range pts {
-		lox, hix = math.Min(lox, p[0]), math.Max(hix, p[0])
-		loy, hiy = math.Min(loy, p[1]), math.Max(hiy, p[1])
+// setTables are the tables of set's report, by kind.
+func setTables(set *results.Set) []setTable {
+	ps := Points(set)
+	hs := make([]headline, len(ps))
+	for i, p := range ps {
+		hs[i] = headlineOf(p.Run)
 	}
-	if hix == lox {
-		hix = lox + 1
+	switch set.Kind {
+	case results.SetSweep:
+		t := setTable{head: []string{set.Pin, "requests ok", "aggregate tok/s", "in flight", "per stream (agg/in flight)", "decode tok/s p50",
+			"effective tok/s p50", "TTFT ms p50", "TTFT ms p99", "TPOT ms p50", "valid"}}
+		for i, h := range hs {
+			t.rows = append(t.rows, []string{value(set, i), fmt.Sprintf("%d/%d", h.ok, h.requests), cell(h.aggregate), cell(h.inFlight),
+				cell(h.perStream), cell(h.decode), cell(h.effective), cell(h.ttft), cell(h.ttftP99), cell(h.tpot), yesNo(h.valid)})
+		}
+		return []setTable{t}
+	case results.SetBakeoff:
+		return bakeoffTables(set, ps, hs)
 	}
-	xt, x0, x1 := niceTicks(0, hix, 6, num)
-	yt, y0, y1 := niceTicks(0, hiy, 5, num)
-	return &chart{
-		title: title, width: 720, height: 320, xLabel: xl, yLabel: yl,
-		x:      axis{min: x0, max: x1, ticks: xt},
-		y:      axis{min: y0, max: y1, ticks: yt},
-		series: []series{{name: "sweep points, in order", color: "#1f6feb", pts: pts}},
-	}
+	return repeatTables(ps, hs)
 }
 
-// writeSetIncomplete says that set is incomplete, and how far it got.
-func writeSetIncomplete(p *numfmt.Printer, set *results.Set) {
-	if set.Incomplete {
-		p.F("INCOMPLETE: %s\n\n", set.IncompleteReason)
+// repeatTables are each run's headline figures, then per figure the mean
+// across runs with its 95% confidence interval (Student's t).
+func repeatTables(ps []Point, hs []headline) []setTable {
+	runs := setTable{title: "Each run (steady window)", head: []string{"run", "requests ok", "aggregate tok/s", "effective tok/s p50",
+		"TTFT ms p50", "TPOT ms p50", "errors", "valid"}}
+	for i, h := range hs {
+		runs.rows = append(runs.rows, []string{ps[i].Label, fmt.Sprintf("%d/%d", h.ok, h.requests), cell(h.aggregate), cell(h.effective),
+			cell(h.ttft), cell(h.tpot), pct(h.errorRate), yesNo(h.valid)})
 	}
-}
-
-// WriteRepeat renders repeated runs: per headline figure the mean across
-// runs with its 95% confidence interval (Student's t), and the spread.
-func WriteRepeat(w io.Writer, set *results.Set, md bool) error {
-	p := &numfmt.Printer{W: w}
-	n := len(set.Runs)
-	if md {
-		p.F("# sixpin: %s, %d runs\n\n", set.Scenario, n)
-	} else {
-		p.F("REPEATS %s: %d runs, seeds from the scenario's on; means with 95%% confidence intervals across runs (Student's t), each run's steady window\n\n", set.Scenario, n)
-	}
-	writeSetIncomplete(p, set)
-	if n > 0 {
-		writeCard(p, md, set.Runs[0], "Pins (shown for the first run)")
-	}
-	hs := make([]headline, n)
-	for i, r := range set.Runs {
-		hs[i] = headlineOf(r)
-	}
-	rows := [][]string{}
+	means := setTable{title: "Across runs", head: []string{"figure", "mean", "95% CI", "min", "max"}}
 	for _, m := range []struct {
 		name string
 		get  func(headline) float64
@@ -279,130 +315,27 @@ func WriteRepeat(w io.Writer, set *results.Set, md bool) error {
 				xs = append(xs, v)
 			}
 		}
-		mean, half := MeanCI(xs, 0.95)
-		lo, hi := minMax(xs)
-		rows = append(rows, []string{m.name, cell(mean), "± " + cell(half), cell(lo), cell(hi)})
+		mean, half := stats.MeanCI(xs, 0.95)
+		lo, hi := stats.MinMax(xs)
+		means.rows = append(means.rows, []string{m.name, cell(mean), "± " + cell(half), cell(lo), cell(hi)})
 	}
-	p.F("\n")
-	table(p, md, []string{"figure", "mean", "95% CI", "min", "max"}, rows)
-	invalid := 0
-	for _, h := range hs {
-		if !h.valid {
-			invalid++
-		}
-	}
-	if invalid > 0 {
-		p.F("\n%d of %d runs were invalid or incomplete: see their results.\n", invalid, n)
-	}
-	return p.Err
+	return []setTable{runs, means}
 }
 
-// MeanCI returns the mean of xs and the half-width of its confidence
-// interval at level conf (0.90, 0.95 or 0.99) by Student's t with n−1
-// degrees of freedom; NaN half-width for fewer than two values.
-func MeanCI(xs []float64, conf float64) (mean, half float64) {
-	n := len(xs)
-	if n == 0 {
-		return math.NaN(), math.NaN()
-	}
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(n)
-	if n < 2 {
-		return mean, math.NaN()
-	}
-	var ss float64
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	sd := math.Sqrt(ss / float64(n-1))
-	return mean, tCritical(n-1, conf) * sd / math.Sqrt(float64(n))
-}
-
-// tCritical is Student's t two-sided critical value.
-func tCritical(df int, conf float64) float64 {
-	// Rows: df 1…30, then 40, 60, 120, ∞; columns: 90%, 95%, 99%.
-	table := [][3]float64{
-		{6.314, 12.706, 63.657}, {2.920, 4.303, 9.925}, {2.353, 3.182, 5.841}, {2.132, 2.776, 4.604}, {2.015, 2.571, 4.032},
-		{1.943, 2.447, 3.707}, {1.895, 2.365, 3.499}, {1.860, 2.306, 3.355}, {1.833, 2.262, 3.250}, {1.812, 2.228, 3.169},
-		{1.796, 2.201, 3.106}, {1.782, 2.179, 3.055}, {1.771, 2.160, 3.012}, {1.761, 2.145, 2.977}, {1.753, 2.131, 2.947},
-		{1.746, 2.120, 2.921}, {1.740, 2.110, 2.898}, {1.734, 2.101, 2.878}, {1.729, 2.093, 2.861}, {1.725, 2.086, 2.845},
-		{1.721, 2.080, 2.831}, {1.717, 2.074, 2.819}, {1.714, 2.069, 2.807}, {1.711, 2.064, 2.797}, {1.708, 2.060, 2.787},
-		{1.706, 2.056, 2.779}, {1.703, 2.052, 2.771}, {1.701, 2.048, 2.763}, {1.699, 2.045, 2.756}, {1.697, 2.042, 2.750},
-	}
-	col := 1
-	switch {
-	case conf <= 0.9:
-		col = 0
-	case conf >= 0.99:
-		col = 2
-	}
-	switch {
-	case df <= 30:
-		return table[max(df, 1)-1][col]
-	case df <= 40:
-		return [3]float64{1.684, 2.021, 2.704}[col]
-	case df <= 60:
-		return [3]float64{1.671, 2.000, 2.660}[col]
-	case df <= 120:
-		return [3]float64{1.658, 1.980, 2.617}[col]
-	}
-	return [3]float64{1.645, 1.960, 2.576}[col]
-}
-
-func minMax(xs []float64) (lo, hi float64) {
-	if len(xs) == 0 {
-		return math.NaN(), math.NaN()
-	}
-	lo, hi = xs[0], xs[0]
-	for _, x := range xs {
-		lo, hi = math.Min(lo, x), math.Max(hi, x)
-	}
-	return lo, hi
-}
-
-// WriteBakeoff renders a bake-off: the scenario's pins (shared by every
-// vendor), each vendor's figures, and the "usable" view — intelligence
-// as a gate the user declares, then throughput, context lifetime, cost and
-// reliability each in its own column, the best of each marked, so that a
-// reader sees where each vendor wins and loses; no blended score.
-func WriteBakeoff(w io.Writer, set *results.Set, md bool) error {
-	p := &numfmt.Printer{W: w}
-	if md {
-		p.F("# sixpin bake-off: %s\n\n", set.Scenario)
-	} else {
-		p.F("BAKE-OFF %s: %s\n\n", set.Scenario, strings.Join(set.Profiles, " vs "))
-	}
-	writeSetIncomplete(p, set)
-	if len(set.Runs) > 0 {
-		writeCard(p, md, set.Runs[0], "Pins shared by every vendor (card of the first; each vendor's own card is in its results)")
-	}
-	hs := make([]headline, len(set.Runs))
-	for i, r := range set.Runs {
-		hs[i] = headlineOf(r)
-	}
-	name := func(i int) string {
-		if i < len(set.Profiles) {
-			return set.Profiles[i]
-		}
-		return set.Runs[i].Target.Profile
-	}
-	var rows [][]string
+// bakeoffTables are each vendor's figures, then the "usable" view —
+// intelligence as a gate the user declares, then throughput, context
+// lifetime, cost and reliability each in its own column, the best of each
+// marked, so that a reader sees where each vendor wins and loses; no
+// blended score.
+func bakeoffTables(set *results.Set, ps []Point, hs []headline) []setTable {
+	name := func(i int) string { return strings.TrimPrefix(ps[i].Key, "profile=") }
+	figs := setTable{title: "Figures (each vendor's steady window; per stream unless marked aggregate)",
+		head: []string{"profile", "effective tok/s p50", "decode tok/s p50", "aggregate tok/s", "TTFT ms p50",
+			"context lifetime", "$/hour", "$/M output", "errors", "429s", "valid"}}
 	for i, h := range hs {
-		rows = append(rows, []string{name(i), cell(h.effective), cell(h.decode), cell(h.aggregate), cell(h.ttft),
-			lifetime(h), money(h.costHour), money(h.costMOutput), pct(h.errorRate), pct(h.rate429), yesNo(h.valid)})
+		figs.rows = append(figs.rows, []string{name(i), cell(h.effective), cell(h.decode), cell(h.aggregate), cell(h.ttft),
+			lifetime(h), moneyCell(h.costHour), moneyCell(h.costMOutput), pct(h.errorRate), pct(h.rate429), yesNo(h.valid)})
 	}
-	p.F("\n")
-	if md {
-		p.F("## Figures (each vendor's steady window)\n\n")
-	} else {
-		p.F("Figures (each vendor's steady window; per stream unless marked aggregate):\n")
-	}
-	table(p, md, []string{"profile", "effective tok/s p50", "decode tok/s p50", "aggregate tok/s", "TTFT ms p50",
-		"context lifetime", "$/hour", "$/M output", "errors", "429s", "valid"}, rows)
-
-	// The usable view: a gate, then four columns never blended.
 	best := func(get func(headline) float64, higher bool) int {
 		bi := -1
 		for i, h := range hs {
@@ -426,23 +359,296 @@ func WriteBakeoff(w io.Writer, set *results.Set, md bool) error {
 	bLife := best(func(h headline) float64 { return lifeOrNaN(h) }, true)
 	bCost := best(func(h headline) float64 { return costOrNaN(h) }, false)
 	bRel := best(func(h headline) float64 { return 1 - h.errorRate }, true)
-	rows = nil
+	usable := setTable{title: "Usable? Intelligence is a gate, not a multiplier; then each dimension on its own (★ the best)",
+		head: []string{"profile", "intelligence gate", "effective throughput", "context lifetime", "cost", "reliability"}}
 	for i, h := range hs {
 		gate := set.Gates[name(i)]
 		if gate == "" {
 			gate = "not declared"
 		}
-		rows = append(rows, []string{name(i), gate, mark(i, bThr, cell(h.effective)+" tok/s"), mark(i, bLife, lifetime(h)),
-			mark(i, bCost, money(h.costMOutput)+" /M out"), mark(i, bRel, pct(1-h.errorRate))})
+		usable.rows = append(usable.rows, []string{name(i), gate, mark(i, bThr, cell(h.effective)+" tok/s"), mark(i, bLife, lifetime(h)),
+			mark(i, bCost, moneyCell(h.costMOutput)+" /M out"), mark(i, bRel, pct(1-h.errorRate))})
 	}
-	p.F("\n")
-	if md {
-		p.F("## Usable? (intelligence is a gate, not a multiplier; ★ marks the best of each column)\n\n")
-	} else {
-		p.F("Usable? Intelligence is a gate, not a multiplier; then each dimension on its own (★ the best):\n")
+	return []setTable{figs, usable}
+}
+
+func value(set *results.Set, i int) string {
+	if i < len(set.Values) {
+		return strconv.FormatFloat(set.Values[i], 'f', -1, 64)
 	}
-	table(p, md, []string{"profile", "intelligence gate", "effective throughput", "context lifetime", "cost", "reliability"}, rows)
+	return "?"
+}
+
+func joinValues(vs []float64) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return "[" + strings.Join(s, ", ") + "]"
+}
+
+// setTitle is the set's first line: what it is and what it holds.
+func setTitle(set *results.Set, md bool) string {
+	switch {
+	case set.Kind == results.SetSweep && md:
+		return fmt.Sprintf("# sixpin sweep: %s, %s = %s", set.Scenario, set.Pin, joinValues(set.Values))
+	case set.Kind == results.SetSweep:
+		return fmt.Sprintf("SWEEP %s: %s = %s (the other five pins held; figures from each point's steady window)", set.Scenario, set.Pin, joinValues(set.Values))
+	case set.Kind == results.SetBakeoff && md:
+		return "# sixpin bake-off: " + set.Scenario
+	case set.Kind == results.SetBakeoff:
+		return fmt.Sprintf("BAKE-OFF %s: %s", set.Scenario, strings.Join(set.Profiles, " vs "))
+	case md:
+		return fmt.Sprintf("# sixpin repeats: %s, %d runs", set.Scenario, len(set.Runs))
+	}
+	return fmt.Sprintf("REPEATS %s: %d runs, seeds from the scenario's on; means with 95%% confidence intervals across runs (Student's t), each run's steady window", set.Scenario, len(set.Runs))
+}
+
+// WriteSetText writes a set as text or (md) Markdown: its title, whether
+// it is complete, the pins its members share, and its tables — a row per
+// point of a sweep; each run and the means with 95% confidence intervals
+// of repeats; each vendor's figures and the usable view of a bake-off.
+func WriteSetText(w io.Writer, set *results.Set, md bool) error {
+	p := &numfmt.Printer{W: w}
+	p.F("%s\n\n", setTitle(set, md))
+	if set.Incomplete {
+		p.F("INCOMPLETE: %s\n\n", set.IncompleteReason)
+	}
+	writeSharedPins(p, set, md)
+	for _, t := range setTables(set) {
+		p.F("\n")
+		t.write(p, md)
+	}
+	if invalid := invalidMembers(set); invalid > 0 {
+		_, members := kindWords(set.Kind)
+		p.F("\n%d of %d %s were invalid or incomplete: see their results.\n", invalid, len(set.Runs), members)
+	}
 	return p.Err
+}
+
+func invalidMembers(set *results.Set) int {
+	n := 0
+	for _, r := range set.Runs {
+		if !r.Valid || r.Incomplete {
+			n++
+		}
+	}
+	return n
+}
+
+// sharedPin is one pin across a set's members: the words they share (or
+// how they differ) and each member's verdict.
+type sharedPin struct {
+	N     int
+	Pin   string
+	Text  string
+	Marks []string
+	// Unverified are the members at which the pin is not verified, with
+	// why ("concurrency.streams = 4: …").
+	Unverified []string
+}
+
+// sharedPins words set's six declared pins across its members: the words
+// DeclaredPins gives when every member declares the pin alike; "varies:
+// the swept pin" for a sweep's; else each member's words.
+func sharedPins(set *results.Set) []sharedPin {
+	ps := Points(set)
+	out := make([]sharedPin, 6)
+	texts := make([][]string, 6)
+	for _, p := range ps {
+		for j, d := range DeclaredPins(p.Run.Pins.Declared()) {
+			out[j].N, out[j].Pin = d.N, d.Pin
+			texts[j] = append(texts[j], d.Text)
+		}
+		card := PinCard(p.Run)
+		for j, r := range card.Rows {
+			out[j].Marks = append(out[j].Marks, r.Mark())
+			if r.Verdict != results.Verified {
+				out[j].Unverified = append(out[j].Unverified, p.Label+": "+r.Reason)
+			}
+		}
+	}
+	swept := sweptPin(set)
+	for j := range out {
+		same := true
+		for _, t := range texts[j] {
+			same = same && t == texts[j][0]
+		}
+		switch {
+		case len(texts[j]) == 0:
+		case same:
+			out[j].Text = texts[j][0]
+		case out[j].Pin == swept:
+			out[j].Text = "varies: the swept pin (" + set.Pin + ", see the table)"
+		default:
+			var each []string
+			for i, t := range texts[j] {
+				each = append(each, ps[i].Label+": "+t)
+			}
+			_, members := kindWords(set.Kind)
+			out[j].Text = "varies by " + strings.TrimSuffix(members, "s") + ": " + strings.Join(each, "; ")
+		}
+	}
+	return out
+}
+
+// sweptPin is which of the six pins a sweep varies ("" for other sets).
+func sweptPin(set *results.Set) string {
+	if set.Kind != results.SetSweep {
+		return ""
+	}
+	pin, _, _ := strings.Cut(set.Pin, ".")
+	return pin
+}
+
+// writeSharedPins writes the pins the set's members share, with each
+// member's verdict mark, and the members at which a pin is not verified.
+func writeSharedPins(p *numfmt.Printer, set *results.Set, md bool) {
+	_, members := kindWords(set.Kind)
+	pins := sharedPins(set)
+	if md {
+		p.F("**Pins shared by the %d %s** (declared; verdict per %s in order: ✓ verified, ✗ contradicted, ? unverifiable)\n\n",
+			len(set.Runs), members, strings.TrimSuffix(members, "s"))
+		p.F("| pin | verdicts | declared |\n| --- | --- | --- |\n")
+		for _, sp := range pins {
+			p.F("| %d %s | %s | %s |\n", sp.N, sp.Pin, strings.Join(sp.Marks, " "), mdCell(sp.Text))
+		}
+	} else {
+		p.F("PINS SHARED BY THE %d %s — declared; verdict per %s in order: ✓ verified, ✗ contradicted, ? unverifiable\n",
+			len(set.Runs), strings.ToUpper(members), strings.TrimSuffix(members, "s"))
+		for _, sp := range pins {
+			p.F("  %d %-12s %s  %s\n", sp.N, sp.Pin, strings.Join(sp.Marks, ""), sp.Text)
+		}
+	}
+	var not []string
+	for _, sp := range pins {
+		for _, u := range sp.Unverified {
+			not = append(not, sp.Pin+" at "+u)
+		}
+	}
+	for _, n := range not {
+		if md {
+			p.F("\n> Not verified: %s", mdCell(n))
+		} else {
+			p.F("  NOT VERIFIED: %s\n", n)
+		}
+	}
+	if md && len(not) > 0 {
+		p.F("\n")
+	}
+}
+
+// WriteSetHTML writes a set as one self-contained page (no scripts, no
+// network): the pins its members share with each one's verdicts, its
+// tables, and charts whose every point is labelled with its member —
+// aggregate against per-stream throughput (the throughput–latency Pareto
+// view: along a sweep each point is a concurrency or a length, and moving
+// along the curve trades one for the other) and effective throughput
+// against context length when the members' contexts differ by more than
+// 10%.
+func WriteSetHTML(w io.Writer, set *results.Set) error {
+	var b strings.Builder
+	esc := html.EscapeString
+	kind, members := kindWords(set.Kind)
+	title := "sixpin " + kind + ": " + set.Scenario
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<link rel=\"icon\" href=\"data:,\"/>\n<title>%s</title>\n<style>%s</style>\n</head>\n<body>\n",
+		esc(title), htmlStyle)
+	fmt.Fprintf(&b, "<h1>%s</h1>\n<p class=\"ident\">%s", esc(title), esc(strings.TrimPrefix(setTitle(set, false), strings.ToUpper(strings.TrimSuffix(kind, "s"))+" ")))
+	for _, r := range set.Runs {
+		if r.Target.Simulated {
+			b.WriteString(`<span class="badge sim">SIMULATED</span>`)
+			break
+		}
+	}
+	b.WriteString("</p>\n")
+	if set.Incomplete {
+		fmt.Fprintf(&b, "<div class=\"warn\"><b>INCOMPLETE:</b> %s</div>\n", esc(set.IncompleteReason))
+	}
+	ps := Points(set)
+	fmt.Fprintf(&b, "<h3>Pins shared by the %d %s</h3>\n<p>Declared; a verdict per %s, in order. <span class=\"v-true\">✓ verified</span> · <span class=\"v-false\">✗ contradicted</span> · <span class=\"v-unverifiable\">? unverifiable</span></p>\n",
+		len(set.Runs), members, strings.TrimSuffix(members, "s"))
+	b.WriteString("<table class=\"pins\">\n<thead><tr><th>pin</th><th>verdicts</th><th>declared</th></tr></thead>\n<tbody>\n")
+	for _, sp := range sharedPins(set) {
+		var marks strings.Builder
+		for i, m := range sp.Marks {
+			fmt.Fprintf(&marks, "<span title=\"%s\">%s</span>", esc(ps[i].Label), m)
+		}
+		fmt.Fprintf(&b, "<tr><td>%d&#160;%s</td><td class=\"mark\">%s</td><td>%s</td></tr>\n", sp.N, esc(sp.Pin), marks.String(), esc(sp.Text))
+		for _, u := range sp.Unverified {
+			fmt.Fprintf(&b, "<tr><td></td><td></td><td class=\"note\">not verified at %s</td></tr>\n", esc(u))
+		}
+	}
+	b.WriteString("</tbody>\n</table>\n")
+	for _, t := range setTables(set) {
+		if t.title == "" {
+			t.title = "Points (each one's steady window)"
+		}
+		t.html(&b)
+	}
+	one := map[string]string{results.SetSweep: "swept value", results.SetBakeoff: "vendor"}[set.Kind]
+	if one == "" {
+		one = "run"
+	}
+	pareto := series{color: colStream, marks: true}
+	context := series{color: colSteady, marks: true}
+	loP, hiP := math.Inf(1), 0.0
+	for _, p := range ps {
+		h := headlineOf(p.Run)
+		if !math.IsNaN(h.perStream) && h.aggregate > 0 {
+			pareto.pts = append(pareto.pts, [2]float64{h.perStream, h.aggregate})
+			pareto.labels = append(pareto.labels, p.Label)
+		}
+		if h.promptP50 > 0 && !math.IsNaN(h.effective) {
+			context.pts = append(context.pts, [2]float64{h.promptP50, h.effective})
+			context.labels = append(context.labels, p.Label)
+			loP, hiP = math.Min(loP, h.promptP50), math.Max(hiP, h.promptP50)
+		}
+	}
+	var charts []*chart
+	if len(pareto.pts) > 0 {
+		charts = append(charts, pointChart("Aggregate vs per-stream throughput, one point per "+one,
+			"per-stream output tok/s (aggregate / mean in flight)", "aggregate output tok/s", pareto, set.Kind == results.SetSweep))
+	}
+	// Against context only when the members' contexts differ (a sweep of
+	// prompt lengths, say): a line along one context says nothing.
+	if len(context.pts) > 1 && hiP > 1.1*loP {
+		charts = append(charts, pointChart("Effective throughput vs context length", "prompt tokens (p50, usage)",
+			"effective tok/s per stream (p50)", context, set.Kind == results.SetSweep))
+	}
+	if len(charts) > 0 {
+		b.WriteString("<h3>Charts</h3>\n<div class=\"charts\">\n")
+		for _, c := range charts {
+			figure(&b, c, "One point per "+one+", labelled; figures from its steady window.")
+		}
+		b.WriteString("</div>\n")
+	}
+	if invalid := invalidMembers(set); invalid > 0 {
+		fmt.Fprintf(&b, "<div class=\"warn\">%d of %d %s were invalid or incomplete: see their results.</div>\n", invalid, len(set.Runs), members)
+	}
+	fmt.Fprintf(&b, "<footer>Generated by sixpin from a set of %d runs. Every figure is bound to its pins; per-stream and aggregate throughput are different metrics.</footer>\n</body>\n</html>\n", len(set.Runs))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// pointChart plots labelled points on axes from zero that fit them; a
+// sweep's points are joined in order.
+func pointChart(title, xl, yl string, s series, joined bool) *chart {
+	var hix, hiy float64
+	for _, p := range s.pts {
+		hix, hiy = math.Max(hix, p[0]), math.Max(hiy, p[1])
+	}
+	xt, x0, x1 := niceTicks(0, hix*1.1, 6, tickLabel)
+	yt, y0, y1 := niceTicks(0, hiy*1.1, 5, tickLabel)
+	if !joined {
+		s.dots, s.marks = false, true
+		s.noLine = true
+	}
+	return &chart{
+		title: title, width: 720, height: 340, xLabel: xl, yLabel: yl,
+		x:      axis{min: x0, max: x1, ticks: xt},
+		y:      axis{min: y0, max: y1, ticks: yt},
+		series: []series{s},
+	}
 }
 
 func lifetime(h headline) string {
@@ -466,9 +672,9 @@ func costOrNaN(h headline) float64 {
 	return h.costMOutput
 }
 
-func money(v float64) string {
-	switch {
-	case v <= 0 || math.IsNaN(v):
+// moneyCell is an amount in a table cell: numfmt.Money, or "–" for none.
+func moneyCell(v float64) string {
+	if v <= 0 || math.IsNaN(v) {
 		return "–"
 	}
 	return numfmt.Money(v)

@@ -20,7 +20,14 @@ type chart struct {
 	bands  []band
 	hlines []hline
 	bars   []bar
+	boxes  []box
 	series []series
+	// left is the left margin in pixels (0: chartLeft), wider for long
+	// y tick labels.
+	left float64
+	// standalone carries the chart's stylesheet inside it, for an SVG
+	// file of its own (a page's stylesheet styles it otherwise).
+	standalone bool
 }
 
 // axis is a linear axis over [min, max] with labelled ticks.
@@ -57,15 +64,30 @@ type bar struct {
 	title       string
 }
 
+// box is a horizontal box-and-whisker at y: whiskers from lo to hi, the
+// box from q1 to q3, a bar at the median.
+type box struct {
+	y                   float64
+	lo, q1, med, q3, hi float64
+	color, title        string
+}
+
 // series is a line through points; step draws it as a step function
-// (each value held until the next x); right plots it on y2.
+// (each value held until the next x); right plots it on y2; dots draws
+// the points alone, as faint dots (a scatter); marks adds a dot at each
+// point of a line, and noLine leaves the line out; labels, when set, name
+// each point beside it.
 type series struct {
-	name  string
-	color string
-	dash  bool
-	step  bool
-	right bool
-	pts   [][2]float64
+	name   string
+	color  string
+	dash   bool
+	step   bool
+	right  bool
+	dots   bool
+	marks  bool
+	noLine bool
+	pts    [][2]float64
+	labels []string
 }
 
 const (
@@ -75,7 +97,14 @@ const (
 	chartBottom = 48.0
 )
 
-func (c *chart) plotW() float64 { return c.width - chartLeft - c.right() }
+func (c *chart) plotW() float64 { return c.width - c.leftM() - c.right() }
+
+func (c *chart) leftM() float64 {
+	if c.left > 0 {
+		return c.left
+	}
+	return chartLeft
+}
 func (c *chart) plotH() float64 { return c.height - chartTop - chartBottom }
 
 func (c *chart) right() float64 {
@@ -87,9 +116,9 @@ func (c *chart) right() float64 {
 
 func (c *chart) px(x float64) float64 {
 	if c.x.max == c.x.min {
-		return chartLeft
+		return c.leftM()
 	}
-	return chartLeft + (x-c.x.min)/(c.x.max-c.x.min)*c.plotW()
+	return c.leftM() + (x-c.x.min)/(c.x.max-c.x.min)*c.plotW()
 }
 
 func (c *chart) pyOn(a axis, y float64) float64 {
@@ -113,8 +142,11 @@ func (c *chart) render(b *strings.Builder) {
 	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 %s %s" width="%s" height="%s" role="img" aria-label="%s">`+"\n",
 		svgNum(c.width), svgNum(c.height), svgNum(c.width), svgNum(c.height), esc(c.title))
 	fmt.Fprintf(b, `<title>%s</title>`+"\n", esc(c.title))
-	fmt.Fprintf(b, `<text x="%s" y="18" class="ct">%s</text>`+"\n", svgNum(chartLeft), esc(c.title))
-	x0, x1 := chartLeft, chartLeft+c.plotW()
+	if c.standalone {
+		fmt.Fprintf(b, "<style>%s</style>\n", chartStyle)
+	}
+	fmt.Fprintf(b, `<text x="%s" y="18" class="ct">%s</text>`+"\n", svgNum(c.leftM()), esc(c.title))
+	x0, x1 := c.leftM(), c.leftM()+c.plotW()
 	y0, y1 := chartTop, chartTop+c.plotH()
 	for _, bd := range c.bands {
 		l, r := c.px(math.Max(bd.from, c.x.min)), c.px(math.Min(bd.to, c.x.max))
@@ -147,6 +179,15 @@ func (c *chart) render(b *strings.Builder) {
 		fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s</title></rect>`+"\n",
 			svgNum(l), svgNum(top), svgNum(math.Max(r-l-0.5, 0.5)), svgNum(y1-top), br.color, esc(br.title))
 	}
+	for _, bx := range c.boxes {
+		y := c.py(bx.y)
+		l, q1, md, q3, r := c.px(bx.lo), c.px(bx.q1), c.px(bx.med), c.px(bx.q3), c.px(bx.hi)
+		fmt.Fprintf(b, `<g><title>%s</title><line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/><line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/><line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/>`,
+			esc(bx.title), svgNum(l), svgNum(y), svgNum(r), svgNum(y), bx.color,
+			svgNum(l), svgNum(y-5), svgNum(l), svgNum(y+5), bx.color, svgNum(r), svgNum(y-5), svgNum(r), svgNum(y+5), bx.color)
+		fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="14" fill="%s" fill-opacity="0.35" stroke="%s"/><line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="2.5"/></g>`+"\n",
+			svgNum(q1), svgNum(y-7), svgNum(math.Max(q3-q1, 0.5)), bx.color, bx.color, svgNum(md), svgNum(y-7), svgNum(md), svgNum(y+7), bx.color)
+	}
 	for _, h := range c.hlines {
 		y := c.py(h.y)
 		l, r := c.px(math.Max(h.from, c.x.min)), c.px(math.Min(h.to, c.x.max))
@@ -161,6 +202,31 @@ func (c *chart) render(b *strings.Builder) {
 		a := c.y
 		if s.right && c.y2 != nil {
 			a = *c.y2
+		}
+		if s.dots || s.marks {
+			r, op := "2", "0.35"
+			if s.marks {
+				r, op = "3", "1"
+			}
+			fmt.Fprintf(b, `<g fill="%s" fill-opacity="%s"><title>%s</title>`, s.color, op, esc(s.name))
+			for _, p := range s.pts {
+				fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="%s"/>`, svgNum(c.px(p[0])), svgNum(c.pyOn(a, p[1])), r)
+			}
+			b.WriteString("</g>\n")
+		}
+		for i, l := range s.labels {
+			if i >= len(s.pts) {
+				break
+			}
+			// Beside the point, on the side with room.
+			x, anchor := c.px(s.pts[i][0])+6, ""
+			if x > c.leftM()+c.plotW()/2 {
+				x, anchor = x-12, ` text-anchor="end"`
+			}
+			fmt.Fprintf(b, `<text x="%s" y="%s" class="pl"%s>%s</text>`+"\n", svgNum(x), svgNum(c.pyOn(a, s.pts[i][1])-6), anchor, esc(l))
+		}
+		if s.dots || s.noLine {
+			continue
 		}
 		var d strings.Builder
 		for i, p := range s.pts {

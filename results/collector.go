@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/sixpin/sixpin/internal/stats"
 )
 
 // Collector receives every finished Record of a run, keeps the per-second
@@ -394,6 +395,13 @@ type Errors struct {
 	Rate     float64             `json:"rate"`
 	ByClass  map[string]int      `json:"by_class"`
 	Examples map[string][]string `json:"examples,omitempty"`
+	// Reconnects counts requests sent again on a new connection because
+	// the server had closed the kept-alive one without reading them
+	// (Record.Reconnects, summed). They are not failures.
+	Reconnects int `json:"reconnects"`
+	// Outages are the times the endpoint could not be reached, as the
+	// runner saw them (runner.Runner.Outages).
+	Outages []Outage `json:"outages,omitempty"`
 }
 
 // winAcc accumulates one window during the final pass.
@@ -460,6 +468,7 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 	err := c.each(func(r *Record) {
 		issued.add(r)
 		errs.Requests++
+		errs.Reconnects += r.Reconnects
 		if r.Failed() {
 			errs.Failed++
 			errs.ByClass[string(r.Err)]++
@@ -860,7 +869,7 @@ func (e exactCounts) dist() *Dist {
 	j := 0
 	for _, v := range vals {
 		cum += e[v]
-		for j < len(qs) && cum >= rank(qs[j], n) {
+		for j < len(qs) && cum >= stats.NearestRank(qs[j], n) {
 			out[j] = float64(v)
 			j++
 		}
@@ -868,6 +877,3 @@ func (e exactCounts) dist() *Dist {
 	return &Dist{Count: n, Min: float64(vals[0]), Mean: mean, Stddev: math.Sqrt(sq / float64(n)),
 		P10: out[0], P50: out[1], P90: out[2], P95: out[3], P99: out[4], P999: out[5], Max: float64(vals[len(vals)-1])}
 }
-
-// rank is the nearest rank of percentile q (0–100) among n values, from 1.
-func rank(q float64, n int64) int64 { return max(int64(math.Ceil(q/100*float64(n))), 1) }

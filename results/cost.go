@@ -1,10 +1,7 @@
 package results
 
 import (
-	"fmt"
 	"time"
-
-	"github.com/sixpin/sixpin/internal/numfmt"
 )
 
 // Pricing is a vendor's price list in US dollars per million tokens. Zero
@@ -120,26 +117,3 @@ func BuildCost(p *Pricing, e *Energy, m *Measurement, wall time.Duration) *Cost 
 	}
 	return c
 }
-
-// String is the cost in one line, for the summary.
-func (c *Cost) String() string {
-	if c == nil {
-		return "not priced (the profile has no pricing or power draw)"
-	}
-	s := fmt.Sprintf("%s in all", money(c.TotalUSD))
-	if c.Basis == "energy" {
-		s += fmt.Sprintf(" (%s W for %s at %s/kWh)", numfmt.Thousands(c.Energy.PowerWatts), time.Duration(c.WallS*float64(time.Second)).Round(time.Second), money(c.Energy.USDPerKWh))
-	} else if b := c.Bill; b != nil {
-		s += fmt.Sprintf(" (input %s of which cached %s, output %s of which reasoning %s)",
-			money(b.InputUSD+b.CachedInputUSD), money(b.CachedInputUSD), money(b.OutputUSD+b.ReasoningUSD), money(b.ReasoningUSD))
-	}
-	s += fmt.Sprintf("; %s per hour at this pace, %s per million output tokens, %s per request",
-		money(c.PerHourUSD), money(c.PerMOutputTokensUSD), money(c.PerRequestUSD))
-	if c.PerSessionUSD > 0 {
-		s += fmt.Sprintf(", %s per session", money(c.PerSessionUSD))
-	}
-	return s
-}
-
-// money formats dollars by numfmt's one rule for money.
-func money(v float64) string { return numfmt.Money(v) }

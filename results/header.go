@@ -35,6 +35,9 @@ type Header struct {
 	Pricing     *Pricing    `json:"pricing,omitempty"`
 	Energy      *Energy     `json:"energy,omitempty"`
 	RateLimits  *RateLimits `json:"rate_limits,omitempty"`
+	// ProbeFailure is why the chat template's overhead is unknown ("" when
+	// the probe measured it): the prompt pin is then unverifiable.
+	ProbeFailure string `json:"probe_failure,omitempty"`
 	// FallbackTokenizer is true when the prompts were built by a fallback
 	// tokenizer (the profile named none).
 	FallbackTokenizer bool `json:"fallback_tokenizer,omitempty"`
@@ -77,6 +80,12 @@ func Assemble(h *Header, m *Measurement, e Ending) *Run {
 	}
 	disc := h.Discovery
 	run.Pins = BuildPins(h.Declared, m, disc, run.Headline, run.Schedule)
+	if p := &run.Pins.Prompt; h.ProbeFailure != "" && p.Verified != Unverifiable {
+		// Every prompt was built without the template's overhead: its
+		// drift says nothing of the server.
+		p.Verified = Unverifiable
+		p.Reason = "the chat template's overhead is unknown, so prompts were built without subtracting it: " + h.ProbeFailure
+	}
 	if h.FallbackTokenizer && run.Pins.Prompt.Verified == Verified {
 		run.Pins.Prompt.Reason = "lengths built by a fallback tokenizer, confirmed by the server's usage: " + run.Pins.Prompt.Reason
 	}

@@ -2,12 +2,14 @@ package results
 
 import (
 	"fmt"
-	"github.com/sixpin/sixpin/internal/numfmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/scenario"
 )
 
 // Verdict is a pin's verification: its declared value was checked against
@@ -31,21 +33,18 @@ type Pin[D, O any] struct {
 
 // Pins are the six pins of a run (DESIGN §1).
 type Pins struct {
-	Model       Pin[ModelDeclared, ModelObserved]             `json:"model"`
-	Prompt      Pin[TokensDeclared, TokensObserved]           `json:"prompt"`
-	Output      Pin[OutputDeclared, TokensObserved]           `json:"output"`
-	Concurrency Pin[ConcurrencyDeclared, ConcurrencyObserved] `json:"concurrency"`
-	KVCache     Pin[KVCacheDeclared, KVCacheObserved]         `json:"kv_cache"`
-	Mix         Pin[MixDeclared, MixObserved]                 `json:"mix"`
+	Model       Pin[scenario.ModelDeclared, ModelObserved]             `json:"model"`
+	Prompt      Pin[scenario.TokensDeclared, TokensObserved]           `json:"prompt"`
+	Output      Pin[scenario.OutputDeclared, TokensObserved]           `json:"output"`
+	Concurrency Pin[scenario.ConcurrencyDeclared, ConcurrencyObserved] `json:"concurrency"`
+	KVCache     Pin[scenario.KVCachePin, KVCacheObserved]              `json:"kv_cache"`
+	Mix         Pin[scenario.MixDeclared, MixObserved]                 `json:"mix"`
 }
 
-// ModelDeclared is pin 1 as declared; Requested is the id sent on the wire.
-type ModelDeclared struct {
-	Name          string  `json:"name"`
-	ParamsB       float64 `json:"params_b,omitempty"`
-	ActiveParamsB float64 `json:"active_params_b,omitempty"`
-	Dtype         string  `json:"dtype,omitempty"`
-	Requested     string  `json:"requested"`
+// Declared returns the declared side of the six pins.
+func (p Pins) Declared() scenario.Declared {
+	return scenario.Declared{Model: p.Model.Declared, Prompt: p.Prompt.Declared, Output: p.Output.Declared,
+		Concurrency: p.Concurrency.Declared, KVCache: p.KVCache.Declared, Mix: p.Mix.Declared}
 }
 
 // ModelObserved is what the server said about its model.
@@ -61,27 +60,6 @@ type ModelObserved struct {
 	Dtype        string  `json:"dtype,omitempty"`
 	// Source names where ParamsB came from.
 	Source string `json:"source,omitempty"`
-}
-
-// TokensDeclared is a token-count pin as declared.
-type TokensDeclared struct {
-	Dist string  `json:"dist"`
-	Min  float64 `json:"min"`
-	Max  float64 `json:"max"`
-	Mean float64 `json:"mean"`
-	// TolerancePct is the drift allowed before the run is invalid.
-	TolerancePct float64 `json:"tolerance_pct"`
-	// Tokenizer is whose count the prompts were built to (prompt pin only).
-	Tokenizer string `json:"tokenizer,omitempty"`
-}
-
-// OutputDeclared is pin 3 as declared, with how it was enforced.
-type OutputDeclared struct {
-	TokensDeclared
-	Exact bool `json:"exact"`
-	// Control is the endpoint's don't-stop-early control in use
-	// (ignore_eos, min_tokens, or none).
-	Control string `json:"control"`
 }
 
 // TokensObserved is a token-count pin as the server counted it (usage),
@@ -196,18 +174,6 @@ type Drift struct {
 	AbsPct *Dist `json:"abs_pct"`
 }
 
-// ConcurrencyDeclared is pin 4 as declared.
-type ConcurrencyDeclared struct {
-	Mode        string  `json:"mode"`
-	Streams     int     `json:"streams,omitempty"`
-	RateRPS     float64 `json:"rate_rps,omitempty"`
-	Arrival     string  `json:"arrival,omitempty"`
-	Burstiness  float64 `json:"burstiness,omitempty"`
-	MaxInFlight int     `json:"max_in_flight,omitempty"`
-	// Sessions is true when Streams counts concurrent agentic sessions.
-	Sessions bool `json:"sessions,omitempty"`
-}
-
 // ConcurrencyObserved is the in-flight count over the headline window,
 // with Little's law as a cross-check (mean in flight ≈ start rate × mean
 // latency), and for open loop the run's pacing.
@@ -234,15 +200,6 @@ type ConcurrencyObserved struct {
 	MaxSessions  int     `json:"max_sessions,omitempty"`
 }
 
-// KVCacheDeclared is pin 5 as declared.
-type KVCacheDeclared struct {
-	MaxModelLen          int     `json:"max_model_len,omitempty"`
-	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
-	MaxNumSeqs           int     `json:"max_num_seqs,omitempty"`
-	Batching             string  `json:"batching,omitempty"`
-	PrefixCaching        *bool   `json:"prefix_caching,omitempty"`
-}
-
 // KVCacheObserved is what discovery found of the server's KV settings
 // (zero: not exposed), with where each came from.
 type KVCacheObserved struct {
@@ -254,18 +211,6 @@ type KVCacheObserved struct {
 	PrefixCaching        *bool   `json:"prefix_caching,omitempty"`
 	// Sources names each fact's origin, by field.
 	Sources map[string]string `json:"sources,omitempty"`
-}
-
-// MixDeclared is pin 6 as declared.
-type MixDeclared struct {
-	InputOutputRatio float64        `json:"input_output_ratio"`
-	Classes          []ClassWeights `json:"classes,omitempty"`
-}
-
-// ClassWeights names a request class and its weight.
-type ClassWeights struct {
-	Name   string  `json:"name"`
-	Weight float64 `json:"weight"`
 }
 
 // MixObserved is the prefill/decode mix over the whole run: the observed
@@ -282,22 +227,13 @@ type MixObserved struct {
 	Served *Served `json:"served,omitempty"`
 }
 
-// Declared gathers the declared side of all six pins, and what the plan
-// implies for judging them.
+// Declared is the declared pins (built by the scenario's plan) and what
+// the server's context implies for judging them.
 type Declared struct {
-	Model       ModelDeclared       `json:"model"`
-	Prompt      TokensDeclared      `json:"prompt"`
-	Output      OutputDeclared      `json:"output"`
-	Concurrency ConcurrencyDeclared `json:"concurrency"`
-	KVCache     KVCacheDeclared     `json:"kv_cache"`
-	Mix         MixDeclared         `json:"mix"`
+	scenario.Declared
 	// OverContext counts the planned prompts that do not fit the server's
 	// context (nil: none, or the context is unknown).
 	OverContext *OverContext `json:"over_context,omitempty"`
-	// CachePlanned is true when the scenario means prompts to share a
-	// prefix (shared_prefix_tokens, agentic history, a trace replay), so
-	// prefix-cache hits are expected.
-	CachePlanned bool `json:"cache_planned,omitempty"`
 }
 
 // Tolerances for verification (DESIGN §1; issue-set defaults).
@@ -416,7 +352,7 @@ func pctOff(got, want float64) float64 {
 	return math.Abs(got-want) / want * 100
 }
 
-func verifyModel(d ModelDeclared, o ModelObserved, disc Discovery) (Verdict, string) {
+func verifyModel(d scenario.ModelDeclared, o ModelObserved, disc Discovery) (Verdict, string) {
 	if d.ParamsB > 0 && o.ParamsB > 0 && pctOff(o.ParamsB, d.ParamsB) > ParamsTolerancePct {
 		return Contradicted, fmt.Sprintf("declared %sB parameters, server reports %sB", numfmt.Plain(d.ParamsB), numfmt.Short(o.ParamsB))
 	}
@@ -481,7 +417,7 @@ func all(n int) string {
 }
 
 func trimPct(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }
-func verifyConcurrency(d ConcurrencyDeclared, o ConcurrencyObserved) (Verdict, string) {
+func verifyConcurrency(d scenario.ConcurrencyDeclared, o ConcurrencyObserved) (Verdict, string) {
 	if o.MeanInFlight == 0 {
 		return Unverifiable, "no request was in flight in the " + o.Window + " window"
 	}
@@ -547,7 +483,7 @@ func verifyConcurrency(d ConcurrencyDeclared, o ConcurrencyObserved) (Verdict, s
 
 // verifyKV compares every declared KV setting the server exposes: any
 // mismatch contradicts the pin; none compared leaves it unverifiable.
-func verifyKV(d KVCacheDeclared, o KVCacheObserved) (Verdict, string) {
+func verifyKV(d scenario.KVCachePin, o KVCacheObserved) (Verdict, string) {
 	var agree, differ, hidden []string
 	check := func(name string, declared, observed any, set, seen, same bool) {
 		switch {
@@ -591,7 +527,7 @@ func verifyKV(d KVCacheDeclared, o KVCacheObserved) (Verdict, string) {
 // mixServed is the mix pin's verdict as far as validity goes: only a
 // served mix that differs from the requested one (a failed class of
 // requests) invalidates; a sample's ratio off the declared mean does not.
-func mixServed(p Pin[MixDeclared, MixObserved]) Verdict {
+func mixServed(p Pin[scenario.MixDeclared, MixObserved]) Verdict {
 	if p.Observed.Served.beyond() {
 		return Contradicted
 	}
@@ -602,7 +538,7 @@ func deref(b *bool) bool { return b != nil && *b }
 
 func secDur(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-func verifyMix(d MixDeclared, o MixObserved) (Verdict, string) {
+func verifyMix(d scenario.MixDeclared, o MixObserved) (Verdict, string) {
 	switch {
 	case o.InputOutputRatio == 0:
 		return Unverifiable, "no successful request with usage"

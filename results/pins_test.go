@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sixpin/sixpin/scenario"
 )
 
 func TestVerify(t *testing.T) {
@@ -19,35 +21,35 @@ func TestVerify(t *testing.T) {
 		{"output: exact broken once", first(verifyOutputDrift(&Drift{Requests: 10, Exact: 9}, true)), Contradicted},
 		{"output: mean within 10%", first(verifyOutputDrift(&Drift{Requests: 10, TolerancePct: 10, MeanObserved: 93, MeanRequested: 100}, false)), Verified},
 		{"output: mean short by 20%", first(verifyOutputDrift(&Drift{Requests: 10, TolerancePct: 10, MeanObserved: 80, MeanRequested: 100}, false)), Contradicted},
-		{"closed: holds", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 7.6, MeanServedInFlight: 7.6, MaxInFlight: 8, WindowS: 60, MeanRequestS: 2})), Verified},
-		{"closed: too many in flight", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 8, MeanServedInFlight: 8, MaxInFlight: 9, WindowS: 60, MeanRequestS: 2})), Contradicted},
-		{"closed: short requests, client turnaround shows", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 5, MeanServedInFlight: 5, MaxInFlight: 8, WindowS: 60, MeanRequestS: 0.002})), Verified},
+		{"closed: holds", first(verifyConcurrency(scenario.ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 7.6, MeanServedInFlight: 7.6, MaxInFlight: 8, WindowS: 60, MeanRequestS: 2})), Verified},
+		{"closed: too many in flight", first(verifyConcurrency(scenario.ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 8, MeanServedInFlight: 8, MaxInFlight: 9, WindowS: 60, MeanRequestS: 2})), Contradicted},
+		{"closed: short requests, client turnaround shows", first(verifyConcurrency(scenario.ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 5, MeanServedInFlight: 5, MaxInFlight: 8, WindowS: 60, MeanRequestS: 0.002})), Verified},
 		// A dead server: every stream busy with requests that fail at once.
-		{"closed: in flight but failing", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 7.9, MeanServedInFlight: 0.1, MaxInFlight: 8, WindowS: 60, MeanRequestS: 2})), Contradicted},
-		{"closed: starved", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 3, MeanServedInFlight: 3, MaxInFlight: 8, WindowS: 60, MeanRequestS: 2})), Contradicted},
-		{"closed: window shorter than a request", first(verifyConcurrency(ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 1, MeanServedInFlight: 1, MaxInFlight: 1, WindowS: 0.1, MeanRequestS: 2})), Unverifiable},
-		{"kv: nothing exposed", first(verifyKV(KVCacheDeclared{MaxModelLen: 32768}, KVCacheObserved{})), Unverifiable},
-		{"kv: agrees", first(verifyKV(KVCacheDeclared{MaxModelLen: 32768}, KVCacheObserved{MaxModelLen: 32768})), Verified},
-		{"kv: contradicted", first(verifyKV(KVCacheDeclared{MaxModelLen: 32768}, KVCacheObserved{MaxModelLen: 8192})), Contradicted},
-		{"mix: server honoured a sample off the mean", first(verifyMix(MixDeclared{InputOutputRatio: 173}, MixObserved{InputOutputRatio: 319, RequestedInputOutputRatio: 318})), Verified},
-		{"mix: server cut outputs short", first(verifyMix(MixDeclared{InputOutputRatio: 2}, MixObserved{InputOutputRatio: 4, RequestedInputOutputRatio: 2})), Contradicted},
-		{"model: size agrees", first(verifyModel(ModelDeclared{Requested: "q", ParamsB: 27}, ModelObserved{Listed: []string{"q"}, ParamsB: 27.3}, Discovery{})), Verified},
-		{"model: size contradicted", first(verifyModel(ModelDeclared{Requested: "q", ParamsB: 27}, ModelObserved{Listed: []string{"q"}, ParamsB: 8}, Discovery{})), Contradicted},
-		{"model: not listed", first(verifyModel(ModelDeclared{Requested: "q"}, ModelObserved{Listed: []string{"other"}}, Discovery{})), Contradicted},
-		{"model: no metadata", first(verifyModel(ModelDeclared{Requested: "q"}, ModelObserved{}, Discovery{Err: "HTTP 404"})), Unverifiable},
-		{"kv: several agree, one hidden", first(verifyKV(KVCacheDeclared{MaxModelLen: 8192, MaxNumSeqs: 4, GPUMemoryUtilization: 0.9, Batching: "continuous"},
+		{"closed: in flight but failing", first(verifyConcurrency(scenario.ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 7.9, MeanServedInFlight: 0.1, MaxInFlight: 8, WindowS: 60, MeanRequestS: 2})), Contradicted},
+		{"closed: starved", first(verifyConcurrency(scenario.ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 3, MeanServedInFlight: 3, MaxInFlight: 8, WindowS: 60, MeanRequestS: 2})), Contradicted},
+		{"closed: window shorter than a request", first(verifyConcurrency(scenario.ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 1, MeanServedInFlight: 1, MaxInFlight: 1, WindowS: 0.1, MeanRequestS: 2})), Unverifiable},
+		{"kv: nothing exposed", first(verifyKV(scenario.KVCachePin{MaxModelLen: 32768}, KVCacheObserved{})), Unverifiable},
+		{"kv: agrees", first(verifyKV(scenario.KVCachePin{MaxModelLen: 32768}, KVCacheObserved{MaxModelLen: 32768})), Verified},
+		{"kv: contradicted", first(verifyKV(scenario.KVCachePin{MaxModelLen: 32768}, KVCacheObserved{MaxModelLen: 8192})), Contradicted},
+		{"mix: server honoured a sample off the mean", first(verifyMix(scenario.MixDeclared{InputOutputRatio: 173}, MixObserved{InputOutputRatio: 319, RequestedInputOutputRatio: 318})), Verified},
+		{"mix: server cut outputs short", first(verifyMix(scenario.MixDeclared{InputOutputRatio: 2}, MixObserved{InputOutputRatio: 4, RequestedInputOutputRatio: 2})), Contradicted},
+		{"model: size agrees", first(verifyModel(scenario.ModelDeclared{Requested: "q", ParamsB: 27}, ModelObserved{Listed: []string{"q"}, ParamsB: 27.3}, Discovery{})), Verified},
+		{"model: size contradicted", first(verifyModel(scenario.ModelDeclared{Requested: "q", ParamsB: 27}, ModelObserved{Listed: []string{"q"}, ParamsB: 8}, Discovery{})), Contradicted},
+		{"model: not listed", first(verifyModel(scenario.ModelDeclared{Requested: "q"}, ModelObserved{Listed: []string{"other"}}, Discovery{})), Contradicted},
+		{"model: no metadata", first(verifyModel(scenario.ModelDeclared{Requested: "q"}, ModelObserved{}, Discovery{Err: "HTTP 404"})), Unverifiable},
+		{"kv: several agree, one hidden", first(verifyKV(scenario.KVCachePin{MaxModelLen: 8192, MaxNumSeqs: 4, GPUMemoryUtilization: 0.9, Batching: "continuous"},
 			KVCacheObserved{MaxModelLen: 8192, MaxNumSeqs: 4, GPUMemoryUtilization: 0.9})), Verified},
-		{"kv: memory utilisation differs", first(verifyKV(KVCacheDeclared{MaxModelLen: 8192, GPUMemoryUtilization: 0.9},
+		{"kv: memory utilisation differs", first(verifyKV(scenario.KVCachePin{MaxModelLen: 8192, GPUMemoryUtilization: 0.9},
 			KVCacheObserved{MaxModelLen: 8192, GPUMemoryUtilization: 0.8})), Contradicted},
-		{"kv: prefix caching differs", first(verifyKV(KVCacheDeclared{PrefixCaching: &yes}, KVCacheObserved{MaxModelLen: 1, PrefixCaching: &no})), Contradicted},
-		{"kv: declared but hidden", first(verifyKV(KVCacheDeclared{GPUMemoryUtilization: 0.9}, KVCacheObserved{MaxModelLen: 8192})), Unverifiable},
+		{"kv: prefix caching differs", first(verifyKV(scenario.KVCachePin{PrefixCaching: &yes}, KVCacheObserved{MaxModelLen: 1, PrefixCaching: &no})), Contradicted},
+		{"kv: declared but hidden", first(verifyKV(scenario.KVCachePin{GPUMemoryUtilization: 0.9}, KVCacheObserved{MaxModelLen: 8192})), Unverifiable},
 	}
 	for _, c := range cases {
 		if c.v != c.want {
 			t.Errorf("%s: %s, want %s", c.name, c.v, c.want)
 		}
 	}
-	if _, reason := verifyKV(KVCacheDeclared{MaxModelLen: 32768}, KVCacheObserved{MaxModelLen: 8192}); !strings.Contains(reason, "32768") || !strings.Contains(reason, "8192") {
+	if _, reason := verifyKV(scenario.KVCachePin{MaxModelLen: 32768}, KVCacheObserved{MaxModelLen: 8192}); !strings.Contains(reason, "32768") || !strings.Contains(reason, "8192") {
 		t.Errorf("a contradiction must name both values: %q", reason)
 	}
 }
@@ -79,7 +81,7 @@ func TestScheduleAndOpenLoopVerification(t *testing.T) {
 		{"constant rate wrong", "constant", m(1, 2001, 1200*time.Millisecond, 1200*time.Millisecond), false, Contradicted},
 	}
 	sent := BuildSchedule(2000, m(2, 2001, time.Second, time.Second))
-	if v, _ := verifyConcurrency(ConcurrencyDeclared{Mode: "open", RateRPS: 2000, Arrival: "constant"},
+	if v, _ := verifyConcurrency(scenario.ConcurrencyDeclared{Mode: "open", RateRPS: 2000, Arrival: "constant"},
 		ConcurrencyObserved{MeanInFlight: 4, MeanServedInFlight: 0.2, Schedule: sent}); v != Contradicted {
 		t.Errorf("open loop sent on schedule to a failing server: %s, want %s", v, Contradicted)
 	}
@@ -91,7 +93,7 @@ func TestScheduleAndOpenLoopVerification(t *testing.T) {
 		if s.Behind != c.behind || (s.Behind && s.Note == "") {
 			t.Errorf("%s: behind %v (%q), want %v", c.name, s.Behind, s.Note, c.behind)
 		}
-		d := ConcurrencyDeclared{Mode: "open", RateRPS: s.TargetRateRPS, Arrival: c.arrival, Burstiness: 0.5}
+		d := scenario.ConcurrencyDeclared{Mode: "open", RateRPS: s.TargetRateRPS, Arrival: c.arrival, Burstiness: 0.5}
 		if v, reason := verifyConcurrency(d, ConcurrencyObserved{MeanInFlight: 1, MeanServedInFlight: 1, Schedule: s}); v != c.verdict {
 			t.Errorf("%s: %s (%s), want %s", c.name, v, reason, c.verdict)
 		}

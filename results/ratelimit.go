@@ -1,7 +1,6 @@
 package results
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -167,28 +166,6 @@ func BuildRateLimits(limits *RateLimits, m *Measurement) *RateLimitReport {
 		rep.Buckets = append(rep.Buckets, *mt.r)
 	}
 	return rep
-}
-
-// Lines renders the report for the summary.
-func (r *RateLimitReport) Lines() []string {
-	if r == nil {
-		return nil
-	}
-	var lines []string
-	for _, b := range r.Buckets {
-		l := fmt.Sprintf("%-27s limit %s, peak %s (%s) at %s s", b.Bucket, group(float64(b.Limit)), group(b.Peak), pct(b.PeakShare), num(b.PeakAtS))
-		if b.FirstOverS != nil {
-			l += fmt.Sprintf(", first over the limit at %s s", num(*b.FirstOverS))
-		}
-		if b.Rejections > 0 {
-			l += fmt.Sprintf("; %d × 429", b.Rejections)
-		}
-		lines = append(lines, l)
-	}
-	if r.Unattributed > 0 {
-		lines = append(lines, fmt.Sprintf("%d × 429 in no metered bucket", r.Unattributed))
-	}
-	return lines
 }
 
 // BucketFromMessage names the bucket an error message describes ("Tokens

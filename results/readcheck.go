@@ -25,12 +25,30 @@ const (
 	NoteNoSeries     = "the results file holds no per-second series: no throughput over time"
 )
 
-// fileCheck collects what is wrong with a results file, each problem
-// positioned at its field.
+// fileCheck collects what is wrong with a results or set file, each
+// problem positioned at its field. A check of one run of a set shares the
+// set's errors and puts its paths under the run's (runs[i]).
 type fileCheck struct {
 	name string
 	data []byte
-	errs fielderr.List
+	errs *fielderr.List
+	// prefix is the path of the run checked within the file (nil: the
+	// file is the run).
+	prefix []string
+}
+
+func newCheck(name string, data []byte) *fileCheck {
+	return &fileCheck{name: name, data: data, errs: &fielderr.List{}}
+}
+
+// run returns the check of the set's run i.
+func (c *fileCheck) run(i int) *fileCheck {
+	return &fileCheck{name: c.name, data: c.data, errs: c.errs, prefix: []string{"runs", strconv.Itoa(i)}}
+}
+
+// full is path under the checked run's.
+func (c *fileCheck) full(path []string) []string {
+	return append(slices.Clip(c.prefix), path...)
 }
 
 // at records a problem at the field path (JSON keys and array indices);
@@ -42,35 +60,46 @@ func (c *fileCheck) at(path []string, format string, args ...any) {
 // missing records a problem with field (which the file may lack),
 // positioned at path, the deepest part of it the file has.
 func (c *fileCheck) missing(path []string, field, format string, args ...any) {
+	if len(c.prefix) > 0 {
+		field = jsonerr.Path(c.full(strings.Split(field, ".")))
+	}
 	e := &fielderr.Error{File: c.name, Field: field, Msg: fmt.Sprintf(format, clip.Args(args)...)}
-	off, _ := jsonerr.Find(c.data, path...)
+	off, _ := jsonerr.Find(c.data, c.full(path)...)
 	e.Line, e.Col = jsonerr.LineCol(c.data, off)
-	c.errs = append(c.errs, e)
+	*c.errs = append(*c.errs, e)
 }
 
 // has reports whether the file sets the field at path (null counts as
 // set: the decoder then leaves a zero value, which the checks judge).
 func (c *fileCheck) has(path ...string) bool {
-	_, ok := jsonerr.Find(c.data, path...)
+	_, ok := jsonerr.Find(c.data, c.full(path)...)
 	return ok
 }
 
-// decodeError positions an encoding/json error: syntax and type errors
-// at their offset, any other (a time that does not parse) at the value
-// it came from.
-func (c *fileCheck) decodeError(err error) {
+// decodeError positions an encoding/json error from decoding the file
+// into t: syntax and type errors at their offset, any other (a time that
+// does not parse) at the value it came from.
+func (c *fileCheck) decodeError(err error, t reflect.Type) {
 	field, msg := jsonerr.Describe(err)
 	var se *json.SyntaxError
 	switch {
 	case errors.As(err, &se):
 		line, col, _ := jsonerr.Position(c.data, err)
-		c.errs = append(c.errs, &fielderr.Error{File: c.name, Line: line, Col: col, Msg: "invalid JSON: " + msg})
+		*c.errs = append(*c.errs, &fielderr.Error{File: c.name, Line: line, Col: col, Msg: "invalid JSON: " + msg})
 		return
 	case field != "":
-		c.at(strings.Split(field, "."), "%s", msg)
+		path := strings.Split(field, ".")
+		if _, ok := jsonerr.Find(c.data, path...); !ok {
+			// encoding/json names no array index (a run of a set):
+			// find the value that fails.
+			if p := jsonerr.Locate(c.data, t); p != nil {
+				path = p
+			}
+		}
+		c.at(path, "%s", msg)
 		return
 	}
-	path := jsonerr.Locate(c.data, reflect.TypeFor[Run]())
+	path := jsonerr.Locate(c.data, t)
 	var te *time.ParseError
 	if errors.As(err, &te) {
 		msg = "want a time like \"2026-11-30T18:49:28Z\" (RFC 3339), got " + clip.Quote(strings.Trim(te.Value, `"`))
@@ -82,11 +111,7 @@ func (c *fileCheck) decodeError(err error) {
 // agrees with itself. Optional parts that are missing become notes.
 func (c *fileCheck) check(run *Run) {
 	if run.Schema != Schema {
-		if run.Schema == SetSchema {
-			c.at([]string{"schema"}, "a set of runs (%s), not one run: give its runs' own results files", SetSchema)
-		} else {
-			c.at([]string{"schema"}, "want %q, got %q: not a sixpin results file", Schema, run.Schema)
-		}
+		c.at([]string{"schema"}, "want %q, got %q: not a sixpin results file", Schema, run.Schema)
 		return // anything else said would be noise
 	}
 	for _, key := range []string{"scenario", "target", "pins", "errors", "windows", "headline_window"} {
@@ -321,3 +346,40 @@ func windowDists(w *Window) []distAt {
 
 // exact formats x in the shortest form that reads back exactly.
 func exact(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// checkSet judges a decoded set: its schema and kind, its points' labels
+// one per run, and every run as check judges a results file.
+func (c *fileCheck) checkSet(set *Set) {
+	if set.Schema != SetSchema {
+		c.at([]string{"schema"}, "want %q, got %q: not a sixpin set file", SetSchema, set.Schema)
+		return
+	}
+	for _, key := range []string{"kind", "scenario", "runs"} {
+		if !c.has(key) {
+			c.missing(nil, key, "missing: sixpin writes it in every set file")
+		}
+	}
+	switch set.Kind {
+	case SetSweep:
+		if set.Pin == "" {
+			c.missing(nil, "pin", "missing: a sweep names its swept pin")
+		}
+		if len(set.Values) != len(set.Runs) {
+			c.at([]string{"values"}, "has %d values for %d runs: the file was not written whole", len(set.Values), len(set.Runs))
+		}
+	case SetBakeoff:
+		if len(set.Profiles) != len(set.Runs) {
+			c.at([]string{"profiles"}, "has %d profiles for %d runs: the file was not written whole", len(set.Profiles), len(set.Runs))
+		}
+	case SetRepeat:
+	default:
+		c.at([]string{"kind"}, "want %s, %s or %s, got %q", SetSweep, SetRepeat, SetBakeoff, set.Kind)
+	}
+	for i, run := range set.Runs {
+		if run == nil {
+			c.at([]string{"runs", strconv.Itoa(i)}, "null: want a run's results")
+			continue
+		}
+		c.run(i).check(run)
+	}
+}

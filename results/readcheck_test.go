@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -103,7 +104,7 @@ func TestReadFileAcceptsWhatSixpinWrote(t *testing.T) {
 	files, _ := filepath.Glob("../report/testdata/*.json")
 	files = append(files, "testdata/good.json")
 	for _, f := range files {
-		if _, err := ReadFile(f); err != nil {
+		if _, _, err := ReadAnyFile(f); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
@@ -115,4 +116,107 @@ func TestReadFileAcceptsWhatSixpinWrote(t *testing.T) {
 	if run, err := Read("good.json", data); err != nil || len(run.Notes) != 0 {
 		t.Errorf("Read(good) = notes %v, %v", run.Notes, err)
 	}
+}
+
+// A set file is read with the same damage checks per run, each problem
+// positioned under its run (runs[i]); its own parts must agree with its
+// runs. The fixture is a sweep sixpin wrote; each case damages a copy.
+func TestReadSetRefusesDamage(t *testing.T) {
+	good, err := os.ReadFile("../report/testdata/sweep.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := ReadSet("sweep.json", good)
+	if err != nil || len(set.Runs) != 2 || set.Values[1] != 4 {
+		t.Fatalf("ReadSet(sweep) = %+v, %v", set, err)
+	}
+	if _, err := ReadSet("base.json", mustRead(t, "testdata/good.json")); err == nil || !strings.Contains(err.Error(), "schema: one run (sixpin/result/v1), not a set of runs") {
+		t.Errorf("a results file read as a set: %v", err)
+	}
+	// nth replaces the n-th (from 0) occurrence of old in good.
+	nth := func(old, repl string, n int) []byte {
+		s := string(good)
+		at := 0
+		for range n + 1 {
+			i := strings.Index(s[at:], old)
+			if i < 0 {
+				t.Fatalf("no %d-th %q in the fixture", n, old)
+			}
+			at += i + len(old)
+		}
+		return []byte(s[:at-len(old)] + repl + s[at:])
+	}
+	// edit re-encodes the fixture after changing it.
+	edit := func(change func(map[string]any)) []byte {
+		var m map[string]any
+		if err := json.Unmarshal(good, &m); err != nil {
+			t.Fatal(err)
+		}
+		change(m)
+		data, err := json.MarshalIndent(m, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string // the error's field and message; its line must hold at
+		at   string
+	}{
+		{"a damaged histogram in the second run", edit(func(m map[string]any) {
+			walk(m, "runs", 1, "histograms", "steady", "ttft_ms")["hdr"] = "HISTFAAAAbroken"
+		}), "runs[1].histograms.steady.ttft_ms.hdr: not a histogram sixpin wrote", `"hdr"`},
+		{"a negative count in the first run", edit(func(m map[string]any) {
+			walk(m, "runs", 0, "windows", "steady")["requests"] = -5
+		}), "runs[0].windows.steady.requests: must be ≥ 0 (got -5)", `"requests"`},
+		{"a type error in a run", nth(`"headline_window": "steady"`, `"headline_window": 7`, 1),
+			"runs[1].headline_window: want string, got a JSON number", `"headline_window"`},
+		{"values and runs disagree", []byte(strings.Replace(string(good), `"values": [
+    1,
+    4
+  ]`, `"values": [1]`, 1)), "values: has 1 values for 2 runs: the file was not written whole", `"values"`},
+		{"an unknown kind", []byte(strings.Replace(string(good), `"kind": "sweep"`, `"kind": "waterfall"`, 1)),
+			`kind: want sweep, repeat or bakeoff, got "waterfall"`, `"kind"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ReadSet("sweep.json", c.data)
+			var list fielderr.List
+			if !errors.As(err, &list) {
+				t.Fatalf("ReadSet = %v, want a fielderr.List", err)
+			}
+			e := list[0]
+			if !strings.Contains(e.Error(), c.want) {
+				t.Fatalf("error %q, want %q", e.Error(), c.want)
+			}
+			line := strings.Split(string(c.data), "\n")[e.Line-1]
+			if !strings.Contains(line, c.at) {
+				t.Errorf("%d:%d is %q, want the line of %s", e.Line, e.Col, line, c.at)
+			}
+		})
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// walk walks m by keys and array indices to an object.
+func walk(m map[string]any, path ...any) map[string]any {
+	var v any = m
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			v = v.(map[string]any)[k]
+		case int:
+			v = v.([]any)[k]
+		}
+	}
+	return v.(map[string]any)
 }

@@ -1,6 +1,9 @@
-// Package results turns request records into sixpin's figures: HDR
-// histograms per metric and window, per-second time series, the pin card,
-// and the versioned results file (schema sixpin/result/v1).
+// Package results turns request records into sixpin's figures, as data:
+// HDR histograms per metric and window, per-second time series, the pins
+// (declared, observed, verified with the reason), validity, cost and rate
+// limits, and the versioned results file (schema sixpin/result/v1) with
+// its reader. It renders nothing: every word a person reads of it is
+// package report's.
 package results
 
 import "time"
@@ -12,7 +15,8 @@ type ErrorClass string
 // and the run goes on.
 const (
 	OK ErrorClass = ""
-	// ErrConnect: the connection could not be made (refused, DNS, TLS).
+	// ErrConnect: the connection could not be made (refused, DNS, TLS),
+	// or the server closed it before answering.
 	ErrConnect ErrorClass = "connect"
 	// ErrTimeout: the request timed out or the stream stalled.
 	ErrTimeout ErrorClass = "timeout"
@@ -26,6 +30,13 @@ const (
 	ErrStreamCut ErrorClass = "stream_cut"
 	// ErrMalformed: a chunk was not valid JSON.
 	ErrMalformed ErrorClass = "malformed_chunk"
+	// ErrBadContentType: a 200 answer that is neither an event stream nor
+	// JSON (an HTML page from a proxy, say), or in an encoding sixpin
+	// cannot read.
+	ErrBadContentType ErrorClass = "bad_content_type"
+	// ErrOversizedLine: a line of the stream was longer than the client's
+	// limit (runner.WithMaxLineBytes); the stream was not read further.
+	ErrOversizedLine ErrorClass = "oversized_line"
 	// ErrStreamError: the server sent an error event inside the stream.
 	ErrStreamError ErrorClass = "stream_error"
 	// ErrEmpty: the stream finished without any content or reasoning token.
@@ -39,7 +50,7 @@ const (
 
 // ErrorClasses lists every failure class in report order.
 var ErrorClasses = []ErrorClass{ErrConnect, ErrTimeout, ErrHTTP4xx, ErrHTTP429, ErrHTTP5xx,
-	ErrStreamCut, ErrMalformed, ErrStreamError, ErrEmpty, ErrInterrupted, ErrClient}
+	ErrStreamCut, ErrMalformed, ErrBadContentType, ErrOversizedLine, ErrStreamError, ErrEmpty, ErrInterrupted, ErrClient}
 
 // Record is one request as the client saw it. All times are offsets from
 // the start of the run on the monotonic clock. A Record is written by one
@@ -69,8 +80,12 @@ type Record struct {
 	// Usage is the server's count; HasUsage is false when it sent none.
 	Usage    Usage
 	HasUsage bool
-	// FinishReason is the server's finish_reason ("length", "stop", ...).
+	// FinishReason is the server's finish_reason ("length", "stop",
+	// "tool_calls", ...).
 	FinishReason string
+	// ToolCalls is set when the answer carried tool calls: the turn ended
+	// in a tool call. Their deltas are output chunks like content.
+	ToolCalls bool
 	// Model is the model id the server reported.
 	Model string
 
@@ -85,6 +100,11 @@ type Record struct {
 	RateLimitBucket string
 	// RetryAfter is a 429's Retry-After (0: none). Not kept in the spill.
 	RetryAfter time.Duration
+	// Reconnects counts the times the request was sent again on a new
+	// connection because the server had closed the kept-alive one without
+	// reading it (nothing was written, or the server's side reset the
+	// connection unread). Not failures.
+	Reconnects int
 
 	// Session is the agentic session's index, -1 for an independent
 	// request; Turn is the turn within it, from 0, and Attempt the retry
@@ -138,6 +158,18 @@ type Usage struct {
 	CompletionTokens int
 	ReasoningTokens  int
 	CachedTokens     int
+}
+
+// Outage is a time the endpoint could not be reached: from the first
+// request that failed to connect to the first answer to a request sent
+// after it. Times are seconds from the run start.
+type Outage struct {
+	StartS float64 `json:"start_s"`
+	// EndS is when the endpoint answered again, or, when it had not by
+	// the end of the run (Recovered false), the last failed attempt.
+	EndS           float64 `json:"end_s"`
+	FailedRequests int     `json:"failed_requests"`
+	Recovered      bool    `json:"recovered"`
 }
 
 // Failed reports whether the request failed.

@@ -285,6 +285,8 @@ func TestSpillRoundTrip(t *testing.T) {
 	in[0].Class = "agent"
 	in[0].Chunks[3].Reasoning = true
 	in[0].Chunks[5].ClientLagUS = 250
+	in[0].ToolCalls, in[0].FinishReason = true, "tool_calls"
+	in[1].Reconnects = 2
 	for _, r := range in {
 		assignChunkTokens(r)
 		if err := s.put(r); err != nil {
@@ -298,7 +300,8 @@ func TestSpillRoundTrip(t *testing.T) {
 			r.Attempt != want.Attempt || r.SessionEnd != want.SessionEnd || r.RateLimitBucket != want.RateLimitBucket ||
 			r.HTTPStatus != want.HTTPStatus || r.Scheduled != want.Scheduled || r.Sent != want.Sent ||
 			r.End != want.End || r.Err != want.Err || r.Usage != want.Usage || r.HasUsage != want.HasUsage ||
-			r.RequestedPromptTokens != want.RequestedPromptTokens || len(r.Chunks) != len(want.Chunks) {
+			r.RequestedPromptTokens != want.RequestedPromptTokens || len(r.Chunks) != len(want.Chunks) ||
+			r.ToolCalls != want.ToolCalls || r.Reconnects != want.Reconnects {
 			t.Fatalf("record %d: got %+v, want %+v", i, r, want)
 		}
 		for j := range r.Chunks {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"time"
 
 	"github.com/sixpin/sixpin/internal/atomicfile"
@@ -166,20 +167,42 @@ func ReadFile(path string) (*Run, error) {
 // window's summary counts. A file that fails is refused with a
 // fielderr.List, each problem at file:line:col and its field. An optional
 // part that is missing (no histograms at all, no series) adds a note to
-// the run's Notes, so reports say what they cannot show.
+// the run's Notes, so reports say what they cannot show. A set file is
+// refused (ReadSet reads it).
 func Read(name string, data []byte) (*Run, error) {
-	c := &fileCheck{name: name, data: data}
+	c := newCheck(name, data)
+	if SchemaOf(data) == SetSchema {
+		c.at([]string{"schema"}, "a set of runs (%s), not one run: give its runs' own results files", SetSchema)
+		return nil, *c.errs
+	}
 	var run Run
 	if err := json.Unmarshal(data, &run); err != nil {
-		c.decodeError(err)
-		return nil, c.errs
+		c.decodeError(err, reflect.TypeFor[Run]())
+		return nil, *c.errs
 	}
 	c.check(&run)
-	if len(c.errs) > 0 {
-		c.errs.Sort()
-		return nil, c.errs
+	return &run, c.result()
+}
+
+// result is the check's errors, sorted, or nil.
+func (c *fileCheck) result() error {
+	if len(*c.errs) == 0 {
+		return nil
 	}
-	return &run, nil
+	c.errs.Sort()
+	return *c.errs
+}
+
+// SchemaOf is the schema a results or set file's data declares at its
+// top ("" when it declares none or is not a JSON object).
+func SchemaOf(data []byte) string {
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	if json.Unmarshal(data, &head) != nil {
+		return ""
+	}
+	return head.Schema
 }
 
 // SetSchema is the schema of a file of several runs of one scenario.
@@ -220,3 +243,48 @@ type Set struct {
 
 // WriteSetFile writes set to path atomically.
 func WriteSetFile(path string, set *Set) error { return writeJSON(path, set) }
+
+// ReadSetFile reads a set file and checks it as ReadSet does.
+func ReadSetFile(path string) (*Set, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read set: %w", err)
+	}
+	return ReadSet(path, data)
+}
+
+// ReadSet decodes a set file's data (name is used in errors) and checks
+// that sixpin wrote it whole: its schema and kind, a label per run (a
+// sweep's values, a bake-off's profiles), and every run as Read checks a
+// results file, each problem at file:line:col and its field under
+// runs[i]. A results file of one run is refused (Read reads it).
+func ReadSet(name string, data []byte) (*Set, error) {
+	c := newCheck(name, data)
+	if s := SchemaOf(data); s == Schema {
+		c.at([]string{"schema"}, "one run (%s), not a set of runs", Schema)
+		return nil, *c.errs
+	}
+	var set Set
+	if err := json.Unmarshal(data, &set); err != nil {
+		c.decodeError(err, reflect.TypeFor[Set]())
+		return nil, *c.errs
+	}
+	c.checkSet(&set)
+	return &set, c.result()
+}
+
+// ReadAnyFile reads a results file or a set file, whichever path holds,
+// with the same checks as ReadFile and ReadSetFile: one of run and set is
+// set.
+func ReadAnyFile(path string) (run *Run, set *Set, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read results: %w", err)
+	}
+	if SchemaOf(data) == SetSchema {
+		set, err = ReadSet(path, data)
+		return nil, set, err
+	}
+	run, err = Read(path, data)
+	return run, nil, err
+}

@@ -165,24 +165,43 @@ var (
 	MetricFirst429     = Metric{"first_429_s", "ms", 1e3, 1, maxLatencyUS}
 )
 
-// Context buckets: how speed falls as the context grows (CONTEXT.md §1).
-var contextBuckets = []ContextBucket{
+// ContextDepth is a band of prompt lengths, [MinTokens, MaxTokens) in
+// tokens (MaxTokens 0: no upper bound).
+type ContextDepth struct {
+	Name      string `json:"name"`
+	MinTokens int    `json:"min_tokens"`
+	MaxTokens int    `json:"max_tokens,omitempty"`
+}
+
+// ContextDepths are the context-depth bands every by-context table uses
+// (runs' and analyze's): how speed falls as the context grows
+// (CONTEXT.md §1; K = 1,000 tokens).
+var ContextDepths = []ContextDepth{
 	{Name: "<20K", MaxTokens: 20_000},
 	{Name: "20–50K", MinTokens: 20_000, MaxTokens: 50_000},
 	{Name: "50–120K", MinTokens: 50_000, MaxTokens: 120_000},
 	{Name: ">120K", MinTokens: 120_000},
 }
 
+// DepthOf is the index in ContextDepths of the band holding a context of
+// tokens.
+func DepthOf(tokens int64) int {
+	for i, b := range ContextDepths {
+		if b.MaxTokens == 0 || tokens < int64(b.MaxTokens) {
+			return i
+		}
+	}
+	return len(ContextDepths) - 1
+}
+
 // ContextBucket holds per-request figures of the successful requests whose
-// prompt (usage) fell in [MinTokens, MaxTokens), over the whole run.
+// prompt (usage) fell in one context depth, over the whole run.
 type ContextBucket struct {
-	Name          string `json:"name"`
-	MinTokens     int    `json:"min_tokens"`
-	MaxTokens     int    `json:"max_tokens,omitempty"`
-	Requests      int    `json:"requests"`
-	EffectiveTokS *Dist  `json:"effective_tok_s"`
-	DecodeTokS    *Dist  `json:"decode_tok_s"`
-	TTFTMs        *Dist  `json:"ttft_ms"`
+	ContextDepth
+	Requests      int   `json:"requests"`
+	EffectiveTokS *Dist `json:"effective_tok_s"`
+	DecodeTokS    *Dist `json:"decode_tok_s"`
+	TTFTMs        *Dist `json:"ttft_ms"`
 }
 
 // contextAcc fills the context buckets.
@@ -192,8 +211,8 @@ type contextAcc struct {
 }
 
 func newContextAcc() *contextAcc {
-	a := &contextAcc{n: make([]int, len(contextBuckets))}
-	for range contextBuckets {
+	a := &contextAcc{n: make([]int, len(ContextDepths))}
+	for range ContextDepths {
 		a.eff = append(a.eff, MetricEffective.new())
 		a.dec = append(a.dec, MetricDecode.new())
 		a.ttft = append(a.ttft, MetricTTFT.new())
@@ -205,10 +224,7 @@ func (a *contextAcc) add(r *Record) {
 	if r.Failed() || !r.HasUsage || len(r.Chunks) == 0 {
 		return
 	}
-	i := 0
-	for i < len(contextBuckets)-1 && r.Usage.PromptTokens >= contextBuckets[i].MaxTokens {
-		i++
-	}
+	i := DepthOf(int64(r.Usage.PromptTokens))
 	a.n[i]++
 	e2e := r.End - r.Scheduled
 	ttft := r.Chunks[0].At - r.Scheduled
@@ -224,8 +240,8 @@ func (a *contextAcc) add(r *Record) {
 
 func (a *contextAcc) result() []ContextBucket {
 	var out []ContextBucket
-	for i, b := range contextBuckets {
-		b.Requests = a.n[i]
+	for i, d := range ContextDepths {
+		b := ContextBucket{ContextDepth: d, Requests: a.n[i]}
 		b.EffectiveTokS = Summarize(MetricEffective, a.eff[i])
 		b.DecodeTokS = Summarize(MetricDecode, a.dec[i])
 		b.TTFTMs = Summarize(MetricTTFT, a.ttft[i])

@@ -120,6 +120,9 @@ func (s *spill) put(r *Record) error {
 	if r.HasUsage {
 		flags |= 1
 	}
+	if r.ToolCalls {
+		flags |= 2
+	}
 	b = binary.AppendUvarint(b, uint64(r.Index))
 	b = binary.AppendUvarint(b, ids[0])
 	b = binary.AppendUvarint(b, ids[1])
@@ -139,6 +142,7 @@ func (s *spill) put(r *Record) error {
 	b = binary.AppendUvarint(b, uint64(r.Usage.CachedTokens))
 	b = binary.AppendUvarint(b, ids[3])
 	b = binary.AppendUvarint(b, uint64(r.HTTPStatus))
+	b = binary.AppendUvarint(b, uint64(r.Reconnects))
 	b = binary.AppendUvarint(b, uint64(len(r.Chunks)))
 	prev := us(r.Scheduled)
 	for _, c := range r.Chunks {
@@ -300,6 +304,7 @@ func (s *spillReader) decode(b []byte, r *Record) error {
 	r.Attempt = int(d.u())
 	flags := d.u()
 	r.HasUsage = flags&1 != 0
+	r.ToolCalls = flags&2 != 0
 	sched := d.i()
 	r.Scheduled = usDur(sched)
 	r.Sent = usDur(sched + d.i())
@@ -312,6 +317,7 @@ func (s *spillReader) decode(b []byte, r *Record) error {
 	r.Usage.CachedTokens = int(d.u())
 	r.Err = ErrorClass(s.str(d.u()))
 	r.HTTPStatus = int(d.u())
+	r.Reconnects = int(d.u())
 	n := int(d.u())
 	prev := sched
 	for j := 0; j < n && d.err == nil; j++ {

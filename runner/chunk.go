@@ -1,8 +1,11 @@
 package runner
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
+
+	"github.com/sixpin/sixpin/results"
 )
 
 // chunk is what sixpin reads from one streamed chat-completion chunk. Byte
@@ -11,6 +14,7 @@ import (
 type chunk struct {
 	contentBytes   int
 	reasoningBytes int
+	toolBytes      int  // tool calls' names and arguments
 	toolCall       bool // a delta carried tool_calls
 	finished       bool // some choice carried a non-null finish_reason
 	finishReason   []byte
@@ -18,7 +22,12 @@ type chunk struct {
 	usage          usage
 	model          []byte // aliases the input line
 	sentUnixNS     int64  // server send stamp (sixpin's simulator); 0 if absent
-	hasError       bool   // an "error" member: an in-band error event
+	// hasError marks an in-band error event: an "error" member (OpenAI),
+	// or "object": "error" (vLLM); errMessage is its message's raw JSON
+	// string body (error.message, or the top-level message), if any.
+	hasError   bool
+	errMessage []byte
+	message    []byte // a top-level "message" string
 }
 
 // usage is the OpenAI usage object, with the detail fields sixpin needs.
@@ -27,6 +36,30 @@ type usage struct {
 	completionTokens int
 	cachedTokens     int
 	reasoningTokens  int
+}
+
+// results converts u to the record's form.
+func (u usage) results() results.Usage {
+	return results.Usage{
+		PromptTokens:     u.promptTokens,
+		CompletionTokens: u.completionTokens,
+		ReasoningTokens:  u.reasoningTokens,
+		CachedTokens:     u.cachedTokens,
+	}
+}
+
+// errorText is an error event's message, decoded, or else the whole
+// event (raw is the event's data). It allocates: error path only.
+func (c *chunk) errorText(raw []byte) string {
+	msg := c.errMessage
+	if msg == nil {
+		msg = c.message
+	}
+	var s string
+	if msg != nil && json.Unmarshal([]byte(`"`+string(msg)+`"`), &s) == nil && s != "" {
+		return s
+	}
+	return string(raw)
 }
 
 var errMalformed = errors.New("malformed JSON")
@@ -45,6 +78,9 @@ func parseChunk(b []byte, c *chunk) error {
 	if p.i != len(p.b) {
 		return errMalformed
 	}
+	if c.hasError && c.errMessage == nil {
+		c.errMessage = c.message
+	}
 	return nil
 }
 
@@ -58,15 +94,40 @@ type parser struct {
 
 type memberFunc func(key []byte, c *chunk) bool
 
-func (p *parser) ws() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
+// Byte classes for the scanner's loops: a lookup per byte is cheaper
+// than a switch, and these loops are most of the per-chunk CPU.
+var (
+	isSpace [256]bool // JSON whitespace
+	isPlain [256]bool // a string byte that needs no check: not '"', '\\' or a control character
+	isDigit [256]bool
+)
+
+func init() {
+	for _, c := range " \t\n\r" {
+		isSpace[c] = true
 	}
+	for c := 0x20; c < 256; c++ {
+		isPlain[c] = c != '"' && c != '\\'
+	}
+	for c := '0'; c <= '9'; c++ {
+		isDigit[c] = true
+	}
+}
+
+// ws skips whitespace; compact JSON has none, so the common case is one
+// comparison.
+func (p *parser) ws() {
+	if p.i < len(p.b) && p.b[p.i] <= ' ' {
+		p.skipSpace()
+	}
+}
+
+func (p *parser) skipSpace() {
+	b, i := p.b, p.i
+	for i < len(b) && isSpace[b[i]] {
+		i++
+	}
+	p.i = i
 }
 
 // object parses {"k": v, ...}, calling member with p positioned at each value;
@@ -152,6 +213,13 @@ func (p *parser) str() ([]byte, bool) {
 	p.i++
 	start := p.i
 	for p.i < len(p.b) {
+		b, i := p.b, p.i
+		for i < len(b) && isPlain[b[i]] {
+			i++
+		}
+		if p.i = i; i >= len(b) {
+			break
+		}
 		ch := p.b[p.i]
 		switch {
 		case ch == '"':
@@ -207,11 +275,12 @@ func (p *parser) number() ([]byte, bool) {
 		p.i++
 	}
 	digits := func() int {
-		n := 0
-		for p.i < len(p.b) && '0' <= p.b[p.i] && p.b[p.i] <= '9' {
-			p.i++
-			n++
+		b, i := p.b, p.i
+		for i < len(b) && isDigit[b[i]] {
+			i++
 		}
+		n := i - p.i
+		p.i = i
 		return n
 	}
 	if p.i < len(p.b) && p.b[p.i] == '0' {
@@ -323,11 +392,42 @@ func (p *parser) topMember(key []byte, c *chunk) bool {
 		c.sentUnixNS = v
 		return ok
 	case "error":
-		if p.isNull() {
+		switch {
+		case p.isNull():
 			return true
+		case p.i < len(p.b) && p.b[p.i] == '{':
+			c.hasError = true
+			return p.object(p.errorMember, c)
+		case p.i < len(p.b) && p.b[p.i] == '"':
+			c.hasError = true
+			s, ok := p.str()
+			c.errMessage = s
+			return ok
 		}
 		c.hasError = true
 		return p.skip()
+	case "object":
+		s, ok := p.optString()
+		if string(s) == "error" {
+			c.hasError = true
+		}
+		return ok
+	case "message":
+		if p.i < len(p.b) && p.b[p.i] == '"' {
+			s, ok := p.str()
+			c.message = s
+			return ok
+		}
+		return p.skip()
+	}
+	return p.skip()
+}
+
+func (p *parser) errorMember(key []byte, c *chunk) bool {
+	if string(key) == "message" && p.i < len(p.b) && p.b[p.i] == '"' {
+		s, ok := p.str()
+		c.errMessage = s
+		return ok
 	}
 	return p.skip()
 }
@@ -368,8 +468,34 @@ func (p *parser) deltaMember(key []byte, c *chunk) bool {
 		if p.isNull() {
 			return true
 		}
-		c.toolCall = true
+		return p.array(p.toolCallElem, c)
+	}
+	return p.skip()
+}
+
+// toolCallElem reads one tool call of a delta: its function's name and
+// arguments are output text.
+func (p *parser) toolCallElem(c *chunk) bool {
+	c.toolCall = true
+	return p.object(p.toolCallMember, c)
+}
+
+func (p *parser) toolCallMember(key []byte, c *chunk) bool {
+	if string(key) != "function" {
 		return p.skip()
+	}
+	if p.isNull() {
+		return true
+	}
+	return p.object(p.functionMember, c)
+}
+
+func (p *parser) functionMember(key []byte, c *chunk) bool {
+	switch string(key) {
+	case "name", "arguments":
+		s, ok := p.optString()
+		c.toolBytes += len(s)
+		return ok
 	}
 	return p.skip()
 }

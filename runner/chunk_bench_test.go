@@ -8,11 +8,8 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
-
-	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/sixpin/sixpin/scenario"
 )
@@ -74,16 +71,16 @@ func perChunk(b *testing.B, n int, ms0 *runtime.MemStats) {
 
 // BenchmarkChunkPath measures the whole per-chunk client path on one
 // goroutine, so ns/chunk is CPU per chunk (target ≤ 5 µs): the runner's
-// request (go-openai's CreateChatCompletionStream through the runner's
-// doer, ignore_eos and extra_body spliced in), go-openai's SSE line reading
-// (RecvRaw), parseChunk, the monotonic timestamp and client lag, the stall
-// watchdog reset, and the append to the record. Only the network is
-// replaced, by an in-memory response of n simulator-shaped chunks. One op
-// is one request; per-request costs are spread over n chunks.
+// request (the JSON body with ignore_eos and extra_body, net/http through
+// the runner's send), the SSE line reading (sseReader), parseChunk, the
+// monotonic timestamp and client lag, the stall watchdog reset, and the
+// append to the record. Only the network is replaced, by an in-memory
+// response of n simulator-shaped chunks. One op is one request;
+// per-request costs are spread over n chunks.
 //
-// The recvraw sub-benchmarks read the same body with go-openai alone
-// (CreateChatCompletionStream + RecvRaw, no parse, no record), to show how
-// much of the path is the library's.
+// The sse sub-benchmarks read the same body with sseReader alone (no
+// request, no parse, no record), to show how much of the path is line
+// reading.
 func BenchmarkChunkPath(b *testing.B) {
 	plan := mustPlan(b, `
 pins:
@@ -120,38 +117,24 @@ requests: 1
 			}
 			perChunk(b, n, &ms0)
 		})
-		b.Run(fmt.Sprintf("recvraw/chunks=%d", n), func(b *testing.B) {
-			cfg := openai.DefaultConfig("sk-bench")
-			cfg.BaseURL = "http://sim.invalid/v1"
-			cfg.HTTPClient = &http.Client{Transport: memTransport{body}}
-			cfg.EmptyMessagesLimit = DefaultEmptyLines
-			client := openai.NewClientWithConfig(cfg)
-			creq := openai.ChatCompletionRequest{
-				Model:         "sim-model",
-				Messages:      []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: strings.Repeat(" word", 64)}},
-				MaxTokens:     n,
-				StreamOptions: &openai.StreamOptions{IncludeUsage: true},
-			}
-			ctx := context.Background()
+		b.Run(fmt.Sprintf("sse/chunks=%d", n), func(b *testing.B) {
+			rd := bytes.NewReader(body)
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			var ms0 runtime.MemStats
 			runtime.ReadMemStats(&ms0)
 			for b.Loop() {
-				stream, err := client.CreateChatCompletionStream(ctx, creq)
-				if err != nil {
-					b.Fatal(err)
-				}
-				lines := 0
+				rd.Reset(body)
+				s := newSSEReader(rd, 0)
+				events := 0
 				for {
-					if _, err := stream.RecvRaw(); err != nil {
+					if _, err := s.next(); err != nil {
 						break
 					}
-					lines++
+					events++
 				}
-				stream.Close()
-				if lines != n+3 { // role, tokens, finish, usage
-					b.Fatalf("%d lines, want %d", lines, n+3)
+				if events != n+4 { // role, tokens, finish, usage, [DONE]
+					b.Fatalf("%d events, want %d", events, n+4)
 				}
 			}
 			perChunk(b, n, &ms0)

@@ -19,12 +19,20 @@ func TestParseChunk(t *testing.T) {
 		{"reasoning (llama.cpp name)", `{"choices":[{"delta":{"reasoning":"ab","content":null}}]}`, chunk{reasoningBytes: 2}},
 		{"escapes count raw", `{"choices":[{"delta":{"content":"a\n\u00e9\"b"}}]}`, chunk{contentBytes: 12}},
 		{"finish", `{"choices":[{"delta":{},"finish_reason":"length"}]}`, chunk{finished: true, finishReason: []byte("length")}},
-		{"tool call", `{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"x","arguments":"{}"}}]}}]}`, chunk{toolCall: true}},
+		{"tool call", `{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"x","arguments":"{}"}}]}}]}`, chunk{toolCall: true, toolBytes: 3}},
+		{"tool call, id only", `{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":null}]}}]}`, chunk{toolCall: true}},
+		{"two tool calls", `{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"ab"}},{"function":{"name":"cd","arguments":null}}]}}]}`,
+			chunk{toolCall: true, toolBytes: 4}},
+		{"empty tool_calls", `{"choices":[{"delta":{"content":"a","tool_calls":[]}}]}`, chunk{contentBytes: 1}},
 		{"usage", `{"choices":[],"usage":{"prompt_tokens":8008,"completion_tokens":300,"total_tokens":8308,"prompt_tokens_details":{"cached_tokens":4096},"completion_tokens_details":{"reasoning_tokens":120}}}`,
 			chunk{hasUsage: true, usage: usage{promptTokens: 8008, completionTokens: 300, cachedTokens: 4096, reasoningTokens: 120}}},
 		{"null usage and details", `{"choices":[{"delta":{"content":"x"}}],"usage":null}`, chunk{contentBytes: 1}},
 		{"usage null details", `{"usage":{"prompt_tokens":5,"completion_tokens":1,"prompt_tokens_details":null}}`, chunk{hasUsage: true, usage: usage{promptTokens: 5, completionTokens: 1}}},
-		{"error event", `{"error":{"message":"overloaded","code":503}}`, chunk{hasError: true}},
+		{"error event", `{"error":{"message":"overloaded","code":503}}`, chunk{hasError: true, errMessage: []byte("overloaded")}},
+		{"error string", `{"error":"overloaded"}`, chunk{hasError: true, errMessage: []byte("overloaded")}},
+		{"vLLM error object", `{"object":"error","message":"bad \"x\"","type":"BadRequestError","code":400}`,
+			chunk{hasError: true, errMessage: []byte(`bad \"x\"`)}},
+		{"a message is no error", `{"object":"chat.completion.chunk","message":"hi","choices":[]}`, chunk{}},
 		{"numbers and literals skipped", `{"a":-1.5e+3,"b":[true,false,null,{}],"c":0,"choices":[]}`, chunk{}},
 	}
 	for _, c := range cases {
@@ -37,7 +45,8 @@ func TestParseChunk(t *testing.T) {
 				got.toolCall != c.want.toolCall || got.finished != c.want.finished ||
 				string(got.finishReason) != string(c.want.finishReason) || got.hasUsage != c.want.hasUsage ||
 				got.usage != c.want.usage || string(got.model) != string(c.want.model) ||
-				got.sentUnixNS != c.want.sentUnixNS || got.hasError != c.want.hasError {
+				got.sentUnixNS != c.want.sentUnixNS || got.hasError != c.want.hasError || got.toolBytes != c.want.toolBytes ||
+				string(got.errMessage) != string(c.want.errMessage) {
 				t.Fatalf("got %+v\nwant %+v", got, c.want)
 			}
 		})

@@ -126,11 +126,6 @@ func (r *Runner) DiscoverFrom(ctx context.Context, sources ...string) results.Di
 	return info
 }
 
-// host is the server root: the base URL less a trailing /v1.
-func (r *Runner) host() string {
-	return strings.TrimSuffix(strings.TrimSuffix(r.target.BaseURL, "/"), "/v1")
-}
-
 // ask queries one source and parses its answer.
 func (r *Runner) ask(ctx context.Context, name string) (partial, results.SourceResult) {
 	var p partial
@@ -140,15 +135,15 @@ func (r *Runner) ask(ctx context.Context, name string) (partial, results.SourceR
 	var parse func(*partial, []byte, string) error
 	switch name {
 	case SourceModels:
-		method, u, parse = http.MethodGet, strings.TrimSuffix(r.target.BaseURL, "/")+"/models", r.parseModels
+		method, u, parse = http.MethodGet, r.ep.api("/models"), r.parseModels
 	case SourceVLLM:
-		method, u, parse = http.MethodGet, r.host()+"/metrics", parseVLLMMetrics
+		method, u, parse = http.MethodGet, r.ep.root("/metrics"), parseVLLMMetrics
 	case SourceLlamaCpp:
-		method, u, parse = http.MethodGet, r.host()+"/props", parseLlamaProps
+		method, u, parse = http.MethodGet, r.ep.root("/props"), parseLlamaProps
 	case SourceSGLang:
-		method, u, parse = http.MethodGet, r.host()+"/get_server_info", parseSGLangInfo
+		method, u, parse = http.MethodGet, r.ep.root("/get_server_info"), parseSGLangInfo
 	case SourceOllama:
-		method, u, parse = http.MethodPost, r.host()+"/api/show", parseOllamaShow
+		method, u, parse = http.MethodPost, r.ep.root("/api/show"), parseOllamaShow
 		body = ollamaShowBody(r.target.Model)
 	default:
 		res.Err = "unknown discovery source"
@@ -156,7 +151,7 @@ func (r *Runner) ask(ctx context.Context, name string) (partial, results.SourceR
 	}
 	ep := u
 	if pu, err := url.Parse(u); err == nil {
-		ep = pu.Path
+		ep = pu.EscapedPath() // the query may hold a secret
 	}
 	res.Endpoint = method + " " + ep
 
@@ -185,7 +180,9 @@ func (r *Runner) ask(ctx context.Context, name string) (partial, results.SourceR
 }
 
 // fetch makes one discovery request with the target's credentials and
-// headers, reading at most maxDiscoveryBody bytes of the answer.
+// headers, reading at most maxDiscoveryBody bytes of the answer, which it
+// returns with the target's secrets redacted: whatever discovery reports
+// of it (model ids, paths, notes) is clean.
 func (r *Runner) fetch(ctx context.Context, method, u string, body []byte) (int, []byte, error) {
 	var rd io.Reader
 	if body != nil {
@@ -195,14 +192,10 @@ func (r *Runner) fetch(ctx context.Context, method, u string, body []byte) (int,
 	if err != nil {
 		return 0, nil, err
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if r.target.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+r.target.APIKey)
-	}
-	for k, v := range r.target.Headers {
-		req.Header.Set(k, v)
+	req.Header = r.header.Clone()
+	req.Header.Del("Accept")
+	if body == nil {
+		req.Header.Del("Content-Type")
 	}
 	resp, err := r.httpc.Do(req)
 	if err != nil {
@@ -213,7 +206,7 @@ func (r *Runner) fetch(ctx context.Context, method, u string, body []byte) (int,
 	if err != nil {
 		return resp.StatusCode, nil, err
 	}
-	return resp.StatusCode, raw, nil
+	return resp.StatusCode, r.rd.Bytes(raw), nil
 }
 
 // merge adds a source's facts to info: a fact already known keeps its

@@ -3,45 +3,22 @@ package runner
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/sixpin/sixpin/results"
 )
-
-// doer is the go-openai HTTPClient hook: it adds the endpoint's request
-// extensions (ignore_eos, min_tokens, a profile's extra_body) to the JSON
-// body go-openai built, and the profile's headers, then sends the request
-// on sixpin's own transport. go-openai itself is used unmodified.
-type doer struct {
-	client *http.Client
-	// extra is `,"k":v,...` spliced before the body's closing brace.
-	extra   []byte
-	headers map[string]string
-}
-
-// exchange passes per-request facts between a request's goroutine and the
-// doer: min_tokens in, the HTTP status out.
-type exchange struct {
-	minTokens int
-	status    int
-	// retryAfter and bucket are read from a 429's headers.
-	retryAfter time.Duration
-	bucket     string
-}
-
-type exchangeKey struct{}
-
-func withExchange(ctx context.Context, x *exchange) context.Context {
-	return context.WithValue(ctx, exchangeKey{}, x)
-}
 
 // newTransport returns the transport for one run: sized for the run's
 // concurrency so connections are reused, never compressed (SSE must not
@@ -65,6 +42,138 @@ func newTransport(conns int) *http.Transport {
 	}
 }
 
+// attempt is what one attempt to send a request saw of its connection,
+// through httptrace. Its fields are set from the transport's goroutines.
+type attempt struct {
+	conns    atomic.Int32 // connections the transport got (it retries some failures itself)
+	reused   atomic.Bool  // the last one had served a request before
+	dropped  atomic.Bool  // the last one was found closed by the server, and closed before use
+	answered atomic.Bool  // the first byte of a response arrived
+}
+
+func (a *attempt) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			a.conns.Add(1)
+			a.reused.Store(info.Reused)
+			a.dropped.Store(false)
+			if info.Reused && serverClosed(info.Conn) {
+				// Nothing is written to it: the transport's write fails,
+				// and the request goes out again (see unread).
+				info.Conn.Close()
+				a.dropped.Store(true)
+			}
+		},
+		GotFirstResponseByte: func() { a.answered.Store(true) },
+	}
+}
+
+// serverClosed looks, without waiting or reading, whether the server has
+// hung up on a kept-alive connection the transport is about to use (an
+// end of stream or a reset is queued on it). A server that hangs up after
+// each response (as llama-server does on a keep-alive timeout) usually has
+// by then, and a request written to such a connection would be lost
+// without a way to know that it never reached the server. One system call
+// per request on a reused connection, none per chunk. An HTTP/2
+// connection, which other requests share, is left alone.
+func serverClosed(c net.Conn) bool {
+	if tc, ok := c.(*tls.Conn); ok {
+		if tc.ConnectionState().NegotiatedProtocol == "h2" {
+			return false
+		}
+		c = tc.NetConn()
+	}
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	return err == nil && peerClosed(raw)
+}
+
+// unread reports whether an attempt that failed with err did so on a
+// kept-alive connection, before any answer, without the server having
+// read the request: nothing of it was written (the connection was found
+// closed and dropped before use, or the transport found the server had
+// closed it idle), or the server's side reset the connection (TCP answers
+// with a reset data that arrives on a socket closed before reading it,
+// and closing a socket with the request still unread in it). A
+// connection the server closed cleanly after the request was written may
+// have been read: that is not unread. (When the transport can tell that
+// nothing was written at all, it sends the request again itself.)
+func (a *attempt) unread(err error) bool {
+	if !a.reused.Load() || a.answered.Load() {
+		return false
+	}
+	return a.dropped.Load() && errors.Is(err, net.ErrClosed) ||
+		strings.Contains(err.Error(), "server closed idle connection") ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// maxReconnects bounds the re-sends of one request. Each takes one dead
+// connection out of the pool, and once the pool holds no more a fresh one
+// is dialled, which ends the re-sends: the bound is a safety net.
+const maxReconnects = 32
+
+// sent is the outcome of send: the response, or the failure and whether
+// it came on a kept-alive connection before any answer; and the times the
+// request was sent again on a new connection.
+type sent struct {
+	resp       *http.Response
+	err        error
+	reusedConn bool
+	reconnects int
+}
+
+// send posts a chat-completion body. A request that failed on a
+// kept-alive connection the server had closed, without the server having
+// read it (attempt.unread; Go's transport does not send a POST again by
+// itself then), is sent again on a new connection and counted as a
+// reconnect; one that may have reached the server is never sent twice.
+func (r *Runner) send(ctx context.Context, body []byte) sent {
+	var s sent
+	for {
+		a := &attempt{}
+		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, a.trace()), http.MethodPost, r.chatURL, bytes.NewReader(body))
+		if err != nil {
+			s.err = err
+			return s
+		}
+		req.Header = r.header // shared, read only: the transport never writes a request's header
+		s.resp, s.err = r.httpc.Do(req)
+		// The transport's own retries (a failure it could tell was before
+		// anything was written) are reconnects too.
+		s.reconnects += max(int(a.conns.Load())-1, 0)
+		if s.err == nil {
+			return s
+		}
+		s.reusedConn = a.reused.Load() && !a.answered.Load()
+		if ctx.Err() != nil || !a.unread(s.err) || s.reconnects >= maxReconnects {
+			return s
+		}
+		s.reconnects++
+	}
+}
+
+// requestHeader is the header of every request to t: JSON in, an event
+// stream out, the bearer key or the URL's user info (auth), and the
+// profile's headers.
+func requestHeader(t Target, auth string) http.Header {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "text/event-stream")
+	switch {
+	case t.APIKey != "":
+		h.Set("Authorization", "Bearer "+t.APIKey)
+	case auth != "":
+		h.Set("Authorization", auth)
+	}
+	for k, v := range t.Headers {
+		h.Set(k, v)
+	}
+	return h
+}
+
 // encodeExtra renders extra body members as `,"k":v` pairs in key order.
 func encodeExtra(m map[string]any) ([]byte, error) {
 	keys := make([]string, 0, len(m))
@@ -85,49 +194,6 @@ func encodeExtra(m map[string]any) ([]byte, error) {
 		b.Write(v)
 	}
 	return b.Bytes(), nil
-}
-
-// Do implements go-openai's HTTPDoer.
-func (d *doer) Do(req *http.Request) (*http.Response, error) {
-	for k, v := range d.headers {
-		req.Header.Set(k, v)
-	}
-	x, _ := req.Context().Value(exchangeKey{}).(*exchange)
-	minTokens := 0
-	if x != nil {
-		minTokens = x.minTokens
-	}
-	if req.Body != nil && (len(d.extra) > 0 || minTokens > 0) {
-		body, err := io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, fmt.Errorf("read request body: %w", err)
-		}
-		end := bytes.LastIndexByte(body, '}')
-		if end < 0 {
-			return nil, fmt.Errorf("request body is not a JSON object")
-		}
-		out := make([]byte, 0, len(body)+len(d.extra)+32)
-		out = append(out, body[:end]...)
-		out = append(out, d.extra...)
-		if minTokens > 0 {
-			out = append(out, `,"min_tokens":`...)
-			out = strconv.AppendInt(out, int64(minTokens), 10)
-		}
-		out = append(out, body[end:]...)
-		req.Body = io.NopCloser(bytes.NewReader(out))
-		req.ContentLength = int64(len(out))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out)), nil }
-	}
-	resp, err := d.client.Do(req)
-	if x != nil && resp != nil {
-		x.status = resp.StatusCode
-		if resp.StatusCode == http.StatusTooManyRequests {
-			x.retryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
-			x.bucket = bucketFromHeaders(resp.Header)
-		}
-	}
-	return resp, err
 }
 
 // retryAfter parses a Retry-After header: seconds, or an HTTP date.

@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sixpin/sixpin/results"
@@ -87,7 +86,7 @@ func (r *Runner) replaySession(issue, inflight context.Context, idx int, s *trac
 			answer = u.OutputTokens - u.ReasoningTokens
 		}
 		answer = max(answer, 1)
-		h.add(openai.ChatMessageRoleAssistant, r.prompts.Build(seed(uint64(k), 2), answer), answer)
+		h.add(roleAssistant, r.prompts.Build(seed(uint64(k), 2), answer), answer)
 	}
 	if last != nil {
 		last.SessionEnd = end
@@ -99,23 +98,23 @@ func (r *Runner) replaySession(issue, inflight context.Context, idx int, s *trac
 // length: the history so far plus a tool result that makes up the rest, or,
 // when the recorded prompt is shorter than the history (the agent
 // compacted its context) or the trace gives prompt blocks, a fresh prompt.
-func (r *Runner) replayMessages(h *history, u trace.Turn, k, block int, seed func(k, part uint64) uint64) []openai.ChatCompletionMessage {
+func (r *Runner) replayMessages(h *history, u trace.Turn, k, block int, seed func(k, part uint64) uint64) []message {
 	if len(u.HashIDs) > 0 && block > 0 {
 		h.msgs, h.content = nil, 0
 		content := max(u.InputTokens-r.templateTokens(1), 1)
-		h.add(openai.ChatMessageRoleUser, r.blocks(u.HashIDs, block, content), content)
+		h.add(roleUser, r.blocks(u.HashIDs, block, content), content)
 		return h.msgs
 	}
 	if len(h.msgs) > 0 {
 		growth := u.InputTokens - r.templateTokens(len(h.msgs)+1) - h.content
 		if growth >= 1 {
-			h.add(openai.ChatMessageRoleUser, r.prompts.Build(seed(uint64(k), 1), growth), growth)
+			h.add(roleUser, r.prompts.Build(seed(uint64(k), 1), growth), growth)
 			return h.msgs
 		}
 	}
 	h.msgs, h.content = nil, 0
 	content := max(u.InputTokens-r.templateTokens(1), 1)
-	h.add(openai.ChatMessageRoleUser, r.prompts.Build(seed(uint64(k), 0), content), content)
+	h.add(roleUser, r.prompts.Build(seed(uint64(k), 0), content), content)
 	return h.msgs
 }
 

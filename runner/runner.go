@@ -1,12 +1,13 @@
 // Package runner replays a scenario's Plan against an OpenAI-compatible
 // streaming endpoint: arrival scheduling (closed and open loop), the worker
-// pool, the streaming client (go-openai, extended through its HTTPClient
-// hook), per-chunk monotonic timestamps, and failure classification.
+// pool, the streaming client (net/http and a lean Server-Sent Events
+// reader), per-chunk monotonic timestamps, and failure classification.
 package runner
 
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"runtime"
 	"strings"
@@ -14,7 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
 	"github.com/sixpin/sixpin/tokenizer"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
@@ -37,6 +37,12 @@ type Target struct {
 	BaseURL string
 	// Model is the id sent in every request.
 	Model string
+	// BaseURL may carry a query, which every request keeps
+	// (…/v1?api-key=K → …/v1/chat/completions?api-key=K), and user info
+	// (http://user:pass@host/v1), sent as Basic credentials when there is
+	// no APIKey. Both are secrets: shown redacted (DisplayURL), and
+	// removed from whatever the server sends back.
+	//
 	// APIKey is sent as a bearer token. It is never logged, printed or
 	// saved.
 	APIKey string
@@ -56,9 +62,12 @@ type Target struct {
 const (
 	DefaultRequestTimeout = 10 * time.Minute
 	DefaultStallTimeout   = 2 * time.Minute
-	DefaultEmptyLines     = 10_000
 	DefaultBackoff        = time.Second
 	maxBackoff            = time.Minute
+	// DefaultConnectBackoff and DefaultConnectBackoffMax bound the wait
+	// after a connect failure (WithConnectBackoff).
+	DefaultConnectBackoff    = 50 * time.Millisecond
+	DefaultConnectBackoffMax = 5 * time.Second
 )
 
 // Option configures a Runner.
@@ -67,9 +76,34 @@ type Option func(*Runner)
 // WithRequestTimeout bounds one request from send to last byte.
 func WithRequestTimeout(d time.Duration) Option { return func(r *Runner) { r.requestTimeout = d } }
 
-// WithStallTimeout fails a stream that sends nothing for d after its first
-// token (class timeout).
+// WithStallTimeout fails a stream that sends no token for d after its
+// first token (class timeout); keep-alive comments do not count. Before
+// the first token the request timeout bounds the wait.
 func WithStallTimeout(d time.Duration) Option { return func(r *Runner) { r.stallTimeout = d } }
+
+// WithMaxLineBytes bounds one line of a stream, and one event's data, in
+// bytes (default DefaultMaxLineBytes): a longer one fails the request
+// (class oversized_line), so that no stream holds more memory than that.
+func WithMaxLineBytes(n int) Option {
+	return func(r *Runner) {
+		if n > 0 {
+			r.maxLine = n
+		}
+	}
+}
+
+// WithConnectBackoff sets how long a closed-loop worker or an agentic
+// session waits after a request that could not connect before it tries
+// again: first, doubling with jitter for every failure in a row, up to
+// ceiling (wall-clock time, whatever the time scale). Defaults
+// DefaultConnectBackoff and DefaultConnectBackoffMax.
+func WithConnectBackoff(first, ceiling time.Duration) Option {
+	return func(r *Runner) {
+		if first > 0 && ceiling >= first {
+			r.connectBackoff, r.connectBackoffMax = first, ceiling
+		}
+	}
+}
 
 // WithTemplateOverhead sets the tokens the chat template adds, subtracted
 // from every synthesised prompt (Probe measures and sets it).
@@ -109,11 +143,27 @@ func Bounds(duration time.Duration, requests int) Option {
 // Runner replays one Plan against one Target. Create it with New; Run it
 // once.
 type Runner struct {
-	plan     *scenario.Plan
-	conc     scenario.ConcurrencyPin
-	target   Target
-	client   *openai.Client
-	httpc    *http.Client
+	plan   *scenario.Plan
+	conc   scenario.ConcurrencyPin
+	target Target
+	httpc  *http.Client
+	// ep is the target's URL taken apart; chatURL and header are every
+	// chat request's URL and header (header is shared: read only).
+	ep      endpoint
+	chatURL string
+	header  http.Header
+	// extra is the request extensions as `,"k":v` pairs for the body.
+	extra []byte
+	// rd removes the target's secrets from the server's text.
+	rd redactor
+	// maxLine bounds a stream's line (WithMaxLineBytes).
+	maxLine int
+	// health records the endpoint's outages.
+	health health
+	// connectBackoff and connectBackoffMax bound the wait after a
+	// connect failure (WithConnectBackoff).
+	connectBackoff, connectBackoffMax time.Duration
+
 	exact    bool
 	duration time.Duration
 	requests int
@@ -149,7 +199,9 @@ type Stats struct {
 	OutputTokens atomic.Int64
 }
 
-// New prepares a Runner. It fails only on a target it cannot address.
+// New prepares a Runner. It fails only on a target it cannot address: a
+// base URL that is not http(s), or one with user info when an API key is
+// set too (both would be the Authorization header).
 func New(plan *scenario.Plan, t Target, opts ...Option) (*Runner, error) {
 	s := plan.Scenario()
 	r := &Runner{
@@ -163,6 +215,10 @@ func New(plan *scenario.Plan, t Target, opts ...Option) (*Runner, error) {
 		stallTimeout:   DefaultStallTimeout,
 		backoff:        DefaultBackoff,
 		timeScale:      1,
+		maxLine:        DefaultMaxLineBytes,
+
+		connectBackoff:    DefaultConnectBackoff,
+		connectBackoffMax: DefaultConnectBackoffMax,
 	}
 	if s.RequestTimeout > 0 {
 		r.requestTimeout = s.RequestTimeout.D()
@@ -190,6 +246,7 @@ func New(plan *scenario.Plan, t Target, opts ...Option) (*Runner, error) {
 	case scenario.ModeTrace:
 		conns = 64
 	}
+	var err error
 	extra := map[string]any{}
 	for k, v := range t.ExtraBody {
 		extra[k] = v
@@ -197,16 +254,21 @@ func New(plan *scenario.Plan, t Target, opts ...Option) (*Runner, error) {
 	if r.exact && hasControl(t.OutputControl, ControlIgnoreEOS) {
 		extra["ignore_eos"] = true
 	}
-	extraJSON, err := encodeExtra(extra)
+	if r.extra, err = encodeExtra(extra); err != nil {
+		return nil, fmt.Errorf("target: %w", err)
+	}
+	ep, auth, err := parseEndpoint(t.BaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("target: %w", err)
 	}
+	if auth != "" && t.APIKey != "" {
+		return nil, fmt.Errorf("target: the base URL %s carries a user name and password and an API key is set too; "+
+			"both would be the Authorization header: drop one (the key comes from the profile's api_key_env)", DisplayURL(t.BaseURL))
+	}
+	r.ep, r.chatURL = ep, ep.api("/chat/completions")
+	r.header = requestHeader(t, auth)
+	r.rd = newRedactor(t, auth)
 	r.httpc = &http.Client{Transport: newTransport(conns)}
-	cfg := openai.DefaultConfig(t.APIKey)
-	cfg.BaseURL = t.BaseURL
-	cfg.HTTPClient = &doer{client: r.httpc, extra: extraJSON, headers: t.Headers}
-	cfg.EmptyMessagesLimit = DefaultEmptyLines
-	r.client = openai.NewClientWithConfig(cfg)
 	return r, nil
 }
 
@@ -219,6 +281,11 @@ func (r *Runner) Stats() *Stats { return &r.stats }
 
 // Start returns the wall-clock time load started (zero before Run).
 func (r *Runner) Start() time.Time { return r.start }
+
+// Outages returns the times the endpoint could not be reached, in order:
+// from a request that failed to connect to the first answer to a request
+// sent after it. Call it after the run.
+func (r *Runner) Outages() []results.Outage { return r.health.list() }
 
 // Close releases the runner's idle connections.
 func (r *Runner) Close() { r.httpc.CloseIdleConnections() }
@@ -270,11 +337,16 @@ func (r *Runner) more(i int, t time.Duration) bool {
 
 // closedLoop keeps Streams requests in flight: each worker issues its next
 // request as soon as its last one ends.
+//
+// A worker whose request could not connect waits before its next one
+// (WithConnectBackoff), so that a dead endpoint is not hammered.
 func (r *Runner) closedLoop(issue, inflight context.Context, out chan<- *results.Record) {
 	var next atomic.Int64
 	var g errgroup.Group
 	for w := 0; w < r.conc.Streams; w++ {
 		g.Go(func() error {
+			rng := rand.New(rand.NewPCG(uint64(r.plan.Scenario().Seed), uint64(w)))
+			fails := 0
 			for issue.Err() == nil {
 				i := int(next.Add(1) - 1)
 				req := r.plan.Request(i)
@@ -283,12 +355,37 @@ func (r *Runner) closedLoop(issue, inflight context.Context, out chan<- *results
 				if !r.more(i, at) || issue.Err() != nil {
 					return nil
 				}
-				out <- r.do(inflight, req, text, at)
+				rec := r.do(inflight, req, text, at)
+				out <- rec
+				if rec.Err != results.ErrConnect {
+					fails = 0
+					continue
+				}
+				if !sleep(issue, r.connectDelay(rng, fails)) {
+					return nil
+				}
+				fails++
 			}
 			return nil
 		})
 	}
 	_ = g.Wait()
+}
+
+// connectDelay is the wait after the (fails+1)-th connect failure in a
+// row: jittered exponential backoff within the WithConnectBackoff bounds.
+func (r *Runner) connectDelay(rng *rand.Rand, fails int) time.Duration {
+	return jittered(rng, r.connectBackoff, r.connectBackoffMax, fails)
+}
+
+// jittered is an exponential backoff with "equal jitter": first·2^n capped
+// at ceiling, of which the second half is random.
+func jittered(rng *rand.Rand, first, ceiling time.Duration, n int) time.Duration {
+	d := ceiling
+	if n < 30 && first<<n < ceiling {
+		d = first << n
+	}
+	return d/2 + time.Duration(rng.Int64N(int64(d/2)+1))
 }
 
 // openLoop issues requests at the Plan's arrival times, whatever is in

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -19,18 +18,26 @@ import (
 // concurrent use.
 type ServerTokenizer struct {
 	url    string
+	err    error // the base URL could not be used
 	model  string
-	key    string
+	header http.Header
+	rd     redactor
 	client *http.Client
 }
 
-// NewServerTokenizer returns the tokenizer of t's server.
+// NewServerTokenizer returns the tokenizer of t's server. Its requests
+// carry t's credentials and headers and keep the base URL's query; its
+// errors are redacted of t's secrets.
 func NewServerTokenizer(t Target) *ServerTokenizer {
-	host := strings.TrimSuffix(strings.TrimSuffix(t.BaseURL, "/"), "/v1")
+	ep, auth, err := parseEndpoint(t.BaseURL)
+	h := requestHeader(t, auth)
+	h.Del("Accept")
 	return &ServerTokenizer{
-		url:    host + "/tokenize",
+		url:    ep.root("/tokenize"),
+		err:    err,
 		model:  t.Model,
-		key:    t.APIKey,
+		header: h,
+		rd:     newRedactor(t, auth),
 		client: &http.Client{Transport: newTransport(16), Timeout: 30 * time.Second},
 	}
 }
@@ -50,6 +57,9 @@ type tokenizeResponse struct {
 
 // Count returns the number of tokens the server makes of text.
 func (s *ServerTokenizer) Count(ctx context.Context, text string) (int, error) {
+	if s.err != nil {
+		return 0, fmt.Errorf("POST /tokenize: %w", s.err)
+	}
 	body, err := json.Marshal(tokenizeRequest{Model: s.model, Prompt: text, Content: text})
 	if err != nil {
 		return 0, err
@@ -58,19 +68,17 @@ func (s *ServerTokenizer) Count(ctx context.Context, text string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if s.key != "" {
-		req.Header.Set("Authorization", "Bearer "+s.key)
-	}
+	req.Header = s.header.Clone()
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("POST /tokenize: %s", oneLine(strings.ReplaceAll(err.Error(), s.key, "[redacted]")))
+		return 0, fmt.Errorf("POST /tokenize: %s", oneLine(s.rd.String(err.Error())))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return 0, fmt.Errorf("POST /tokenize: %w", err)
+		return 0, fmt.Errorf("POST /tokenize: %s", oneLine(s.rd.String(err.Error())))
 	}
+	data = s.rd.Bytes(data)
 	if resp.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("POST /tokenize: HTTP %d: %.200s", resp.StatusCode, data)
 	}

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sixpin/sixpin/results"
@@ -40,17 +39,18 @@ func (r *Runner) sessionLoop(issue, inflight context.Context, out chan<- *result
 // turn the answer and the next tool result. Every text is built once, so
 // each turn re-sends the history byte for byte and a prefix cache can hit.
 type history struct {
-	msgs    []openai.ChatCompletionMessage
+	msgs    []message
 	content int // tokens of all message contents
 }
 
 func (h *history) add(role, text string, tokens int) {
-	h.msgs = append(h.msgs, openai.ChatCompletionMessage{Role: role, Content: text})
+	h.msgs = append(h.msgs, message{role, text})
 	h.content += tokens
 }
 
 // session plays one session and emits its records, the last one marked
-// with why the session ended.
+// with why the session ended. A turn rate-limited under on_429: backoff,
+// or one that could not connect, is sent again after a backoff.
 func (r *Runner) session(issue, inflight context.Context, s scenario.Session, turns *atomic.Int64, out chan<- *results.Record) {
 	w := r.plan.Scenario().Workload
 	rng := rand.New(rand.NewPCG(s.Seed, 0x6a6974746572)) // "jitter"
@@ -68,12 +68,12 @@ func (r *Runner) session(issue, inflight context.Context, s scenario.Session, tu
 		last = rec
 	}
 	first := max(s.FirstPromptTokens-r.templateTokens(1), 1)
-	h.add(openai.ChatMessageRoleUser, r.prompts.Build(seed(0, 0), first), first)
+	h.add(roleUser, r.prompts.Build(seed(0, 0), first), first)
 
 turns:
 	for k := 0; k < s.Turns; k++ {
 		if k > 0 {
-			h.add(openai.ChatMessageRoleUser, r.prompts.Build(seed(uint64(k), 1), s.Growth[k]), s.Growth[k])
+			h.add(roleUser, r.prompts.Build(seed(uint64(k), 1), s.Growth[k]), s.Growth[k])
 			if !sleep(issue, r.wallTime(s.Think[k])) {
 				end = results.SessionEndRunEnded
 				break
@@ -86,6 +86,7 @@ turns:
 		}
 		req := scenario.Request{Index: s.Index, PromptTokens: prompt, OutputTokens: s.Outputs[k], Seed: s.Seed}
 		var rec *results.Record
+		limited, unreachable := 0, 0 // 429 and connect retries of this turn
 		for attempt := 0; ; attempt++ {
 			// Take a request slot; the run's bounds count every attempt.
 			if n := turns.Add(1) - 1; issue.Err() != nil || !r.more(int(n), r.since()) {
@@ -103,8 +104,17 @@ turns:
 				end = results.SessionEndInterrupted
 			case rec.Err == results.ErrHTTP429 && w.On429 == scenario.On429CountOnly:
 				continue turns
-			case rec.Err == results.ErrHTTP429 && w.On429 == scenario.On429Backoff && attempt < w.MaxRetries:
-				if sleep(issue, r.wallTime(r.backoffDelay(rng, attempt, rec.RetryAfter))) {
+			case rec.Err == results.ErrHTTP429 && w.On429 == scenario.On429Backoff && limited < w.MaxRetries:
+				if sleep(issue, r.wallTime(r.backoffDelay(rng, limited, rec.RetryAfter))) {
+					limited++
+					continue
+				}
+				end = results.SessionEndRunEnded
+			case rec.Err == results.ErrConnect:
+				// The endpoint is away: wait, and send the turn again
+				// until it is back or the run ends.
+				if sleep(issue, r.connectDelay(rng, unreachable)) {
+					unreachable++
 					continue
 				}
 				end = results.SessionEndRunEnded
@@ -122,7 +132,7 @@ turns:
 			answer = len(rec.Chunks)
 		}
 		answer = max(answer, 1)
-		h.add(openai.ChatMessageRoleAssistant, r.prompts.Build(seed(uint64(k), 2), answer), answer)
+		h.add(roleAssistant, r.prompts.Build(seed(uint64(k), 2), answer), answer)
 		if r.pricing != nil {
 			cost += r.pricing.RequestUSD(rec.Usage)
 			if w.CostCapUSD > 0 && cost > w.CostCapUSD {
@@ -144,9 +154,7 @@ turns:
 // the server's Retry-After, or the jittered exponential backoff, whichever
 // is longer.
 func (r *Runner) backoffDelay(rng *rand.Rand, attempt int, retryAfter time.Duration) time.Duration {
-	d := min(r.backoff<<attempt, maxBackoff)
-	d = d/2 + time.Duration(rng.Int64N(int64(d/2)+1)) // "equal jitter"
-	return max(d, retryAfter)
+	return max(jittered(rng, r.backoff, maxBackoff, attempt), retryAfter)
 }
 
 // sleep waits d or until ctx ends; it reports whether the wait ran out.

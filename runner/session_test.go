@@ -198,11 +198,11 @@ func TestSessionInterrupted(t *testing.T) {
 	r := newRunner(t, mustPlan(t, sessionsPlan(t)), simTarget(ts), WithTemplateOverhead(8))
 	issue, stop := context.WithCancel(context.Background())
 	inflight, cut := context.WithCancel(context.Background())
+	t.Cleanup(g.release) // after the records are in: a release before the cut has taken effect would let them finish
 	ch := r.Run(issue, inflight)
 	g.wait(t, 2)
 	stop()
 	cut()
-	g.release()
 	recs := collect(t, ch)
 	for _, rec := range recs {
 		if rec.SessionEnd != results.SessionEndInterrupted {

@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,7 +8,7 @@ import (
 
 // FuzzParse feeds the scenario loader arbitrary bytes: it must return a
 // scenario or an error, never panic or hang, and a scenario it returns
-// must plan, describe and draw requests without panicking. In CI it runs
+// must plan, declare its pins and draw requests without panicking. In CI it runs
 // over its seed corpus (testdata and the ready scenarios) as a normal
 // test; go test -fuzz FuzzParse ./scenario/ explores beyond.
 func FuzzParse(f *testing.F) {
@@ -35,8 +34,6 @@ func FuzzParse(f *testing.F) {
 				p.Session(i)
 			}
 		}
-		if err := s.Describe(io.Discard); err != nil {
-			t.Fatal(err)
-		}
+		p.Declared(Wire{})
 	})
 }

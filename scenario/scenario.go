@@ -1,7 +1,7 @@
 // Package scenario is sixpin's workload description: the YAML schema with the
 // six pins, strict loading with file:line:col errors, validation, seeded
-// distributions, and the Plan (the materialised, reproducible list of requests
-// and arrival times).
+// distributions, the Plan (the materialised, reproducible list of requests
+// and arrival times) and the declared pins it implies (Plan.Declared).
 package scenario
 
 import (
@@ -158,15 +158,16 @@ type ConcurrencyPin struct {
 
 // KVCachePin is pin 5: the server's KV-cache budget as declared. sixpin
 // cannot set it; it records it, checks it for consistency, and verifies it
-// against discovery where the server exposes it.
+// against discovery where the server exposes it. As written, it is also
+// its declared side in a results file (Declared.KVCache).
 type KVCachePin struct {
-	MaxModelLen          int     `yaml:"max_model_len"`
-	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization"`
-	MaxNumSeqs           int     `yaml:"max_num_seqs"`
+	MaxModelLen          int     `yaml:"max_model_len" json:"max_model_len,omitempty"`
+	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization" json:"gpu_memory_utilization,omitempty"`
+	MaxNumSeqs           int     `yaml:"max_num_seqs" json:"max_num_seqs,omitempty"`
 	// Batching is "continuous" or "static"; empty means undeclared.
-	Batching string `yaml:"batching"`
+	Batching string `yaml:"batching" json:"batching,omitempty"`
 	// PrefixCaching is nil when undeclared.
-	PrefixCaching *bool `yaml:"prefix_caching"`
+	PrefixCaching *bool `yaml:"prefix_caching" json:"prefix_caching,omitempty"`
 }
 
 // MixPin is pin 6: the prefill/decode mix, as one request class (the

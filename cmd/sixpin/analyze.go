@@ -16,6 +16,7 @@ import (
 	"github.com/sixpin/sixpin/analyze"
 	"github.com/sixpin/sixpin/internal/atomicfile"
 	"github.com/sixpin/sixpin/profiles"
+	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/scenario"
 	"github.com/sixpin/sixpin/trace"
 )
@@ -64,9 +65,9 @@ func analyzeCommon(fl *pflag.FlagSet, opts *AnalyzeOptions) {
 	fl.StringArrayVar(&opts.Providers, "provider", nil, "only providers whose id contains P, or matches it as a glob with * or ? (repeatable)")
 	fl.StringArrayVar(&opts.Models, "model", nil, "only models whose id contains M, or matches it as a glob with * or ? (repeatable)")
 	fl.IntVar(&opts.MinOutput, "min-output", analyze.DefaultMinOutputTokens, "fewest output + reasoning tokens of a throughput sample")
-	fl.StringVar(&opts.Format, "format", "text", "report format: "+strings.Join(analyze.Formats, ", ")+" (default from -o's extension, else text)")
+	fl.StringVar(&opts.Format, "format", "text", "report format: "+strings.Join(report.AnalyzeFormats, ", ")+" (default from -o's extension, else text)")
 	fl.StringVarP(&opts.Output, "output", "o", "", "write the report to FILE (atomically) instead of stdout")
-	fl.StringVar(&opts.Charts, "charts", "", "write charts (SVG and PNG) into DIR")
+	fl.StringVar(&opts.Charts, "charts", "", "write charts (SVG) into DIR")
 	fl.StringVar(&opts.Profile, "profile", "", "rate limits and prices from a profile: an embedded NAME or a YAML FILE")
 	fl.StringVar(&opts.ExportTrace, "export-trace", "", "write the sessions as a sixpin trace (JSONL) to FILE")
 	fl.StringVar(&opts.ExportScenario, "export-scenario", "", "write an agentic scenario (YAML) with the sessions' own pins to FILE")
@@ -194,8 +195,8 @@ func analyzeRun(cmd *cobra.Command, opts *AnalyzeOptions) error {
 	if !opts.FormatSet && opts.Output != "" {
 		format = formatFromExt(opts.Output)
 	}
-	if !slices.Contains(analyze.Formats, format) {
-		return badInput(fmt.Errorf("--format %q: want one of %s", format, strings.Join(analyze.Formats, ", ")))
+	if !slices.Contains(report.AnalyzeFormats, format) {
+		return badInput(fmt.Errorf("--format %q: want one of %s", format, strings.Join(report.AnalyzeFormats, ", ")))
 	}
 	if opts.Profile != "" {
 		p, err := profiles.Resolve(opts.Profile)
@@ -214,11 +215,11 @@ func analyzeRun(cmd *cobra.Command, opts *AnalyzeOptions) error {
 		return badInput(err)
 	}
 	if opts.Output == "" {
-		if err := rep.Write(ios.Out, format); err != nil {
+		if err := report.WriteAnalyze(ios.Out, rep, format); err != nil {
 			return err
 		}
 	} else {
-		if err := atomicfile.Write(opts.Output, func(w io.Writer) error { return rep.Write(w, format) }); err != nil {
+		if err := atomicfile.Write(opts.Output, func(w io.Writer) error { return report.WriteAnalyze(w, rep, format) }); err != nil {
 			return err
 		}
 		fmt.Fprintf(ios.ErrOut, "wrote %s (%s)\n", opts.Output, format)
@@ -227,7 +228,7 @@ func analyzeRun(cmd *cobra.Command, opts *AnalyzeOptions) error {
 		if rep.Counts.Samples == 0 {
 			fmt.Fprintln(ios.ErrOut, "no charts: no throughput samples")
 		} else {
-			files, err := rep.WriteCharts(opts.Charts)
+			files, err := report.WriteAnalyzeCharts(opts.Charts, rep)
 			if err != nil {
 				return err
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sixpin/sixpin/analyze"
 	oc "github.com/sixpin/sixpin/analyze/opencodetest"
+	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/scenario"
 	"github.com/sixpin/sixpin/trace"
 )
@@ -109,26 +110,26 @@ func TestAnalyzeOpencode(t *testing.T) {
 		t.Errorf("report: %d models, %+v, cost %+v", len(rep.Models), rep.Models[0].EffectiveTokS, rep.Cost)
 	}
 
-	report := filepath.Join(dir, "report.md")
+	mdPath := filepath.Join(dir, "report.md")
 	tr := filepath.Join(dir, "sessions.jsonl")
 	charts := filepath.Join(dir, "charts")
-	out, errOut, err := runAnalyze(t, nil, "opencode", "--db", db, "-o", report, "--charts", charts, "--export-trace", tr)
+	out, errOut, err := runAnalyze(t, nil, "opencode", "--db", db, "-o", mdPath, "--charts", charts, "--export-trace", tr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if out != "" {
 		t.Errorf("stdout %q with -o, want nothing", out)
 	}
-	md, _ := os.ReadFile(report)
+	md, _ := os.ReadFile(mdPath)
 	if !strings.HasPrefix(string(md), "# Effective throughput") {
 		t.Errorf("-o report.md is not Markdown:\n%s", md)
 	}
-	for _, want := range []string{"wrote " + report + " (md)", "wrote charts ", "wrote trace " + tr + ": 2 sessions, 10 turns"} {
+	for _, want := range []string{"wrote " + mdPath + " (md)", "wrote charts ", "wrote trace " + tr + ": 2 sessions, 10 turns"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
 	}
-	for _, name := range []string{analyze.ChartBoxPlot + ".svg", analyze.ChartContext + ".png"} {
+	for _, name := range []string{report.ChartBoxPlot + ".svg", report.ChartContext + ".svg"} {
 		if _, err := os.Stat(filepath.Join(charts, name)); err != nil {
 			t.Errorf("chart: %v", err)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/report"
 )
 
@@ -18,13 +19,13 @@ type StatsFlags struct {
 
 func (s *StatsFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.Float64Var(&s.Confidence, "confidence", report.DefaultConfidence, "two-sided confidence level of the intervals (a fraction)")
-	fl.IntVar(&s.Resamples, "resamples", report.DefaultResamples, "bootstrap resamples per interval")
-	fl.Uint64Var(&s.Seed, "stats-seed", report.DefaultSeed, "seed of the resampling (the same seed gives the same intervals)")
+	fl.Float64Var(&s.Confidence, "confidence", stats.DefaultConfidence, "two-sided confidence level of the intervals (a fraction)")
+	fl.IntVar(&s.Resamples, "resamples", stats.DefaultResamples, "bootstrap resamples per interval")
+	fl.Uint64Var(&s.Seed, "stats-seed", stats.DefaultSeed, "seed of the resampling (the same seed gives the same intervals)")
 }
 
-func (s StatsFlags) stats() (report.Stats, error) {
-	st := report.Stats{Confidence: s.Confidence, Resamples: s.Resamples, Seed: s.Seed}
+func (s StatsFlags) stats() (stats.Settings, error) {
+	st := stats.Settings{Confidence: s.Confidence, Resamples: s.Resamples, Seed: s.Seed}
 	if err := st.Validate(); err != nil {
 		return st, badInput(fmt.Errorf("--%w", err))
 	}
@@ -45,8 +46,8 @@ type CompareOptions struct {
 func NewCmdCompare(f *Factory, runF func(*CompareOptions) error) *cobra.Command {
 	opts := &CompareOptions{F: f}
 	cmd := &cobra.Command{
-		Use:   "compare A.json B.json...",
-		Short: "Compare runs side by side; refuses runs whose pins differ",
+		Use:   "compare A.json B.json... | A-set.json B-set.json...",
+		Short: "Compare runs (or sets, point by point) side by side; refuses runs whose pins differ",
 		Long: `Compare results files side by side, each against the first: every figure
 with its change, the change's confidence interval, and its direction (better
 or worse knowing which way is good for that figure; noise when the interval
@@ -57,9 +58,15 @@ the model, concurrency (mode, streams or rate), prompt and output lengths
 (declared distributions and observed medians within the pins'
 tolerance_pct), the declared KV-cache settings and the mix. Otherwise compare
 refuses (exit 2) and names the pins that differ; --allow-pin-mismatch shows
-the comparison with the mismatches marked at the top.`,
+the comparison with the mismatches marked at the top.
+
+Set files (sweeps, repeats, bake-offs) compare point by point: each point of
+a set against the same point of the first (a sweep's value, a repeat's seed,
+a bake-off's profile). Sets of another kind, sweeping another pin or lacking
+a point are refused (exit 2) with the reason.`,
 		Example: `  sixpin compare base.json candidate.json
-  sixpin compare vllm.json sglang.json llamacpp.json --format md`,
+  sixpin compare vllm.json sglang.json llamacpp.json --format md
+  sixpin compare main-sweep.json pr-sweep.json`,
 		Args: argsBadInput(cobra.MinimumNArgs(2)),
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.Paths = args
@@ -78,12 +85,11 @@ the comparison with the mismatches marked at the top.`,
 }
 
 func compareRun(opts *CompareOptions) error {
-	var write func(io.Writer, *report.Comparison) error
+	md := false
 	switch opts.Format {
 	case "text":
-		write = report.WriteCompareText
 	case "md", "markdown":
-		write = report.WriteCompareMarkdown
+		md = true
 	default:
 		return badInput(fmt.Errorf("--format: unknown format %q (want text or md)", opts.Format))
 	}
@@ -91,17 +97,76 @@ func compareRun(opts *CompareOptions) error {
 	if err != nil {
 		return err
 	}
-	ins, err := report.Load(opts.Paths...)
+	files, err := report.LoadFiles(opts.Paths...)
 	if err != nil {
 		return badInput(err)
+	}
+	ins, sets, err := runsOrSets(files, "compare")
+	if err != nil {
+		return err
+	}
+	if sets != nil {
+		return compareSets(opts, sets, st, md)
+	}
+	write := report.WriteCompareText
+	if md {
+		write = report.WriteCompareMarkdown
 	}
 	c, err := report.Compare(ins, st)
 	if err != nil {
 		return badInput(err)
 	}
-	if !c.Comparable() && !opts.AllowPinMismatch {
-		return badInput(fmt.Errorf("%w: their pins differ, so their figures measure different workloads (--allow-pin-mismatch compares anyway):\n%s",
-			report.ErrIncomparable, c.MismatchSummary()))
+	if err := opts.refuseMismatch(c); err != nil {
+		return err
 	}
 	return writeOutput(opts.F, opts.Output, func(w io.Writer) error { return write(w, c) })
+}
+
+// compareSets compares set files point by point.
+func compareSets(opts *CompareOptions, sets []report.SetInput, st stats.Settings, md bool) error {
+	c, err := report.CompareSets(sets, st)
+	if err != nil {
+		return badInput(err)
+	}
+	if err := opts.refuseMismatch(c); err != nil {
+		return err
+	}
+	write := report.WriteSetCompareText
+	if md {
+		write = report.WriteSetCompareMarkdown
+	}
+	return writeOutput(opts.F, opts.Output, func(w io.Writer) error { return write(w, c) })
+}
+
+// runsOrSets splits files into results files or set files: a command
+// takes the one kind or the other, never both (verb names it in the
+// refusal).
+func runsOrSets(files []report.File, verb string) ([]report.Input, []report.SetInput, error) {
+	var ins []report.Input
+	var sets []report.SetInput
+	for _, f := range files {
+		if f.Set != nil {
+			sets = append(sets, report.SetInput{Name: f.Name, Set: f.Set})
+		} else {
+			ins = append(ins, report.Input{Name: f.Name, Run: f.Run})
+		}
+	}
+	if len(sets) > 0 && len(ins) > 0 {
+		return nil, nil, badInput(fmt.Errorf("%s is a set of runs and %s one run: %s sets with sets, results files with results files",
+			sets[0].Name, ins[0].Name, verb))
+	}
+	return ins, sets, nil
+}
+
+// refuseMismatch is the refusal of runs (or points) whose pins differ,
+// unless --allow-pin-mismatch.
+func (opts *CompareOptions) refuseMismatch(c interface {
+	Comparable() bool
+	MismatchSummary() string
+}) error {
+	if c.Comparable() || opts.AllowPinMismatch {
+		return nil
+	}
+	return badInput(fmt.Errorf("%w: their pins differ, so their figures measure different workloads (--allow-pin-mismatch compares anyway):\n%s",
+		report.ErrIncomparable, c.MismatchSummary()))
 }

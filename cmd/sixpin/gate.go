@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/report"
 )
 
@@ -29,7 +30,7 @@ type GateOptions struct {
 func NewCmdGate(f *Factory, runF func(*GateOptions) error) *cobra.Command {
 	opts := &GateOptions{F: f}
 	cmd := &cobra.Command{
-		Use:   "gate --baseline BASE.json CURRENT.json",
+		Use:   "gate --baseline BASE.json CURRENT.json | --baseline BASE-set.json CURRENT-set.json",
 		Short: "Fail on a statistically significant regression against a baseline (for CI)",
 		Long: `Check a run against a baseline by rules. A rule names a window, a metric and
 a tolerance; it fails only when the figure is beyond the tolerance AND the
@@ -53,6 +54,11 @@ at most 1%. The current run must always be valid and complete.
 
 A rule is NOT EVALUATED when a run lacks its figure, or the histograms or
 per-second series its interval needs: the gate never passes it.
+
+Set files (sweeps, repeats, bake-offs) are gated point by point: every rule
+at every point of the baseline set against the same point of the current
+one. A point the current set lacks fails; one the baseline lacks is not
+evaluated; sets of another kind or sweeping another pin are incomparable.
 
 Exit 0 pass, 1 regression, 2 incomparable runs (pins differ, as in compare;
 or an invalid baseline), a rule not evaluated (and none failed), or bad
@@ -85,15 +91,22 @@ func gateRun(opts *GateOptions) error {
 	if err != nil {
 		return err
 	}
-	ins, err := report.Load(opts.Baseline, opts.Current)
+	files, err := report.LoadFiles(opts.Baseline, opts.Current)
 	if err != nil {
 		return badInput(err)
+	}
+	ins, sets, err := runsOrSets(files, "gate")
+	if err != nil {
+		return err
 	}
 	rules := report.DefaultRules()
 	if opts.Rules != "" {
 		if rules, err = report.LoadRules(opts.Rules); err != nil {
 			return badInput(err)
 		}
+	}
+	if sets != nil {
+		return gateSets(opts, sets[0], sets[1], rules, st)
 	}
 	g, err := report.Gate(ins[0], ins[1], rules, st)
 	if err != nil {
@@ -102,16 +115,9 @@ func gateRun(opts *GateOptions) error {
 	if err := report.WriteGateText(opts.F.IO.Out, g); err != nil {
 		return err
 	}
-	for _, out := range []struct {
-		path  string
-		write func(io.Writer, *report.GateResult) error
-	}{{opts.JUnit, report.WriteGateJUnit}, {opts.Markdown, report.WriteGateMarkdown}} {
-		if out.path == "" {
-			continue
-		}
-		if err := report.WriteFile(out.path, func(w io.Writer) error { return out.write(w, g) }); err != nil {
-			return err
-		}
+	if err := opts.writeFiles(func(w io.Writer) error { return report.WriteGateJUnit(w, g) },
+		func(w io.Writer) error { return report.WriteGateMarkdown(w, g) }); err != nil {
+		return err
 	}
 	switch {
 	case !g.Comparable():
@@ -120,6 +126,47 @@ func gateRun(opts *GateOptions) error {
 		return fmt.Errorf("gate: %w: %d of %d rules failed", ErrRegression, len(g.Failed()), len(g.Checks))
 	case !g.Passed():
 		return badInput(fmt.Errorf("gate: %d of %d rules could not be evaluated: the files lack what they need", len(g.NotEvaluated()), len(g.Checks)))
+	}
+	return nil
+}
+
+// gateSets gates a set against a baseline set point by point.
+func gateSets(opts *GateOptions, base, cur report.SetInput, rules []report.Rule, st stats.Settings) error {
+	g, err := report.GateSets(base, cur, rules, st)
+	if err != nil {
+		return badInput(err)
+	}
+	if err := report.WriteSetGateText(opts.F.IO.Out, g); err != nil {
+		return err
+	}
+	if err := opts.writeFiles(func(w io.Writer) error { return report.WriteSetGateJUnit(w, g) },
+		func(w io.Writer) error { return report.WriteSetGateMarkdown(w, g) }); err != nil {
+		return err
+	}
+	switch failed := g.Failed(); {
+	case !g.Comparable():
+		return badInput(fmt.Errorf("%w: sets are not comparable point by point: %s", report.ErrIncomparable, strings.Join(g.IncomparableReasons(), "; ")))
+	case len(failed) > 0:
+		return fmt.Errorf("gate: %w: %d of %d points failed", ErrRegression, len(failed), len(g.Points))
+	case !g.Passed():
+		return badInput(fmt.Errorf("gate: not every point could be evaluated: the files lack what they need"))
+	}
+	return nil
+}
+
+// writeFiles writes the gate's JUnit and Markdown files, each atomically,
+// where --junit and --markdown ask for them.
+func (opts *GateOptions) writeFiles(junit, md func(io.Writer) error) error {
+	for _, out := range []struct {
+		path  string
+		write func(io.Writer) error
+	}{{opts.JUnit, junit}, {opts.Markdown, md}} {
+		if out.path == "" {
+			continue
+		}
+		if err := report.WriteFile(out.path, out.write); err != nil {
+			return err
+		}
 	}
 	return nil
 }

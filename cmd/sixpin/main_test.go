@@ -48,7 +48,7 @@ func TestValidate(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"scenario     tiny", "concurrency  closed loop, 2 streams", "scenario     agentic-120k", "lognormal"} {
+	for _, want := range []string{"scenario     tiny", "concurrency  closed loop, 2 concurrent streams", "scenario     agentic-120k", "lognormal"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("validate output lacks %q:\n%s", want, out)
 		}

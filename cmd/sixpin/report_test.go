@@ -201,7 +201,7 @@ func TestGateCommand(t *testing.T) {
 		{"rules file", []string{"--baseline", fixBase, fixSlow, "--rules", rules}, ExitFailed,
 			[]string{"FAIL  steady.ttft_ms.p90", "RESULT: FAIL — 2 of 4 rules regressed"}, nil},
 		{"pin mismatch", []string{"--baseline", fixBase, fixC1}, ExitBadInput,
-			[]string{"✗ concurrency: 4 vs 1"}, []string{"runs are not comparable: prompt: uniform [400, 600] (mean 500) vs 8,000; prompt p50: 505 vs 8,003; concurrency: 4 vs 1"}},
+			[]string{"✗ concurrency: 4 vs 1"}, []string{"runs are not comparable: prompt: uniform [400, 600] tokens (mean 500) vs 8000 tokens; prompt p50: 505 vs 8,003; concurrency: 4 vs 1"}},
 		{"bad rules", []string{"--baseline", fixBase, fixSlow, "--rules", badRules}, ExitBadInput, nil,
 			[]string{"bad.yaml:1:47: steady.aggregate_output_tok_s.max_decrease: must be a percentage like \"10%\" (got 5)"}},
 		{"no baseline", []string{fixSlow}, ExitBadInput, nil, []string{"--baseline BASE.json is required"}},

@@ -10,6 +10,7 @@ import (
 	"github.com/sixpin/sixpin/harness"
 	"github.com/sixpin/sixpin/internal/bounds"
 	"github.com/sixpin/sixpin/profiles"
+	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/scenario"
 	"github.com/sixpin/sixpin/trace"
 )
@@ -110,7 +111,7 @@ func checkFor(path string) check {
 		if err != nil {
 			return err
 		}
-		return described(sc.Describe(w))
+		return described(report.DescribeScenario(w, sc))
 	}
 }
 
@@ -120,13 +121,13 @@ func profileCheck(ref string) check {
 		if err != nil {
 			return err
 		}
-		var sf profiles.SimFacts
+		var sm *report.Simulator
 		if p.Simulated() {
-			if sf, err = harness.SimFacts(p); err != nil {
+			if sm, err = harness.SimulatorOf(p); err != nil {
 				return err
 			}
 		}
-		return described(profiles.Describe(w, p, sf))
+		return described(report.DescribeProfile(w, p, sm))
 	}
 }
 
@@ -136,7 +137,7 @@ func traceCheck(path string) check {
 		if err != nil {
 			return err
 		}
-		return described(scenario.DescribeTrace(w, t))
+		return described(report.DescribeTrace(w, t))
 	}
 }
 

@@ -136,6 +136,17 @@ type Printer struct {
 	Err error
 }
 
+// Write writes b unless an earlier write failed, so a Printer is an
+// io.Writer too (under a text/tabwriter, say).
+func (p *Printer) Write(b []byte) (int, error) {
+	if p.Err != nil {
+		return 0, p.Err
+	}
+	n, err := p.W.Write(b)
+	p.Err = err
+	return n, err
+}
+
 // F writes like fmt.Fprintf unless an earlier write failed.
 func (p *Printer) F(format string, args ...any) {
 	if p.Err == nil {

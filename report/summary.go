@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"fmt"
@@ -6,13 +6,14 @@ import (
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/results"
 )
 
 // WriteSummary renders run as the text summary `sixpin run` ends with: the
 // pin card first, then the headline (steady) and burst windows, errors and
 // notes. Every figure names its window and whether it is per stream or
 // aggregate.
-func WriteSummary(w io.Writer, run *Run) error {
+func WriteSummary(w io.Writer, run *results.Run) error {
 	p := &numfmt.Printer{W: w}
 	sim := ""
 	if run.Target.Simulated {
@@ -30,7 +31,7 @@ func WriteSummary(w io.Writer, run *Run) error {
 	if err := WritePinCard(w, PinCard(run)); err != nil {
 		return err
 	}
-	for _, name := range []string{run.Headline, WindowBurst} {
+	for _, name := range []string{run.Headline, results.WindowBurst} {
 		if win := run.Windows[name]; win != nil {
 			p.F("\n")
 			writeWindow(p, run, name, win)
@@ -39,14 +40,14 @@ func WriteSummary(w io.Writer, run *Run) error {
 	p.F("\n")
 	writeSessions(p, run)
 	writeContext(p, run)
-	if lines := run.RateLimits.Lines(); len(lines) > 0 {
+	if lines := rateLimitLines(run.RateLimits); len(lines) > 0 {
 		p.F("Rate limits (%s's limits, metered client-side over sliding windows, whole run):\n", run.Target.Profile)
 		for _, l := range lines {
 			p.F("  %s\n", l)
 		}
 	}
 	if run.Cost != nil {
-		p.F("Cost (whole run): %s\n", run.Cost)
+		p.F("Cost (whole run): %s\n", costLine(run.Cost))
 	}
 	if t := run.Tokens; t.Input > 0 {
 		p.F("Tokens (whole run, usage): %s in (%s cached, %s of input), %s out (%s reasoning)\n",
@@ -75,7 +76,7 @@ func WriteSummary(w io.Writer, run *Run) error {
 }
 
 // TargetLabel names a run's target in one phrase.
-func TargetLabel(t TargetInfo) string {
+func TargetLabel(t results.TargetInfo) string {
 	if t.Simulated {
 		return fmt.Sprintf("built-in simulator (profile %s, model %q)", t.Profile, t.Model)
 	}
@@ -86,15 +87,15 @@ func TargetLabel(t TargetInfo) string {
 	return s + ")"
 }
 
-func writeWindow(p *numfmt.Printer, run *Run, name string, w *Window) {
+func writeWindow(p *numfmt.Printer, run *results.Run, name string, w *results.Window) {
 	title := map[string]string{
-		WindowSteady: "STEADY (headline)",
-		WindowBurst:  "BURST (first seconds of load: the brochure window)",
-		WindowAll:    "ALL",
-		WindowWarmup: "WARMUP",
+		results.WindowSteady: "STEADY (headline)",
+		results.WindowBurst:  "BURST (first seconds of load: the brochure window)",
+		results.WindowAll:    "ALL",
+		results.WindowWarmup: "WARMUP",
 	}[name]
 	p.F("%s window %s–%s s (%s s)", title, num(w.StartS), num(w.EndS), num(w.DurationS))
-	if name == WindowSteady && run.Scenario.Windows.Steady == "auto" && w.StartS > run.Scenario.Windows.WarmupS {
+	if name == results.WindowSteady && run.Scenario.Windows.Steady == "auto" && w.StartS > run.Scenario.Windows.WarmupS {
 		p.F(", start trimmed by MSER-5 (%s s after the warmup)", num(w.StartS-run.Scenario.Windows.WarmupS))
 	}
 	p.F("\n")
@@ -107,14 +108,14 @@ func writeWindow(p *numfmt.Printer, run *Run, name string, w *Window) {
 	}
 	lat := []struct {
 		label string
-		d     *Dist
+		d     *results.Dist
 	}{
 		{"TTFT ms", w.TTFTMs}, {"ITL ms", w.ITLMs}, {"TPOT ms", w.TPOTMs}, {"E2E ms", w.E2EMs},
 	}
 	if w.TTFTAnswerMs != nil && w.TTFTMs != nil && w.TTFTAnswerMs.P50 != w.TTFTMs.P50 {
 		lat = append(lat[:1], append([]struct {
 			label string
-			d     *Dist
+			d     *results.Dist
 		}{{"TTFT answer ms", w.TTFTAnswerMs}}, lat[1:]...)...)
 	}
 	if w.Completed > 0 {
@@ -127,7 +128,7 @@ func writeWindow(p *numfmt.Printer, run *Run, name string, w *Window) {
 		p.F("  %-30s %10s %10s %10s %10s %10s\n", "per stream, "+name, "mean", "min", "p10", "p50", "p90")
 		for _, l := range []struct {
 			label string
-			d     *Dist
+			d     *results.Dist
 		}{{"decode tok/s", w.DecodeTokS}, {"effective tok/s", w.EffectiveTokS}} {
 			if l.d != nil {
 				p.F("  %-30s %10s %10s %10s %10s %10s\n", l.label, num(l.d.Mean), num(l.d.Min), num(l.d.P10), num(l.d.P50), num(l.d.P90))
@@ -140,7 +141,7 @@ func writeWindow(p *numfmt.Printer, run *Run, name string, w *Window) {
 		p.F("  reasoning (%s window): %s tokens, %s of the output of its successful requests\n", name,
 			group(float64(w.ReasoningTokens)), pct(float64(w.ReasoningTokens)/(w.OutputPerReq.Mean*float64(w.Completed))))
 	}
-	if name == WindowBurst && w.PeakAggregateOutputTokS > 0 {
+	if name == results.WindowBurst && w.PeakAggregateOutputTokS > 0 {
 		p.F("  peak aggregate over any %s s span of the run: %s tok/s (from %s s)\n", num(w.DurationS), num(w.PeakAggregateOutputTokS), num(w.PeakStartS))
 	}
 	if w.Completed > 0 {
@@ -151,7 +152,7 @@ func writeWindow(p *numfmt.Printer, run *Run, name string, w *Window) {
 		p.F("  goodput (%s window, SLO %s): %s req/s, %s of requests\n", name, SLOLabel(run), num(g.RateRPS), pct(g.Fraction))
 	}
 	if len(w.ErrorsByClass) > 0 {
-		p.F("  errors in window: %s\n", ClassList(w.ErrorsByClass))
+		p.F("  errors in window: %s\n", results.ClassList(w.ErrorsByClass))
 	}
 }
 
@@ -175,7 +176,7 @@ func PrefillLabel(v float64) string {
 
 // SLOLabel describes the scenario's SLO ("TTFT ≤ 2,000 ms, TPOT ≤ 50.0
 // ms"), or "" without one.
-func SLOLabel(run *Run) string {
+func SLOLabel(run *results.Run) string {
 	var parts []string
 	s := run.Scenario.SLO
 	if s.TTFTMs > 0 {
@@ -190,37 +191,32 @@ func SLOLabel(run *Run) string {
 	return strings.Join(parts, ", ")
 }
 
-func writeErrors(p *numfmt.Printer, run *Run) {
+func writeErrors(p *numfmt.Printer, run *results.Run) {
 	e := run.Errors
 	if e.Failed == 0 {
 		p.F("Errors (whole run): none in %s\n", numfmt.Count(e.Requests, "request", ""))
-		return
-	}
-	p.F("Errors (whole run): %d of %s failed (%s, interrupts excluded): %s\n",
-		e.Failed, numfmt.Count(e.Requests, "request", ""), pct(e.Rate), ClassList(e.ByClass))
-	for _, c := range ErrorClasses {
-		for _, ex := range e.Examples[string(c)] {
-			p.F("  %s: %s\n", c, ex)
+	} else {
+		p.F("Errors (whole run): %d of %s failed (%s, interrupts excluded): %s\n",
+			e.Failed, numfmt.Count(e.Requests, "request", ""), pct(e.Rate), results.ClassList(e.ByClass))
+		for _, c := range results.ErrorClasses {
+			for _, ex := range e.Examples[string(c)] {
+				p.F("  %s: %s\n", c, ex)
+			}
 		}
+	}
+	for _, o := range e.Outages {
+		if o.Recovered {
+			p.F("  endpoint unreachable from %s s to %s s (%s failed to connect)\n", num(o.StartS), num(o.EndS), numfmt.Count(o.FailedRequests, "request", ""))
+		} else {
+			p.F("  endpoint unreachable from %s s to the end of the run (%s failed to connect)\n", num(o.StartS), numfmt.Count(o.FailedRequests, "request", ""))
+		}
+	}
+	if e.Reconnects > 0 {
+		p.F("  reconnects: %d (requests sent again on a new connection: the server had closed the kept-alive one without reading them; not failures)\n", e.Reconnects)
 	}
 }
 
-// ClassList formats error counts by class in report order.
-func ClassList(m map[string]int) string {
-	var parts []string
-	for _, c := range ErrorClasses {
-		if n := m[string(c)]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", c, n))
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
-func num(v float64) string   { return numfmt.Sig(v) }
-func group(v float64) string { return numfmt.Thousands(v) }
-func pct(f float64) string   { return numfmt.Percent(f) }
-
-func writeSessions(p *numfmt.Printer, run *Run) {
+func writeSessions(p *numfmt.Printer, run *results.Run) {
 	ss := run.Sessions
 	if ss == nil || len(ss.All) == 0 {
 		return
@@ -238,7 +234,7 @@ func writeSessions(p *numfmt.Printer, run *Run) {
 	}
 	p.F("; cache hit %s of input tokens\n", pct(run.Tokens.CacheHitRatio))
 	var reasons []string
-	for _, r := range []string{SessionEndTurns, SessionEndContextWindow, SessionEndCostCap, SessionEndRateLimited, SessionEndError, SessionEndRunEnded, SessionEndInterrupted} {
+	for _, r := range []string{results.SessionEndTurns, results.SessionEndContextWindow, results.SessionEndCostCap, results.SessionEndRateLimited, results.SessionEndError, results.SessionEndRunEnded, results.SessionEndInterrupted} {
 		if n := ss.EndReasons[r]; n > 0 {
 			reasons = append(reasons, fmt.Sprintf("%s %d", r, n))
 		}
@@ -255,7 +251,7 @@ func writeSessions(p *numfmt.Printer, run *Run) {
 	}
 }
 
-func writeContext(p *numfmt.Printer, run *Run) {
+func writeContext(p *numfmt.Printer, run *results.Run) {
 	used := 0
 	for _, b := range run.ByContext {
 		if b.Requests > 0 {
@@ -271,21 +267,21 @@ func writeContext(p *numfmt.Printer, run *Run) {
 		p.F(" %10s", b.Name)
 	}
 	p.F("\n")
-	row := func(label string, get func(ContextBucket) string) {
+	row := func(label string, get func(results.ContextBucket) string) {
 		p.F("  %-24s", label)
 		for _, b := range run.ByContext {
 			p.F(" %10s", get(b))
 		}
 		p.F("\n")
 	}
-	row("requests", func(b ContextBucket) string { return fmt.Sprint(b.Requests) })
-	p50 := func(d *Dist) string {
+	row("requests", func(b results.ContextBucket) string { return fmt.Sprint(b.Requests) })
+	p50 := func(d *results.Dist) string {
 		if d == nil {
 			return "–"
 		}
 		return num(d.P50)
 	}
-	row("effective tok/s p50", func(b ContextBucket) string { return p50(b.EffectiveTokS) })
-	row("decode tok/s p50", func(b ContextBucket) string { return p50(b.DecodeTokS) })
-	row("TTFT ms p50", func(b ContextBucket) string { return p50(b.TTFTMs) })
+	row("effective tok/s p50", func(b results.ContextBucket) string { return p50(b.EffectiveTokS) })
+	row("decode tok/s p50", func(b results.ContextBucket) string { return p50(b.DecodeTokS) })
+	row("TTFT ms p50", func(b results.ContextBucket) string { return p50(b.TTFTMs) })
 }

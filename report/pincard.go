@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/results"
 )
 
 // Card is the pin card: one compact block that answers, for every figure
@@ -29,45 +30,49 @@ type CardRow struct {
 	Pin      string
 	Declared string
 	Observed string
-	Verdict  Verdict
+	Verdict  results.Verdict
 	Reason   string
 }
 
 // Mark is the verdict's one-character sign.
 func (r CardRow) Mark() string {
 	switch r.Verdict {
-	case Verified:
+	case results.Verified:
 		return "✓"
-	case Contradicted:
+	case results.Contradicted:
 		return "✗"
 	}
 	return "?"
 }
 
 // PinCard builds the card of run.
-func PinCard(run *Run) Card {
+func PinCard(run *results.Run) Card {
 	p := run.Pins
 	c := Card{Window: run.Headline}
 	if w := run.Windows[run.Headline]; w != nil {
 		c.Window = fmt.Sprintf("%s window, %s–%s s of load", run.Headline, num(w.StartS), num(w.EndS))
 	}
-	add := func(n int, pin, declared, observed string, v Verdict, reason string) {
+	add := func(n int, pin, declared, observed string, v results.Verdict, reason string) {
 		c.Rows = append(c.Rows, CardRow{n, pin, declared, observed, v, reason})
-		if v != Verified {
+		if v != results.Verified {
 			c.Unverified = append(c.Unverified, pin)
 		}
 	}
-	add(1, "model", modelDeclared(p.Model.Declared), modelObserved(p.Model.Observed), p.Model.Verified, p.Model.Reason)
-	add(2, "prompt", tokensDeclared(p.Prompt.Declared), tokensObserved(p.Prompt.Observed), p.Prompt.Verified, p.Prompt.Reason)
-	od := tokensDeclared(p.Output.Declared.TokensDeclared)
-	if p.Output.Declared.Exact {
-		od += ", exact via " + p.Output.Declared.Control
+	observed := []struct {
+		text, reason string
+		v            results.Verdict
+	}{
+		{modelObserved(p.Model.Observed), p.Model.Reason, p.Model.Verified},
+		{tokensObserved(p.Prompt.Observed), p.Prompt.Reason, p.Prompt.Verified},
+		{tokensObserved(p.Output.Observed), p.Output.Reason, p.Output.Verified},
+		{concurrencyObserved(p.Concurrency.Observed), p.Concurrency.Reason, p.Concurrency.Verified},
+		{kvObserved(p.KVCache.Observed), p.KVCache.Reason, p.KVCache.Verified},
+		{mixObserved(p.Mix.Observed), p.Mix.Reason, p.Mix.Verified},
 	}
-	add(3, "output", od, tokensObserved(p.Output.Observed), p.Output.Verified, p.Output.Reason)
-	add(4, "concurrency", concurrencyDeclared(p.Concurrency.Declared), concurrencyObserved(p.Concurrency.Observed),
-		p.Concurrency.Verified, p.Concurrency.Reason)
-	add(5, "kv_cache", kvDeclared(p.KVCache.Declared), kvObserved(p.KVCache.Observed), p.KVCache.Verified, p.KVCache.Reason)
-	add(6, "mix", mixDeclared(p.Mix.Declared), mixObserved(p.Mix.Observed), p.Mix.Verified, p.Mix.Reason)
+	for i, d := range DeclaredPins(p.Declared()) {
+		o := observed[i]
+		add(d.N, d.Pin, d.Text, o.text, o.v, o.reason)
+	}
 	return c
 }
 
@@ -86,21 +91,7 @@ func WritePinCard(w io.Writer, c Card) error {
 	return p.Err
 }
 
-func modelDeclared(d ModelDeclared) string {
-	s := d.Name
-	if d.ParamsB > 0 {
-		s += ", " + numfmt.Plain(d.ParamsB) + "B params"
-		if d.ActiveParamsB > 0 {
-			s += " (" + numfmt.Plain(d.ActiveParamsB) + "B active)"
-		}
-	}
-	if d.Dtype != "" {
-		s += ", " + d.Dtype
-	}
-	return s + fmt.Sprintf("; requested as %q", d.Requested)
-}
-
-func modelObserved(o ModelObserved) string {
+func modelObserved(o results.ModelObserved) string {
 	var parts []string
 	if o.Reported != "" {
 		parts = append(parts, fmt.Sprintf("answered as %q", o.Reported))
@@ -122,18 +113,7 @@ func modelObserved(o ModelObserved) string {
 	return strings.Join(parts, ", ")
 }
 
-func tokensDeclared(d TokensDeclared) string {
-	s := fmt.Sprintf("%s tokens (mean %s)", d.Dist, group(d.Mean))
-	if strings.HasPrefix(d.Dist, "agentic") {
-		s = fmt.Sprintf("%s (mean %s tokens over turns)", d.Dist, group(d.Mean))
-	}
-	if d.Tokenizer != "" {
-		s += ", built by tokenizer " + d.Tokenizer
-	}
-	return s
-}
-
-func tokensObserved(o TokensObserved) string {
+func tokensObserved(o results.TokensObserved) string {
 	s := tokensServed(o)
 	if v := o.Served; v != nil && v.Failed > 0 {
 		s += fmt.Sprintf("; %d of %s failed: requested mean %s over all issued, %s over those served",
@@ -145,7 +125,7 @@ func tokensObserved(o TokensObserved) string {
 	return s
 }
 
-func tokensServed(o TokensObserved) string {
+func tokensServed(o results.TokensObserved) string {
 	if o.PerRequest == nil {
 		return "no successful request reported usage"
 	}
@@ -157,30 +137,7 @@ func tokensServed(o TokensObserved) string {
 	return s
 }
 
-func concurrencyDeclared(d ConcurrencyDeclared) string {
-	if d.Mode == "trace" {
-		return fmt.Sprintf("the trace's sessions at their recorded times (up to %d at once); per-stream and aggregate figures both shown", d.Streams)
-	}
-	if d.Mode == "open" {
-		s := fmt.Sprintf("open loop, %s req/s %s arrivals", num(d.RateRPS), d.Arrival)
-		if d.Arrival == "gamma" {
-			s += " (burstiness " + numfmt.Plain(d.Burstiness) + ")"
-		}
-		if d.MaxInFlight > 0 {
-			s += fmt.Sprintf(", at most %d in flight", d.MaxInFlight)
-		}
-		return s + "; per-stream and aggregate figures both shown"
-	}
-	if d.Sessions {
-		return "closed loop, " + numfmt.Count(d.Streams, "concurrent agentic session", "concurrent agentic sessions") + " (think time between turns); per-stream and aggregate figures both shown"
-	}
-	if d.Streams == 1 {
-		return "closed loop, a single stream: per-stream = aggregate"
-	}
-	return fmt.Sprintf("closed loop, %d concurrent streams; per-stream and aggregate figures both shown", d.Streams)
-}
-
-func concurrencyObserved(o ConcurrencyObserved) string {
+func concurrencyObserved(o results.ConcurrencyObserved) string {
 	little := "unknown (no request succeeded)"
 	if o.LittlesLaw > 0 {
 		little = num(o.LittlesLaw)
@@ -199,30 +156,7 @@ func concurrencyObserved(o ConcurrencyObserved) string {
 	return s
 }
 
-func kvDeclared(d KVCacheDeclared) string {
-	var parts []string
-	if d.MaxModelLen > 0 {
-		parts = append(parts, "max_model_len "+group(float64(d.MaxModelLen)))
-	}
-	if d.GPUMemoryUtilization > 0 {
-		parts = append(parts, "gpu_memory_utilization "+numfmt.Plain(d.GPUMemoryUtilization))
-	}
-	if d.MaxNumSeqs > 0 {
-		parts = append(parts, fmt.Sprintf("max_num_seqs %d", d.MaxNumSeqs))
-	}
-	if d.Batching != "" {
-		parts = append(parts, d.Batching+" batching")
-	}
-	if d.PrefixCaching != nil {
-		parts = append(parts, "prefix caching "+onOff(*d.PrefixCaching))
-	}
-	if len(parts) == 0 {
-		return "not declared"
-	}
-	return strings.Join(parts, ", ")
-}
-
-func kvObserved(o KVCacheObserved) string {
+func kvObserved(o results.KVCacheObserved) string {
 	var parts []string
 	if o.MaxModelLen > 0 {
 		parts = append(parts, "max_model_len "+group(float64(o.MaxModelLen)))
@@ -241,7 +175,7 @@ func kvObserved(o KVCacheObserved) string {
 		parts = append(parts, fmt.Sprintf("max_num_seqs %d", o.MaxNumSeqs))
 	}
 	if o.PrefixCaching != nil {
-		parts = append(parts, "prefix caching "+onOff(*o.PrefixCaching))
+		parts = append(parts, "prefix caching "+boolLabel(o.PrefixCaching))
 	}
 	if len(parts) == 0 {
 		return "nothing exposed"
@@ -249,25 +183,7 @@ func kvObserved(o KVCacheObserved) string {
 	return strings.Join(parts, ", ")
 }
 
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
-}
-
-func mixDeclared(d MixDeclared) string {
-	s := "input:output " + num(d.InputOutputRatio)
-	for i, cl := range d.Classes {
-		if i == 0 {
-			s += "; classes"
-		}
-		s += " " + cl.Name + "×" + numfmt.Plain(cl.Weight)
-	}
-	return s
-}
-
-func mixObserved(o MixObserved) string {
+func mixObserved(o results.MixObserved) string {
 	ratio := RatioLabel(o.InputOutputRatio)
 	if o.InputOutputRatio > 0 {
 		ratio += " (requested " + num(o.RequestedInputOutputRatio) + ")"

@@ -1,16 +1,15 @@
 package analyze
 
 import (
-	"math"
 	"slices"
 	"strconv"
+
+	"github.com/sixpin/sixpin/internal/stats"
 )
 
-// Dist summarises a sample: its size, extremes and percentiles.
-// Percentiles interpolate linearly between order statistics: for n sorted
-// values x[0..n-1] the p-th percentile (0–100) is read at rank
-// h = (n−1)·p/100, x[⌊h⌋] + (h−⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋]) (Hyndman & Fan
-// type 7, numpy's default).
+// Dist summarises a sample: its size, extremes and percentiles, which
+// interpolate linearly between order statistics (stats.Percentile:
+// Hyndman & Fan type 7, numpy's default).
 type Dist struct {
 	N   int     `json:"n"`
 	Min float64 `json:"min"`
@@ -58,18 +57,5 @@ func sig7(v float64) float64 {
 
 // percentile reads the p-th percentile (0–100) of sorted s.
 func (s sample) percentile(p float64) float64 {
-	return percentile(len(s), func(i int) float64 { return float64(s[i]) }, p)
-}
-
-// percentile reads the p-th percentile (0–100) of n sorted values.
-func percentile(n int, at func(int) float64, p float64) float64 {
-	if n == 0 {
-		return math.NaN()
-	}
-	h := float64(n-1) * p / 100
-	lo := int(math.Floor(h))
-	if lo >= n-1 {
-		return at(n - 1)
-	}
-	return at(lo) + (h-float64(lo))*(at(lo+1)-at(lo))
+	return stats.Percentile(len(s), func(i int) float64 { return float64(s[i]) }, p)
 }

@@ -1,19 +1,22 @@
-package results
+package report
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/scenario"
 )
 
 // A server that streams no usage leaves the prompt and mix unobserved;
 // the card and the window lines say so instead of printing a ratio of 0.
 func TestSummaryWithoutUsage(t *testing.T) {
-	run := &Run{
-		Headline: WindowSteady,
-		Windows:  map[string]*Window{WindowSteady: {Completed: 4, EndS: 10, PrefillShare: 0.25}},
+	run := &results.Run{
+		Headline: results.WindowSteady,
+		Windows:  map[string]*results.Window{results.WindowSteady: {Completed: 4, EndS: 10, PrefillShare: 0.25}},
 	}
-	run.Pins.Mix.Declared = MixDeclared{InputOutputRatio: 40}
-	run.Pins.Mix.Observed = MixObserved{Window: WindowAll, PrefillShare: 0.25}
+	run.Pins.Mix.Declared = scenario.MixDeclared{InputOutputRatio: 40}
+	run.Pins.Mix.Observed = results.MixObserved{Window: results.WindowAll, PrefillShare: 0.25}
 	card := PinCard(run)
 	for _, row := range card.Rows {
 		switch row.Pin {

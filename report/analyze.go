@@ -1,4 +1,4 @@
-package analyze
+package report
 
 import (
 	"encoding/csv"
@@ -14,37 +14,45 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sixpin/sixpin/analyze"
+
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/results"
 )
 
-// Formats the report renders to.
-var Formats = []string{"text", "md", "json", "csv"}
+// AnalyzeFormats are the formats WriteAnalyze renders an analyze report to.
+var AnalyzeFormats = []string{"text", "md", "json", "csv"}
 
-// Write renders r in format (one of Formats) to w.
-func (r *Report) Write(w io.Writer, format string) error {
+// analyzeReport renders an analyze.Report.
+type analyzeReport struct{ *analyze.Report }
+
+// WriteAnalyze renders r, `sixpin analyze`'s report, in format (one of
+// AnalyzeFormats) to w.
+func WriteAnalyze(w io.Writer, r *analyze.Report, format string) error {
+	ar := analyzeReport{r}
 	switch format {
 	case "text":
-		return r.WriteText(w)
+		return ar.writeText(w)
 	case "md":
-		return r.WriteMarkdown(w)
+		return ar.writeMarkdown(w)
 	case "json":
-		return r.WriteJSON(w)
+		return ar.writeJSON(w)
 	case "csv":
-		return r.WriteCSV(w)
+		return ar.writeCSV(w)
 	}
-	return fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats, ", "))
+	return fmt.Errorf("unknown format %q (want %s)", format, strings.Join(AnalyzeFormats, ", "))
 }
 
-// WriteJSON writes the report as indented JSON.
-func (r *Report) WriteJSON(w io.Writer) error {
+// writeJSON writes the report as indented JSON.
+func (r analyzeReport) writeJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
+	return enc.Encode(r.Report)
 }
 
-// csvHeader names the CSV columns: one row per provider and model.
-var csvHeader = []string{
+// analyzeCSVHeader names the CSV columns: one row per provider and model.
+var analyzeCSVHeader = []string{
 	"provider", "model", "generations", "n", "tokens",
 	"effective_tok_s_p10", "effective_tok_s_p25", "effective_tok_s_p50", "effective_tok_s_p75", "effective_tok_s_p90", "effective_tok_s_min", "effective_tok_s_max",
 	"context_tokens_p50", "context_tokens_p90", "context_tokens_max", "input_output_p50", "cache_read_share",
@@ -53,26 +61,26 @@ var csvHeader = []string{
 	"cost_usd",
 }
 
-// WriteCSV writes one row per provider and model (columns: csvHeader);
+// writeCSV writes one row per provider and model (columns: analyzeCSVHeader);
 // empty cells are figures with no data.
-func (r *Report) WriteCSV(w io.Writer) error {
+func (r analyzeReport) writeCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	cw.Write(csvHeader)
+	cw.Write(analyzeCSVHeader)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-	pick := func(d *Dist, get func(*Dist) float64) string {
+	pick := func(d *analyze.Dist, get func(*analyze.Dist) float64) string {
 		if d == nil {
 			return ""
 		}
 		return f(get(d))
 	}
-	p10 := func(d *Dist) float64 { return d.P10 }
-	p25 := func(d *Dist) float64 { return d.P25 }
-	p50 := func(d *Dist) float64 { return d.P50 }
-	p75 := func(d *Dist) float64 { return d.P75 }
-	p90 := func(d *Dist) float64 { return d.P90 }
-	lo := func(d *Dist) float64 { return d.Min }
-	hi := func(d *Dist) float64 { return d.Max }
-	n := func(d *Dist) float64 { return float64(d.N) }
+	p10 := func(d *analyze.Dist) float64 { return d.P10 }
+	p25 := func(d *analyze.Dist) float64 { return d.P25 }
+	p50 := func(d *analyze.Dist) float64 { return d.P50 }
+	p75 := func(d *analyze.Dist) float64 { return d.P75 }
+	p90 := func(d *analyze.Dist) float64 { return d.P90 }
+	lo := func(d *analyze.Dist) float64 { return d.Min }
+	hi := func(d *analyze.Dist) float64 { return d.Max }
+	n := func(d *analyze.Dist) float64 { return float64(d.N) }
 	for _, m := range r.Models {
 		e := m.EffectiveTokS
 		rec := []string{m.Provider, m.Model, strconv.Itoa(m.Generations), strconv.Itoa(m.N), strconv.FormatInt(m.Tokens, 10),
@@ -98,15 +106,6 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	return cw.Error()
 }
 
-// figure formats a value for people: three significant digits, thousands
-// separators, "–" for no value.
-func figure(v float64) string {
-	if math.IsNaN(v) {
-		return "–"
-	}
-	return numfmt.Sig(v)
-}
-
 // whole formats a count (interpolated counts keep one decimal).
 func whole(v float64) string {
 	if v == math.Trunc(v) || v >= 100 {
@@ -115,34 +114,15 @@ func whole(v float64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
-func distOr(d *Dist, get func(*Dist) float64) string {
+func distOr(d *analyze.Dist, get func(*analyze.Dist) float64) string {
 	if d == nil {
 		return "–"
 	}
-	return figure(get(d))
-}
-
-func money(v float64) string { return numfmt.Money(v) }
-
-// period is the time the generations span, in the report's zone.
-func (r *Report) period() string {
-	if r.First == nil {
-		return "no generations"
-	}
-	const layout = "2006-01-02 15:04"
-	d := r.Last.Sub(*r.First)
-	span := ""
-	switch {
-	case d >= 48*time.Hour:
-		span = fmt.Sprintf(" (%.0f days)", d.Hours()/24)
-	case d >= time.Hour:
-		span = fmt.Sprintf(" (%.0f hours)", d.Hours())
-	}
-	return r.First.Format(layout) + " → " + r.Last.Format(layout) + span
+	return cell(get(d))
 }
 
 // skipped lists the non-zero skip counts in words.
-func (r *Report) skipped() []string {
+func (r analyzeReport) skipped() []string {
 	s := r.Counts.Skipped
 	var out []string
 	add := func(n int, one, many string) {
@@ -189,14 +169,6 @@ func named(m map[string]int) string {
 	return strings.Join(keys, ", ")
 }
 
-// count says n things: "1 model", "2 models", "1,200 sessions".
-func count(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return numfmt.Thousands(float64(n)) + " " + thing + "s"
-}
-
 // padName left-aligns names in a right-aligned tabwriter table.
 func padName(names []string) func(string) string {
 	width := 0
@@ -206,21 +178,10 @@ func padName(names []string) func(string) string {
 	return func(n string) string { return n + strings.Repeat(" ", width-utf8.RuneCountInString(n)) }
 }
 
-// sourceName names the agent the report is of, for people.
-func (r *Report) sourceName() string {
-	switch r.Source {
-	case SourceClaudeCode:
-		return "Claude Code"
-	case SourceCodex:
-		return "Codex"
-	}
-	return "opencode"
-}
-
-func (r *Report) headline() []string {
+func (r analyzeReport) headline() []string {
 	var lines []string
-	if r.Source == SourceClaudeCode || r.Source == SourceCodex {
-		lines = append(lines, fmt.Sprintf("%s: %s, %s", r.sourceName(), count(r.Counts.Files, "file"), r.period()))
+	if r.Source == analyze.SourceClaudeCode || r.Source == analyze.SourceCodex {
+		lines = append(lines, fmt.Sprintf("%s: %s, %s", r.SourceName(), numfmt.Count(r.Counts.Files, "file", ""), r.Period()))
 		for _, p := range r.Paths {
 			lines = append(lines, "  "+p)
 		}
@@ -229,11 +190,11 @@ func (r *Report) headline() []string {
 		if len(r.Databases) != 1 {
 			dbs = "databases"
 		}
-		lines = append(lines, fmt.Sprintf("opencode: %d %s, %s", len(r.Databases), dbs, r.period()))
+		lines = append(lines, fmt.Sprintf("opencode: %d %s, %s", len(r.Databases), dbs, r.Period()))
 	}
 	for _, d := range r.Databases {
 		how := "snapshot"
-		if d.Mode == modeReadOnly {
+		if d.Mode == analyze.ModeReadOnly {
 			how = "read-only, in use"
 		}
 		if d.V2Messages > 0 {
@@ -259,13 +220,13 @@ func (r *Report) headline() []string {
 		lines = append(lines, "filters: "+strings.Join(filt, ", "))
 	}
 	c := r.Counts
-	read := count(c.Messages, "message")
+	read := numfmt.Count(c.Messages, "message", "")
 	if c.Lines > 0 {
-		read = count(c.Messages, "record") + " in " + count(c.Lines, "line")
+		read = numfmt.Count(c.Messages, "record", "") + " in " + numfmt.Count(c.Lines, "line", "")
 	}
 	lines = append(lines, fmt.Sprintf("%s of %s in %s; %s for throughput (%s read)",
-		count(c.Generations, "generation"), count(len(r.Models), "model"), count(r.Sessions.Sessions, "session"),
-		count(c.Samples, "sample"), read))
+		numfmt.Count(c.Generations, "generation", ""), numfmt.Count(len(r.Models), "model", ""), numfmt.Count(r.Sessions.Sessions, "session", ""),
+		numfmt.Count(c.Samples, "sample", ""), read))
 	if c.Duplicates > 0 {
 		copies := "copies"
 		if c.Duplicates == 1 {
@@ -290,21 +251,21 @@ func (r *Report) headline() []string {
 }
 
 // effTitle heads the effective-throughput table.
-func (r *Report) effTitle() string {
-	if r.Source == SourceClaudeCode || r.Source == SourceCodex {
+func (r analyzeReport) effTitle() string {
+	if r.Source == analyze.SourceClaudeCode || r.Source == analyze.SourceCodex {
 		return "Effective throughput, tok/s: (output + reasoning tokens) / generation time, request → last output (timed from the log's records: see the definitions)"
 	}
 	return "Effective throughput, tok/s: (output + reasoning tokens) / generation time, created → completed, cut at the first tool start"
 }
 
-// WriteText writes the report for a terminal.
-func (r *Report) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
+// writeText writes the report for a terminal.
+func (r analyzeReport) writeText(w io.Writer) error {
+	ew := &numfmt.Printer{W: w}
 	for _, l := range r.headline() {
-		ew.println(l)
+		ew.F("%s\n", l)
 	}
-	ew.println("")
-	ew.println(r.effTitle())
+	ew.F("\n")
+	ew.F("%s\n", r.effTitle())
 	names := []string{"PROVIDER/MODEL"}
 	for _, m := range r.Models {
 		names = append(names, m.Key())
@@ -315,37 +276,28 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, m := range r.Models {
 		e := m.EffectiveTokS
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", pad(m.Key()), numfmt.Thousands(float64(m.N)), numfmt.Thousands(float64(m.Tokens)),
-			distOr(e, func(d *Dist) float64 { return d.P10 }), distOr(e, func(d *Dist) float64 { return d.P25 }), distOr(e, func(d *Dist) float64 { return d.P50 }),
-			distOr(e, func(d *Dist) float64 { return d.P75 }), distOr(e, func(d *Dist) float64 { return d.P90 }),
-			distOr(e, func(d *Dist) float64 { return d.Min }), distOr(e, func(d *Dist) float64 { return d.Max }))
+			distOr(e, func(d *analyze.Dist) float64 { return d.P10 }), distOr(e, func(d *analyze.Dist) float64 { return d.P25 }), distOr(e, func(d *analyze.Dist) float64 { return d.P50 }),
+			distOr(e, func(d *analyze.Dist) float64 { return d.P75 }), distOr(e, func(d *analyze.Dist) float64 { return d.P90 }),
+			distOr(e, func(d *analyze.Dist) float64 { return d.Min }), distOr(e, func(d *analyze.Dist) float64 { return d.Max }))
 	}
 	tw.Flush()
 	for _, m := range r.Models {
-		ew.println("")
-		ew.println(m.Key())
-		for _, l := range m.details(r.Unavailable) {
-			ew.println("  " + l)
+		ew.F("\n")
+		ew.F("%s\n", m.Key())
+		for _, l := range modelDetails(m, r.Unavailable) {
+			ew.F("%s\n", "  "+l)
 		}
 	}
-	if lines := r.sessionLines(); len(lines) > 0 {
-		ew.println("")
-		for _, l := range lines {
-			ew.println(l)
-		}
-	}
-	if l := r.reportedLimitsLine(); l != "" {
-		ew.println("")
-		ew.println(l)
-	}
+	paragraph(ew, strings.Join(r.sessionLines(), "\n"))
+	paragraph(ew, r.reportedLimitsLine())
 	if r.Cost != nil {
-		ew.println("")
-		ew.println(r.costLine())
+		paragraph(ew, r.costLine())
 	}
-	return ew.err
+	return ew.Err
 }
 
 // reportedLimitsLine sums up the rate-limit meters the logs carry.
-func (r *Report) reportedLimitsLine() string {
+func (r analyzeReport) reportedLimitsLine() string {
 	if len(r.ReportedLimits) == 0 {
 		return ""
 	}
@@ -362,11 +314,11 @@ func (r *Report) reportedLimitsLine() string {
 		}
 		ws = append(ws, fmt.Sprintf("%s at most %s%% used (%s reports)", w, strconv.FormatFloat(l.MaxUsedPercent, 'f', -1, 64), numfmt.Thousands(float64(l.Samples))))
 	}
-	return "Rate limits as " + r.sourceName() + " reported them: " + strings.Join(ws, "; ")
+	return "Rate limits as " + r.SourceName() + " reported them: " + strings.Join(ws, "; ")
 }
 
 // unavailableLine says which figures the logs cannot give, and why.
-func (r *Report) unavailableLine() string {
+func (r analyzeReport) unavailableLine() string {
 	if len(r.Unavailable) == 0 {
 		return ""
 	}
@@ -386,12 +338,12 @@ func (r *Report) unavailableLine() string {
 
 // details are a model's figures beyond effective throughput, one line
 // each; unavailable says why a figure is missing.
-func (m *ModelReport) details(unavailable map[string]string) []string {
+func modelDetails(m *analyze.ModelReport, unavailable map[string]string) []string {
 	var out []string
-	p50 := func(d *Dist) float64 { return d.P50 }
+	p50 := func(d *analyze.Dist) float64 { return d.P50 }
 	if c := m.ContextTokens; c != nil {
 		out = append(out, fmt.Sprintf("context      P50 %s, P90 %s, max %s tokens over %s generations (input + cache read + cache write)",
-			figure(c.P50), figure(c.P90), figure(c.Max), numfmt.Thousands(float64(m.Generations))))
+			cell(c.P50), cell(c.P90), cell(c.Max), numfmt.Thousands(float64(m.Generations))))
 	}
 	l := fmt.Sprintf("input:output P50 %s×", distOr(m.InputOutputRatio, p50))
 	l += fmt.Sprintf("; cache reads %s of the prompt tokens", numfmt.Percent(m.CacheReadShare))
@@ -407,19 +359,19 @@ func (m *ModelReport) details(unavailable map[string]string) []string {
 	out = append(out, "by context   effective tok/s P50: "+strings.Join(bs, ", "))
 	if m.TTFTS != nil {
 		out = append(out, fmt.Sprintf("decode       P50 %s tok/s; TTFT P50 %s s; prefill P50 %s of the generation time (n %s)",
-			distOr(m.DecodeTokS, p50), figure(m.TTFTS.P50), numfmt.Percent(m.PrefillShare.P50), numfmt.Thousands(float64(m.TTFTS.N))))
+			distOr(m.DecodeTokS, p50), cell(m.TTFTS.P50), numfmt.Percent(m.PrefillShare.P50), numfmt.Thousands(float64(m.TTFTS.N))))
 	} else if why, ok := unavailable["decode_tok_s"]; ok {
 		out = append(out, "decode       not available: "+why)
 	} else {
 		out = append(out, "decode       no part timings")
 	}
 	if m.CostUSD != nil {
-		out = append(out, "cost         "+money(*m.CostUSD))
+		out = append(out, "cost         "+numfmt.Money(*m.CostUSD))
 	}
 	return out
 }
 
-func (r *Report) sessionLines() []string {
+func (r analyzeReport) sessionLines() []string {
 	s := r.Sessions
 	if s.Sessions == 0 {
 		return nil
@@ -454,7 +406,7 @@ func (r *Report) sessionLines() []string {
 	return lines
 }
 
-func (r *Report) costLine() string {
+func (r analyzeReport) costLine() string {
 	c := r.Cost
 	where := "at the profile's prices"
 	if r.Filters.Profile != "" {
@@ -462,53 +414,53 @@ func (r *Report) costLine() string {
 	}
 	var s string
 	if c.Basis == "energy" {
-		s = fmt.Sprintf("Cost %s: %s (%.0f W over %s of model time at $%.4g/kWh)", where, money(c.TotalUSD), c.Energy.PowerWatts,
+		s = fmt.Sprintf("Cost %s: %s (%.0f W over %s of model time at $%.4g/kWh)", where, numfmt.Money(c.TotalUSD), c.Energy.PowerWatts,
 			(time.Duration(c.ModelTimeS * float64(time.Second))).Round(time.Second), c.Energy.USDPerKWh)
 	} else {
 		b := c.Bill
-		s = fmt.Sprintf("Cost %s: %s (input %s of which cached reads %s, output %s of which reasoning %s)", where, money(c.TotalUSD),
-			money(b.InputUSD+b.CachedInputUSD), money(b.CachedInputUSD), money(b.OutputUSD+b.ReasoningUSD), money(b.ReasoningUSD))
+		s = fmt.Sprintf("Cost %s: %s (input %s of which cached reads %s, output %s of which reasoning %s)", where, numfmt.Money(c.TotalUSD),
+			numfmt.Money(b.InputUSD+b.CachedInputUSD), numfmt.Money(b.CachedInputUSD), numfmt.Money(b.OutputUSD+b.ReasoningUSD), numfmt.Money(b.ReasoningUSD))
 	}
-	return s + fmt.Sprintf("; %s per session, %s per million output tokens", money(c.PerSessionUSD), money(c.PerMOutputTokensUSD))
+	return s + fmt.Sprintf("; %s per session, %s per million output tokens", numfmt.Money(c.PerSessionUSD), numfmt.Money(c.PerMOutputTokensUSD))
 }
 
-// WriteMarkdown writes the report as a Markdown document.
-func (r *Report) WriteMarkdown(w io.Writer) error {
-	ew := &errWriter{w: w}
-	ew.println("# Effective throughput from " + r.sourceName() + " sessions")
-	ew.println("")
+// writeMarkdown writes the report as a Markdown document.
+func (r analyzeReport) writeMarkdown(w io.Writer) error {
+	ew := &numfmt.Printer{W: w}
+	ew.F("%s\n", "# Effective throughput from "+r.SourceName()+" sessions")
+	ew.F("\n")
 	var dbs []string
 	for _, l := range r.headline() {
 		if strings.HasPrefix(l, "  ") {
 			dbs = append(dbs, "- `"+strings.TrimSpace(l)+"`")
 			continue
 		}
-		ew.println(l + "  ")
+		ew.F("%s\n", l+"  ")
 	}
 	if len(dbs) > 0 {
-		ew.println("")
+		ew.F("\n")
 		for _, l := range dbs {
-			ew.println(l)
+			ew.F("%s\n", l)
 		}
 	}
-	ew.println("")
-	ew.println("## " + r.effTitle())
-	ew.println("")
-	ew.println("| provider/model | n | tokens | P10 | P25 | P50 | P75 | P90 | min | max |")
-	ew.println("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	ew.F("\n")
+	ew.F("%s\n", "## "+r.effTitle())
+	ew.F("\n")
+	ew.F("| provider/model | n | tokens | P10 | P25 | P50 | P75 | P90 | min | max |\n")
+	ew.F("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, m := range r.Models {
 		e := m.EffectiveTokS
-		ew.println(fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", mdEscape(m.Key()), numfmt.Thousands(float64(m.N)), numfmt.Thousands(float64(m.Tokens)),
-			distOr(e, func(d *Dist) float64 { return d.P10 }), distOr(e, func(d *Dist) float64 { return d.P25 }), distOr(e, func(d *Dist) float64 { return d.P50 }),
-			distOr(e, func(d *Dist) float64 { return d.P75 }), distOr(e, func(d *Dist) float64 { return d.P90 }),
-			distOr(e, func(d *Dist) float64 { return d.Min }), distOr(e, func(d *Dist) float64 { return d.Max })))
+		ew.F("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCell(m.Key()), numfmt.Thousands(float64(m.N)), numfmt.Thousands(float64(m.Tokens)),
+			distOr(e, func(d *analyze.Dist) float64 { return d.P10 }), distOr(e, func(d *analyze.Dist) float64 { return d.P25 }), distOr(e, func(d *analyze.Dist) float64 { return d.P50 }),
+			distOr(e, func(d *analyze.Dist) float64 { return d.P75 }), distOr(e, func(d *analyze.Dist) float64 { return d.P90 }),
+			distOr(e, func(d *analyze.Dist) float64 { return d.Min }), distOr(e, func(d *analyze.Dist) float64 { return d.Max }))
 	}
-	ew.println("")
-	ew.println("## Beyond tok/s")
-	ew.println("")
+	ew.F("\n")
+	ew.F("## Beyond tok/s\n")
+	ew.F("\n")
 	head := "| provider/model | context P50 | context P90 | input:output P50 | cache reads | decode P50 tok/s | TTFT P50 s | prefill P50 |"
 	sep := "|---|--:|--:|--:|--:|--:|--:|--:|"
-	for _, b := range contextBuckets {
+	for _, b := range results.ContextDepths {
 		head += " " + b.Name + " P50 |"
 		sep += "--:|"
 	}
@@ -516,16 +468,16 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		head += " cost |"
 		sep += "--:|"
 	}
-	ew.println(head)
-	ew.println(sep)
-	p50 := func(d *Dist) float64 { return d.P50 }
-	p90 := func(d *Dist) float64 { return d.P90 }
+	ew.F("%s\n", head)
+	ew.F("%s\n", sep)
+	p50 := func(d *analyze.Dist) float64 { return d.P50 }
+	p90 := func(d *analyze.Dist) float64 { return d.P90 }
 	for _, m := range r.Models {
 		prefill := "–"
 		if m.PrefillShare != nil {
 			prefill = numfmt.Percent(m.PrefillShare.P50)
 		}
-		row := fmt.Sprintf("| %s | %s | %s | %s× | %s | %s | %s | %s |", mdEscape(m.Key()), distOr(m.ContextTokens, p50), distOr(m.ContextTokens, p90),
+		row := fmt.Sprintf("| %s | %s | %s | %s× | %s | %s | %s | %s |", mdCell(m.Key()), distOr(m.ContextTokens, p50), distOr(m.ContextTokens, p90),
 			distOr(m.InputOutputRatio, p50), numfmt.Percent(m.CacheReadShare), distOr(m.DecodeTokS, p50), distOr(m.TTFTS, p50), prefill)
 		for _, b := range m.ByContext {
 			n := 0
@@ -536,70 +488,50 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		if r.Cost != nil {
 			if m.CostUSD != nil {
-				row += " " + money(*m.CostUSD) + " |"
+				row += " " + numfmt.Money(*m.CostUSD) + " |"
 			} else {
 				row += " – |"
 			}
 		}
-		ew.println(row)
+		ew.F("%s\n", row)
 	}
 	if lines := r.sessionLines(); len(lines) > 0 {
-		ew.println("")
-		ew.println("## " + lines[0])
-		ew.println("")
-		ew.println("| bucket | limit | P50 peak | P90 peak | max peak | max share | sessions over |")
-		ew.println("|---|--:|--:|--:|--:|--:|--:|")
+		ew.F("\n")
+		ew.F("%s\n", "## "+lines[0])
+		ew.F("\n")
+		ew.F("| bucket | limit | P50 peak | P90 peak | max peak | max share | sessions over |\n")
+		ew.F("|---|--:|--:|--:|--:|--:|--:|\n")
 		for _, k := range r.Sessions.Buckets {
 			limit, share, over := "–", "–", "–"
 			if k.Limit > 0 {
 				limit, share, over = numfmt.Thousands(float64(k.Limit)), numfmt.Percent(k.PeakShare), fmt.Sprintf("%d of %d", k.Over, r.Sessions.Sessions)
 			}
-			ew.println(fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s |", k.Bucket, limit, whole(k.Peak.P50), whole(k.Peak.P90), whole(k.Peak.Max), share, over))
+			ew.F("| %s | %s | %s | %s | %s | %s | %s |\n", k.Bucket, limit, whole(k.Peak.P50), whole(k.Peak.P90), whole(k.Peak.Max), share, over)
 		}
 	}
-	if l := r.unavailableLine(); l != "" {
-		ew.println("")
-		ew.println(l)
-	}
-	if l := r.reportedLimitsLine(); l != "" {
-		ew.println("")
-		ew.println(l)
-	}
+	paragraph(ew, r.unavailableLine())
+	paragraph(ew, r.reportedLimitsLine())
 	if r.Cost != nil {
-		ew.println("")
-		ew.println("## Cost")
-		ew.println("")
-		ew.println(r.costLine())
+		paragraph(ew, "## Cost")
+		paragraph(ew, r.costLine())
 	}
-	ew.println("")
-	ew.println("## Definitions")
-	ew.println("")
+	ew.F("\n")
+	ew.F("## Definitions\n")
+	ew.F("\n")
 	keys := make([]string, 0, len(r.Definitions))
 	for k := range r.Definitions {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		ew.println(fmt.Sprintf("- **%s**: %s", k, r.Definitions[k]))
+		ew.F("- **%s**: %s\n", k, r.Definitions[k])
 	}
-	return ew.err
+	return ew.Err
 }
 
-func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
-
-// errWriter keeps the first write error.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
+// paragraph writes text after a blank line; nothing when text is empty.
+func paragraph(p *numfmt.Printer, text string) {
+	if text != "" {
+		p.F("\n%s\n", text)
 	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
 }
-
-func (e *errWriter) println(s string) { io.WriteString(e, s+"\n") }

@@ -1,4 +1,4 @@
-package report
+package stats
 
 import (
 	"math"
@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/sixpin/sixpin/internal/randx"
 )
 
 func TestBetaIncAgainstBinomialSums(t *testing.T) {
@@ -26,17 +25,17 @@ func TestBetaIncAgainstBinomialSums(t *testing.T) {
 		n, k int
 		p    float64
 	}{{10, 5, 0.5}, {44, 44, 0.98}, {44, 40, 0.9}, {200, 100, 0.47}, {1000, 990, 0.99}, {5, 1, 0.01}, {300, 3, 0.02}} {
-		got := binomialAtLeast(int64(c.n), c.p, int64(c.k))
+		got := BinomialAtLeast(int64(c.n), c.p, int64(c.k))
 		want := direct(c.n, c.k, c.p)
 		if math.Abs(got-want) > 1e-9 {
 			t.Errorf("P(Bin(%d, %g) ≥ %d) = %.12f, want %.12f", c.n, c.p, c.k, got, want)
 		}
 	}
-	if got := betaInc(2, 3, 0.5); math.Abs(got-0.6875) > 1e-12 {
+	if got := BetaInc(2, 3, 0.5); math.Abs(got-0.6875) > 1e-12 {
 		t.Errorf("I_0.5(2, 3) = %v, want 0.6875", got)
 	}
 	// Large counts converge too (an ITL histogram of a million values).
-	if got := binomialAtLeast(1_000_000, 0.5, 500_000); math.Abs(got-0.5) > 0.01 {
+	if got := BinomialAtLeast(1_000_000, 0.5, 500_000); math.Abs(got-0.5) > 0.01 {
 		t.Errorf("P(Bin(1e6, .5) ≥ 5e5) = %v, want ≈ 0.5", got)
 	}
 }
@@ -78,7 +77,7 @@ func TestQuantileBootstrapMatchesMultinomialResampling(t *testing.T) {
 			}
 			brute[i] = float64(rh.ValueAtPercentile(p))
 		}
-		e := quantileEstimate(h, p, 1)
+		e := HistQuantile(h, p, 1)
 		closed := make([]float64, reps)
 		for i := range closed {
 			closed[i] = e.Draw(r)
@@ -101,59 +100,59 @@ func TestMinCount(t *testing.T) {
 		q    float64
 		want int64
 	}{{0.99, 368}, {0.9, 36}, {0.5, 6}, {0.1, 36}, {0.999, 3688}} {
-		if got := minCount(c.q, 0.95); got != c.want {
-			t.Errorf("minCount(%g) = %d, want %d", c.q, got, c.want)
+		if got := MinCount(c.q, 0.95); got != c.want {
+			t.Errorf("MinCount(%g) = %d, want %d", c.q, got, c.want)
 		}
 	}
-	st := DefaultStats()
+	st := Default()
 	h := sampleHist(100, 1)
-	if ok, why := st.usable(quantileEstimate(h, 99, 1)); ok || why == "" {
+	if ok, why := st.Usable(HistQuantile(h, 99, 1)); ok || why == "" {
 		t.Errorf("p99 of 100 values has an interval (%q)", why)
 	}
-	if ok, _ := st.usable(quantileEstimate(h, 90, 1)); !ok {
+	if ok, _ := st.Usable(HistQuantile(h, 90, 1)); !ok {
 		t.Error("p90 of 100 values has no interval")
 	}
 }
 
 func TestIntervals(t *testing.T) {
-	st := DefaultStats()
+	st := Default()
 	t.Run("Jeffreys for 0 of 100", func(t *testing.T) {
-		iv := st.interval("x", proportionEstimate(0, 100, 1))
+		iv := st.Interval("x", Proportion(0, 100, 1))
 		if !iv.Known || iv.Lo < 0 || iv.Lo > 0.001 || iv.Hi < 0.018 || iv.Hi > 0.032 {
 			t.Errorf("interval %+v, want ≈ [0, 0.025]", iv)
 		}
 	})
 	t.Run("Jeffreys for 50 of 100", func(t *testing.T) {
-		iv := st.interval("x", proportionEstimate(50, 100, 1))
+		iv := st.Interval("x", Proportion(50, 100, 1))
 		if iv.Lo < 0.38 || iv.Lo > 0.42 || iv.Hi < 0.58 || iv.Hi > 0.62 {
 			t.Errorf("interval %+v, want ≈ [0.40, 0.60]", iv)
 		}
 	})
 	t.Run("constant series", func(t *testing.T) {
-		e := seriesRatioEstimate(100, []float64{100, 100, 100, 100, 100}, nil)
-		iv := st.interval("x", e)
+		e := SeriesRatio(100, []float64{100, 100, 100, 100, 100}, nil)
+		iv := st.Interval("x", e)
 		if !iv.Known || math.Abs(iv.Lo-100) > 1e-9 || math.Abs(iv.Hi-100) > 1e-9 {
 			t.Errorf("interval %+v, want [100, 100]", iv)
 		}
 	})
 	t.Run("series too short", func(t *testing.T) {
-		e := seriesRatioEstimate(100, []float64{90, 110}, nil)
-		if ok, why := st.usable(e); ok || why == "" {
+		e := SeriesRatio(100, []float64{90, 110}, nil)
+		if ok, why := st.Usable(e); ok || why == "" {
 			t.Errorf("2 seconds have an interval")
 		}
 	})
 	t.Run("noisy series centres on the reported value", func(t *testing.T) {
 		xs := []float64{297, 456, 312, 471, 317, 451, 341, 428, 300, 460, 320, 440}
-		e := seriesRatioEstimate(395, xs, nil)
-		iv := st.interval("x", e)
+		e := SeriesRatio(395, xs, nil)
+		iv := st.Interval("x", e)
 		if !(iv.Lo < 395 && iv.Hi > 395) || iv.Hi-iv.Lo > 120 {
 			t.Errorf("interval %+v, want around 395", iv)
 		}
 	})
 	t.Run("same seed, same interval", func(t *testing.T) {
 		h := sampleHist(500, 2)
-		a := st.ratioInterval("k", quantileEstimate(h, 50, 1), quantileEstimate(sampleHist(500, 3), 50, 1))
-		b := st.ratioInterval("k", quantileEstimate(h, 50, 1), quantileEstimate(sampleHist(500, 3), 50, 1))
+		a := st.RatioInterval("k", HistQuantile(h, 50, 1), HistQuantile(sampleHist(500, 3), 50, 1))
+		b := st.RatioInterval("k", HistQuantile(h, 50, 1), HistQuantile(sampleHist(500, 3), 50, 1))
 		if a != b {
 			t.Errorf("intervals differ: %+v, %+v", a, b)
 		}
@@ -169,23 +168,48 @@ func TestIntervals(t *testing.T) {
 				_ = shifted.RecordValues(b.To*12/10, b.Count)
 			}
 		}
-		iv := st.ratioInterval("k", quantileEstimate(base, 50, 1), quantileEstimate(shifted, 50, 1))
+		iv := st.RatioInterval("k", HistQuantile(base, 50, 1), HistQuantile(shifted, 50, 1))
 		if iv.Lo <= 1.05 || iv.Hi >= 1.4 {
 			t.Errorf("20%% slower: ratio interval %+v, want within (1.05, 1.4)", iv)
 		}
 	})
 }
 
-func TestGammaDrawMean(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for _, a := range []float64{0.5, 1, 3.5, 40} {
-		var s float64
-		const n = 20000
-		for range n {
-			s += randx.Gamma(r, a)
+// pctOff is |a − b| as a percentage of the larger.
+func pctOff(a, b float64) float64 {
+	m := math.Max(math.Abs(a), math.Abs(b))
+	if m == 0 {
+		return 0
+	}
+	return math.Abs(a-b) / m * 100
+}
+
+// Percentile interpolates between order statistics (type 7): five values
+// 50..250 read at P10 = 70, P25 = 100, P90 = 230.
+func TestPercentile(t *testing.T) {
+	xs := []float64{50, 100, 150, 200, 250}
+	at := func(i int) float64 { return xs[i] }
+	for p, want := range map[float64]float64{0: 50, 10: 70, 25: 100, 50: 150, 90: 230, 100: 250} {
+		if got := Percentile(len(xs), at, p); math.Abs(got-want) > 1e-9 {
+			t.Errorf("P%g = %v, want %v", p, got, want)
 		}
-		if m := s / n; math.Abs(m-a)/a > 0.05 {
-			t.Errorf("Gamma(%g) mean %v", a, m)
-		}
+	}
+	if !math.IsNaN(Percentile(0, at, 50)) {
+		t.Error("percentile of nothing is not NaN")
+	}
+	inf := []float64{1, math.Inf(1)}
+	if got := Percentile(2, func(i int) float64 { return inf[i] }, 50); !math.IsInf(got, 1) {
+		t.Errorf("between 1 and +Inf: %v, want +Inf", got)
+	}
+}
+
+func TestMeanCI(t *testing.T) {
+	mean, half := MeanCI([]float64{10, 12, 14}, 0.95)
+	// sd 2, t(2, 95%) 4.303: half-width 4.303·2/√3.
+	if mean != 12 || math.Abs(half-4.303*2/math.Sqrt(3)) > 1e-9 {
+		t.Errorf("MeanCI = %v ± %v", mean, half)
+	}
+	if _, half := MeanCI([]float64{3}, 0.95); !math.IsNaN(half) {
+		t.Errorf("one value has a half-width %v", half)
 	}
 }

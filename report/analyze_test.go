@@ -1,10 +1,11 @@
-package analyze
+package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
-	"flag"
+	"encoding/xml"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,15 +13,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sixpin/sixpin/analyze"
+
 	oc "github.com/sixpin/sixpin/analyze/opencodetest"
 	"github.com/sixpin/sixpin/results"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+// t0 is 2026-10-01 12:00 UTC in Unix ms.
+var t0 = time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC).UnixMilli()
+
+const sec = int64(1000)
 
 // goldenReport is a small report with every section: two models, a tool
 // cut, part timings, three context buckets, prices and limits.
-func goldenReport(t *testing.T) *Report {
+func goldenReport(t *testing.T) *analyze.Report {
 	d := oc.New(t, t.TempDir())
 	for i := range 6 {
 		at := t0 + int64(i)*20*sec
@@ -34,25 +40,27 @@ func goldenReport(t *testing.T) *Report {
 	}
 	d.Raw("msg_x", "ses_l", t0+500*sec, `{"role":"assistant"`)
 	price := 0.2
-	r := analyzeDB(t, Options{DBs: []string{d.Close()}, Profile: "test-cloud", Now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
+	r, err := analyze.Analyze(context.Background(), analyze.Options{MinOutputTokens: analyze.DefaultMinOutputTokens, DBs: []string{d.Close()}, Profile: "test-cloud", Now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
 		Since: time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC), Models: []string{"qwen"},
 		Pricing: &results.Pricing{InputPerMTok: 0.99, CachedInputPerMTok: &price, OutputPerMTok: 1.49},
 		Limits:  &results.RateLimits{RequestsPerMinute: 3, TokensPerMinute: 150000, UncachedTokensPerMinute: 20000}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	r.Databases[0].Path = "opencode.db"
 	return r
 }
 
 func TestRenderGolden(t *testing.T) {
 	r := goldenReport(t)
-	for _, f := range Formats {
+	for _, f := range AnalyzeFormats {
 		t.Run(f, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := r.Write(&buf, f); err != nil {
+			if err := WriteAnalyze(&buf, r, f); err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "report-"+f+".golden")
+			golden := filepath.Join("testdata", "analyze-"+f+".golden")
 			if *update {
-				os.MkdirAll("testdata", 0o755)
 				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -66,7 +74,7 @@ func TestRenderGolden(t *testing.T) {
 			}
 		})
 	}
-	if err := r.Write(&bytes.Buffer{}, "html"); err == nil {
+	if err := WriteAnalyze(&bytes.Buffer{}, r, "html"); err == nil {
 		t.Error("unknown format accepted")
 	}
 }
@@ -74,8 +82,9 @@ func TestRenderGolden(t *testing.T) {
 func TestRenderParses(t *testing.T) {
 	r := goldenReport(t)
 	var buf bytes.Buffer
-	r.WriteJSON(&buf)
-	var back Report
+	ar := analyzeReport{r}
+	ar.writeJSON(&buf)
+	var back analyze.Report
 	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
 		t.Fatalf("JSON does not read back: %v", err)
 	}
@@ -83,48 +92,50 @@ func TestRenderParses(t *testing.T) {
 		t.Errorf("JSON read back: %+v", back)
 	}
 	buf.Reset()
-	r.WriteCSV(&buf)
+	ar.writeCSV(&buf)
 	recs, err := csv.NewReader(&buf).ReadAll()
-	if err != nil || len(recs) != 3 || len(recs[0]) != len(csvHeader) || len(recs[1]) != len(csvHeader) {
+	if err != nil || len(recs) != 3 || len(recs[0]) != len(analyzeCSVHeader) || len(recs[1]) != len(analyzeCSVHeader) {
 		t.Fatalf("CSV: %d records, err %v", len(recs), err)
 	}
 	buf.Reset()
-	r.WriteMarkdown(&buf)
+	ar.writeMarkdown(&buf)
 	for _, want := range []string{"| cerebras/qwen-3.8-27b | 6 |", "## Cost", "tokens_per_minute | 150,000"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("markdown lacks %q", want)
 		}
 	}
 }
-
-func TestCharts(t *testing.T) {
+func TestAnalyzeCharts(t *testing.T) {
 	r := goldenReport(t)
 	dir := filepath.Join(t.TempDir(), "charts")
-	files, err := r.WriteCharts(dir)
+	files, err := WriteAnalyzeCharts(dir, r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 4 {
-		t.Fatalf("files %v, want 4", files)
+	if len(files) != 2 || filepath.Base(files[0]) != ChartBoxPlot+".svg" || filepath.Base(files[1]) != ChartContext+".svg" {
+		t.Fatalf("files %v, want the box plot and the context chart as SVG", files)
 	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil || len(data) < 1000 {
-			t.Errorf("%s: %d bytes, %v", f, len(data), err)
+			t.Fatalf("%s: %d bytes, %v", f, len(data), err)
 		}
-		switch filepath.Ext(f) {
-		case ".svg":
-			if !bytes.Contains(data, []byte("<svg")) || !bytes.Contains(data, []byte("cerebras/qwen-3.8-27b")) {
-				t.Errorf("%s is not an SVG naming the models", f)
+		var doc struct {
+			XMLName xml.Name
+		}
+		if err := xml.Unmarshal(data, &doc); err != nil || doc.XMLName.Local != "svg" {
+			t.Errorf("%s is not an SVG document: %v", f, err)
+		}
+		for _, want := range []string{"cerebras/qwen-3.8-27b", "local/qwen-3.8-27b", "<style>", "effective"} {
+			if !bytes.Contains(data, []byte(want)) {
+				t.Errorf("%s lacks %q", f, want)
 			}
-		case ".png":
-			if !bytes.HasPrefix(data, []byte("\x89PNG")) {
-				t.Errorf("%s is not a PNG", f)
-			}
+		}
+		if bytes.Contains(data, []byte("<script")) || bytes.Contains(data, []byte("http://")) && !bytes.Contains(data, []byte(`xmlns="http://www.w3.org/2000/svg"`)) {
+			t.Errorf("%s is not self-contained", f)
 		}
 	}
-	empty := &Report{}
-	if _, err := empty.WriteCharts(dir); err == nil {
+	if _, err := WriteAnalyzeCharts(dir, &analyze.Report{}); err == nil {
 		t.Error("charts of no samples: no error")
 	}
 }

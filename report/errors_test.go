@@ -1,0 +1,40 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sixpin/sixpin/results"
+)
+
+// The summary's error lines name the outages and the reconnects, also
+// when no request failed.
+func TestSummaryOutagesAndReconnects(t *testing.T) {
+	run := &results.Run{
+		Headline: results.WindowSteady,
+		Windows:  map[string]*results.Window{results.WindowSteady: {Completed: 4, EndS: 10}},
+		Errors: results.Errors{Requests: 40, Failed: 7, Rate: 7.0 / 40, ByClass: map[string]int{"connect": 7}, Reconnects: 3,
+			Outages: []results.Outage{{StartS: 2.5, EndS: 4.25, FailedRequests: 5, Recovered: true}, {StartS: 9, EndS: 9.5, FailedRequests: 2}}},
+	}
+	var b strings.Builder
+	if err := WriteSummary(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"endpoint unreachable from 2.50 s to 4.25 s (5 requests failed to connect)",
+		"endpoint unreachable from 9.00 s to the end of the run (2 requests failed to connect)",
+		"reconnects: 3 ",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+	run.Errors = results.Errors{Requests: 40, Reconnects: 2}
+	b.Reset()
+	if err := WriteSummary(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "none in 40 requests") || !strings.Contains(b.String(), "reconnects: 2 ") {
+		t.Errorf("summary of a run without failures:\n%s", b.String())
+	}
+}

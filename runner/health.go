@@ -1,0 +1,66 @@
+package runner
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sixpin/sixpin/results"
+)
+
+// health records when the endpoint could not be reached: an outage opens
+// at the first request that fails to connect and closes at the first
+// answer to a request sent after it. It is updated once per request
+// (never per chunk) from any goroutine; while the endpoint is up an
+// answer costs one atomic load.
+type health struct {
+	down atomic.Bool
+	mu   sync.Mutex
+	// open is the outage in progress (valid while down); last is its
+	// latest failure.
+	open    results.Outage
+	openAt  time.Duration
+	last    time.Duration
+	outages []results.Outage
+}
+
+// failed records a request sent at sent that could not connect.
+func (h *health) failed(sent time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.down.Load() {
+		h.open, h.openAt, h.last = results.Outage{StartS: sent.Seconds()}, sent, sent
+		h.down.Store(true)
+	}
+	h.open.FailedRequests++
+	h.last = max(h.last, sent)
+}
+
+// answered records an answer, at at, to a request sent at sent.
+func (h *health) answered(sent, at time.Duration) {
+	if !h.down.Load() {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.down.Load() || sent < h.openAt {
+		return // sent before the outage began: it says nothing of the endpoint now
+	}
+	h.open.EndS, h.open.Recovered = at.Seconds(), true
+	h.outages = append(h.outages, h.open)
+	h.down.Store(false)
+}
+
+// list returns the outages so far, the one in progress last (Recovered
+// false, EndS its latest failure).
+func (h *health) list() []results.Outage {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := append([]results.Outage(nil), h.outages...)
+	if h.down.Load() {
+		o := h.open
+		o.EndS = h.last.Seconds()
+		out = append(out, o)
+	}
+	return out
+}

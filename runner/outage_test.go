@@ -1,0 +1,159 @@
+package runner
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/sim"
+)
+
+// dyingServer serves h on a loopback port and, once it has answered
+// dieAfter chat requests, dies (listener and connections closed) and comes
+// back on the same port down later.
+type dyingServer struct {
+	addr     string
+	h        http.Handler
+	dieAfter int64
+	down     time.Duration
+	chats    atomic.Int64
+	mu       sync.Mutex
+	srv      *http.Server
+	back     chan struct{} // closed once it is serving again
+}
+
+func newDyingServer(t *testing.T, h http.Handler, dieAfter int64, down time.Duration) *dyingServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &dyingServer{addr: ln.Addr().String(), h: h, dieAfter: dieAfter, down: down, back: make(chan struct{})}
+	s.serve(ln)
+	t.Cleanup(func() {
+		<-s.back
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.srv.Close()
+	})
+	return s
+}
+
+func (s *dyingServer) serve(ln net.Listener) {
+	srv := &http.Server{Handler: http.HandlerFunc(s.handle)}
+	s.mu.Lock()
+	s.srv = srv
+	s.mu.Unlock()
+	go srv.Serve(ln)
+}
+
+func (s *dyingServer) handle(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/chat/completions") && s.chats.Add(1) == s.dieAfter {
+		go s.dieAndReturn()
+	}
+	s.h.ServeHTTP(w, r)
+}
+
+func (s *dyingServer) dieAndReturn() {
+	s.mu.Lock()
+	s.srv.Close()
+	s.mu.Unlock()
+	time.Sleep(s.down)
+	for {
+		ln, err := net.Listen("tcp", s.addr)
+		if err == nil {
+			s.serve(ln)
+			close(s.back)
+			return
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) {
+			panic(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestServerDiesMidRun closes the server mid-run and opens it again on the
+// same port: closed-loop workers and agentic sessions back off instead of
+// hammering the closed port, the run records when the endpoint went away
+// and came back, and the load resumes.
+func TestServerDiesMidRun(t *testing.T) {
+	const down = 400 * time.Millisecond
+	cases := []struct {
+		name string
+		yaml string
+		n    int
+	}{
+		{"closed loop", `
+seed: 3
+pins:
+  model: {name: sim-model}
+  prompt: {tokens: 20}
+  output: {tokens: 4, exact: true}
+  concurrency: {mode: closed, streams: 4}
+requests: 400
+`, 400},
+		{"agentic sessions", strings.Replace(sessionsPlan(t, "requests: 12", "requests: 80", "turns: 6", "turns: 40"),
+			"streams: 2", "streams: 3", 1), 80},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := newSim(t, sim.Config{Timing: sim.TimingNone})
+			t.Cleanup(func() { srv.Close() })
+			ds := newDyingServer(t, srv, int64(c.n/4), down)
+			r := newRunner(t, mustPlan(t, c.yaml), Target{BaseURL: "http://" + ds.addr + "/v1", Model: sim.DefaultModel, OutputControl: ControlIgnoreEOS},
+				WithTemplateOverhead(simOverhead))
+			recs := runAll(t, r)
+			if len(recs) != c.n {
+				t.Fatalf("%d records, want %d", len(recs), c.n)
+			}
+			connect, succeededAfter := 0, 0
+			var lastFail time.Duration
+			for _, rec := range recs {
+				switch rec.Err {
+				case results.ErrConnect:
+					connect++
+					lastFail = max(lastFail, rec.Sent)
+				case results.ErrStreamCut, results.OK:
+				default:
+					t.Errorf("request %d: %s: %s", rec.Index, rec.Err, rec.ErrMsg)
+				}
+			}
+			for _, rec := range recs {
+				if !rec.Failed() && rec.Sent > lastFail {
+					succeededAfter++
+				}
+			}
+			// Without backoff each worker fails thousands of times while
+			// the port is closed; with it, a handful (50 ms doubling).
+			if connect == 0 || connect > 40 {
+				t.Errorf("%d requests failed to connect while the server was down; want a few", connect)
+			}
+			if succeededAfter == 0 {
+				t.Errorf("no request succeeded after the server came back")
+			}
+			out := r.Outages()
+			if len(out) != 1 {
+				t.Fatalf("outages %+v, want one", out)
+			}
+			o := out[0]
+			if !o.Recovered || o.FailedRequests != connect || o.EndS <= o.StartS || o.EndS-o.StartS < down.Seconds()/2 {
+				t.Errorf("outage %+v; want recovered, %d failed requests, lasting about %v", o, connect, down)
+			}
+			// A session whose turn could not connect waits and sends it
+			// again; only a turn cut when the server died may end one.
+			for _, rec := range recs {
+				if rec.SessionEnd == results.SessionEndError && rec.Err == results.ErrConnect {
+					t.Errorf("session %d ended on a connect error (turn %d: %s)", rec.Session, rec.Turn, rec.ErrMsg)
+				}
+			}
+		})
+	}
+}

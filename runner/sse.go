@@ -1,0 +1,248 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+)
+
+// DefaultMaxLineBytes bounds one SSE line, and one event's data, read from
+// a stream (WithMaxLineBytes): a chat-completion chunk is a few hundred
+// bytes, a non-streamed answer with logprobs a few hundred KB.
+const DefaultMaxLineBytes = 4 << 20
+
+// sseBufferBytes is the read buffer of one stream. Lines longer than it
+// are assembled in a side buffer, up to the line limit.
+const sseBufferBytes = 4 << 10
+
+// errLineTooLong is returned by sseReader.next for a line (or an event's
+// data) longer than its limit. The stream cannot be read further.
+var errLineTooLong = errors.New("SSE line longer than the limit")
+
+// sseReader reads the data of Server-Sent Events from a stream, as the
+// HTML standard's event-stream parser does: lines end in LF, CRLF or CR; a
+// leading byte-order mark is ignored; lines starting with a colon are
+// comments; an event's data lines are joined with LF and the event is
+// dispatched at a blank line; the event, id and retry fields, and any
+// other, are ignored. Events whose data is empty or only whitespace are
+// skipped. At the end of the stream an event whose last line was complete
+// is dispatched although no blank line followed it (servers that close
+// right after their last event).
+//
+// The steady state allocates nothing: a single-line event whose blank line
+// has already arrived is returned in place from the read buffer; any other
+// is assembled in a buffer the reader keeps. An sseReader is owned by one
+// goroutine.
+type sseReader struct {
+	// The fields the common path reads come first, the read buffer's state
+	// held in place (not behind a pointer): the path reads them after a
+	// read that may have slept while other streams ran, and every further
+	// cache line it has to fetch then is a miss.
+	br      bufio.Reader
+	maxLine int
+	// rest is what follows a lone CR in the last line read: further lines,
+	// the last of them complete; restBlank is a blank line still to come
+	// after them (a line that ended in CR CR LF).
+	rest      []byte
+	restBlank bool
+	// started is set once the byte-order mark has been looked for.
+	started bool
+	// err is sticky: once the stream failed or ended, next returns it.
+	err error
+	// data is the current event's data, when it spans several lines or its
+	// blank line had not arrived with it.
+	data []byte
+	// long assembles a line longer than br's buffer.
+	long []byte
+}
+
+// newSSEReader reads events from r; maxLine bounds a line and an event's
+// data (≤ 0: DefaultMaxLineBytes).
+func newSSEReader(r io.Reader, maxLine int) *sseReader {
+	return newSSEReaderSize(r, sseBufferBytes, maxLine)
+}
+
+// newSSEReaderSize is newSSEReader with a read buffer of size bytes (at
+// least 16), for tests of lines longer than the buffer.
+func newSSEReaderSize(r io.Reader, size, maxLine int) *sseReader {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLineBytes
+	}
+	return &sseReader{br: *bufio.NewReaderSize(r, size), maxLine: maxLine}
+}
+
+// next returns the data of the next event. The slice is valid until the
+// next call. At the end of the stream it returns io.EOF; on a line longer
+// than the limit, errLineTooLong; else the underlying reader's error.
+func (s *sseReader) next() ([]byte, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	lines := 0 // data lines in the current event, gathered in s.data
+	for {
+		line, inPlace, err := s.line()
+		if err != nil {
+			if err == io.EOF && lines > 0 && !blank(s.data) {
+				s.err = err
+				return s.data, nil
+			}
+			s.err = err
+			return nil, err
+		}
+		if len(line) == 0 { // a blank line dispatches the event
+			if lines > 0 && !blank(s.data) {
+				return s.data, nil
+			}
+			lines = 0
+			continue
+		}
+		value, ok := dataValue(line)
+		if !ok {
+			continue // a comment, or a field other than data
+		}
+		if lines == 0 && inPlace && s.blankNext() {
+			if blank(value) {
+				continue
+			}
+			return value, nil
+		}
+		if lines == 0 {
+			s.data = s.data[:0]
+		} else {
+			s.data = append(s.data, '\n')
+		}
+		if len(s.data)+len(value) > s.maxLine {
+			s.err = errLineTooLong
+			return nil, s.err
+		}
+		s.data = append(s.data, value...)
+		lines++
+	}
+}
+
+// dataValue returns the value of a data field line ("data:v", "data: v" or
+// a bare "data"), and whether the line is one.
+func dataValue(line []byte) ([]byte, bool) {
+	if len(line) < 4 || line[0] != 'd' || string(line[:4]) != "data" {
+		return nil, false
+	}
+	switch {
+	case len(line) == 4:
+		return line[4:], true
+	case line[4] != ':':
+		return nil, false // another field whose name starts with "data"
+	case len(line) > 5 && line[5] == ' ':
+		return line[6:], true
+	}
+	return line[5:], true
+}
+
+// blank reports whether b is empty or only JSON whitespace.
+func blank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// blankNext consumes a blank line that is already buffered right after
+// the line just read, without reading further (a read could move the
+// buffer under a line returned in place). It reports whether there was
+// one.
+func (s *sseReader) blankNext() bool {
+	n := s.br.Buffered()
+	if n == 0 {
+		return false
+	}
+	p, _ := s.br.Peek(min(n, 2))
+	switch {
+	case p[0] == '\n':
+		s.br.Discard(1)
+	case p[0] == '\r' && len(p) == 2 && p[1] == '\n':
+		s.br.Discard(2)
+	case p[0] == '\r': // a lone CR ends a line too; an LF after it is one more blank line
+		s.br.Discard(1)
+	default:
+		return false
+	}
+	return true
+}
+
+// line returns the next line without its terminator, and whether it lies
+// in br's buffer (so that nothing must be read before it is used).
+func (s *sseReader) line() ([]byte, bool, error) {
+	if s.rest != nil {
+		return s.split(s.rest, false), false, nil
+	}
+	if s.restBlank {
+		s.restBlank = false
+		return nil, false, nil
+	}
+	raw, err := s.br.ReadSlice('\n')
+	inPlace := true
+	if err != nil && err == bufio.ErrBufferFull { // err != nil first: the common case loads no global
+		s.long = append(s.long[:0], raw...)
+		for err == bufio.ErrBufferFull {
+			if len(s.long) > s.maxLine+2 {
+				return nil, false, errLineTooLong
+			}
+			raw, err = s.br.ReadSlice('\n')
+			s.long = append(s.long, raw...)
+		}
+		raw, inPlace = s.long, false
+	}
+	switch {
+	case err == nil:
+		raw = raw[:len(raw)-1] // the LF
+		if len(raw) > 0 && raw[len(raw)-1] == '\r' {
+			raw = raw[:len(raw)-1]
+		}
+	case err == io.EOF && bytes.IndexByte(raw, '\r') >= 0:
+		// The stream ended after lines ended by CR, and maybe inside one
+		// more line, which is not a line.
+		raw = raw[:bytes.LastIndexByte(raw, '\r')]
+	default:
+		// A line the stream ended in the middle of is not a line.
+		return nil, false, err
+	}
+	if !s.started {
+		s.started = true
+		raw = bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf"))
+	}
+	if len(raw) > s.maxLine {
+		return nil, false, errLineTooLong
+	}
+	if bytes.IndexByte(raw, '\r') < 0 {
+		return raw, inPlace, nil
+	}
+	return s.split(raw, inPlace), false, nil
+}
+
+// split returns b's first line, ended by a lone CR, and keeps what
+// follows in s.rest; inPlace says whether b lies in br's buffer, which
+// the next read may overwrite: the rest is then copied out (lines after a
+// lone CR are rare). first stays valid until the next line() call, which
+// takes the rest, not the buffer.
+func (s *sseReader) split(b []byte, inPlace bool) []byte {
+	i := bytes.IndexByte(b, '\r')
+	if i < 0 {
+		s.rest = nil
+		return b
+	}
+	first, rest := b[:i], b[i+1:]
+	switch {
+	case len(rest) == 0:
+		// b ended in a lone CR just before the CR LF we stripped: that CR
+		// LF is a blank line of its own.
+		s.rest, s.restBlank = nil, true
+	case inPlace:
+		s.long = append(s.long[:0], rest...)
+		s.rest = s.long
+	default:
+		s.rest = rest
+	}
+	return first
+}

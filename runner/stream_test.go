@@ -1,0 +1,156 @@
+package runner
+
+import (
+	"compress/gzip"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/sixpin/sixpin/results"
+)
+
+// toolCallEvent is a delta of tool call i: its id and name first, then
+// pieces of its arguments, as vLLM and OpenAI stream them.
+func toolCallEvent(i int, first bool, args string) string {
+	fn := `"function":{"arguments":"` + args + `"}`
+	if first {
+		fn = `"id":"call_` + string(rune('a'+i)) + `","type":"function","function":{"name":"read_file","arguments":"` + args + `"}`
+	}
+	return `data: {"id":"c1","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":` +
+		string(rune('0'+i)) + `,` + fn + `}]},"finish_reason":null}]}` + "\n\n"
+}
+
+// gzipped serves pieces as one gzip-encoded event stream, flushing the
+// compressor after every piece.
+func gzipped(pieces ...string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		for _, p := range pieces {
+			io.WriteString(zw, p)
+			zw.Flush()
+			w.(http.Flusher).Flush()
+		}
+		zw.Close()
+	}
+}
+
+// TestStreamsAsTheSpecSays reads legal streams that servers send and a
+// strict reader must get right: tool calls as output, SSE's multi-line
+// data, empty data, keep-alive comments by the thousand, a byte-order
+// mark, a compressed body, and an answer that is JSON rather than a
+// stream.
+func TestStreamsAsTheSpecSays(t *testing.T) {
+	cases := []struct {
+		name      string
+		handler   http.Handler
+		chunks    int
+		finish    string
+		toolCalls bool
+		usage     *results.Usage
+	}{
+		{name: "only tool calls", handler: sse(roleEvent, toolCallEvent(0, true, ""), toolCallEvent(0, false, `{\"path\":`),
+			toolCallEvent(0, false, `\"a.go\"}`), finishEvent("tool_calls"), usageEvent(12, 9), doneEvent),
+			chunks: 3, finish: "tool_calls", toolCalls: true, usage: &results.Usage{PromptTokens: 12, CompletionTokens: 9}},
+		{name: "content then a tool call", handler: sse(roleEvent, contentEvent(" let me look"), toolCallEvent(0, true, `{}`),
+			finishEvent("tool_calls"), doneEvent),
+			chunks: 2, finish: "tool_calls", toolCalls: true},
+		{name: "one JSON over two data lines", handler: sse(roleEvent,
+			"data: {\"choices\":[{\"index\":0,\n", "data: \"delta\":{\"content\":\" a\"}}]}\n\n", finishEvent("stop"), doneEvent),
+			chunks: 1, finish: "stop"},
+		{name: "empty data payloads", handler: sse(roleEvent, "data: \n\n", contentEvent(" a"), "data:\n\n", finishEvent("stop"), doneEvent),
+			chunks: 1, finish: "stop"},
+		{name: "12,000 comments before the first token", handler: sse(roleEvent, strings.Repeat(": ping\n\n", 12_000),
+			contentEvent(" a"), finishEvent("stop"), doneEvent),
+			chunks: 1, finish: "stop"},
+		{name: "byte-order mark", handler: sse("\xef\xbb\xbf"+contentEvent(" a"), contentEvent(" b"), finishEvent("stop"), doneEvent),
+			chunks: 2, finish: "stop"},
+		{name: "gzip-encoded stream", handler: gzipped(roleEvent, contentEvent(" a"), contentEvent(" b"), finishEvent("stop"),
+			usageEvent(5, 2), doneEvent),
+			chunks: 2, finish: "stop", usage: &results.Usage{PromptTokens: 5, CompletionTokens: 2}},
+		{name: "a JSON answer instead of a stream", handler: status(200, "application/json",
+			`{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"a b"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2}}`),
+			chunks: 1, finish: "stop", usage: &results.Usage{PromptTokens: 5, CompletionTokens: 2}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ts := serve(t, c.handler, nil)
+			r := newRunner(t, mustPlan(t, oneRequestYAML), Target{BaseURL: ts.URL + "/v1", Model: "m"})
+			recs := runAll(t, r)
+			if len(recs) != 1 {
+				t.Fatalf("got %d records, want 1", len(recs))
+			}
+			rec := recs[0]
+			if rec.Failed() {
+				t.Fatalf("failed: %s: %s", rec.Err, rec.ErrMsg)
+			}
+			if len(rec.Chunks) != c.chunks || rec.FinishReason != c.finish || rec.ToolCalls != c.toolCalls {
+				t.Errorf("%d chunks, finish %q, tool calls %v; want %d, %q, %v", len(rec.Chunks), rec.FinishReason, rec.ToolCalls,
+					c.chunks, c.finish, c.toolCalls)
+			}
+			if c.usage != nil && (!rec.HasUsage || rec.Usage != *c.usage) {
+				t.Errorf("usage %+v (has %v), want %+v", rec.Usage, rec.HasUsage, *c.usage)
+			}
+			for i, ch := range rec.Chunks {
+				if ch.Reasoning {
+					t.Errorf("chunk %d is marked reasoning", i)
+				}
+			}
+			checkTimeline(t, rec, false)
+		})
+	}
+}
+
+// TestStreamFailures classes the streams that are not answers: each its
+// own class, with the server's message where it gave one.
+func TestStreamFailures(t *testing.T) {
+	cases := []struct {
+		name    string
+		handler http.Handler
+		opts    []Option
+		want    results.ErrorClass
+		msg     string
+	}{
+		{name: "vLLM's error object in the stream", handler: sse(roleEvent, contentEvent(" a"),
+			`data: {"object":"error","message":"the engine died","type":"InternalServerError","param":null,"code":500}`+"\n\n"),
+			want: "stream_error", msg: "the engine died"},
+		{name: "OpenAI's error event", handler: sse(roleEvent, `data: {"error":{"message":"over capacity","type":"server_error"}}`+"\n\n"),
+			want: "stream_error", msg: "over capacity"},
+		{name: "only [DONE]", handler: sse(doneEvent), want: "empty_response", msg: "without any content"},
+		{name: "an empty body", handler: sse(), want: "empty_response", msg: "without any content"},
+		{name: "an HTML page with status 200", handler: status(200, "text/html", "<html><body>Sign in to continue</body></html>"),
+			want: "bad_content_type", msg: "text/html"},
+		{name: "a line over the limit", handler: sse(roleEvent, `data: {"choices":[{"delta":{"content":"`+strings.Repeat("x", 5000)+`"}}]}`+"\n\n"),
+			opts: []Option{WithMaxLineBytes(4096)}, want: "oversized_line", msg: "4096"},
+		{name: "a line over the default limit", handler: sse(roleEvent, "data: "+strings.Repeat("x", DefaultMaxLineBytes+1)+"\n\n"),
+			want: "oversized_line", msg: "limit"},
+		{name: "an encoding sixpin cannot read", handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Header().Set("Content-Encoding", "br")
+			io.WriteString(w, "\x0b\x02\x80")
+		}), want: "bad_content_type", msg: "br"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ts := serve(t, c.handler, nil)
+			r := newRunner(t, mustPlan(t, oneRequestYAML), Target{BaseURL: ts.URL + "/v1", Model: "m"}, c.opts...)
+			recs := runAll(t, r)
+			if len(recs) != 1 {
+				t.Fatalf("got %d records, want 1", len(recs))
+			}
+			rec := recs[0]
+			if rec.Err != c.want || !strings.Contains(rec.ErrMsg, c.msg) {
+				t.Errorf("class %q, message %q; want %q mentioning %q", rec.Err, rec.ErrMsg, c.want, c.msg)
+			}
+			if rec.HTTPStatus != 200 {
+				t.Errorf("HTTP status %d, want 200", rec.HTTPStatus)
+			}
+			if len(rec.ErrMsg) > 310 {
+				t.Errorf("ErrMsg is %d bytes long", len(rec.ErrMsg))
+			}
+		})
+	}
+}
