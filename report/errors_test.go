@@ -22,7 +22,7 @@ func TestSummaryOutagesAndReconnects(t *testing.T) {
 	}
 	for _, want := range []string{
 		"endpoint unreachable from 2.50 s to 4.25 s (5 requests failed to connect)",
-		"endpoint unreachable from 9.00 s to the end of the run (2 requests failed to connect)",
+		"endpoint unreachable from 9.00 s: no new connection accepted by the end of the run (2 requests failed to connect)",
 		"reconnects: 3 ",
 	} {
 		if !strings.Contains(b.String(), want) {

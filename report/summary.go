@@ -208,7 +208,7 @@ func writeErrors(p *numfmt.Printer, run *results.Run) {
 		if o.Recovered {
 			p.F("  endpoint unreachable from %s s to %s s (%s failed to connect)\n", num(o.StartS), num(o.EndS), numfmt.Count(o.FailedRequests, "request", ""))
 		} else {
-			p.F("  endpoint unreachable from %s s to the end of the run (%s failed to connect)\n", num(o.StartS), numfmt.Count(o.FailedRequests, "request", ""))
+			p.F("  endpoint unreachable from %s s: no new connection accepted by the end of the run (%s failed to connect)\n", num(o.StartS), numfmt.Count(o.FailedRequests, "request", ""))
 		}
 	}
 	if e.Reconnects > 0 {

@@ -161,12 +161,15 @@ type Usage struct {
 }
 
 // Outage is a time the endpoint could not be reached: from the first
-// request that failed to connect to the first answer to a request sent
-// after it. Times are seconds from the run start.
+// request that failed to connect to the first answer, on a connection
+// opened for it, to a request sent after it (answers on connections kept
+// alive from before say only that those still work). Times are seconds
+// from the run start.
 type Outage struct {
 	StartS float64 `json:"start_s"`
-	// EndS is when the endpoint answered again, or, when it had not by
-	// the end of the run (Recovered false), the last failed attempt.
+	// EndS is when the endpoint answered on a new connection again, or,
+	// when it had not by the end of the run (Recovered false), the last
+	// failed attempt.
 	EndS           float64 `json:"end_s"`
 	FailedRequests int     `json:"failed_requests"`
 	Recovered      bool    `json:"recovered"`

@@ -122,6 +122,9 @@ type sent struct {
 	resp       *http.Response
 	err        error
 	reusedConn bool
+	// freshConn: the answer came on a connection opened for it, which
+	// says the endpoint accepts connections now (health.answered).
+	freshConn  bool
 	reconnects int
 }
 
@@ -145,6 +148,7 @@ func (r *Runner) send(ctx context.Context, body []byte) sent {
 		// anything was written) are reconnects too.
 		s.reconnects += max(int(a.conns.Load())-1, 0)
 		if s.err == nil {
+			s.freshConn = !a.reused.Load()
 			return s
 		}
 		s.reusedConn = a.reused.Load() && !a.answered.Load()

@@ -10,7 +10,10 @@ import (
 
 // health records when the endpoint could not be reached: an outage opens
 // at the first request that fails to connect and closes at the first
-// answer to a request sent after it. It is updated once per request
+// answer to a request sent after it on a connection opened for it. An
+// answer on a kept-alive connection says only that the connection still
+// works (a server going down closes its listener before its
+// connections), not that the endpoint accepts connections again. It is updated once per request
 // (never per chunk) from any goroutine; while the endpoint is up an
 // answer costs one atomic load.
 type health struct {
@@ -36,9 +39,10 @@ func (h *health) failed(sent time.Duration) {
 	h.last = max(h.last, sent)
 }
 
-// answered records an answer, at at, to a request sent at sent.
-func (h *health) answered(sent, at time.Duration) {
-	if !h.down.Load() {
+// answered records an answer, at at, to a request sent at sent; fresh
+// is whether it came on a connection opened for the request.
+func (h *health) answered(sent, at time.Duration, fresh bool) {
+	if !fresh || !h.down.Load() {
 		return
 	}
 	h.mu.Lock()

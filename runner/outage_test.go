@@ -157,3 +157,83 @@ requests: 400
 		})
 	}
 }
+
+// TestOutageOutlivesKeptAliveAnswers: a server going down stops accepting
+// connections while a kept-alive one still answers (its listener closes
+// first). The outage lasts until a new connection is accepted; answers on
+// the old one do not end it, so one outage is recorded, not one per
+// failed attempt.
+func TestOutageOutlivesKeptAliveAnswers(t *testing.T) {
+	const down = 400 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	var chats atomic.Int64
+	var isBack atomic.Bool
+	back := make(chan struct{})
+	simSrv := newSim(t, sim.Config{Timing: sim.TimingNone})
+	t.Cleanup(func() { simSrv.Close() })
+	srv := &http.Server{}
+	srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isBack.CompareAndSwap(true, false) {
+			// Back: the kept-alive connection is closed after this
+			// answer too, so both streams connect anew.
+			w.Header().Set("Connection", "close")
+		}
+		if strings.HasSuffix(r.URL.Path, "/chat/completions") && chats.Add(1) == 40 {
+			// This stream's connection is closed after its answer and no
+			// new one is accepted for a while; the other stream's
+			// kept-alive connection goes on being served.
+			w.Header().Set("Connection", "close")
+			ln.Close()
+			go func() {
+				defer close(back)
+				time.Sleep(down)
+				for {
+					l, err := net.Listen("tcp", addr)
+					if err == nil {
+						go srv.Serve(l)
+						isBack.Store(true)
+						return
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			}()
+		}
+		simSrv.ServeHTTP(w, r)
+	})
+	go srv.Serve(ln)
+	t.Cleanup(func() { <-back; srv.Close() })
+
+	r := newRunner(t, mustPlan(t, `
+seed: 3
+pins:
+  model: {name: sim-model}
+  prompt: {tokens: 20}
+  output: {tokens: 4, exact: true}
+  concurrency: {mode: closed, streams: 2}
+duration: 1.5s
+`), Target{BaseURL: "http://" + addr + "/v1", Model: sim.DefaultModel, OutputControl: ControlIgnoreEOS},
+		WithTemplateOverhead(simOverhead))
+	recs := runAll(t, r)
+	connect := 0
+	for _, rec := range recs {
+		if rec.Err == results.ErrConnect {
+			connect++
+		} else if rec.Failed() {
+			t.Errorf("request %d: %s: %s", rec.Index, rec.Err, rec.ErrMsg)
+		}
+	}
+	if connect < 2 {
+		t.Fatalf("%d requests failed to connect; the test wants the stream that lost its connection to retry a few times", connect)
+	}
+	out := r.Outages()
+	if len(out) != 1 {
+		t.Fatalf("%d outages %+v, want one", len(out), out)
+	}
+	if o := out[0]; !o.Recovered || o.FailedRequests != connect || o.EndS-o.StartS < down.Seconds()/2 {
+		t.Errorf("outage %+v; want recovered, %d failed requests, lasting about %v", o, connect, down)
+	}
+}

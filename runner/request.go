@@ -121,7 +121,7 @@ func (r *Runner) stream(inflight context.Context, cut error, req scenario.Reques
 			r.health.failed(rec.Sent)
 		}
 	} else {
-		r.health.answered(rec.Sent, r.since())
+		r.health.answered(rec.Sent, r.since(), s.freshConn)
 		r.readResponse(ctx, cancel, s.resp, rec)
 	}
 	// Everything the record keeps of the server's text, redacted in one
