@@ -347,6 +347,10 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	run := results.Assemble(h, m, end)
 	run.Errors.Outages = rn.Outages()
 	run.Client = clientInfo()
+	run.Client.Connections = rn.Connections()
+	if off, at, why := rn.KeepAliveOff(); off {
+		run.Client.KeepAliveOff = &results.KeepAliveOff{AtS: at.Seconds(), Reason: why}
+	}
 	return run, sp, nil
 }
 

@@ -37,4 +37,12 @@ func TestSummaryOutagesAndReconnects(t *testing.T) {
 	if !strings.Contains(b.String(), "none in 40 requests") || !strings.Contains(b.String(), "reconnects: 2 ") {
 		t.Errorf("summary of a run without failures:\n%s", b.String())
 	}
+	run.Client = results.ClientInfo{Connections: 41, KeepAliveOff: &results.KeepAliveOff{AtS: -0.2, Reason: "the probe's connection was closed"}}
+	b.Reset()
+	if err := WriteSummary(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	if want := "connections: a new one per request before load (41 opened): the server hangs up on kept-alive connections without saying so (the probe's connection was closed)"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, b.String())
+	}
 }

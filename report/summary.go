@@ -214,6 +214,13 @@ func writeErrors(p *numfmt.Printer, run *results.Run) {
 	if e.Reconnects > 0 {
 		p.F("  reconnects: %d (requests sent again on a new connection: the server had closed the kept-alive one without reading them; not failures)\n", e.Reconnects)
 	}
+	if k := run.Client.KeepAliveOff; k != nil {
+		from := "before load"
+		if k.AtS >= 0 {
+			from = "from " + num(k.AtS) + " s"
+		}
+		p.F("  connections: a new one per request %s (%d opened): the server hangs up on kept-alive connections without saying so (%s)\n", from, run.Client.Connections, k.Reason)
+	}
 }
 
 func writeSessions(p *numfmt.Printer, run *results.Run) {

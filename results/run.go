@@ -131,6 +131,20 @@ type ClientInfo struct {
 	CPUs        int     `json:"cpus"`
 	MaxRSSBytes int64   `json:"max_rss_bytes"`
 	CPUSeconds  float64 `json:"cpu_seconds"`
+	// Connections is how many TCP connections the client opened to the
+	// endpoint (the probe's included).
+	Connections int64 `json:"connections,omitempty"`
+	// KeepAliveOff is set when the client stopped reusing connections
+	// because the server hangs up on kept-alive ones without saying so.
+	KeepAliveOff *KeepAliveOff `json:"keep_alive_off,omitempty"`
+}
+
+// KeepAliveOff says when (seconds from the run start; negative: before
+// load, by the probe) and why the client began opening a connection per
+// request.
+type KeepAliveOff struct {
+	AtS    float64 `json:"at_s"`
+	Reason string  `json:"reason"`
 }
 
 // WriteFile writes run to path atomically: a temporary file in the same

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -247,4 +248,51 @@ func TestReconnect(t *testing.T) {
 			t.Errorf("the server handled %d chat requests, want 40", got)
 		}
 	})
+}
+
+// connKey carries a request's connection, for handlers that close it.
+type connKey struct{}
+
+// TestServerHangsUpAfterStreamedAnswers serves as llama-server does: a
+// streamed answer without "Connection: close", then the connection closed a
+// moment later. A request written in that moment is lost and may not be
+// sent again, so the runner must learn (the probe shows it) and stop
+// reusing connections: no request fails, each is handled once, and the run
+// says connection reuse was off.
+func TestServerHangsUpAfterStreamedAnswers(t *testing.T) {
+	srv := newSim(t, sim.Config{Timing: sim.TimingNone})
+	t.Cleanup(func() { srv.Close() })
+	cs := newConnServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv.ServeHTTP(w, r)
+		if c, ok := r.Context().Value(connKey{}).(net.Conn); ok && strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			time.AfterFunc(time.Millisecond, func() { c.Close() })
+		}
+	}), nil)
+	cs.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		return context.WithValue(ctx, connKey{}, c)
+	}
+	r := newRunner(t, mustPlan(t, reuseYAML), Target{BaseURL: cs.URL + "/v1", Model: sim.DefaultModel, OutputControl: ControlIgnoreEOS})
+	if _, ok, msg := r.Probe(context.Background()); !ok {
+		t.Fatalf("probe: %s", msg)
+	}
+	probed := cs.handled.Load()
+	recs := runAll(t, r)
+	checkIndexes(t, recs, 200)
+	for _, rec := range recs {
+		if rec.Failed() {
+			t.Errorf("request %d failed: %s: %s", rec.Index, rec.Err, rec.ErrMsg)
+		}
+	}
+	if got := cs.handled.Load() - probed; got != 200 {
+		t.Errorf("the server handled %d chat requests, want 200 (each once)", got)
+	}
+	if off, at, why := r.KeepAliveOff(); !off || at > 0 || why == "" {
+		t.Errorf("KeepAliveOff() = %v, %v, %q; want off, learnt by the probe before load", off, at, why)
+	}
+	if len(r.Outages()) != 0 {
+		t.Errorf("outages %+v; the server never refused a connection", r.Outages())
+	}
+	if r.Connections() < 200 {
+		t.Errorf("%d connections for 200 requests with reuse off", r.Connections())
+	}
 }

@@ -23,14 +23,19 @@ import (
 // newTransport returns the transport for one run: sized for the run's
 // concurrency so connections are reused, never compressed (SSE must not
 // be buffered by gzip), and with dial and TLS timeouts so a dead endpoint
-// fails fast as a connect error.
-func newTransport(conns int) *http.Transport {
+// fails fast as a connect error. Every connection it opens adds one to
+// dials.
+func newTransport(conns int, dials *atomic.Int64) *http.Transport {
+	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	return &http.Transport{
 		Proxy: http.ProxyFromEnvironment,
-		DialContext: (&net.Dialer{
-			Timeout:   10 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := d.DialContext(ctx, network, addr)
+			if err == nil {
+				dials.Add(1)
+			}
+			return c, err
+		},
 		ForceAttemptHTTP2:   true,
 		MaxIdleConns:        0,
 		MaxIdleConnsPerHost: max(conns, 2),
@@ -51,9 +56,12 @@ type attempt struct {
 	answered atomic.Bool  // the first byte of a response arrived
 }
 
-func (a *attempt) trace() *httptrace.ClientTrace {
+func (a *attempt) trace(seen *connSeen) *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
 		GotConn: func(info httptrace.GotConnInfo) {
+			if seen != nil {
+				seen.conn.Store(&info.Conn)
+			}
 			a.conns.Add(1)
 			a.reused.Store(info.Reused)
 			a.dropped.Store(false)
@@ -135,18 +143,27 @@ type sent struct {
 // reconnect; one that may have reached the server is never sent twice.
 func (r *Runner) send(ctx context.Context, body []byte) sent {
 	var s sent
+	seen, _ := ctx.Value(connSeenKey{}).(*connSeen)
 	for {
 		a := &attempt{}
-		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, a.trace()), http.MethodPost, r.chatURL, bytes.NewReader(body))
+		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, a.trace(seen)), http.MethodPost, r.chatURL, bytes.NewReader(body))
 		if err != nil {
 			s.err = err
 			return s
 		}
 		req.Header = r.header // shared, read only: the transport never writes a request's header
-		s.resp, s.err = r.httpc.Do(req)
+		c := r.httpc
+		if r.keepAlive.off.Load() {
+			c = r.fresh
+		}
+		s.resp, s.err = c.Do(req)
 		// The transport's own retries (a failure it could tell was before
 		// anything was written) are reconnects too.
-		s.reconnects += max(int(a.conns.Load())-1, 0)
+		retried := max(int(a.conns.Load())-1, 0)
+		s.reconnects += retried
+		if a.reused.Load() && (a.dropped.Load() || s.err != nil && !a.answered.Load()) || retried > 0 {
+			r.learnKeepAlive("a kept-alive connection was found closed by the server, or closed as a request went out on it")
+		}
 		if s.err == nil {
 			s.freshConn = !a.reused.Load()
 			return s

@@ -23,6 +23,8 @@ const probeAttempts = 3
 // for one token and takes usage.prompt_tokens minus one. On success the
 // runner subtracts it from every synthesised prompt from then on (as
 // WithTemplateOverhead does), so that the server counts the pinned length.
+// It then learns whether the server hangs up on kept-alive connections
+// after a streamed answer (checkKeepAlive).
 // For agentic sessions it also sends a three-message conversation to learn
 // what each further message adds. A probe request that fails is sent
 // again, up to probeAttempts times, after a backoff (four times the
@@ -40,6 +42,9 @@ func (r *Runner) Probe(ctx context.Context) (overhead int, ok bool, msg string) 
 		return 0, false, err.Error()
 	}
 	r.overhead, r.perMessage = base, base
+	r.checkKeepAlive(ctx, func(ctx context.Context) bool {
+		return !r.stream(ctx, errInterruptedAtOnce, scenario.Request{Index: -1, PromptTokens: 1, OutputTokens: 1}, userMessage(one), r.since()).Failed()
+	})
 	if w := r.plan.Scenario().Workload; w.Agentic() || w.Replay() {
 		three := []message{{roleUser, one}, {roleAssistant, one}, {roleUser, one}}
 		if all, err := r.probe(ctx, three, 3); err == nil {

@@ -117,7 +117,9 @@ func (r *Runner) stream(inflight context.Context, cut error, req scenario.Reques
 	if s.err != nil {
 		rec.End = r.since()
 		r.fail(rec, ctx, s.err, &s)
-		if rec.Err == results.ErrConnect {
+		if rec.Err == results.ErrConnect && !s.reusedConn {
+			// A kept-alive connection the server closed says nothing
+			// of whether it accepts connections.
 			r.health.failed(rec.Sent)
 		}
 	} else {

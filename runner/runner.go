@@ -146,7 +146,9 @@ type Runner struct {
 	plan   *scenario.Plan
 	conc   scenario.ConcurrencyPin
 	target Target
-	httpc  *http.Client
+	// httpc reuses connections; fresh opens one per request, for a
+	// server that hangs up on kept-alive ones (keepAlive).
+	httpc, fresh *http.Client
 	// ep is the target's URL taken apart; chatURL and header are every
 	// chat request's URL and header (header is shared: read only).
 	ep      endpoint
@@ -160,6 +162,10 @@ type Runner struct {
 	maxLine int
 	// health records the endpoint's outages.
 	health health
+	// keepAlive turns connection reuse off once the server is seen to
+	// hang up on kept-alive connections; dials counts connections opened.
+	keepAlive keepAlive
+	dials     atomic.Int64
 	// connectBackoff and connectBackoffMax bound the wait after a
 	// connect failure (WithConnectBackoff).
 	connectBackoff, connectBackoffMax time.Duration
@@ -268,7 +274,10 @@ func New(plan *scenario.Plan, t Target, opts ...Option) (*Runner, error) {
 	r.ep, r.chatURL = ep, ep.api("/chat/completions")
 	r.header = requestHeader(t, auth)
 	r.rd = newRedactor(t, auth)
-	r.httpc = &http.Client{Transport: newTransport(conns)}
+	tr := newTransport(conns, &r.dials)
+	once := tr.Clone()
+	once.DisableKeepAlives = true
+	r.httpc, r.fresh = &http.Client{Transport: tr}, &http.Client{Transport: once}
 	return r, nil
 }
 
@@ -288,7 +297,7 @@ func (r *Runner) Start() time.Time { return r.start }
 func (r *Runner) Outages() []results.Outage { return r.health.list() }
 
 // Close releases the runner's idle connections.
-func (r *Runner) Close() { r.httpc.CloseIdleConnections() }
+func (r *Runner) Close() { r.httpc.CloseIdleConnections(); r.fresh.CloseIdleConnections() }
 
 // Run issues the Plan's requests and returns their records on a channel
 // that Run's goroutines own and close when every request has finished.
