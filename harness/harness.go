@@ -18,7 +18,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/internal/redact"
 	"github.com/sixpin/sixpin/profiles"
 	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/results"
@@ -125,7 +127,7 @@ type Outcome struct {
 
 // target is a resolved endpoint, possibly the in-process simulator.
 type target struct {
-	runner.Target
+	endpoint.Target
 	profile *profiles.Profile
 	keyEnv  string
 	keySet  bool
@@ -234,7 +236,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 		fmt.Fprintf(cfg.Out, "sixpin: running %s against the built-in simulator (profile %s) — simulated figures, not a measurement of real hardware\n",
 			sc.Path, tg.profile.Name)
 	} else {
-		fmt.Fprintf(cfg.Out, "sixpin: running %s against %s (model %q, profile %s)\n", sc.Path, displayURL(tg.BaseURL), tg.Model, tg.profile.Name)
+		fmt.Fprintf(cfg.Out, "sixpin: running %s against %s (model %q, profile %s)\n", sc.Path, redact.URL(tg.BaseURL), tg.Model, tg.profile.Name)
 	}
 
 	var notes []string
@@ -251,34 +253,41 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	if tg.profile.Pricing.Set() {
 		opts = append(opts, runner.WithPricing(tg.profile.Pricing))
 	}
-	if cfg.StallTimeout > 0 {
-		opts = append(opts, runner.WithStallTimeout(cfg.StallTimeout))
-	}
 	if scaled(cfg) {
 		opts = append(opts, runner.WithTimeScale(cfg.TimeScale))
 		notes = append(notes, fmt.Sprintf("compressed time: the simulator and the client ran %s× faster than real time; every figure but the client-added latency is in simulated time", numfmt.Sig(1/cfg.TimeScale)))
 	}
-	rn, err := runner.New(plan, tg.Target, opts...)
+	co := runner.ClientOptions(plan)
+	co.StallTimeout = cfg.StallTimeout
+	client, err := endpoint.New(tg.Target, co)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
-	defer rn.Close()
+	defer client.Close()
 
-	disc := rn.Discover(ctx)
-	overhead, ok, msg := rn.Probe(ctx)
+	disc := endpoint.Discover(ctx, client)
+	tmpl, ok, msg := endpoint.Probe(ctx, client, endpoint.ProbeRequest{
+		One: prompts.Build(endpoint.ProbeSeed, 1), Conversation: sc.Workload.Agentic() || sc.Workload.Replay(),
+		Backoff: 4 * runner.DefaultConnectBackoff, MaxBackoff: runner.DefaultConnectBackoffMax})
+	opts = append(opts, runner.WithTemplate(tmpl))
+	overhead := tmpl.Overhead
+	rn, err := runner.New(plan, client, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
 	probeFailure := ""
 	if !ok {
 		probeFailure = msg
 		notes = append(notes, "prompt lengths are not corrected for the chat template: "+msg)
 		fmt.Fprintf(cfg.ErrOut, "sixpin: warning: %s\n", msg)
 	}
-	if sc.Pins.Output.Exact && tg.OutputControl == runner.ControlNone {
+	if sc.Pins.Output.Exact && tg.OutputControl == endpoint.ControlNone {
 		notes = append(notes, fmt.Sprintf("output.exact is declared but profile %s has no don't-stop-early control: output lengths are verified, not enforced", tg.profile.Name))
 	}
 	if sc.Workload.Agentic() && sc.Workload.CostCapUSD > 0 && !tg.profile.Pricing.Set() {
 		notes = append(notes, "workload.cost_cap_usd is set but the profile has no pricing: no session was capped")
 	}
-	d := results.Declared{Declared: plan.Declared(scenario.Wire{Model: tg.Model, OutputControl: tg.OutputControl, Tokenizer: tok.label})}
+	d := results.Declared{Declared: plan.Declared(scenario.Wire{Model: tg.Model, OutputControl: tg.OutputControl.String(), Tokenizer: tok.label})}
 	d.OverContext = overContext(sc, plan, disc.KV.MaxModelLen, cfg.AllowOverContext)
 	if oc := d.OverContext; oc != nil && oc.Exceeding > 0 {
 		if oc.Allowed {
@@ -345,11 +354,11 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 			Reason: "interrupted by a signal; issuing stopped and in-flight requests had " + cfg.Grace.String() + " to finish"}
 	}
 	run := results.Assemble(h, m, end)
-	run.Errors.Outages = rn.Outages()
+	run.Errors.Outages = client.Outages()
 	run.Client = clientInfo()
-	run.Client.Connections = rn.Connections()
-	if off, at, why := rn.KeepAliveOff(); off {
-		run.Client.KeepAliveOff = &results.KeepAliveOff{AtS: at.Seconds(), Reason: why}
+	run.Client.Connections = client.Connections()
+	if off, at, why := client.KeepAliveOff(); off {
+		run.Client.KeepAliveOff = &results.KeepAliveOff{AtS: rn.Clock().Run(at.Sub(rn.Start())).Seconds(), Reason: why}
 	}
 	return run, sp, nil
 }
@@ -444,13 +453,13 @@ func resolveTarget(sc *scenario.Scenario, cfg Config) (*target, error) {
 	if ref == "" {
 		ref = sc.Target.Profile
 	}
-	endpoint := cfg.Endpoint
-	if endpoint == "" && cfg.Profile == "" {
-		endpoint = sc.Target.Endpoint
+	base := cfg.Endpoint
+	if base == "" && cfg.Profile == "" {
+		base = sc.Target.Endpoint
 	}
 	if ref == "" {
 		ref = profiles.DefaultSimulator
-		if endpoint != "" {
+		if base != "" {
 			ref = profiles.KindOpenAICompatible
 		}
 	}
@@ -460,7 +469,9 @@ func resolveTarget(sc *scenario.Scenario, cfg Config) (*target, error) {
 	}
 	t := &target{profile: p}
 	t.MaxTokensField = p.MaxTokensField
-	t.OutputControl = p.OutputControl
+	if t.OutputControl, err = endpoint.ParseOutputControl(p.OutputControl); err != nil {
+		return nil, fmt.Errorf("%w: profile %s: output_control %w", ErrBadInput, p.Name, err)
+	}
 	t.ExtraBody = p.ExtraBody
 	t.Headers = p.Headers
 	model := cfg.Model
@@ -471,7 +482,7 @@ func resolveTarget(sc *scenario.Scenario, cfg Config) (*target, error) {
 		return nil, fmt.Errorf("%w: a time scale needs the built-in simulator (profile %s is %s)", ErrBadInput, p.Name, p.Kind)
 	}
 	if p.Simulated() {
-		if endpoint != "" {
+		if base != "" {
 			return nil, fmt.Errorf("%w: --endpoint cannot be used with simulator profile %s", ErrBadInput, p.Name)
 		}
 		sm, err := StartSimulator(p, "127.0.0.1:0", cfg.TimeScale)
@@ -482,13 +493,13 @@ func resolveTarget(sc *scenario.Scenario, cfg Config) (*target, error) {
 		t.stop = func() { _ = sm.Close(2 * time.Second) }
 		return t, nil
 	}
-	if endpoint == "" {
-		endpoint = p.BaseURL
+	if base == "" {
+		base = p.BaseURL
 	}
-	if endpoint == "" {
+	if base == "" {
 		return nil, fmt.Errorf("%w: profile %s has no base_url: give --endpoint URL", ErrBadInput, p.Name)
 	}
-	t.BaseURL = strings.TrimSuffix(endpoint, "/")
+	t.BaseURL = strings.TrimSuffix(base, "/")
 	switch {
 	case model != "":
 		t.Model = model
@@ -544,13 +555,13 @@ func header(sc *scenario.Scenario, tg *target, d results.Declared, disc results.
 		Notes:             notes,
 	}
 	h.Target = results.TargetInfo{
-		Endpoint:               displayURL(tg.BaseURL),
+		Endpoint:               redact.URL(tg.BaseURL),
 		Profile:                tg.profile.Name,
 		Model:                  tg.Model,
 		Simulated:              tg.profile.Simulated(),
 		APIKeyEnv:              tg.keyEnv,
 		APIKeySet:              tg.keySet,
-		OutputControl:          tg.OutputControl,
+		OutputControl:          tg.OutputControl.String(),
 		TemplateOverheadTokens: overhead,
 	}
 	if tg.profile.Simulated() {
@@ -561,10 +572,6 @@ func header(sc *scenario.Scenario, tg *target, d results.Declared, disc results.
 	}
 	return h
 }
-
-// displayURL is u for output and results: without user info, its query
-// values redacted (either may hold a secret).
-func displayURL(u string) string { return runner.DisplayURL(u) }
 
 func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 

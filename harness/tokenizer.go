@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/internal/clip"
 	"github.com/sixpin/sixpin/profiles"
 	"github.com/sixpin/sixpin/prompt"
-	"github.com/sixpin/sixpin/runner"
 	"github.com/sixpin/sixpin/tokenizer"
 )
 
@@ -47,7 +47,7 @@ func promptBuilder(ctx context.Context, cfg Config, tg *target) (*prompt.Builder
 			tg.profile.Name, FallbackTokenizer)
 	}
 	if name == profiles.TokenizerServer {
-		st := runner.NewServerTokenizer(tg.Target)
+		st := endpoint.NewServerTokenizer(tg.Target)
 		b, err := prompt.NewBuilder(st.Counter(ctx))
 		if err == nil {
 			return b, tokenizerChoice{label: "server (/tokenize)"}, nil

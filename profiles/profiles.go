@@ -15,9 +15,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/internal/bounds"
 	"github.com/sixpin/sixpin/internal/clip"
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/internal/redact"
 	"github.com/sixpin/sixpin/internal/strictyaml"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/tokenizer"
@@ -33,9 +35,6 @@ const (
 // kinds are the accepted kinds; all but the simulator are OpenAI-compatible
 // servers, named so reports can say which stack they measured.
 var kinds = []string{KindSimulator, KindOpenAICompatible, "vllm", "llamacpp", "sglang", "ollama", "openai", "tgi"}
-
-// Output controls an endpoint may honour (see runner.Target).
-var outputControls = []string{"none", "ignore_eos", "min_tokens", "ignore_eos+min_tokens"}
 
 // Profile describes one endpoint.
 type Profile struct {
@@ -173,8 +172,8 @@ func (p *Profile) validate(doc *strictyaml.Doc) strictyaml.ErrorList {
 	if p.MaxTokensField != "max_tokens" && p.MaxTokensField != "max_completion_tokens" {
 		bad("max_tokens_field", "must be max_tokens or max_completion_tokens (got %q)", p.MaxTokensField)
 	}
-	if !contains(outputControls, p.OutputControl) {
-		bad("output_control", "must be one of %s (got %q)", strings.Join(outputControls, ", "), p.OutputControl)
+	if _, err := endpoint.ParseOutputControl(p.OutputControl); err != nil {
+		bad("output_control", "%v", err)
 	}
 	if p.Tokenizer != "" && p.Tokenizer != TokenizerServer {
 		if _, err := tokenizer.Get(p.Tokenizer); err != nil {
@@ -285,7 +284,7 @@ func List() ([]*Profile, error) {
 }
 
 // Text returns the YAML a profile was read from (for profiles show), with
-// base_url's userinfo and query values redacted (RedactURL): a password or
+// base_url's userinfo and query values redacted (redact.URL): a password or
 // an api-key in the URL is never shown.
 func Text(p *Profile) ([]byte, error) {
 	if p.Source == "embedded" {
@@ -295,7 +294,7 @@ func Text(p *Profile) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	safe := RedactURL(p.BaseURL)
+	safe := redact.URL(p.BaseURL)
 	switch {
 	case safe == p.BaseURL:
 		return src, nil
@@ -315,32 +314,6 @@ func Text(p *Profile) ([]byte, error) {
 		}
 	}
 	return yaml.Marshal(&root)
-}
-
-// RedactURL returns u with its userinfo and every query value replaced by
-// REDACTED ("https://REDACTED@host/v1?api-key=REDACTED"); a URL without
-// either comes back unchanged, one that does not parse as a placeholder.
-func RedactURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	if p.User == nil && p.RawQuery == "" {
-		return u
-	}
-	if p.User != nil {
-		p.User = url.User("REDACTED")
-	}
-	if p.RawQuery != "" {
-		q := p.Query()
-		keys := make([]string, 0, len(q))
-		for k := range q {
-			keys = append(keys, url.QueryEscape(k)+"=REDACTED")
-		}
-		sort.Strings(keys)
-		p.RawQuery = strings.Join(keys, "&")
-	}
-	return p.String()
 }
 
 // Energy returns the profile's energy pricing, or nil.

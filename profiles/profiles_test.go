@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sixpin/sixpin/internal/redact"
 	"github.com/sixpin/sixpin/internal/strictyaml"
 )
 
@@ -97,14 +98,14 @@ func TestTextRedactsBaseURL(t *testing.T) {
 				t.Errorf("%s: Text shows %q:\n%s", name, secret, text)
 			}
 		}
-		if !strings.Contains(string(text), "gpu.example/v1?api-key=REDACTED") || !strings.Contains(string(text), "kind: vllm") {
+		if !strings.Contains(string(text), "gpu.example/v1?api-key=[redacted]") || !strings.Contains(string(text), "kind: vllm") {
 			t.Errorf("%s: Text =\n%s", name, text)
 		}
 	}
-	if got := RedactURL("http://127.0.0.1:8000/v1"); got != "http://127.0.0.1:8000/v1" {
-		t.Errorf("RedactURL changed a URL without secrets: %q", got)
+	if got := redact.URL("http://127.0.0.1:8000/v1"); got != "http://127.0.0.1:8000/v1" {
+		t.Errorf("DisplayURL changed a URL without secrets: %q", got)
 	}
-	if got := RedactURL("https://u:p@h/v1?a=1&b=2"); got != "https://REDACTED@h/v1?a=REDACTED&b=REDACTED" {
-		t.Errorf("RedactURL = %q", got)
+	if got := redact.URL("https://u:p@h/v1?a=1&b=2"); got != "https://[redacted]@h/v1?a=[redacted]&b=[redacted]" {
+		t.Errorf("DisplayURL = %q", got)
 	}
 }

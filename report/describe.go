@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/internal/redact"
 	"github.com/sixpin/sixpin/profiles"
 	"github.com/sixpin/sixpin/scenario"
 	"github.com/sixpin/sixpin/trace"
@@ -212,7 +213,7 @@ func DescribeProfile(w io.Writer, p *profiles.Profile, sim *Simulator) error {
 		if ep == "" {
 			ep = "none (give --endpoint)"
 		}
-		d.line("kind", "%s at %s", p.Kind, profiles.RedactURL(ep))
+		d.line("kind", "%s at %s", p.Kind, redact.URL(ep))
 		d.line("api key", "from $%s", p.KeyEnv())
 	}
 	if p.Model != "" {

@@ -400,7 +400,7 @@ type Errors struct {
 	// (Record.Reconnects, summed). They are not failures.
 	Reconnects int `json:"reconnects"`
 	// Outages are the times the endpoint could not be reached, as the
-	// runner saw them (runner.Runner.Outages).
+	// client saw them (endpoint.Client.Outages).
 	Outages []Outage `json:"outages,omitempty"`
 }
 

@@ -35,7 +35,7 @@ const (
 	// cannot read.
 	ErrBadContentType ErrorClass = "bad_content_type"
 	// ErrOversizedLine: a line of the stream was longer than the client's
-	// limit (runner.WithMaxLineBytes); the stream was not read further.
+	// limit (endpoint.Options.MaxLineBytes); the stream was not read further.
 	ErrOversizedLine ErrorClass = "oversized_line"
 	// ErrStreamError: the server sent an error event inside the stream.
 	ErrStreamError ErrorClass = "stream_error"

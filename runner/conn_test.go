@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/sim"
 )
@@ -83,8 +84,8 @@ func TestConnectionReuse(t *testing.T) {
 			srv := newSim(t, sim.Config{Timing: sim.TimingNone})
 			t.Cleanup(func() { srv.Close() })
 			cs := newConnServer(t, c.wrap(srv), nil)
-			r := newRunner(t, mustPlan(t, reuseYAML), Target{BaseURL: cs.URL + "/v1", Model: sim.DefaultModel, OutputControl: ControlIgnoreEOS},
-				WithTemplateOverhead(simOverhead))
+			r := newRunner(t, mustPlan(t, reuseYAML), endpoint.Target{BaseURL: cs.URL + "/v1", Model: sim.DefaultModel, OutputControl: endpoint.ControlIgnoreEOS},
+				WithTemplate(endpoint.Template{Overhead: simOverhead}))
 			recs := runAll(t, r)
 			checkIndexes(t, recs, 200)
 			for _, rec := range recs {
@@ -134,15 +135,15 @@ func hangUpAfterResponse(h http.Handler, corked *atomic.Bool) http.Handler {
 // again on a new connection and counted as a reconnect, never as a failure;
 // a request the server may have read is never sent twice.
 func TestReconnect(t *testing.T) {
-	target := func(cs *connServer) Target {
-		return Target{BaseURL: cs.URL + "/v1", Model: sim.DefaultModel, OutputControl: ControlIgnoreEOS}
+	target := func(cs *connServer) endpoint.Target {
+		return endpoint.Target{BaseURL: cs.URL + "/v1", Model: sim.DefaultModel, OutputControl: endpoint.ControlIgnoreEOS}
 	}
 	t.Run("server hangs up after every response", func(t *testing.T) {
 		srv := newSim(t, sim.Config{Timing: sim.TimingNone})
 		t.Cleanup(func() { srv.Close() })
 		var corked atomic.Bool
 		cs := newConnServer(t, hangUpAfterResponse(srv, &corked), nil)
-		r := newRunner(t, mustPlan(t, reuseYAML), target(cs), WithTemplateOverhead(simOverhead))
+		r := newRunner(t, mustPlan(t, reuseYAML), target(cs), WithTemplate(endpoint.Template{Overhead: simOverhead}))
 		recs := runAll(t, r)
 		checkIndexes(t, recs, 200)
 		succeeded, reconnects := 0, 0
@@ -179,7 +180,7 @@ func TestReconnect(t *testing.T) {
 				c.Close()
 			}
 		})
-		r := newRunner(t, mustPlan(t, reuseYAML), target(cs), WithTemplateOverhead(simOverhead))
+		r := newRunner(t, mustPlan(t, reuseYAML), target(cs), WithTemplate(endpoint.Template{Overhead: simOverhead}))
 		recs := runAll(t, r)
 		checkIndexes(t, recs, 200)
 		succeeded, reconnects := 0, 0
@@ -223,7 +224,7 @@ func TestReconnect(t *testing.T) {
 			}
 		})
 		r := newRunner(t, mustPlan(t, strings.Replace(reuseYAML, "requests: 200", "requests: 40", 1)), target(cs),
-			WithTemplateOverhead(simOverhead))
+			WithTemplate(endpoint.Template{Overhead: simOverhead}))
 		recs := runAll(t, r)
 		checkIndexes(t, recs, 40)
 		failed := 0
@@ -271,10 +272,7 @@ func TestServerHangsUpAfterStreamedAnswers(t *testing.T) {
 	cs.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
 		return context.WithValue(ctx, connKey{}, c)
 	}
-	r := newRunner(t, mustPlan(t, reuseYAML), Target{BaseURL: cs.URL + "/v1", Model: sim.DefaultModel, OutputControl: ControlIgnoreEOS})
-	if _, ok, msg := r.Probe(context.Background()); !ok {
-		t.Fatalf("probe: %s", msg)
-	}
+	r := newProbedRunner(t, mustPlan(t, reuseYAML), endpoint.Target{BaseURL: cs.URL + "/v1", Model: sim.DefaultModel, OutputControl: endpoint.ControlIgnoreEOS})
 	probed := cs.handled.Load()
 	recs := runAll(t, r)
 	checkIndexes(t, recs, 200)
@@ -286,13 +284,13 @@ func TestServerHangsUpAfterStreamedAnswers(t *testing.T) {
 	if got := cs.handled.Load() - probed; got != 200 {
 		t.Errorf("the server handled %d chat requests, want 200 (each once)", got)
 	}
-	if off, at, why := r.KeepAliveOff(); !off || at > 0 || why == "" {
+	if off, at, why := r.client.KeepAliveOff(); !off || !at.Before(r.Start()) || why == "" {
 		t.Errorf("KeepAliveOff() = %v, %v, %q; want off, learnt by the probe before load", off, at, why)
 	}
-	if len(r.Outages()) != 0 {
-		t.Errorf("outages %+v; the server never refused a connection", r.Outages())
+	if len(r.client.Outages()) != 0 {
+		t.Errorf("outages %+v; the server never refused a connection", r.client.Outages())
 	}
-	if r.Connections() < 200 {
-		t.Errorf("%d connections for 200 requests with reuse off", r.Connections())
+	if r.client.Connections() < 200 {
+		t.Errorf("%d connections for 200 requests with reuse off", r.client.Connections())
 	}
 }

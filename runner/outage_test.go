@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/sim"
 )
@@ -108,8 +109,8 @@ requests: 400
 			srv := newSim(t, sim.Config{Timing: sim.TimingNone})
 			t.Cleanup(func() { srv.Close() })
 			ds := newDyingServer(t, srv, int64(c.n/4), down)
-			r := newRunner(t, mustPlan(t, c.yaml), Target{BaseURL: "http://" + ds.addr + "/v1", Model: sim.DefaultModel, OutputControl: ControlIgnoreEOS},
-				WithTemplateOverhead(simOverhead))
+			r := newRunner(t, mustPlan(t, c.yaml), endpoint.Target{BaseURL: "http://" + ds.addr + "/v1", Model: sim.DefaultModel, OutputControl: endpoint.ControlIgnoreEOS},
+				WithTemplate(endpoint.Template{Overhead: simOverhead}))
 			recs := runAll(t, r)
 			if len(recs) != c.n {
 				t.Fatalf("%d records, want %d", len(recs), c.n)
@@ -144,7 +145,7 @@ requests: 400
 			if succeededAfter == 0 {
 				t.Errorf("no request succeeded after the server came back")
 			}
-			out := r.Outages()
+			out := r.client.Outages()
 			if len(out) != 1 {
 				t.Fatalf("outages %+v, want one", out)
 			}
@@ -220,8 +221,8 @@ pins:
   output: {tokens: 4, exact: true}
   concurrency: {mode: closed, streams: 2}
 duration: 1.5s
-`), Target{BaseURL: "http://" + addr + "/v1", Model: sim.DefaultModel, OutputControl: ControlIgnoreEOS},
-		WithTemplateOverhead(simOverhead))
+`), endpoint.Target{BaseURL: "http://" + addr + "/v1", Model: sim.DefaultModel, OutputControl: endpoint.ControlIgnoreEOS},
+		WithTemplate(endpoint.Template{Overhead: simOverhead}))
 	recs := runAll(t, r)
 	connect := 0
 	for _, rec := range recs {
@@ -234,7 +235,7 @@ duration: 1.5s
 	if connect < 2 {
 		t.Fatalf("%d requests failed to connect; the test wants the stream that lost its connection to retry a few times", connect)
 	}
-	out := r.Outages()
+	out := r.client.Outages()
 	if len(out) != 1 {
 		t.Fatalf("%d outages %+v, want one", len(out), out)
 	}

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/sixpin/sixpin/endpoint"
+	"github.com/sixpin/sixpin/internal/testserve"
 	"github.com/sixpin/sixpin/sim"
 )
 
@@ -17,7 +18,7 @@ func failFirst(n int64, next http.Handler) http.Handler {
 	var seen atomic.Int64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/chat/completions") && seen.Add(1) <= n {
-			status(503, "application/json", `{"error":{"message":"warming up","type":"server_error"}}`)(w, r)
+			testserve.Status(503, "application/json", `{"error":{"message":"warming up","type":"server_error"}}`)(w, r)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -43,10 +44,9 @@ func TestProbeRetries(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			srv := newSim(t, sim.Config{Timing: sim.TimingNone})
 			ts := serve(t, failFirst(c.fail, srv), func() { srv.Close() })
-			r := newRunner(t, mustPlan(t, discoverYAML), Target{BaseURL: ts.URL + "/v1", Model: sim.DefaultModel, OutputControl: ControlIgnoreEOS},
-				WithConnectBackoff(time.Millisecond, 10*time.Millisecond))
-			got, ok, msg := r.Probe(context.Background())
-			if got != c.want || ok != c.wantOK || !strings.Contains(msg, c.wantMsg) {
+			c2 := newClient(t, mustPlan(t, oneRequestYAML), endpoint.Target{BaseURL: ts.URL + "/v1", Model: sim.DefaultModel, OutputControl: endpoint.ControlIgnoreEOS}, nil)
+			tmpl, ok, msg := probe(t, c2, false)
+			if got := tmpl.Overhead; got != c.want || ok != c.wantOK || !strings.Contains(msg, c.wantMsg) {
 				t.Errorf("Probe = %d, %v, %q; want %d, %v, a message with %q", got, ok, msg, c.want, c.wantOK, c.wantMsg)
 			}
 		})
@@ -62,11 +62,47 @@ func TestProbeInterrupted(t *testing.T) {
 		arrived <- struct{}{}
 		holdBeforeHeaders(release)(w, r)
 	}), func() { close(release) })
-	r := newRunner(t, mustPlan(t, discoverYAML), Target{BaseURL: ts.URL + "/v1", Model: sim.DefaultModel})
+	c := newClient(t, mustPlan(t, oneRequestYAML), endpoint.Target{BaseURL: ts.URL + "/v1", Model: sim.DefaultModel}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-arrived; cancel() }()
-	_, ok, msg := r.Probe(ctx)
+	_, ok, msg := probeCtx(ctx, t, c, false)
 	if ok || !strings.Contains(msg, "at once") || strings.Contains(msg, "grace period") && !strings.Contains(msg, "no grace period") {
 		t.Errorf("Probe = %v, %q; want a failure cut off at once by the interrupt", ok, msg)
+	}
+}
+
+// TestProbe measures the chat template's overhead against servers with
+// known overheads, and reports why it cannot when it cannot.
+func TestProbe(t *testing.T) {
+	intp := func(v int) *int { return &v }
+	cases := []struct {
+		name    string
+		handler http.Handler // nil: the simulator with simCfg
+		simCfg  sim.Config
+		want    int
+		wantOK  bool
+		wantMsg string
+	}{
+		{name: "simulator default (5 per message + 3)", simCfg: sim.Config{Timing: sim.TimingNone}, want: 8, wantOK: true},
+		{name: "simulator, 2 per message", simCfg: sim.Config{Timing: sim.TimingNone, TemplateOverheadTokens: intp(2)}, want: 5, wantOK: true},
+		{name: "simulator, no template", simCfg: sim.Config{Timing: sim.TimingNone, TemplateOverheadTokens: intp(0)}, want: 3, wantOK: true},
+		{name: "no usage", handler: sse(roleEvent, contentEvent(" hi"), finishEvent("length"), doneEvent), wantMsg: "no usage"},
+		{name: "server error", handler: testserve.Status(500, "application/json", `{"error":{"message":"down"}}`), wantMsg: "http_5xx"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var base string
+			if c.handler != nil {
+				base = serve(t, c.handler, nil).URL
+			} else {
+				ts, _ := serveSim(t, c.simCfg, nil)
+				base = ts.URL
+			}
+			c2 := newClient(t, mustPlan(t, oneRequestYAML), endpoint.Target{BaseURL: base + "/v1", Model: sim.DefaultModel, OutputControl: endpoint.ControlIgnoreEOS}, nil)
+			tmpl, ok, msg := probe(t, c2, false)
+			if got := tmpl.Overhead; got != c.want || ok != c.wantOK || !strings.Contains(msg, c.wantMsg) {
+				t.Errorf("Probe = %d, %v, %q; want %d, %v, a message mentioning %q", got, ok, msg, c.want, c.wantOK, c.wantMsg)
+			}
+		})
 	}
 }

@@ -8,6 +8,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sixpin/sixpin/endpoint"
+	"github.com/sixpin/sixpin/internal/backoff"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/scenario"
 	"github.com/sixpin/sixpin/trace"
@@ -37,7 +39,7 @@ func (r *Runner) traceLoop(issue, inflight context.Context, out chan<- *results.
 		if !r.more(int(turns.Load()), at) {
 			break
 		}
-		if !sleep(issue, r.wallTime(at-r.since())) {
+		if !backoff.Sleep(issue, r.wallTime(at-r.since())) {
 			break
 		}
 		g.Go(func() error {
@@ -60,7 +62,7 @@ func (r *Runner) replaySession(issue, inflight context.Context, idx int, s *trac
 		return r.plan.Salt(uint64(idx)*0x9e3779b97f4a7c15 ^ (k<<8|part)*0xbf58476d1ce4e5b9)
 	}
 	for k, u := range s.Turns {
-		if k > 0 && !sleep(issue, r.wallTime(time.Duration(float64(u.Think)*scale))) {
+		if k > 0 && !backoff.Sleep(issue, r.wallTime(time.Duration(float64(u.Think)*scale))) {
 			end = results.SessionEndRunEnded
 			break
 		}
@@ -86,7 +88,7 @@ func (r *Runner) replaySession(issue, inflight context.Context, idx int, s *trac
 			answer = u.OutputTokens - u.ReasoningTokens
 		}
 		answer = max(answer, 1)
-		h.add(roleAssistant, r.prompts.Build(seed(uint64(k), 2), answer), answer)
+		h.add(endpoint.RoleAssistant, r.prompts.Build(seed(uint64(k), 2), answer), answer)
 	}
 	if last != nil {
 		last.SessionEnd = end
@@ -98,23 +100,23 @@ func (r *Runner) replaySession(issue, inflight context.Context, idx int, s *trac
 // length: the history so far plus a tool result that makes up the rest, or,
 // when the recorded prompt is shorter than the history (the agent
 // compacted its context) or the trace gives prompt blocks, a fresh prompt.
-func (r *Runner) replayMessages(h *history, u trace.Turn, k, block int, seed func(k, part uint64) uint64) []message {
+func (r *Runner) replayMessages(h *history, u trace.Turn, k, block int, seed func(k, part uint64) uint64) []endpoint.Message {
 	if len(u.HashIDs) > 0 && block > 0 {
 		h.msgs, h.content = nil, 0
-		content := max(u.InputTokens-r.templateTokens(1), 1)
-		h.add(roleUser, r.blocks(u.HashIDs, block, content), content)
+		content := max(u.InputTokens-r.tmpl.Tokens(1), 1)
+		h.add(endpoint.RoleUser, r.blocks(u.HashIDs, block, content), content)
 		return h.msgs
 	}
 	if len(h.msgs) > 0 {
-		growth := u.InputTokens - r.templateTokens(len(h.msgs)+1) - h.content
+		growth := u.InputTokens - r.tmpl.Tokens(len(h.msgs)+1) - h.content
 		if growth >= 1 {
-			h.add(roleUser, r.prompts.Build(seed(uint64(k), 1), growth), growth)
+			h.add(endpoint.RoleUser, r.prompts.Build(seed(uint64(k), 1), growth), growth)
 			return h.msgs
 		}
 	}
 	h.msgs, h.content = nil, 0
-	content := max(u.InputTokens-r.templateTokens(1), 1)
-	h.add(roleUser, r.prompts.Build(seed(uint64(k), 0), content), content)
+	content := max(u.InputTokens-r.tmpl.Tokens(1), 1)
+	h.add(endpoint.RoleUser, r.prompts.Build(seed(uint64(k), 0), content), content)
 	return h.msgs
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/scenario"
 	"github.com/sixpin/sixpin/sim"
@@ -49,10 +50,7 @@ func TestReplaySessions(t *testing.T) {
 		{ID: "b", Start: 500 * time.Millisecond, Turns: []trace.Turn{{InputTokens: 800, OutputTokens: 10}}},
 	}}
 	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone, PrefixCaching: boolp(true)}, nil)
-	r := newRunner(t, tracePlan(t, tr), simTarget(ts))
-	if _, ok, msg := r.Probe(t.Context()); !ok {
-		t.Fatal(msg)
-	}
+	r := newProbedRunner(t, tracePlan(t, tr), simTarget(ts))
 	recs := runAll(t, r)
 	if len(recs) != 5 {
 		t.Fatalf("%d records, want 5", len(recs))
@@ -92,7 +90,7 @@ func TestReplayMooncakeBlocks(t *testing.T) {
 		{ID: "1", Start: 10 * time.Second, Turns: []trace.Turn{{InputTokens: 1400, OutputTokens: 5, HashIDs: []int{1, 2, 9}}}},
 	}}
 	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone, PrefixCaching: boolp(true)}, nil)
-	r := newRunner(t, tracePlan(t, tr), simTarget(ts), WithTemplateOverhead(8))
+	r := newRunner(t, tracePlan(t, tr), simTarget(ts), WithTemplate(endpoint.Template{Overhead: 8}))
 	recs := runAll(t, r)
 	if len(recs) != 2 {
 		t.Fatalf("%d records", len(recs))

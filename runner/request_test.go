@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"reflect"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sixpin/sixpin/endpoint"
+	"github.com/sixpin/sixpin/internal/testserve"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/sim"
 )
@@ -68,16 +69,6 @@ func sseThenHold(release <-chan struct{}, pieces ...string) http.HandlerFunc {
 	}
 }
 
-// status answers code with body as it is.
-func status(code int, contentType, body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", contentType)
-		w.WriteHeader(code)
-		io.WriteString(w, body)
-	}
-}
-
 // alternate sends every second chat request to bad and the others to good.
 func alternate(bad, good http.Handler) http.Handler {
 	var n atomic.Int64
@@ -88,18 +79,6 @@ func alternate(bad, good http.Handler) http.Handler {
 		}
 		good.ServeHTTP(w, r)
 	})
-}
-
-// deadURL is an http URL on which nothing listens.
-func deadURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr
 }
 
 // checkSuccess checks a successful record against the simulator's
@@ -141,25 +120,25 @@ func TestErrorClasses(t *testing.T) {
 		faults map[string]float64 // simulator faults
 		bad    badHandler         // or: every second request is answered by bad
 		dead   bool               // or: nothing listens
-		opts   []Option
+		co     endpoint.Options
 		want   results.ErrorClass
 		status int    // the HTTP status received: 0 when no response came
 		msg    string // ErrMsg contains it
 	}{
 		{name: "connect: closed port", dead: true, want: results.ErrConnect, msg: "refused"},
 		{name: "timeout: stall after the first token", faults: map[string]float64{sim.FaultStall: 0.5},
-			opts: []Option{WithStallTimeout(100 * time.Millisecond)}, want: results.ErrTimeout, status: 200, msg: "stalled"},
+			co: endpoint.Options{StallTimeout: 100 * time.Millisecond}, want: results.ErrTimeout, status: 200, msg: "stalled"},
 		{name: "timeout: no response at all",
-			bad:  func(rel <-chan struct{}) http.Handler { return holdBeforeHeaders(rel) },
-			opts: []Option{WithRequestTimeout(300 * time.Millisecond)}, want: results.ErrTimeout, msg: "timed out"},
+			bad: func(rel <-chan struct{}) http.Handler { return holdBeforeHeaders(rel) },
+			co:  endpoint.Options{RequestTimeout: 300 * time.Millisecond}, want: results.ErrTimeout, msg: "timed out"},
 		{name: "timeout: headers, then nothing before the first token",
-			bad:  func(rel <-chan struct{}) http.Handler { return sseThenHold(rel, roleEvent) },
-			opts: []Option{WithRequestTimeout(300 * time.Millisecond)}, want: results.ErrTimeout, status: 200, msg: "timed out"},
+			bad: func(rel <-chan struct{}) http.Handler { return sseThenHold(rel, roleEvent) },
+			co:  endpoint.Options{RequestTimeout: 300 * time.Millisecond}, want: results.ErrTimeout, status: 200, msg: "timed out"},
 		{name: "http_4xx: fault 400", faults: map[string]float64{sim.FaultHTTP400: 0.5},
 			want: results.ErrHTTP4xx, status: 400, msg: "rejected"},
 		{name: "http_4xx: vLLM flat error body",
 			bad: func(<-chan struct{}) http.Handler {
-				return status(400, "application/json", `{"object":"error","message":"bad things","type":"BadRequestError","param":null,"code":400}`)
+				return testserve.Status(400, "application/json", `{"object":"error","message":"bad things","type":"BadRequestError","param":null,"code":400}`)
 			},
 			want: results.ErrHTTP4xx, status: 400, msg: "bad things"},
 		{name: "http_429: fault", faults: map[string]float64{sim.FaultHTTP429: 0.5},
@@ -170,7 +149,7 @@ func TestErrorClasses(t *testing.T) {
 			want: results.ErrHTTP5xx, status: 503, msg: "overloaded"},
 		{name: "http_5xx: proxy HTML page",
 			bad: func(<-chan struct{}) http.Handler {
-				return status(502, "text/html", "<html><body>502 Bad Gateway</body></html>")
+				return testserve.Status(502, "text/html", "<html><body>502 Bad Gateway</body></html>")
 			},
 			want: results.ErrHTTP5xx, status: 502, msg: "502"},
 		{name: "stream_cut: connection closed mid-stream", faults: map[string]float64{sim.FaultCut: 0.5},
@@ -195,10 +174,10 @@ func TestErrorClasses(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var tg Target
+			var tg endpoint.Target
 			switch {
 			case c.dead:
-				tg = Target{BaseURL: deadURL(t) + "/v1", Model: sim.DefaultModel, OutputControl: ControlIgnoreEOS}
+				tg = endpoint.Target{BaseURL: testserve.DeadURL(t) + "/v1", Model: sim.DefaultModel, OutputControl: endpoint.ControlIgnoreEOS}
 			case c.bad != nil:
 				release := make(chan struct{})
 				srv := newSim(t, sim.Config{Timing: sim.TimingNone})
@@ -208,7 +187,7 @@ func TestErrorClasses(t *testing.T) {
 				ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone, Faults: c.faults}, nil)
 				tg = simTarget(ts)
 			}
-			r := newRunner(t, mustPlan(t, errorsYAML), tg, append([]Option{WithTemplateOverhead(simOverhead)}, c.opts...)...)
+			r := newRunnerWith(t, mustPlan(t, errorsYAML), tg, c.co, WithTemplate(endpoint.Template{Overhead: simOverhead}))
 			recs := runAll(t, r)
 			checkIndexes(t, recs, n)
 
@@ -272,7 +251,7 @@ pins:
   output: {tokens: 10, exact: true}
   concurrency: {mode: closed, streams: 2}
 requests: 20
-`), simTarget(ts), WithTemplateOverhead(simOverhead))
+`), simTarget(ts), WithTemplate(endpoint.Template{Overhead: simOverhead}))
 	recs := runAll(t, r)
 	checkIndexes(t, recs, 20)
 	var fit, over int
@@ -348,7 +327,7 @@ func TestStreamVariants(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ts := serve(t, sse(c.stream...), nil)
-			r := newRunner(t, mustPlan(t, oneRequestYAML), Target{BaseURL: ts.URL + "/v1", Model: "m"})
+			r := newRunner(t, mustPlan(t, oneRequestYAML), endpoint.Target{BaseURL: ts.URL + "/v1", Model: "m"})
 			recs := runAll(t, r)
 			if len(recs) != 1 {
 				t.Fatalf("got %d records, want 1", len(recs))
@@ -421,17 +400,17 @@ func TestRequestOnTheWire(t *testing.T) {
 	const outTokens = 9
 	cases := []struct {
 		name           string
-		control        string
+		control        endpoint.OutputControl
 		exact          bool
 		maxTokensField string
 		wantIgnoreEOS  bool
 		wantMinTokens  bool
 	}{
-		{"ignore_eos+min_tokens", "ignore_eos+min_tokens", true, "", true, true},
-		{"ignore_eos, max_completion_tokens", ControlIgnoreEOS, true, "max_completion_tokens", true, false},
-		{"min_tokens", ControlMinTokens, true, "max_tokens", false, true},
-		{"none", ControlNone, true, "", false, false},
-		{"not exact", "ignore_eos+min_tokens", false, "", false, false},
+		{"ignore_eos+min_tokens", endpoint.ControlIgnoreEOS | endpoint.ControlMinTokens, true, "", true, true},
+		{"ignore_eos, max_completion_tokens", endpoint.ControlIgnoreEOS, true, "max_completion_tokens", true, false},
+		{"min_tokens", endpoint.ControlMinTokens, true, "max_tokens", false, true},
+		{"none", endpoint.ControlNone, true, "", false, false},
+		{"not exact", endpoint.ControlIgnoreEOS | endpoint.ControlMinTokens, false, "", false, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -440,7 +419,7 @@ func TestRequestOnTheWire(t *testing.T) {
 				cp = &capture{next: h}
 				return cp
 			})
-			tg := Target{
+			tg := endpoint.Target{
 				BaseURL:        ts.URL + "/v1",
 				Model:          sim.DefaultModel,
 				APIKey:         "sk-test-1234",
@@ -532,7 +511,7 @@ func TestErrMsgNeverHoldsAPIKey(t *testing.T) {
 	const key = "sk-secret-0123456789abcdef"
 	echo := func(code int, contentType, format string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
-			status(code, contentType, fmt.Sprintf(format, r.Header.Get("Authorization")))(w, r)
+			testserve.Status(code, contentType, fmt.Sprintf(format, r.Header.Get("Authorization")))(w, r)
 		}
 	}
 	echoStream := func(format string) http.HandlerFunc {
@@ -557,7 +536,7 @@ func TestErrMsgNeverHoldsAPIKey(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ts := serve(t, c.handler, nil)
-			r := newRunner(t, mustPlan(t, oneRequestYAML), Target{BaseURL: ts.URL + "/v1", Model: "m", APIKey: key})
+			r := newRunner(t, mustPlan(t, oneRequestYAML), endpoint.Target{BaseURL: ts.URL + "/v1", Model: "m", APIKey: key})
 			recs := runAll(t, r)
 			if len(recs) != 1 {
 				t.Fatalf("got %d records, want 1", len(recs))
@@ -580,8 +559,8 @@ func TestErrMsgValidUTF8(t *testing.T) {
 	for _, lead := range []string{"", "x"} {
 		t.Run(fmt.Sprintf("offset %d", len(lead)), func(t *testing.T) {
 			msg := lead + strings.Repeat("é", 400)
-			ts := serve(t, status(500, "application/json", `{"error":{"message":"`+msg+`","type":"server_error"}}`), nil)
-			r := newRunner(t, mustPlan(t, oneRequestYAML), Target{BaseURL: ts.URL + "/v1", Model: "m"})
+			ts := serve(t, testserve.Status(500, "application/json", `{"error":{"message":"`+msg+`","type":"server_error"}}`), nil)
+			r := newRunner(t, mustPlan(t, oneRequestYAML), endpoint.Target{BaseURL: ts.URL + "/v1", Model: "m"})
 			recs := runAll(t, r)
 			if len(recs) != 1 || recs[0].Err != results.ErrHTTP5xx {
 				t.Fatalf("records %+v, want one http_5xx", recs)

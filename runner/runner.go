@@ -1,16 +1,14 @@
-// Package runner replays a scenario's Plan against an OpenAI-compatible
-// streaming endpoint: arrival scheduling (closed and open loop), the worker
-// pool, the streaming client (net/http and a lean Server-Sent Events
-// reader), per-chunk monotonic timestamps, and failure classification.
+// Package runner generates load: it replays a scenario's Plan through an
+// endpoint.Client with arrival scheduling (closed and open loop), the
+// worker pool, agentic sessions and trace replay (the conversations they
+// grow), and the backoff after connect failures and 429s. What one
+// request does on the wire is the endpoint package's.
 package runner
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,51 +17,17 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/sixpin/sixpin/endpoint"
+	"github.com/sixpin/sixpin/internal/backoff"
 	"github.com/sixpin/sixpin/prompt"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/scenario"
 )
 
-// Output controls: how an endpoint is told not to stop before max_tokens.
-const (
-	ControlIgnoreEOS = "ignore_eos"
-	ControlMinTokens = "min_tokens"
-	ControlNone      = "none"
-)
-
-// Target is an OpenAI-compatible endpoint.
-type Target struct {
-	// BaseURL ends in /v1 (e.g. http://127.0.0.1:8080/v1).
-	BaseURL string
-	// Model is the id sent in every request.
-	Model string
-	// BaseURL may carry a query, which every request keeps
-	// (…/v1?api-key=K → …/v1/chat/completions?api-key=K), and user info
-	// (http://user:pass@host/v1), sent as Basic credentials when there is
-	// no APIKey. Both are secrets: shown redacted (DisplayURL), and
-	// removed from whatever the server sends back.
-	//
-	// APIKey is sent as a bearer token. It is never logged, printed or
-	// saved.
-	APIKey string
-	// Headers are added to every request.
-	Headers map[string]string
-	// ExtraBody members are added to every request body.
-	ExtraBody map[string]any
-	// MaxTokensField is "max_tokens" (default) or "max_completion_tokens".
-	MaxTokensField string
-	// OutputControl is how an exact output pin is enforced:
-	// ControlIgnoreEOS, ControlMinTokens (both may be combined as
-	// "ignore_eos+min_tokens"), or ControlNone.
-	OutputControl string
-}
-
 // Defaults for the options.
 const (
-	DefaultRequestTimeout = 10 * time.Minute
-	DefaultStallTimeout   = 2 * time.Minute
-	DefaultBackoff        = time.Second
-	maxBackoff            = time.Minute
+	DefaultBackoff = time.Second
+	maxBackoff     = time.Minute
 	// DefaultConnectBackoff and DefaultConnectBackoffMax bound the wait
 	// after a connect failure (WithConnectBackoff).
 	DefaultConnectBackoff    = 50 * time.Millisecond
@@ -72,25 +36,6 @@ const (
 
 // Option configures a Runner.
 type Option func(*Runner)
-
-// WithRequestTimeout bounds one request from send to last byte.
-func WithRequestTimeout(d time.Duration) Option { return func(r *Runner) { r.requestTimeout = d } }
-
-// WithStallTimeout fails a stream that sends no token for d after its
-// first token (class timeout); keep-alive comments do not count. Before
-// the first token the request timeout bounds the wait.
-func WithStallTimeout(d time.Duration) Option { return func(r *Runner) { r.stallTimeout = d } }
-
-// WithMaxLineBytes bounds one line of a stream, and one event's data, in
-// bytes (default DefaultMaxLineBytes): a longer one fails the request
-// (class oversized_line), so that no stream holds more memory than that.
-func WithMaxLineBytes(n int) Option {
-	return func(r *Runner) {
-		if n > 0 {
-			r.maxLine = n
-		}
-	}
-}
 
 // WithConnectBackoff sets how long a closed-loop worker or an agentic
 // session waits after a request that could not connect before it tries
@@ -105,9 +50,10 @@ func WithConnectBackoff(first, ceiling time.Duration) Option {
 	}
 }
 
-// WithTemplateOverhead sets the tokens the chat template adds, subtracted
-// from every synthesised prompt (Probe measures and sets it).
-func WithTemplateOverhead(n int) Option { return func(r *Runner) { r.overhead = n } }
+// WithTemplate sets what the chat template adds, subtracted from every
+// synthesised prompt so that the server counts the pinned length
+// (endpoint.Probe measures it).
+func WithTemplate(t endpoint.Template) Option { return func(r *Runner) { r.tmpl = t } }
 
 // WithPricing prices requests, for agentic sessions' cost cap.
 func WithPricing(p *results.Pricing) Option { return func(r *Runner) { r.pricing = p } }
@@ -140,46 +86,22 @@ func Bounds(duration time.Duration, requests int) Option {
 	return func(r *Runner) { r.duration, r.requests = duration, requests }
 }
 
-// Runner replays one Plan against one Target. Create it with New; Run it
-// once.
+// Runner replays one Plan through one endpoint.Client. Create it with New;
+// Run it once.
 type Runner struct {
 	plan   *scenario.Plan
 	conc   scenario.ConcurrencyPin
-	target Target
-	// httpc reuses connections; fresh opens one per request, for a
-	// server that hangs up on kept-alive ones (keepAlive).
-	httpc, fresh *http.Client
-	// ep is the target's URL taken apart; chatURL and header are every
-	// chat request's URL and header (header is shared: read only).
-	ep      endpoint
-	chatURL string
-	header  http.Header
-	// extra is the request extensions as `,"k":v` pairs for the body.
-	extra []byte
-	// rd removes the target's secrets from the server's text.
-	rd redactor
-	// maxLine bounds a stream's line (WithMaxLineBytes).
-	maxLine int
-	// health records the endpoint's outages.
-	health health
-	// keepAlive turns connection reuse off once the server is seen to
-	// hang up on kept-alive connections; dials counts connections opened.
-	keepAlive keepAlive
-	dials     atomic.Int64
+	client *endpoint.Client
 	// connectBackoff and connectBackoffMax bound the wait after a
 	// connect failure (WithConnectBackoff).
 	connectBackoff, connectBackoffMax time.Duration
 
-	exact    bool
 	duration time.Duration
 	requests int
 
-	requestTimeout time.Duration
-	stallTimeout   time.Duration
-	overhead       int
-	// perMessage is what each message after the first adds (agentic).
-	perMessage int
-	prompts    *prompt.Builder
+	// tmpl is what the chat template adds (WithTemplate).
+	tmpl    endpoint.Template
+	prompts *prompt.Builder
 	// pricing prices requests for a session's cost cap (nil: unpriced).
 	pricing *results.Pricing
 	// backoff is the first 429 backoff delay; it doubles per retry, with
@@ -190,7 +112,8 @@ type Runner struct {
 	// prefixes are the shared prompt prefixes, by group (nil: none).
 	prefixes []string
 
-	start time.Time
+	// clock is the run's: started by Run, scaled by timeScale.
+	clock endpoint.Clock
 	stats Stats
 }
 
@@ -205,29 +128,21 @@ type Stats struct {
 	OutputTokens atomic.Int64
 }
 
-// New prepares a Runner. It fails only on a target it cannot address: a
-// base URL that is not http(s), or one with user info when an API key is
-// set too (both would be the Authorization header).
-func New(plan *scenario.Plan, t Target, opts ...Option) (*Runner, error) {
+// New prepares a Runner for plan through c. It fails only when the
+// default prompt builder cannot be made.
+func New(plan *scenario.Plan, c *endpoint.Client, opts ...Option) (*Runner, error) {
 	s := plan.Scenario()
 	r := &Runner{
-		plan:           plan,
-		conc:           s.Pins.Concurrency,
-		target:         t,
-		exact:          s.Pins.Output.Exact || s.Workload.Replay(), // a replay keeps the recorded lengths
-		duration:       s.Duration.D(),
-		requests:       s.Requests,
-		requestTimeout: DefaultRequestTimeout,
-		stallTimeout:   DefaultStallTimeout,
-		backoff:        DefaultBackoff,
-		timeScale:      1,
-		maxLine:        DefaultMaxLineBytes,
+		plan:      plan,
+		conc:      s.Pins.Concurrency,
+		client:    c,
+		duration:  s.Duration.D(),
+		requests:  s.Requests,
+		backoff:   DefaultBackoff,
+		timeScale: 1,
 
 		connectBackoff:    DefaultConnectBackoff,
 		connectBackoffMax: DefaultConnectBackoffMax,
-	}
-	if s.RequestTimeout > 0 {
-		r.requestTimeout = s.RequestTimeout.D()
 	}
 	for _, o := range opts {
 		o(r)
@@ -245,59 +160,38 @@ func New(plan *scenario.Plan, t Target, opts ...Option) (*Runner, error) {
 			r.prefixes = append(r.prefixes, r.prompts.Build(seed, n))
 		}
 	}
-	conns := r.conc.Streams
-	switch r.conc.Mode {
-	case scenario.ModeOpen:
-		conns = max(r.conc.MaxInFlight, int(r.conc.Rate*4), 64)
-	case scenario.ModeTrace:
-		conns = 64
-	}
-	var err error
-	extra := map[string]any{}
-	for k, v := range t.ExtraBody {
-		extra[k] = v
-	}
-	if r.exact && hasControl(t.OutputControl, ControlIgnoreEOS) {
-		extra["ignore_eos"] = true
-	}
-	if r.extra, err = encodeExtra(extra); err != nil {
-		return nil, fmt.Errorf("target: %w", err)
-	}
-	ep, auth, err := parseEndpoint(t.BaseURL)
-	if err != nil {
-		return nil, fmt.Errorf("target: %w", err)
-	}
-	if auth != "" && t.APIKey != "" {
-		return nil, fmt.Errorf("target: the base URL %s carries a user name and password and an API key is set too; "+
-			"both would be the Authorization header: drop one (the key comes from the profile's api_key_env)", DisplayURL(t.BaseURL))
-	}
-	r.ep, r.chatURL = ep, ep.api("/chat/completions")
-	r.header = requestHeader(t, auth)
-	r.rd = newRedactor(t, auth)
-	tr := newTransport(conns, &r.dials)
-	once := tr.Clone()
-	once.DisableKeepAlives = true
-	r.httpc, r.fresh = &http.Client{Transport: tr}, &http.Client{Transport: once}
 	return r, nil
 }
 
-// hasControl reports whether an output control ("ignore_eos+min_tokens")
-// includes want.
-func hasControl(ctl, want string) bool { return strings.Contains(ctl, want) }
+// ClientOptions are the endpoint options a run of plan needs: as many
+// kept-alive connections as it has streams in closed loop (room for the
+// arrival rate in open loop), the output pin enforced when it is exact (a
+// replay keeps the recorded lengths) and the scenario's request timeout.
+func ClientOptions(plan *scenario.Plan) endpoint.Options {
+	s := plan.Scenario()
+	conc := s.Pins.Concurrency
+	o := endpoint.Options{
+		Conns:          conc.Streams,
+		Exact:          s.Pins.Output.Exact || s.Workload.Replay(),
+		RequestTimeout: s.RequestTimeout.D(),
+	}
+	switch conc.Mode {
+	case scenario.ModeOpen:
+		o.Conns = max(conc.MaxInFlight, int(conc.Rate*4), 64)
+	case scenario.ModeTrace:
+		o.Conns = 64
+	}
+	return o
+}
 
 // Stats returns the live counters.
 func (r *Runner) Stats() *Stats { return &r.stats }
 
 // Start returns the wall-clock time load started (zero before Run).
-func (r *Runner) Start() time.Time { return r.start }
+func (r *Runner) Start() time.Time { return r.clock.Start }
 
-// Outages returns the times the endpoint could not be reached, in order:
-// from a request that failed to connect to the first answer to a request
-// sent after it. Call it after the run.
-func (r *Runner) Outages() []results.Outage { return r.health.list() }
-
-// Close releases the runner's idle connections.
-func (r *Runner) Close() { r.httpc.CloseIdleConnections(); r.fresh.CloseIdleConnections() }
+// Clock is the run's clock: started by Run, in run time (WithTimeScale).
+func (r *Runner) Clock() endpoint.Clock { return r.clock }
 
 // Run issues the Plan's requests and returns their records on a channel
 // that Run's goroutines own and close when every request has finished.
@@ -306,7 +200,7 @@ func (r *Runner) Close() { r.httpc.CloseIdleConnections(); r.fresh.CloseIdleConn
 // interrupted). The caller must drain the channel.
 func (r *Runner) Run(issue, inflight context.Context) <-chan *results.Record {
 	out := make(chan *results.Record, 1024)
-	r.start = time.Now()
+	r.clock = endpoint.Clock{Start: time.Now(), Scale: r.timeScale}
 	go func() {
 		defer close(out)
 		switch w := r.plan.Scenario().Workload; {
@@ -324,15 +218,7 @@ func (r *Runner) Run(issue, inflight context.Context) <-chan *results.Record {
 }
 
 // since is the monotonic offset from the start of load, in run time.
-func (r *Runner) since() time.Duration { return r.runTime(time.Since(r.start)) }
-
-// runTime converts a wall-clock duration to run time (see WithTimeScale).
-func (r *Runner) runTime(d time.Duration) time.Duration {
-	if r.timeScale == 1 {
-		return d
-	}
-	return time.Duration(float64(d) / r.timeScale)
-}
+func (r *Runner) since() time.Duration { return r.clock.Since() }
 
 // wallTime converts a run-time duration to the wall-clock time to wait.
 func (r *Runner) wallTime(d time.Duration) time.Duration {
@@ -370,7 +256,7 @@ func (r *Runner) closedLoop(issue, inflight context.Context, out chan<- *results
 					fails = 0
 					continue
 				}
-				if !sleep(issue, r.connectDelay(rng, fails)) {
+				if !backoff.Sleep(issue, r.connectDelay(rng, fails)) {
 					return nil
 				}
 				fails++
@@ -384,17 +270,7 @@ func (r *Runner) closedLoop(issue, inflight context.Context, out chan<- *results
 // connectDelay is the wait after the (fails+1)-th connect failure in a
 // row: jittered exponential backoff within the WithConnectBackoff bounds.
 func (r *Runner) connectDelay(rng *rand.Rand, fails int) time.Duration {
-	return jittered(rng, r.connectBackoff, r.connectBackoffMax, fails)
-}
-
-// jittered is an exponential backoff with "equal jitter": first·2^n capped
-// at ceiling, of which the second half is random.
-func jittered(rng *rand.Rand, first, ceiling time.Duration, n int) time.Duration {
-	d := ceiling
-	if n < 30 && first<<n < ceiling {
-		d = first << n
-	}
-	return d/2 + time.Duration(rng.Int64N(int64(d/2)+1))
+	return backoff.Jittered(rng, r.connectBackoff, r.connectBackoffMax, fails)
 }
 
 // openLoop issues requests at the Plan's arrival times, whatever is in
@@ -454,7 +330,7 @@ loop:
 // then text unique to the request, together exactly the pinned length
 // minus the template's overhead.
 func (r *Runner) promptText(req scenario.Request) string {
-	n := max(req.PromptTokens-r.overhead, 1)
+	n := max(req.PromptTokens-r.tmpl.Overhead, 1)
 	if req.PrefixGroup < 0 || req.PrefixGroup >= len(r.prefixes) {
 		return r.prompts.Build(req.Seed, n)
 	}

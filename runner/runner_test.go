@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/scenario"
 	"github.com/sixpin/sixpin/sim"
@@ -75,17 +76,34 @@ func serveSim(t testing.TB, cfg sim.Config, wrap func(http.Handler) http.Handler
 
 // simTarget addresses ts (a simulator) with exact output enforced by
 // ignore_eos.
-func simTarget(ts *httptest.Server) Target {
-	return Target{BaseURL: ts.URL + "/v1", Model: sim.DefaultModel, OutputControl: ControlIgnoreEOS}
+func simTarget(ts *httptest.Server) endpoint.Target {
+	return endpoint.Target{BaseURL: ts.URL + "/v1", Model: sim.DefaultModel, OutputControl: endpoint.ControlIgnoreEOS}
 }
 
-func newRunner(t testing.TB, p *scenario.Plan, tg Target, opts ...Option) *Runner {
+func newRunner(t testing.TB, p *scenario.Plan, tg endpoint.Target, opts ...Option) *Runner {
 	t.Helper()
-	r, err := New(p, tg, opts...)
+	return newRunnerWith(t, p, tg, endpoint.Options{}, opts...)
+}
+
+// newRunnerWith is newRunner with the endpoint client's timeouts and line
+// limit taken from co where they are set.
+func newRunnerWith(t testing.TB, p *scenario.Plan, tg endpoint.Target, co endpoint.Options, opts ...Option) *Runner {
+	t.Helper()
+	c := newClient(t, p, tg, func(o *endpoint.Options) {
+		if co.StallTimeout != 0 {
+			o.StallTimeout = co.StallTimeout
+		}
+		if co.RequestTimeout != 0 {
+			o.RequestTimeout = co.RequestTimeout
+		}
+		if co.MaxLineBytes != 0 {
+			o.MaxLineBytes = co.MaxLineBytes
+		}
+	})
+	r, err := New(p, c, opts...)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	t.Cleanup(r.Close)
 	return r
 }
 
@@ -227,15 +245,15 @@ requests: 40
 func TestClosedLoop(t *testing.T) {
 	cases := []struct {
 		name           string
-		control        string
+		control        endpoint.OutputControl
 		maxTokensField string
 		reasoning      float64 // sim ReasoningShare
 		perChunk       int     // sim TokensPerChunk
 	}{
-		{name: "ignore_eos", control: ControlIgnoreEOS, perChunk: 1},
-		{name: "min_tokens via max_completion_tokens", control: ControlMinTokens, maxTokensField: "max_completion_tokens", perChunk: 1},
-		{name: "both controls with reasoning", control: "ignore_eos+min_tokens", reasoning: 0.5, perChunk: 1},
-		{name: "three tokens per chunk", control: ControlIgnoreEOS, perChunk: 3},
+		{name: "ignore_eos", control: endpoint.ControlIgnoreEOS, perChunk: 1},
+		{name: "min_tokens via max_completion_tokens", control: endpoint.ControlMinTokens, maxTokensField: "max_completion_tokens", perChunk: 1},
+		{name: "both controls with reasoning", control: endpoint.ControlIgnoreEOS | endpoint.ControlMinTokens, reasoning: 0.5, perChunk: 1},
+		{name: "three tokens per chunk", control: endpoint.ControlIgnoreEOS, perChunk: 3},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -246,13 +264,15 @@ func TestClosedLoop(t *testing.T) {
 			tg := simTarget(ts)
 			tg.OutputControl, tg.MaxTokensField = c.control, c.maxTokensField
 			p := mustPlan(t, closedYAML)
-			r := newRunner(t, p, tg)
-
-			overhead, ok, msg := r.Probe(context.Background())
-			if !ok || overhead != simOverhead {
-				t.Fatalf("Probe = %d, %v, %q; want %d, true", overhead, ok, msg, simOverhead)
+			c2 := newClient(t, p, tg, nil)
+			tmpl, ok, msg := probe(t, c2, false)
+			if !ok || tmpl.Overhead != simOverhead {
+				t.Fatalf("Probe = %+v, %v, %q; want overhead %d, true", tmpl, ok, msg, simOverhead)
 			}
-			WithTemplateOverhead(overhead)(r)
+			r, err := New(p, c2, WithTemplate(tmpl))
+			if err != nil {
+				t.Fatal(err)
+			}
 
 			recs := runAll(t, r)
 			checkIndexes(t, recs, 40)
@@ -331,7 +351,7 @@ pins:
   concurrency: {mode: closed, streams: %d}
 requests: 12
 `, streams))
-			recs := runAll(t, newRunner(t, p, simTarget(ts), WithTemplateOverhead(simOverhead)))
+			recs := runAll(t, newRunner(t, p, simTarget(ts), WithTemplate(endpoint.Template{Overhead: simOverhead})))
 			checkIndexes(t, recs, 12)
 			for _, rec := range recs {
 				if rec.Failed() {
@@ -418,7 +438,7 @@ pins:
   concurrency: {mode: open, rate: %g, arrival: %s}
 requests: 100
 `, c.rate, c.arrival))
-			recs := runAll(t, newRunner(t, p, simTarget(ts), WithTemplateOverhead(simOverhead)))
+			recs := runAll(t, newRunner(t, p, simTarget(ts), WithTemplate(endpoint.Template{Overhead: simOverhead})))
 			checkIndexes(t, recs, 100)
 			want := make([]time.Duration, 100)
 			a := p.Arrivals()
@@ -455,7 +475,7 @@ pins:
   concurrency: {mode: open, rate: 500, arrival: constant, max_in_flight: %d}
 requests: 12
 `, limit))
-			recs := runAll(t, newRunner(t, p, simTarget(ts), WithTemplateOverhead(simOverhead)))
+			recs := runAll(t, newRunner(t, p, simTarget(ts), WithTemplate(endpoint.Template{Overhead: simOverhead})))
 			checkIndexes(t, recs, 12)
 			for _, rec := range recs {
 				if rec.Failed() {
@@ -490,7 +510,7 @@ pins:
   concurrency: {mode: open, rate: 20000, arrival: constant}
 requests: 500
 `)
-	recs := runAll(t, newRunner(t, p, simTarget(ts), WithTemplateOverhead(simOverhead)))
+	recs := runAll(t, newRunner(t, p, simTarget(ts), WithTemplate(endpoint.Template{Overhead: simOverhead})))
 	checkIndexes(t, recs, 500)
 	early, worst := 0, time.Duration(0)
 	for _, rec := range recs {
@@ -610,7 +630,7 @@ requests: 100
 			if c.stall {
 				g.release()
 			}
-			r := newRunner(t, mustPlan(t, c.yaml), simTarget(ts), WithTemplateOverhead(simOverhead), WithStallTimeout(0))
+			r := newRunnerWith(t, mustPlan(t, c.yaml), simTarget(ts), endpoint.Options{StallTimeout: -1}, WithTemplate(endpoint.Template{Overhead: simOverhead}))
 
 			issue, stopIssue := context.WithCancel(context.Background())
 			inflight, cut := context.WithCancel(context.Background())

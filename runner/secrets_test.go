@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -107,11 +108,11 @@ func TestSecretsNeverEchoed(t *testing.T) {
 			e := &echoServer{}
 			ts := serve(t, e, nil)
 			host := strings.TrimPrefix(ts.URL, "http://")
-			tg := Target{BaseURL: c.base(host), Model: "m", APIKey: c.key, Headers: map[string]string{"X-Api-Key": header}}
+			tg := endpoint.Target{BaseURL: c.base(host), Model: "m", APIKey: c.key, Headers: map[string]string{"X-Api-Key": header}}
 			r := newRunner(t, mustPlan(t, secretsYAML), tg)
-			info := r.Discover(context.Background())
+			info := endpoint.Discover(context.Background(), r.client)
 			recs := runAll(t, r)
-			_, tokErr := NewServerTokenizer(tg).Count(context.Background(), "some text")
+			_, tokErr := endpoint.NewServerTokenizer(tg).Count(context.Background(), "some text")
 
 			var texts []string
 			for _, rec := range recs {
@@ -154,28 +155,15 @@ func TestUserInfo(t *testing.T) {
 		sse(roleEvent, contentEvent(" a"), finishEvent("stop"), doneEvent)(w, r)
 	}), nil)
 	base := "http://bob:s3cret@" + strings.TrimPrefix(ts.URL, "http://") + "/v1"
-	r := newRunner(t, mustPlan(t, oneRequestYAML), Target{BaseURL: base, Model: "m"})
+	r := newRunner(t, mustPlan(t, oneRequestYAML), endpoint.Target{BaseURL: base, Model: "m"})
 	if recs := runAll(t, r); len(recs) != 1 || recs[0].Failed() {
 		t.Fatalf("records %+v", recs)
 	}
 	if got, want := auth.Load(), "Basic "+base64.StdEncoding.EncodeToString([]byte("bob:s3cret")); got != want {
 		t.Errorf("Authorization %q, want %q", got, want)
 	}
-	_, err := New(mustPlan(t, oneRequestYAML), Target{BaseURL: base, Model: "m", APIKey: "sk-x"})
+	_, err := endpoint.New(endpoint.Target{BaseURL: base, Model: "m", APIKey: "sk-x"}, endpoint.Options{})
 	if err == nil || !strings.Contains(err.Error(), "api_key_env") || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("New with user info and a key: %v; want a refusal naming api_key_env, without the password", err)
-	}
-}
-
-func TestDisplayURL(t *testing.T) {
-	for in, want := range map[string]string{
-		"https://user:pass@api.example.com/v1":                 "https://api.example.com/v1",
-		"http://127.0.0.1:8080/v1?api-key=secret":              "http://127.0.0.1:8080/v1?api-key=[redacted]",
-		"http://127.0.0.1:8080/v1?api-version=2024&key=s&flag": "http://127.0.0.1:8080/v1?api-version=[redacted]&key=[redacted]&flag=[redacted]",
-		"http://127.0.0.1:8080/v1":                             "http://127.0.0.1:8080/v1",
-	} {
-		if got := DisplayURL(in); got != want {
-			t.Errorf("DisplayURL(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

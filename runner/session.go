@@ -9,6 +9,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sixpin/sixpin/endpoint"
+	"github.com/sixpin/sixpin/internal/backoff"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/scenario"
 )
@@ -39,12 +41,12 @@ func (r *Runner) sessionLoop(issue, inflight context.Context, out chan<- *result
 // turn the answer and the next tool result. Every text is built once, so
 // each turn re-sends the history byte for byte and a prefix cache can hit.
 type history struct {
-	msgs    []message
+	msgs    []endpoint.Message
 	content int // tokens of all message contents
 }
 
 func (h *history) add(role, text string, tokens int) {
-	h.msgs = append(h.msgs, message{role, text})
+	h.msgs = append(h.msgs, endpoint.Message{Role: role, Content: text})
 	h.content += tokens
 }
 
@@ -67,19 +69,19 @@ func (r *Runner) session(issue, inflight context.Context, s scenario.Session, tu
 		}
 		last = rec
 	}
-	first := max(s.FirstPromptTokens-r.templateTokens(1), 1)
-	h.add(roleUser, r.prompts.Build(seed(0, 0), first), first)
+	first := max(s.FirstPromptTokens-r.tmpl.Tokens(1), 1)
+	h.add(endpoint.RoleUser, r.prompts.Build(seed(0, 0), first), first)
 
 turns:
 	for k := 0; k < s.Turns; k++ {
 		if k > 0 {
-			h.add(roleUser, r.prompts.Build(seed(uint64(k), 1), s.Growth[k]), s.Growth[k])
-			if !sleep(issue, r.wallTime(s.Think[k])) {
+			h.add(endpoint.RoleUser, r.prompts.Build(seed(uint64(k), 1), s.Growth[k]), s.Growth[k])
+			if !backoff.Sleep(issue, r.wallTime(s.Think[k])) {
 				end = results.SessionEndRunEnded
 				break
 			}
 		}
-		prompt := h.content + r.templateTokens(len(h.msgs))
+		prompt := h.content + r.tmpl.Tokens(len(h.msgs))
 		if w.MaxContextTokens > 0 && prompt+s.Outputs[k] > w.MaxContextTokens {
 			end = results.SessionEndContextWindow
 			break
@@ -105,7 +107,7 @@ turns:
 			case rec.Err == results.ErrHTTP429 && w.On429 == scenario.On429CountOnly:
 				continue turns
 			case rec.Err == results.ErrHTTP429 && w.On429 == scenario.On429Backoff && limited < w.MaxRetries:
-				if sleep(issue, r.wallTime(r.backoffDelay(rng, limited, rec.RetryAfter))) {
+				if backoff.Sleep(issue, r.wallTime(r.backoffDelay(rng, limited, rec.RetryAfter))) {
 					limited++
 					continue
 				}
@@ -113,7 +115,7 @@ turns:
 			case rec.Err == results.ErrConnect:
 				// The endpoint is away: wait, and send the turn again
 				// until it is back or the run ends.
-				if sleep(issue, r.connectDelay(rng, unreachable)) {
+				if backoff.Sleep(issue, r.connectDelay(rng, unreachable)) {
 					unreachable++
 					continue
 				}
@@ -132,7 +134,7 @@ turns:
 			answer = len(rec.Chunks)
 		}
 		answer = max(answer, 1)
-		h.add(roleAssistant, r.prompts.Build(seed(uint64(k), 2), answer), answer)
+		h.add(endpoint.RoleAssistant, r.prompts.Build(seed(uint64(k), 2), answer), answer)
 		if r.pricing != nil {
 			cost += r.pricing.RequestUSD(rec.Usage)
 			if w.CostCapUSD > 0 && cost > w.CostCapUSD {
@@ -154,20 +156,5 @@ turns:
 // the server's Retry-After, or the jittered exponential backoff, whichever
 // is longer.
 func (r *Runner) backoffDelay(rng *rand.Rand, attempt int, retryAfter time.Duration) time.Duration {
-	return max(jittered(rng, r.backoff, maxBackoff, attempt), retryAfter)
-}
-
-// sleep waits d or until ctx ends; it reports whether the wait ran out.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return max(backoff.Jittered(rng, r.backoff, maxBackoff, attempt), retryAfter)
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/sim"
 )
@@ -69,9 +70,9 @@ func (b *bodies) wrap(next http.Handler) http.Handler {
 func TestSessionsSnowball(t *testing.T) {
 	var seen bodies
 	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone}, seen.wrap)
-	r := newRunner(t, mustPlan(t, strings.Replace(sessionsPlan(t), "requests: 12", "requests: 24", 1)), simTarget(ts))
-	if overhead, ok, msg := r.Probe(context.Background()); !ok || overhead != 8 || r.perMessage != 5 {
-		t.Fatalf("probe: %d %v %q, per message %d", overhead, ok, msg, r.perMessage)
+	r := newProbedRunner(t, mustPlan(t, strings.Replace(sessionsPlan(t), "requests: 12", "requests: 24", 1)), simTarget(ts))
+	if r.tmpl != (endpoint.Template{Overhead: 8, PerMessage: 5}) {
+		t.Fatalf("probe: %+v, want overhead 8, 5 per message", r.tmpl)
 	}
 	recs := runAll(t, r)
 	bySession := map[int][]*results.Record{}
@@ -166,7 +167,7 @@ func TestSessionEnds(t *testing.T) {
 			// One session at a time, so that the request bound cuts no
 			// session short.
 			edits := append([]string{"streams: 2", "streams: 1"}, c.edits...)
-			r := newRunner(t, mustPlan(t, sessionsPlan(t, edits...)), simTarget(ts), append([]Option{WithTemplateOverhead(8)}, c.opts...)...)
+			r := newRunner(t, mustPlan(t, sessionsPlan(t, edits...)), simTarget(ts), append([]Option{WithTemplate(endpoint.Template{Overhead: 8})}, c.opts...)...)
 			recs := runAll(t, r)
 			ends := map[int]string{}
 			count := map[int]int{}
@@ -195,7 +196,7 @@ func TestSessionEnds(t *testing.T) {
 func TestSessionInterrupted(t *testing.T) {
 	g := newGate(nil)
 	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone}, func(h http.Handler) http.Handler { g.next = h; return g })
-	r := newRunner(t, mustPlan(t, sessionsPlan(t)), simTarget(ts), WithTemplateOverhead(8))
+	r := newRunner(t, mustPlan(t, sessionsPlan(t)), simTarget(ts), WithTemplate(endpoint.Template{Overhead: 8}))
 	issue, stop := context.WithCancel(context.Background())
 	inflight, cut := context.WithCancel(context.Background())
 	t.Cleanup(g.release) // after the records are in: a release before the cut has taken effect would let them finish

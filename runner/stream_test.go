@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sixpin/sixpin/endpoint"
+	"github.com/sixpin/sixpin/internal/testserve"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -71,14 +73,14 @@ func TestStreamsAsTheSpecSays(t *testing.T) {
 		{name: "gzip-encoded stream", handler: gzipped(roleEvent, contentEvent(" a"), contentEvent(" b"), finishEvent("stop"),
 			usageEvent(5, 2), doneEvent),
 			chunks: 2, finish: "stop", usage: &results.Usage{PromptTokens: 5, CompletionTokens: 2}},
-		{name: "a JSON answer instead of a stream", handler: status(200, "application/json",
+		{name: "a JSON answer instead of a stream", handler: testserve.Status(200, "application/json",
 			`{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"a b"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2}}`),
 			chunks: 1, finish: "stop", usage: &results.Usage{PromptTokens: 5, CompletionTokens: 2}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ts := serve(t, c.handler, nil)
-			r := newRunner(t, mustPlan(t, oneRequestYAML), Target{BaseURL: ts.URL + "/v1", Model: "m"})
+			r := newRunner(t, mustPlan(t, oneRequestYAML), endpoint.Target{BaseURL: ts.URL + "/v1", Model: "m"})
 			recs := runAll(t, r)
 			if len(recs) != 1 {
 				t.Fatalf("got %d records, want 1", len(recs))
@@ -110,7 +112,7 @@ func TestStreamFailures(t *testing.T) {
 	cases := []struct {
 		name    string
 		handler http.Handler
-		opts    []Option
+		co      endpoint.Options
 		want    results.ErrorClass
 		msg     string
 	}{
@@ -121,11 +123,11 @@ func TestStreamFailures(t *testing.T) {
 			want: "stream_error", msg: "over capacity"},
 		{name: "only [DONE]", handler: sse(doneEvent), want: "empty_response", msg: "without any content"},
 		{name: "an empty body", handler: sse(), want: "empty_response", msg: "without any content"},
-		{name: "an HTML page with status 200", handler: status(200, "text/html", "<html><body>Sign in to continue</body></html>"),
+		{name: "an HTML page with status 200", handler: testserve.Status(200, "text/html", "<html><body>Sign in to continue</body></html>"),
 			want: "bad_content_type", msg: "text/html"},
 		{name: "a line over the limit", handler: sse(roleEvent, `data: {"choices":[{"delta":{"content":"`+strings.Repeat("x", 5000)+`"}}]}`+"\n\n"),
-			opts: []Option{WithMaxLineBytes(4096)}, want: "oversized_line", msg: "4096"},
-		{name: "a line over the default limit", handler: sse(roleEvent, "data: "+strings.Repeat("x", DefaultMaxLineBytes+1)+"\n\n"),
+			co: endpoint.Options{MaxLineBytes: 4096}, want: "oversized_line", msg: "4096"},
+		{name: "a line over the default limit", handler: sse(roleEvent, "data: "+strings.Repeat("x", endpoint.DefaultMaxLineBytes+1)+"\n\n"),
 			want: "oversized_line", msg: "limit"},
 		{name: "an encoding sixpin cannot read", handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
@@ -136,7 +138,7 @@ func TestStreamFailures(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ts := serve(t, c.handler, nil)
-			r := newRunner(t, mustPlan(t, oneRequestYAML), Target{BaseURL: ts.URL + "/v1", Model: "m"}, c.opts...)
+			r := newRunnerWith(t, mustPlan(t, oneRequestYAML), endpoint.Target{BaseURL: ts.URL + "/v1", Model: "m"}, c.co)
 			recs := runAll(t, r)
 			if len(recs) != 1 {
 				t.Fatalf("got %d records, want 1", len(recs))

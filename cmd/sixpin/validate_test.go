@@ -37,7 +37,7 @@ func TestValidateTracesAndProfiles(t *testing.T) {
 		{"a bad trace", []string{"validate", "../../trace/testdata/bad/mooncake-timestamp-1e300.jsonl"}, ExitBadInput, nil,
 			[]string{"mooncake-timestamp-1e300.jsonl:1:15: timestamp: must be ≤ 3,155,760,000,000 ms, a century (got 1e+300)"}},
 		{"a profile given directly", []string{"validate", profile}, ExitOK,
-			[]string{"profile      mine", "vllm at https://REDACTED@gpu.example/v1", "declares     1 header(s)"}, nil},
+			[]string{"profile      mine", "vllm at https://[redacted]@gpu.example/v1", "declares     1 header(s)"}, nil},
 		{"--profile NAME", []string{"validate", "--profile", "vllm", "--profile", "sim-local-27b"}, ExitOK,
 			[]string{"profile      vllm (embedded)", "kind         simulator"}, nil},
 		{"a bad profile", []string{"validate", "--profile", "../../profiles/testdata/bad/header-crlf.yaml"}, ExitBadInput, nil,
@@ -61,7 +61,7 @@ func TestValidateTracesAndProfiles(t *testing.T) {
 		})
 	}
 	code, out, _ := sixpin(t, nil, "profiles", "show", profile)
-	if code != ExitOK || strings.Contains(out, "s3cret") || !strings.Contains(out, "https://REDACTED@gpu.example/v1") {
+	if code != ExitOK || strings.Contains(out, "s3cret") || !strings.Contains(out, "https://[redacted]@gpu.example/v1") {
 		t.Errorf("profiles show: exit %d\n%s", code, out)
 	}
 }

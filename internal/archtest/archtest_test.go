@@ -112,7 +112,7 @@ func graph(t *testing.T) map[string][]string {
 
 func TestImportRules(t *testing.T) {
 	g := graph(t)
-	for _, want := range []string{"scenario", "runner", "results", "report", "harness", "sim", "profiles", "cmd/sixpin"} {
+	for _, want := range []string{"scenario", "endpoint", "runner", "results", "report", "harness", "sim", "profiles", "cmd/sixpin"} {
 		if _, ok := g[want]; !ok {
 			t.Errorf("go list does not list %s: the rules would judge nothing", want)
 		}

@@ -1,4 +1,4 @@
-package runner
+package endpoint
 
 import (
 	"encoding/json"
@@ -60,7 +60,7 @@ var ownedByEngine = map[string]string{
 
 // parseModels reads /v1/models: every listed id, and the facts of the
 // target's entry (or of the only entry).
-func (r *Runner) parseModels(p *partial, raw []byte, ep string) error {
+func (r *Client) parseModels(p *partial, raw []byte, ep string) error {
 	var m modelsResponse
 	if err := decodeJSON(raw, &m, p, ep); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package runner
+package endpoint
 
 import (
 	"bytes"
@@ -6,10 +6,9 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-)
 
-// redacted replaces a secret in text that reaches output.
-const redacted = "[redacted]"
+	"github.com/sixpin/sixpin/internal/redact"
+)
 
 // minSecretLen is the shortest value searched for: a shorter one would
 // match ordinary words, and is no secret worth the name.
@@ -70,7 +69,7 @@ func jsonEscaped(v string) string {
 func (rd redactor) String(s string) string {
 	for _, sec := range rd.secrets {
 		if strings.Contains(s, sec) {
-			s = strings.ReplaceAll(s, sec, redacted)
+			s = strings.ReplaceAll(s, sec, redact.Marker)
 		}
 	}
 	return s
@@ -81,7 +80,7 @@ func (rd redactor) String(s string) string {
 func (rd redactor) Bytes(b []byte) []byte {
 	for _, sec := range rd.secrets {
 		if bytes.Contains(b, []byte(sec)) {
-			b = bytes.ReplaceAll(b, []byte(sec), []byte(redacted))
+			b = bytes.ReplaceAll(b, []byte(sec), []byte(redact.Marker))
 		}
 	}
 	return b

@@ -1,4 +1,4 @@
-package runner
+package endpoint
 
 import (
 	"encoding/json"
@@ -13,9 +13,9 @@ import (
 func TestRequestBody(t *testing.T) {
 	texts := []string{"plain words", "quote \" backslash \\ slash / <html> & \u2028", "tab\tnewline\nreturn\r nul\x00 bell\x07",
 		"ünïcödé 漢字 🙂", "bad utf-8 \xff\xfe end", ""}
-	msgs := make([]message, len(texts))
+	msgs := make([]Message, len(texts))
 	for i, s := range texts {
-		msgs[i] = message{[]string{roleUser, roleAssistant}[i%2], s}
+		msgs[i] = Message{[]string{RoleUser, RoleAssistant}[i%2], s}
 	}
 	b := requestBody(`model "x"`, msgs, "max_completion_tokens", 77, []byte(`,"ignore_eos":true,"top_k":20`), 77)
 	var got map[string]any
@@ -24,7 +24,7 @@ func TestRequestBody(t *testing.T) {
 	}
 	var wantMsgs []any
 	for _, m := range msgs {
-		wantMsgs = append(wantMsgs, map[string]any{"role": m.role, "content": eachInvalidReplaced(m.content)})
+		wantMsgs = append(wantMsgs, map[string]any{"role": m.Role, "content": eachInvalidReplaced(m.Content)})
 	}
 	want := map[string]any{
 		"model": `model "x"`, "messages": wantMsgs, "stream": true, "stream_options": map[string]any{"include_usage": true},

@@ -1,4 +1,4 @@
-package runner
+package endpoint
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,9 +71,9 @@ func perChunk(b *testing.B, n int, ms0 *runtime.MemStats) {
 }
 
 // BenchmarkChunkPath measures the whole per-chunk client path on one
-// goroutine, so ns/chunk is CPU per chunk (target ≤ 5 µs): the runner's
+// goroutine, so ns/chunk is CPU per chunk (target ≤ 5 µs): the client's
 // request (the JSON body with ignore_eos and extra_body, net/http through
-// the runner's send), the SSE line reading (sseReader), parseChunk, the
+// the client's send), the SSE line reading (sseReader), parseChunk, the
 // monotonic timestamp and client lag, the stall watchdog reset, and the
 // append to the record. Only the network is replaced, by an in-memory
 // response of n simulator-shaped chunks. One op is one request;
@@ -82,35 +83,27 @@ func perChunk(b *testing.B, n int, ms0 *runtime.MemStats) {
 // request, no parse, no record), to show how much of the path is line
 // reading.
 func BenchmarkChunkPath(b *testing.B) {
-	plan := mustPlan(b, `
-pins:
-  model: {name: sim-model}
-  prompt: {tokens: 64}
-  output: {tokens: 16, exact: true}
-  concurrency: {mode: closed, streams: 1}
-requests: 1
-`)
 	for _, n := range []int{64, 512, 4096} {
 		body := simStream(n)
-		b.Run(fmt.Sprintf("runner/chunks=%d", n), func(b *testing.B) {
-			r, err := New(plan, Target{
+		b.Run(fmt.Sprintf("client/chunks=%d", n), func(b *testing.B) {
+			c, err := New(Target{
 				BaseURL: "http://sim.invalid/v1", Model: "sim-model", APIKey: "sk-bench",
 				ExtraBody: map[string]any{"top_k": 20}, OutputControl: ControlIgnoreEOS,
-			})
+			}, Options{Exact: true})
 			if err != nil {
 				b.Fatal(err)
 			}
-			r.httpc.Transport = memTransport{body}
-			r.start = time.Now()
+			c.httpc.Transport = memTransport{body}
+			clk := Clock{Start: time.Now()}
 			req := scenario.Request{PromptTokens: 64, OutputTokens: n, Seed: 1}
-			text := r.promptText(req)
+			msgs := UserMessage(strings.Repeat("word ", 64))
 			ctx := context.Background()
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			var ms0 runtime.MemStats
 			runtime.ReadMemStats(&ms0)
 			for b.Loop() {
-				rec := r.do(ctx, req, text, 0)
+				rec := c.Stream(ctx, ErrCutAfterGrace, clk, req, msgs, 0)
 				if rec.Failed() || len(rec.Chunks) != n || rec.Usage.CompletionTokens != n {
 					b.Fatalf("record: %s %s, %d chunks, usage %+v", rec.Err, rec.ErrMsg, len(rec.Chunks), rec.Usage)
 				}

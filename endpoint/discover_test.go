@@ -1,4 +1,4 @@
-package runner
+package endpoint
 
 import (
 	"context"
@@ -14,18 +14,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sixpin/sixpin/internal/testserve"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/sim"
 )
-
-const discoverYAML = `
-pins:
-  model: {name: sim-model}
-  prompt: {tokens: 10}
-  output: {tokens: 2}
-  concurrency: {mode: closed, streams: 1}
-requests: 1
-`
 
 // fixture reads testdata/discovery/name (see SOURCES.md there).
 func fixture(t *testing.T, name string) string {
@@ -80,8 +72,7 @@ func (e *engine) requests() []seenRequest {
 func discover(t *testing.T, base, model string) (results.Discovery, results.Discovery) {
 	t.Helper()
 	tg := Target{BaseURL: base + "/v1/", Model: model, APIKey: "sk-d", Headers: map[string]string{"X-Tenant": "acme"}}
-	r := newRunner(t, mustPlan(t, discoverYAML), tg)
-	d := r.Discover(context.Background())
+	d := Discover(context.Background(), newClient(t, tg))
 	return d, d
 }
 
@@ -306,7 +297,12 @@ func checkNotes(t *testing.T, notes, want []string) {
 func TestDiscoverSimulator(t *testing.T) {
 	cfg := sim.Config{Timing: sim.TimingNone, Model: "qwen3.8-27b", MaxModelLen: 4096, MaxNumSeqs: 8,
 		KVBudgetTokens: 65536, GPUMemoryUtilization: 0.8, Roofline: sim.Roofline{ParamsB: 27}}
-	ts, _ := serveSim(t, cfg, nil)
+	srv, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(func() { ts.Close(); srv.Close() })
 	d, info := discover(t, ts.URL, "qwen3.8-27b")
 	checkDiscovery(t, d, headline{ModelIDs: []string{"qwen3.8-27b"}, MaxModelLen: 4096, ParamsB: 27, Source: "/v1/models max_model_len"})
 	checkInfo(t, info, results.Discovery{Engine: "sixpin-sim", Version: "sixpin-sim",
@@ -331,13 +327,13 @@ func TestDiscoverFailures(t *testing.T) {
 		srcErr  string       // in every source's Err
 	}{
 		{name: "404 everywhere", handler: http.NotFoundHandler(), wantErr: "GET /v1/models: not served (HTTP 404)", srcErr: "HTTP 404"},
-		{name: "401 everywhere", handler: status(401, "application/json", `{"error":"no"}`), wantErr: "GET /v1/models: HTTP 401", srcErr: "HTTP 401"},
-		{name: "HTML everywhere", handler: status(200, "text/html", "<html><body>login</body></html>"), wantErr: "not JSON"},
+		{name: "401 everywhere", handler: testserve.Status(401, "application/json", `{"error":"no"}`), wantErr: "GET /v1/models: HTTP 401", srcErr: "HTTP 401"},
+		{name: "HTML everywhere", handler: testserve.Status(200, "text/html", "<html><body>login</body></html>"), wantErr: "not JSON"},
 		{name: "connection refused", wantErr: "refused", srcErr: "refused"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			base := deadURL(t)
+			base := testserve.DeadURL(t)
 			if c.handler != nil {
 				ts := httptest.NewServer(c.handler)
 				defer ts.Close()
@@ -563,8 +559,7 @@ func TestDiscoverFrom(t *testing.T) {
 	e := &engine{routes: map[string]string{"GET /metrics": fixture(t, "vllm_metrics.txt")}}
 	ts := httptest.NewServer(e)
 	defer ts.Close()
-	r := newRunner(t, mustPlan(t, discoverYAML), Target{BaseURL: ts.URL + "/v1", Model: "m"})
-	d := r.DiscoverFrom(context.Background(), SourceVLLM, "bogus")
+	d := DiscoverFrom(context.Background(), newClient(t, Target{BaseURL: ts.URL + "/v1", Model: "m"}), SourceVLLM, "bogus")
 	info := d
 	if len(info.Sources) != 2 || !info.Sources[0].OK || info.Sources[0].Endpoint != "GET /metrics" ||
 		info.Sources[1].OK || info.Sources[1].Err != "unknown discovery source" {
@@ -625,44 +620,5 @@ func TestParseParamSize(t *testing.T) {
 		if ok != (want > 0) || math.Abs(got-want) > 1e-9 {
 			t.Errorf("parseParamSize(%q) = %v, %v; want %v", in, got, ok, want)
 		}
-	}
-}
-
-// TestProbe measures the chat template's overhead against servers with
-// known overheads, and reports why it cannot when it cannot.
-func TestProbe(t *testing.T) {
-	intp := func(v int) *int { return &v }
-	cases := []struct {
-		name    string
-		handler http.Handler // nil: the simulator with simCfg
-		simCfg  sim.Config
-		want    int
-		wantOK  bool
-		wantMsg string
-	}{
-		{name: "simulator default (5 per message + 3)", simCfg: sim.Config{Timing: sim.TimingNone}, want: 8, wantOK: true},
-		{name: "simulator, 2 per message", simCfg: sim.Config{Timing: sim.TimingNone, TemplateOverheadTokens: intp(2)}, want: 5, wantOK: true},
-		{name: "simulator, no template", simCfg: sim.Config{Timing: sim.TimingNone, TemplateOverheadTokens: intp(0)}, want: 3, wantOK: true},
-		{name: "no usage", handler: sse(roleEvent, contentEvent(" hi"), finishEvent("length"), doneEvent), wantMsg: "no usage"},
-		{name: "server error", handler: status(500, "application/json", `{"error":{"message":"down"}}`), wantMsg: "http_5xx"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			var base string
-			if c.handler != nil {
-				base = serve(t, c.handler, nil).URL
-			} else {
-				ts, _ := serveSim(t, c.simCfg, nil)
-				base = ts.URL
-			}
-			r := newRunner(t, mustPlan(t, discoverYAML), Target{BaseURL: base + "/v1", Model: sim.DefaultModel, OutputControl: ControlIgnoreEOS})
-			got, ok, msg := r.Probe(context.Background())
-			if got != c.want || ok != c.wantOK || !strings.Contains(msg, c.wantMsg) {
-				t.Errorf("Probe = %d, %v, %q; want %d, %v, a message mentioning %q", got, ok, msg, c.want, c.wantOK, c.wantMsg)
-			}
-			if r.Stats().Issued.Load() != 0 {
-				t.Errorf("the probe counted as an issued request")
-			}
-		})
 	}
 }

@@ -1,4 +1,4 @@
-package runner
+package endpoint
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sixpin/sixpin/internal/backoff"
 )
 
 // keepAlive learns whether the server hangs up on kept-alive connections
@@ -30,7 +32,7 @@ type keepAlive struct {
 // connections, for why; only the first call counts. From then on every
 // request goes through the client that opens a connection per request,
 // and the pooled connections are let go.
-func (r *Runner) learnKeepAlive(why string) {
+func (r *Client) learnKeepAlive(why string) {
 	r.keepAlive.once.Do(func() {
 		r.keepAlive.at, r.keepAlive.why = time.Now(), why
 		r.keepAlive.off.Store(true)
@@ -38,19 +40,15 @@ func (r *Runner) learnKeepAlive(why string) {
 	})
 }
 
-// KeepAliveOff reports whether the runner stopped reusing connections
-// because the server hangs up on kept-alive ones, since when (offset from
-// the start of load; negative when learnt before it, by the probe) and
-// why. Call it after Run.
-func (r *Runner) KeepAliveOff() (off bool, at time.Duration, why string) {
+// KeepAliveOff reports whether the client stopped reusing connections
+// because the server hangs up on kept-alive ones, since when (wall
+// clock) and why.
+func (r *Client) KeepAliveOff() (off bool, at time.Time, why string) {
 	if !r.keepAlive.off.Load() {
-		return false, 0, ""
+		return false, time.Time{}, ""
 	}
-	return true, r.runTime(r.keepAlive.at.Sub(r.start)), r.keepAlive.why
+	return true, r.keepAlive.at, r.keepAlive.why
 }
-
-// Connections returns how many TCP connections the runner has opened.
-func (r *Runner) Connections() int64 { return r.dials.Load() }
 
 // connSeen records the connection a request went out on (see
 // watchConn); only the probe asks.
@@ -73,9 +71,9 @@ const keepAliveCheckDelay = 25 * time.Millisecond
 // apart; the transport reuses the most recently returned connection, so
 // a second request on another connection means the server closed the
 // first one. ok is false when either request failed.
-func (r *Runner) checkKeepAlive(ctx context.Context, send func(ctx context.Context) bool) {
+func (r *Client) checkKeepAlive(ctx context.Context, send func(ctx context.Context) bool) {
 	var first, second connSeen
-	if !send(watchConn(ctx, &first)) || !sleep(ctx, keepAliveCheckDelay) || !send(watchConn(ctx, &second)) {
+	if !send(watchConn(ctx, &first)) || !backoff.Sleep(ctx, keepAliveCheckDelay) || !send(watchConn(ctx, &second)) {
 		return
 	}
 	if a, b := first.conn.Load(), second.conn.Load(); a != nil && b != nil && *a != *b {

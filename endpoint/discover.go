@@ -1,4 +1,4 @@
-package runner
+package endpoint
 
 import (
 	"bytes"
@@ -71,8 +71,8 @@ func (p *partial) set(key, from string) {
 // concurrently, each bounded by DefaultDiscoverTimeout, and never fails:
 // a source's error is recorded in results.Discovery.Sources, and the pins it
 // would have verified stay unverifiable. See DiscoverFrom.
-func (r *Runner) Discover(ctx context.Context) results.Discovery {
-	return r.DiscoverFrom(ctx, Sources()...)
+func Discover(ctx context.Context, c *Client) results.Discovery {
+	return DiscoverFrom(ctx, c, Sources()...)
 }
 
 // DiscoverFrom is Discover asking only the named sources, whose facts
@@ -84,7 +84,7 @@ func (r *Runner) Discover(ctx context.Context) results.Discovery {
 // The Discovery carries the model ids /v1/models lists (Err is its
 // failure, if any), the served context length and the parameter count;
 // its Source names where MaxModelLen came from.
-func (r *Runner) DiscoverFrom(ctx context.Context, sources ...string) results.Discovery {
+func DiscoverFrom(ctx context.Context, r *Client, sources ...string) results.Discovery {
 	parts := make([]partial, len(sources))
 	res := make([]results.SourceResult, len(sources))
 	var wg sync.WaitGroup
@@ -127,7 +127,7 @@ func (r *Runner) DiscoverFrom(ctx context.Context, sources ...string) results.Di
 }
 
 // ask queries one source and parses its answer.
-func (r *Runner) ask(ctx context.Context, name string) (partial, results.SourceResult) {
+func (r *Client) ask(ctx context.Context, name string) (partial, results.SourceResult) {
 	var p partial
 	res := results.SourceResult{Name: name}
 	var method, u string
@@ -183,7 +183,7 @@ func (r *Runner) ask(ctx context.Context, name string) (partial, results.SourceR
 // headers, reading at most maxDiscoveryBody bytes of the answer, which it
 // returns with the target's secrets redacted: whatever discovery reports
 // of it (model ids, paths, notes) is clean.
-func (r *Runner) fetch(ctx context.Context, method, u string, body []byte) (int, []byte, error) {
+func (r *Client) fetch(ctx context.Context, method, u string, body []byte) (int, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)

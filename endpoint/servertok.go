@@ -1,4 +1,4 @@
-package runner
+package endpoint
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ type ServerTokenizer struct {
 // carry t's credentials and headers and keep the base URL's query; its
 // errors are redacted of t's secrets.
 func NewServerTokenizer(t Target) *ServerTokenizer {
-	ep, auth, err := parseEndpoint(t.BaseURL)
+	ep, auth, err := parseBaseURL(t.BaseURL)
 	h := requestHeader(t, auth)
 	h.Del("Accept")
 	return &ServerTokenizer{

@@ -1,4 +1,4 @@
-package runner
+package endpoint
 
 import (
 	"bytes"
@@ -141,12 +141,12 @@ type sent struct {
 // read it (attempt.unread; Go's transport does not send a POST again by
 // itself then), is sent again on a new connection and counted as a
 // reconnect; one that may have reached the server is never sent twice.
-func (r *Runner) send(ctx context.Context, body []byte) sent {
+func (r *Client) send(ctx context.Context, body []byte) sent {
 	var s sent
 	seen, _ := ctx.Value(connSeenKey{}).(*connSeen)
 	for {
 		a := &attempt{}
-		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, a.trace(seen)), http.MethodPost, r.chatURL, bytes.NewReader(body))
+		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, a.trace(seen)), http.MethodPost, r.url, bytes.NewReader(body))
 		if err != nil {
 			s.err = err
 			return s

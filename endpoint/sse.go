@@ -1,4 +1,4 @@
-package runner
+package endpoint
 
 import (
 	"bufio"
@@ -8,7 +8,7 @@ import (
 )
 
 // DefaultMaxLineBytes bounds one SSE line, and one event's data, read from
-// a stream (WithMaxLineBytes): a chat-completion chunk is a few hundred
+// a stream (Options.MaxLineBytes): a chat-completion chunk is a few hundred
 // bytes, a non-streamed answer with logprobs a few hundred KB.
 const DefaultMaxLineBytes = 4 << 20
 

@@ -1,0 +1,164 @@
+// Package endpoint is everything about the server on the other side: the
+// Target (base URL, model, key, headers, output control), the HTTP
+// transport and its connection reuse, one request sent and its answer read
+// into a results.Record (the chat-completions protocol, a lean
+// Server-Sent Events reader, per-chunk monotonic timestamps, failure
+// classification, redaction of the target's secrets), discovery of what
+// the server serves, the chat-template probe, and the server's /tokenize.
+// The runner package generates load with it.
+package endpoint
+
+import (
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/sixpin/sixpin/internal/redact"
+	"github.com/sixpin/sixpin/results"
+)
+
+// Defaults for Options.
+const (
+	DefaultRequestTimeout = 10 * time.Minute
+	DefaultStallTimeout   = 2 * time.Minute
+)
+
+// Options configure a Client. Zero values take the defaults.
+type Options struct {
+	// Conns is how many idle connections are kept (the run's
+	// concurrency); at least 2.
+	Conns int
+	// Exact enforces the output pin with the target's output control.
+	Exact bool
+	// MaxLineBytes bounds one line of a stream, and one event's data
+	// (default DefaultMaxLineBytes): a longer one fails the request
+	// (class oversized_line), so that no stream holds more memory.
+	MaxLineBytes int
+	// RequestTimeout bounds one request from send to last byte (default
+	// DefaultRequestTimeout).
+	RequestTimeout time.Duration
+	// StallTimeout fails a stream that sends no token for that long after
+	// its first token (class timeout; default DefaultStallTimeout);
+	// keep-alive comments do not count; negative: no such limit. Before
+	// the first token the request timeout bounds the wait.
+	StallTimeout time.Duration
+}
+
+// Client sends requests to one Target. It is safe for concurrent use by
+// any number of goroutines: per-request state lives in each call, and
+// what is shared (outages, keep-alive learning, the connection count) is
+// updated once per request, never per chunk.
+type Client struct {
+	target Target
+	// httpc reuses connections; fresh opens one per request, for a
+	// server that hangs up on kept-alive ones (keepAlive).
+	httpc, fresh *http.Client
+	// proto is the wire API spoken; ep is the target's URL taken apart;
+	// url and header are every request's URL and header (header is
+	// shared: read only).
+	proto  protocol
+	ep     baseURL
+	url    string
+	header http.Header
+	// extra is the request extensions as `,"k":v` pairs for the body.
+	extra []byte
+	// rd removes the target's secrets from the server's text.
+	rd redactor
+
+	exact          bool
+	maxLine        int
+	requestTimeout time.Duration
+	stallTimeout   time.Duration
+
+	// health records the endpoint's outages.
+	health health
+	// keepAlive turns connection reuse off once the server is seen to
+	// hang up on kept-alive connections; dials counts connections opened.
+	keepAlive keepAlive
+	dials     atomic.Int64
+}
+
+// New prepares a Client. It fails only on a target it cannot address: a
+// base URL that is not http(s), or one with user info when an API key is
+// set too (both would be the Authorization header).
+func New(t Target, o Options) (*Client, error) {
+	c := &Client{
+		target:         t,
+		exact:          o.Exact,
+		maxLine:        DefaultMaxLineBytes,
+		requestTimeout: DefaultRequestTimeout,
+		stallTimeout:   DefaultStallTimeout,
+	}
+	if o.MaxLineBytes > 0 {
+		c.maxLine = o.MaxLineBytes
+	}
+	if o.RequestTimeout > 0 {
+		c.requestTimeout = o.RequestTimeout
+	}
+	if o.StallTimeout != 0 {
+		c.stallTimeout = o.StallTimeout
+	}
+	var err error
+	extra := map[string]any{}
+	for k, v := range t.ExtraBody {
+		extra[k] = v
+	}
+	if c.exact && t.OutputControl.Has(ControlIgnoreEOS) {
+		extra["ignore_eos"] = true
+	}
+	if c.extra, err = encodeExtra(extra); err != nil {
+		return nil, fmt.Errorf("target: %w", err)
+	}
+	ep, auth, err := parseBaseURL(t.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("target: %w", err)
+	}
+	if auth != "" && t.APIKey != "" {
+		return nil, fmt.Errorf("target: the base URL %s carries a user name and password and an API key is set too; "+
+			"both would be the Authorization header: drop one (the key comes from the profile's api_key_env)", redact.URL(t.BaseURL))
+	}
+	c.proto = chat{}
+	c.ep, c.url = ep, ep.api(c.proto.path())
+	c.header = requestHeader(t, auth)
+	c.rd = newRedactor(t, auth)
+	tr := newTransport(o.Conns, &c.dials)
+	once := tr.Clone()
+	once.DisableKeepAlives = true
+	c.httpc, c.fresh = &http.Client{Transport: tr}, &http.Client{Transport: once}
+	return c, nil
+}
+
+// Target returns the client's target.
+func (c *Client) Target() Target { return c.target }
+
+// Outages returns the times the endpoint could not be reached, in order:
+// from a request that failed to connect to the first answer, on a new
+// connection, to a request sent after it. Times are run time, as the
+// requests' clocks gave them.
+func (c *Client) Outages() []results.Outage { return c.health.list() }
+
+// Connections returns how many TCP connections the client has opened.
+func (c *Client) Connections() int64 { return c.dials.Load() }
+
+// Close releases the client's idle connections.
+func (c *Client) Close() { c.httpc.CloseIdleConnections(); c.fresh.CloseIdleConnections() }
+
+// Clock turns wall-clock time into run time: offsets from Start, divided
+// by Scale (1, or 0: real time; 0 < Scale < 1 against a simulator that
+// runs 1/Scale times faster, so records are in simulated time).
+type Clock struct {
+	Start time.Time
+	Scale float64
+}
+
+// Since is the offset from Start, in run time.
+func (k Clock) Since() time.Duration { return k.Run(time.Since(k.Start)) }
+
+// Run converts a wall-clock duration to run time.
+func (k Clock) Run(d time.Duration) time.Duration {
+	if k.Scale == 0 || k.Scale == 1 {
+		return d
+	}
+	return time.Duration(float64(d) / k.Scale)
+}

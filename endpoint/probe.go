@@ -1,0 +1,103 @@
+package endpoint
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/sixpin/sixpin/internal/backoff"
+	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/scenario"
+)
+
+// ProbeSeed seeds the probe prompt the caller builds (ProbeRequest.One)
+// and the probe's backoff jitter.
+const ProbeSeed = 0x70726f6265 // "probe"
+
+// probeAttempts is how many times a failing probe request is sent before
+// the probe gives up: one transient fault must not cost the run its
+// prompt lengths.
+const probeAttempts = 3
+
+// Template is what the server's chat template adds to a conversation's
+// content, in prompt tokens.
+type Template struct {
+	// Overhead is what it adds to a conversation of one message.
+	Overhead int
+	// PerMessage is what each further message adds.
+	PerMessage int
+}
+
+// Tokens is what the template adds to n messages.
+func (t Template) Tokens(n int) int { return t.Overhead + max(n-1, 0)*t.PerMessage }
+
+// ProbeRequest is what Probe sends.
+type ProbeRequest struct {
+	// One is a prompt of exactly one token, by the tokenizer the run's
+	// prompts are counted with.
+	One string
+	// Conversation asks for the per-message overhead too (agentic
+	// sessions and trace replay send whole conversations).
+	Conversation bool
+	// Backoff is the first wait before a failed probe request is sent
+	// again; it doubles, up to MaxBackoff.
+	Backoff, MaxBackoff time.Duration
+}
+
+// Probe measures the chat template: it sends a one-token prompt for one
+// token and takes usage.prompt_tokens minus one; with Conversation, a
+// three-message conversation too, to learn what each further message
+// adds (PerMessage is Overhead when that part fails, and msg says so).
+// It then learns whether the server hangs up on kept-alive connections
+// after a streamed answer (checkKeepAlive). A probe request that fails is
+// sent again, up to probeAttempts times, after a backoff. ok is false when
+// the probe still failed, was interrupted (cut at once: there is no grace
+// period before the run), or the server reports no usage; msg says why.
+func Probe(ctx context.Context, c *Client, p ProbeRequest) (t Template, ok bool, msg string) {
+	r := &call{Client: c, clk: Clock{Start: time.Now()}}
+	base, err := r.probe(ctx, UserMessage(p.One), 1, p)
+	if err != nil {
+		return Template{}, false, err.Error()
+	}
+	t = Template{Overhead: base, PerMessage: base}
+	c.checkKeepAlive(ctx, func(ctx context.Context) bool {
+		return !r.stream(ctx, ErrCutAtOnce, scenario.Request{Index: -1, PromptTokens: 1, OutputTokens: 1}, UserMessage(p.One), r.since()).Failed()
+	})
+	if p.Conversation {
+		three := []Message{{RoleUser, p.One}, {RoleAssistant, p.One}, {RoleUser, p.One}}
+		all, err := r.probe(ctx, three, 3, p)
+		if err != nil {
+			return t, true, "per-message overhead unknown (" + err.Error() + "); assuming each message adds as much as the first"
+		}
+		t.PerMessage = max((all-base)/2, 0)
+	}
+	return t, true, ""
+}
+
+// probe sends msgs (content tokens in all) for one token, again after a
+// failure, and returns what the template added.
+func (r *call) probe(ctx context.Context, msgs []Message, content int, p ProbeRequest) (int, error) {
+	req := scenario.Request{Index: -1, PromptTokens: content, OutputTokens: 1}
+	rng := rand.New(rand.NewPCG(ProbeSeed, uint64(content)))
+	var rec *results.Record
+	for attempt := 1; ; attempt++ {
+		rec = r.stream(ctx, ErrCutAtOnce, req, msgs, r.since())
+		switch {
+		case rec.Err == results.ErrInterrupted:
+			return 0, fmt.Errorf("probe request %s", rec.ErrMsg)
+		case !rec.Failed():
+		case attempt == probeAttempts:
+			return 0, fmt.Errorf("probe request failed %d times (last: %s): %s", attempt, rec.Err, rec.ErrMsg)
+		case !backoff.Sleep(ctx, backoff.Jittered(rng, p.Backoff, p.MaxBackoff, attempt-1)):
+			return 0, fmt.Errorf("probe interrupted before its attempt %d (the last failed: %s: %s)", attempt+1, rec.Err, rec.ErrMsg)
+		default:
+			continue
+		}
+		break
+	}
+	if !rec.HasUsage {
+		return 0, fmt.Errorf("the server reports no usage, so the chat template's overhead is unknown")
+	}
+	return max(rec.Usage.PromptTokens-content, 0), nil
+}

@@ -1,0 +1,515 @@
+package endpoint
+
+import (
+	"compress/gzip"
+	"compress/zlib"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"mime"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/scenario"
+)
+
+var (
+	errStalled = errors.New("stream stalled")
+	errDrained = errors.New("the rest of the response took too long to arrive")
+)
+
+// interruptError is the cause a request is cut off with when the run is
+// interrupted; its text says how.
+type interruptError struct{ msg string }
+
+func (e *interruptError) Error() string { return e.msg }
+
+var (
+	// ErrCutAfterGrace cuts off the run's requests when the grace period
+	// after an interrupt has run out.
+	ErrCutAfterGrace error = &interruptError{"cut off by the interrupt after the grace period"}
+	// ErrCutAtOnce cuts off a request made before the run (the probe):
+	// there is no grace period then.
+	ErrCutAtOnce error = &interruptError{"cut off by the interrupt at once (before the run starts there is no grace period)"}
+)
+
+// Bounds on what is read of a response besides its stream.
+const (
+	// maxErrorBody is what is kept of an error response's body.
+	maxErrorBody = 64 << 10
+	// maxDrain and drainTimeout bound what is read after a stream's end
+	// ([DONE]) or an error body, so that the connection is reused (the
+	// body's last chunk usually follows within microseconds); a response
+	// that goes on longer loses its connection instead.
+	maxDrain     = 64 << 10
+	drainTimeout = time.Second
+	// snippetBytes is what an error message quotes of a body.
+	snippetBytes = 512
+	// maxChunksUpFront bounds the chunks a record makes room for before
+	// its stream starts.
+	maxChunksUpFront = 1 << 15
+)
+
+// call is one request on its way: the client and the clock its record's
+// times are read on.
+type call struct {
+	*Client
+	clk Clock
+}
+
+// since is the offset from the clock's start, in run time.
+func (r *call) since() time.Duration { return r.clk.Since() }
+
+// runTime converts a wall-clock duration to run time.
+func (r *call) runTime(d time.Duration) time.Duration { return r.clk.Run(d) }
+
+// Stream sends one request (msgs, with req's lengths) and reads its
+// answer to the end into a record, with times on clk; scheduled is when
+// it was due. It never fails: a failure is classified on the record. When
+// inflight is cancelled the request is cut off with cause cut (class
+// interrupted; see ErrCutAfterGrace, ErrCutAtOnce).
+func (c *Client) Stream(inflight context.Context, cut error, clk Clock, req scenario.Request, msgs []Message, scheduled time.Duration) *results.Record {
+	r := &call{Client: c, clk: clk}
+	return r.stream(inflight, cut, req, msgs, scheduled)
+}
+
+// stream sends one request and reads its answer into a record. When
+// inflight is cancelled the request is cut off with cause cut.
+func (r *call) stream(inflight context.Context, cut error, req scenario.Request, msgs []Message, scheduled time.Duration) *results.Record {
+	rec := &results.Record{
+		Session:               -1,
+		Index:                 req.Index,
+		Class:                 req.Class,
+		Scheduled:             scheduled,
+		RequestedPromptTokens: req.PromptTokens,
+		RequestedOutputTokens: req.OutputTokens,
+	}
+	// The request's context: cut off by an interrupt (inflight), by the
+	// request timeout, or by the stall watchdog.
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(inflight))
+	defer cancel(nil)
+	stopInterrupt := context.AfterFunc(inflight, func() { cancel(cut) })
+	defer stopInterrupt()
+	ctx, cancelTimeout := context.WithTimeout(ctx, r.requestTimeout)
+	defer cancelTimeout()
+
+	minTokens := 0
+	if r.exact && r.target.OutputControl.Has(ControlMinTokens) {
+		minTokens = req.OutputTokens
+	}
+	body := r.proto.body(bodyRequest{model: r.target.Model, msgs: msgs, maxTokensField: r.target.MaxTokensField,
+		maxTokens: req.OutputTokens, extra: r.extra, minTokens: minTokens})
+	rec.Sent = r.since()
+	s := r.send(ctx, body)
+	rec.Reconnects = s.reconnects
+	if s.err != nil {
+		rec.End = r.since()
+		r.fail(rec, ctx, s.err, &s)
+		if rec.Err == results.ErrConnect && !s.reusedConn {
+			// A kept-alive connection the server closed says nothing
+			// of whether it accepts connections.
+			r.health.failed(rec.Sent)
+		}
+	} else {
+		r.health.answered(rec.Sent, r.since(), s.freshConn)
+		r.readResponse(ctx, cancel, s.resp, rec)
+	}
+	// Everything the record keeps of the server's text, redacted in one
+	// place, before it is shortened, so that no part of a secret survives.
+	rec.ErrMsg = oneLine(r.rd.String(rec.ErrMsg))
+	rec.Model = r.rd.String(rec.Model)
+	rec.FinishReason = r.rd.String(rec.FinishReason)
+	return rec
+}
+
+// readResponse reads an answer: an error status, a stream, or a JSON
+// body; anything else is bad_content_type.
+func (r *call) readResponse(ctx context.Context, cancel context.CancelCauseFunc, resp *http.Response, rec *results.Record) {
+	defer resp.Body.Close()
+	rec.HTTPStatus = resp.StatusCode
+	body, err := decoded(resp)
+	switch {
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		if err != nil {
+			body = resp.Body
+		}
+		r.httpError(cancel, resp, body, rec)
+		return
+	case err != nil:
+		rec.End = r.since()
+		rec.Err, rec.ErrMsg = results.ErrBadContentType, err.Error()
+		return
+	}
+	switch mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt {
+	case "text/event-stream", "":
+		// One chunk per token is the common case: room for them up front
+		// spares the per-chunk path the growing appends.
+		rec.Chunks = make([]results.Chunk, 0, min(max(rec.RequestedOutputTokens, 1), maxChunksUpFront))
+		if r.read(ctx, cancel, newSSEReader(body, r.maxLine), rec) {
+			drain(cancel, resp.Body)
+		}
+	case "application/json":
+		r.readJSON(ctx, body, rec)
+	default:
+		snippet, _ := io.ReadAll(io.LimitReader(body, snippetBytes))
+		rec.End = r.since()
+		rec.Err = results.ErrBadContentType
+		rec.ErrMsg = fmt.Sprintf("HTTP %d with Content-Type %q, not an event stream: %s", resp.StatusCode, resp.Header.Get("Content-Type"), snippet)
+	}
+}
+
+// decoded is resp's body decoded from its Content-Encoding. sixpin asks
+// for none, but a proxy may compress anyway.
+func decoded(resp *http.Response) (io.Reader, error) {
+	switch ce := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); ce {
+	case "", "identity":
+		return resp.Body, nil
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("the body is not the gzip its Content-Encoding says: %w", err)
+		}
+		return zr, nil
+	case "deflate":
+		zr, err := zlib.NewReader(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("the body is not the deflate its Content-Encoding says: %w", err)
+		}
+		return zr, nil
+	default:
+		return nil, fmt.Errorf("Content-Encoding %q is not one sixpin reads (gzip, deflate)", ce)
+	}
+}
+
+// drain reads what is left of a response after its end, within bounds,
+// so that its connection goes back to the pool.
+func drain(cancel context.CancelCauseFunc, body io.Reader) {
+	t := time.AfterFunc(drainTimeout, func() { cancel(errDrained) })
+	_, _ = io.CopyN(io.Discard, body, maxDrain)
+	t.Stop()
+}
+
+// httpError records an error status with the message its body gives.
+func (r *call) httpError(cancel context.CancelCauseFunc, resp *http.Response, body io.Reader, rec *results.Record) {
+	raw, _ := io.ReadAll(io.LimitReader(body, maxErrorBody))
+	drain(cancel, resp.Body)
+	rec.End = r.since()
+	raw = r.rd.Bytes(raw)
+	rec.ErrMsg = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, errorMessage(raw))
+	switch code := resp.StatusCode; {
+	case code == http.StatusTooManyRequests:
+		rec.Err = results.ErrHTTP429
+		rec.RateLimitBucket = results.BucketFromMessage(rec.ErrMsg)
+		if rec.RateLimitBucket == "" {
+			rec.RateLimitBucket = bucketFromHeaders(resp.Header)
+		}
+		rec.RetryAfter = r.runTime(retryAfter(resp.Header.Get("Retry-After"), time.Now()))
+	case code >= 500:
+		rec.Err = results.ErrHTTP5xx
+	default:
+		rec.Err = results.ErrHTTP4xx
+	}
+}
+
+// errorMessage is the message of an error body: OpenAI's
+// {"error":{"message":…}}, {"error":"…"}, vLLM's {"object":"error",
+// "message":…}, FastAPI's {"detail":…}; else the body as it is.
+func errorMessage(raw []byte) string {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message *string         `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(raw, &v) == nil {
+		var e struct {
+			Message *string `json:"message"`
+		}
+		var s string
+		switch {
+		case json.Unmarshal(v.Error, &e) == nil && e.Message != nil:
+			return *e.Message
+		case json.Unmarshal(v.Error, &s) == nil && s != "":
+			return s
+		case v.Message != nil:
+			return *v.Message
+		case json.Unmarshal(v.Detail, &s) == nil && s != "":
+			return s
+		case len(v.Detail) > 0:
+			return string(v.Detail)
+		}
+	}
+	if len(raw) == 0 {
+		return "(empty body)"
+	}
+	return string(raw)
+}
+
+// read consumes an event stream, timestamping every chunk. This is the
+// per-chunk hot path: one clock read, an allocation-free read and parse,
+// an append. It reports whether the stream ended as it should ([DONE]),
+// so that the rest of the response may be drained.
+func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sseReader, rec *results.Record) bool {
+	// What the loop touches per chunk lives in locals (the goroutine's
+	// stack, warm when it wakes for the next chunk), not in the Runner
+	// or the record, whose cache lines other streams have evicted by then.
+	var (
+		c        chunk
+		finished bool
+		model    bool
+		watch    *stallWatch
+		chunks   = rec.Chunks
+		start    = r.clk.Start
+		scale    = r.clk.Scale
+		stall    = r.stallTimeout
+		publish  time.Duration // when the next chunk's time goes to the stall watch
+		// The server's send stamps are wall-clock times; the receive time
+		// they are set against is the run's wall-clock start plus the
+		// monotonic time since (one clock read per chunk, not two).
+		startUnix = start.UnixNano()
+	)
+	defer func() {
+		rec.Chunks = chunks
+		if watch != nil {
+			watch.stop()
+		}
+	}()
+	for {
+		data, err := sr.next()
+		elapsed := time.Since(start)
+		at := elapsed
+		if scale != 0 && scale != 1 {
+			at = time.Duration(float64(elapsed) / scale) // run time (Clock.Scale)
+		}
+		if err != nil {
+			rec.End = at
+			rec.Chunks = chunks
+			switch {
+			case err == io.EOF && ctx.Err() == nil:
+				ended(rec, finished)
+			case errors.Is(err, errLineTooLong):
+				rec.Err = results.ErrOversizedLine
+				rec.ErrMsg = fmt.Sprintf("a line of the stream is longer than the limit of %d bytes (Options.MaxLineBytes); the stream was not read further", r.maxLine)
+			default:
+				r.fail(rec, ctx, err, nil)
+			}
+			return false
+		}
+		if r.proto.done(data) {
+			rec.End = at
+			rec.Chunks = chunks
+			ended(rec, finished)
+			return true
+		}
+		if perr := r.proto.event(data, &c); perr != nil {
+			rec.End = at
+			rec.Err = results.ErrMalformed
+			rec.ErrMsg = fmt.Sprintf("chunk is not valid JSON: %q", data[:min(len(data), maxErrorBody)])
+			return false
+		}
+		if c.hasError {
+			rec.End = at
+			rec.Err = results.ErrStreamError
+			rec.ErrMsg = "error event in the stream: " + c.errorText(data)
+			return false
+		}
+		if !model && len(c.model) > 0 {
+			model, rec.Model = true, string(c.model)
+		}
+		if c.finished && !finished {
+			finished = true
+			rec.FinishReason = string(c.finishReason)
+		}
+		if c.hasUsage {
+			rec.HasUsage = true
+			rec.Usage = c.usage.results()
+		}
+		n := c.contentBytes + c.reasoningBytes + c.toolBytes
+		if c.toolCall {
+			rec.ToolCalls = true
+			n = max(n, 1) // a tool call's delta is output, whatever it carries
+		}
+		if n == 0 {
+			continue
+		}
+		lag := int32(-1)
+		if c.sentUnixNS > 0 {
+			lag = int32(min(max(startUnix+int64(elapsed)-c.sentUnixNS, 0)/1e3, math.MaxInt32))
+		}
+		chunks = append(chunks, results.Chunk{
+			At: at, Bytes: int32(n), Reasoning: c.contentBytes == 0 && !c.toolCall, ClientLagUS: lag,
+		})
+		if stall > 0 && at >= publish {
+			if watch == nil {
+				watch = newStallWatch(stall, r.since, func() { cancel(errStalled) })
+			}
+			watch.last.Store(int64(at))
+			publish = at + watch.step
+		}
+	}
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// ended classifies a stream that ended cleanly: without any output it is
+// empty, without a finish_reason it was cut.
+func ended(rec *results.Record, finished bool) {
+	switch {
+	case len(rec.Chunks) == 0:
+		rec.Err, rec.ErrMsg = results.ErrEmpty, "the stream finished without any content, reasoning or tool call"
+	case !finished:
+		rec.Err, rec.ErrMsg = results.ErrStreamCut, "the stream ended before a finish_reason"
+	}
+}
+
+// readJSON reads a 200 answer that is one JSON object rather than a
+// stream: a whole completion (the server ignored "stream": true), one
+// chunk at its arrival, or an error.
+func (r *call) readJSON(ctx context.Context, body io.Reader, rec *results.Record) {
+	data, err := io.ReadAll(io.LimitReader(body, int64(r.maxLine)+1))
+	now := time.Now()
+	rec.End = r.runTime(now.Sub(r.clk.Start))
+	var c chunk
+	switch {
+	case err != nil:
+		r.fail(rec, ctx, err, nil)
+	case len(data) > r.maxLine:
+		rec.Err = results.ErrOversizedLine
+		rec.ErrMsg = fmt.Sprintf("the JSON answer is longer than the limit of %d bytes (Options.MaxLineBytes)", r.maxLine)
+	case r.proto.event(data, &c) != nil:
+		rec.Err = results.ErrMalformed
+		rec.ErrMsg = fmt.Sprintf("the JSON answer is not valid JSON: %q", data[:min(len(data), maxErrorBody)])
+	case c.hasError:
+		rec.Err = results.ErrStreamError
+		rec.ErrMsg = "error answer: " + c.errorText(data)
+	default:
+		rec.Model, rec.FinishReason = string(c.model), string(c.finishReason)
+		rec.HasUsage, rec.Usage = c.hasUsage, c.usage.results()
+		rec.ToolCalls = c.toolCall
+		if n := c.contentBytes + c.reasoningBytes + c.toolBytes; n > 0 || c.toolCall {
+			rec.Chunks = append(rec.Chunks, results.Chunk{At: rec.End, Bytes: int32(max(n, 1)),
+				Reasoning: c.contentBytes == 0 && !c.toolCall, ClientLagUS: -1})
+		}
+		ended(rec, c.finished)
+	}
+}
+
+// stallWatch cancels a stream that has sent no chunk for a timeout. A
+// timer reset per chunk would touch the runtime's timer heap millions of
+// times, and even an atomic store per chunk is a full barrier: the reading
+// goroutine publishes a chunk's time in last only when it has moved on by
+// step, a sixty-fourth of the timeout, since the last one it published,
+// so a stall is found at most that much late. The timer fires at most
+// once per timeout and re-arms for what remains.
+type stallWatch struct {
+	last    atomic.Int64 // offset of the last published chunk from the run start, ns
+	step    time.Duration
+	timeout time.Duration
+	since   func() time.Duration // the current offset from the run start
+	timer   *time.Timer
+	onStall func()
+}
+
+func newStallWatch(timeout time.Duration, since func() time.Duration, onStall func()) *stallWatch {
+	w := &stallWatch{timeout: timeout, step: timeout / 64, since: since, onStall: onStall}
+	w.timer = time.AfterFunc(timeout, w.check)
+	return w
+}
+
+func (w *stallWatch) check() {
+	idle := w.since() - time.Duration(w.last.Load())
+	if idle >= w.timeout {
+		w.onStall()
+		return
+	}
+	w.timer.Reset(w.timeout - idle)
+}
+
+func (w *stallWatch) stop() { w.timer.Stop() }
+
+// fail classifies err (with the request context's cause) onto rec; s is
+// the send that failed, nil for a failure while reading the answer.
+func (r *call) fail(rec *results.Record, ctx context.Context, err error, s *sent) {
+	rec.Err, rec.ErrMsg = classify(err, context.Cause(ctx), s)
+	if len(rec.Chunks) > 0 && rec.Err == results.ErrConnect {
+		rec.Err = results.ErrStreamCut // the connection broke mid-stream
+	}
+}
+
+// classify maps a request error to its class and a message; s is the
+// send that failed, nil for a failure while reading the answer.
+func classify(err, cause error, s *sent) (results.ErrorClass, string) {
+	msg := err.Error()
+	var ie *interruptError
+	switch {
+	case errors.As(cause, &ie):
+		return results.ErrInterrupted, ie.msg
+	case errors.Is(cause, errStalled):
+		return results.ErrTimeout, "stream stalled: no chunk within the stall timeout"
+	case errors.Is(cause, errDrained):
+		return results.ErrTimeout, "the response went on after its end: " + msg
+	case errors.Is(cause, context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
+		return results.ErrTimeout, "request timed out: " + msg
+	}
+	var netErr net.Error
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	var certErr *tls.CertificateVerificationError
+	var unknownAuth x509.UnknownAuthorityError
+	var recordErr tls.RecordHeaderError
+	switch {
+	case errors.As(err, &dnsErr), errors.Is(err, syscall.ECONNREFUSED), errors.As(err, &certErr),
+		errors.As(err, &unknownAuth), errors.As(err, &recordErr),
+		errors.As(err, &opErr) && opErr.Op == "dial":
+		return results.ErrConnect, msg
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return results.ErrTimeout, msg
+	}
+	closed := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed) ||
+		strings.Contains(msg, "connection reset") || strings.Contains(msg, "broken pipe") ||
+		strings.Contains(msg, "server closed idle connection")
+	switch {
+	case closed && s != nil && s.reusedConn:
+		return results.ErrConnect, "the server closed a kept-alive connection as the request was sent, before answering " +
+			"(not sent again: the server may have read it): " + msg
+	case closed && s != nil:
+		return results.ErrConnect, "the server closed the connection before answering: " + msg
+	case closed:
+		return results.ErrStreamCut, "the connection closed mid-stream: " + msg
+	}
+	return results.ErrClient, msg
+}
+
+// oneLine shortens an error message to one line of at most 300 bytes,
+// cut at a character boundary.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		i := 300
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		s = s[:i] + "…"
+	}
+	return s
+}
+
+// redact removes the target's secrets from a message built from text the
+// server controls, then shortens it to one line.
+func (r *Client) redact(msg string) string { return oneLine(r.rd.String(msg)) }

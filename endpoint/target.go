@@ -1,0 +1,85 @@
+package endpoint
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Target is an OpenAI-compatible endpoint.
+type Target struct {
+	// BaseURL ends in /v1 (e.g. http://127.0.0.1:8080/v1).
+	BaseURL string
+	// Model is the id sent in every request.
+	Model string
+	// BaseURL may carry a query, which every request keeps
+	// (…/v1?api-key=K → …/v1/chat/completions?api-key=K), and user info
+	// (http://user:pass@host/v1), sent as Basic credentials when there is
+	// no APIKey. Both are secrets: shown redacted (redact.URL), and
+	// removed from whatever the server sends back.
+	//
+	// APIKey is sent as a bearer token. It is never logged, printed or
+	// saved.
+	APIKey string
+	// Headers are added to every request.
+	Headers map[string]string
+	// ExtraBody members are added to every request body.
+	ExtraBody map[string]any
+	// MaxTokensField is "max_tokens" (default) or "max_completion_tokens".
+	MaxTokensField string
+	// OutputControl is how an exact output pin is enforced.
+	OutputControl OutputControl
+}
+
+// OutputControl is how an endpoint is told not to stop before max_tokens:
+// a set of controls (none, one, or both).
+type OutputControl uint8
+
+// Output controls.
+const (
+	// ControlIgnoreEOS sends "ignore_eos": true (vLLM, SGLang, llama.cpp).
+	ControlIgnoreEOS OutputControl = 1 << iota
+	// ControlMinTokens sends "min_tokens" equal to max_tokens (vLLM).
+	ControlMinTokens
+	// ControlNone is no control: output lengths are verified, not enforced.
+	ControlNone OutputControl = 0
+)
+
+// OutputControls are the spellings ParseOutputControl takes, as profiles
+// write them.
+func OutputControls() []string {
+	return []string{"none", "ignore_eos", "min_tokens", "ignore_eos+min_tokens"}
+}
+
+// ParseOutputControl reads a profile's output_control: one of
+// OutputControls() ("" is none).
+func ParseOutputControl(s string) (OutputControl, error) {
+	switch s {
+	case "", "none":
+		return ControlNone, nil
+	case "ignore_eos":
+		return ControlIgnoreEOS, nil
+	case "min_tokens":
+		return ControlMinTokens, nil
+	case "ignore_eos+min_tokens":
+		return ControlIgnoreEOS | ControlMinTokens, nil
+	}
+	return ControlNone, fmt.Errorf("must be one of %s (got %q)", strings.Join(OutputControls(), ", "), s)
+}
+
+// String is c as profiles and results files spell it.
+func (c OutputControl) String() string {
+	switch c {
+	case ControlNone:
+		return "none"
+	case ControlIgnoreEOS:
+		return "ignore_eos"
+	case ControlMinTokens:
+		return "min_tokens"
+	case ControlIgnoreEOS | ControlMinTokens:
+		return "ignore_eos+min_tokens"
+	}
+	return fmt.Sprintf("OutputControl(%d)", uint8(c))
+}
+
+// Has reports whether c includes x.
+func (c OutputControl) Has(x OutputControl) bool { return c&x == x && x != 0 }
