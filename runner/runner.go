@@ -144,7 +144,6 @@ func Bounds(duration time.Duration, requests int) Option {
 // once.
 type Runner struct {
 	plan   *scenario.Plan
-	conc   scenario.ConcurrencyPin
 	target Target
 	httpc  *http.Client
 	// ep is the target's URL taken apart; chatURL and header are every
@@ -203,14 +202,10 @@ type Stats struct {
 // base URL that is not http(s), or one with user info when an API key is
 // set too (both would be the Authorization header).
 func New(plan *scenario.Plan, t Target, opts ...Option) (*Runner, error) {
-	s := plan.Scenario()
 	r := &Runner{
 		plan:           plan,
-		conc:           s.Pins.Concurrency,
 		target:         t,
-		exact:          s.Pins.Output.Exact || s.Workload.Replay(), // a replay keeps the recorded lengths
-		duration:       s.Duration.D(),
-		requests:       s.Requests,
+		exact:          plan.ExactOutput(),
 		requestTimeout: DefaultRequestTimeout,
 		stallTimeout:   DefaultStallTimeout,
 		backoff:        DefaultBackoff,
@@ -220,8 +215,9 @@ func New(plan *scenario.Plan, t Target, opts ...Option) (*Runner, error) {
 		connectBackoff:    DefaultConnectBackoff,
 		connectBackoffMax: DefaultConnectBackoffMax,
 	}
-	if s.RequestTimeout > 0 {
-		r.requestTimeout = s.RequestTimeout.D()
+	r.duration, r.requests = plan.Bounds()
+	if d := plan.RequestTimeout(); d > 0 {
+		r.requestTimeout = d
 	}
 	for _, o := range opts {
 		o(r)
@@ -233,17 +229,15 @@ func New(plan *scenario.Plan, t Target, opts ...Option) (*Runner, error) {
 		}
 		r.prompts = b
 	}
-	if pp := s.Pins.Prompt; pp.SharedPrefixTokens > 0 {
-		for g := range max(pp.PrefixGroups, 1) {
-			n, seed := plan.SharedPrefix(g)
-			r.prefixes = append(r.prefixes, r.prompts.Build(seed, n))
-		}
+	for g := range plan.PrefixGroups() {
+		n, seed := plan.SharedPrefix(g)
+		r.prefixes = append(r.prefixes, r.prompts.Build(seed, n))
 	}
-	conns := r.conc.Streams
-	switch r.conc.Mode {
-	case scenario.ModeOpen:
-		conns = max(r.conc.MaxInFlight, int(r.conc.Rate*4), 64)
-	case scenario.ModeTrace:
+	conns := plan.Streams()
+	switch plan.Kind() {
+	case scenario.KindOpen:
+		conns = max(plan.MaxInFlight(), int(plan.Rate()*4), 64)
+	case scenario.KindTrace:
 		conns = 64
 	}
 	var err error
@@ -300,12 +294,12 @@ func (r *Runner) Run(issue, inflight context.Context) <-chan *results.Record {
 	r.start = time.Now()
 	go func() {
 		defer close(out)
-		switch w := r.plan.Scenario().Workload; {
-		case w.Agentic():
+		switch r.plan.Kind() {
+		case scenario.KindSessions:
 			r.sessionLoop(issue, inflight, out)
-		case w.Replay():
+		case scenario.KindTrace:
 			r.traceLoop(issue, inflight, out)
-		case r.conc.Mode == scenario.ModeOpen:
+		case scenario.KindOpen:
 			r.openLoop(issue, inflight, out)
 		default:
 			r.closedLoop(issue, inflight, out)
@@ -330,7 +324,8 @@ func (r *Runner) wallTime(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * r.timeScale)
 }
 
-// more reports whether request i may still be issued at offset t.
+// more reports whether the plan's request i (counted from 0 in this
+// plan, or its shard) may still be issued at offset t.
 func (r *Runner) more(i int, t time.Duration) bool {
 	return (r.requests <= 0 || i < r.requests) && (r.duration <= 0 || t < r.duration)
 }
@@ -343,13 +338,13 @@ func (r *Runner) more(i int, t time.Duration) bool {
 func (r *Runner) closedLoop(issue, inflight context.Context, out chan<- *results.Record) {
 	var next atomic.Int64
 	var g errgroup.Group
-	for w := 0; w < r.conc.Streams; w++ {
+	for w := 0; w < r.plan.Streams(); w++ {
 		g.Go(func() error {
-			rng := rand.New(rand.NewPCG(uint64(r.plan.Scenario().Seed), uint64(w)))
+			rng := rand.New(rand.NewPCG(r.plan.Seed(), uint64(w)))
 			fails := 0
 			for issue.Err() == nil {
 				i := int(next.Add(1) - 1)
-				req := r.plan.Request(i)
+				req := r.plan.Request(r.plan.Unit(i))
 				text := r.promptText(req)
 				at := r.since()
 				if !r.more(i, at) || issue.Err() != nil {
@@ -395,8 +390,8 @@ func jittered(rng *rand.Rand, first, ceiling time.Duration, n int) time.Duration
 func (r *Runner) openLoop(issue, inflight context.Context, out chan<- *results.Record) {
 	var g errgroup.Group
 	var sem *semaphore.Weighted
-	if r.conc.MaxInFlight > 0 {
-		sem = semaphore.NewWeighted(int64(r.conc.MaxInFlight))
+	if n := r.plan.MaxInFlight(); n > 0 {
+		sem = semaphore.NewWeighted(int64(n))
 	}
 	arrivals := r.plan.Arrivals()
 	timer := time.NewTimer(time.Hour)
@@ -407,7 +402,7 @@ loop:
 		if !r.more(i, at) {
 			break
 		}
-		req := r.plan.Request(i)
+		req := r.plan.Request(arrivals.Unit())
 		text := r.promptText(req)
 		// Sleep until the arrival; the last few tens of µs are spun, since a
 		// timer can't wake that precisely and a request must never go early.
