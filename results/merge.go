@@ -216,22 +216,24 @@ type merger struct {
 	offsets []time.Duration
 }
 
-// checkWindows refuses shards whose warmup, burst or steady windows do not
-// line up on wall-clock time within windowTolerance: their histograms
-// would be of different spans.
+// checkWindows refuses shards whose warmup, burst or steady windows, each
+// counted from its shard's own start, are more than windowTolerance apart
+// (steady: auto trimmed them differently, or a shard ended early): their
+// histograms would be of different spans. How late each shard started is
+// the attestation's business.
 func (mg *merger) checkWindows() error {
+	tol := windowTolerance.Seconds()
 	for _, name := range []string{WindowWarmup, WindowBurst, WindowSteady} {
 		a := mg.shards[0]
 		wa := a.Run.Windows[name]
-		for k, s := range mg.shards {
+		for _, s := range mg.shards {
 			w := s.Run.Windows[name]
 			if w == nil || wa == nil {
 				return refuse("incompatible windows: %s has no %s window", s.Name, name)
 			}
-			off, off0 := mg.offsets[k].Seconds(), mg.offsets[0].Seconds()
-			if math.Abs(w.StartS+off-wa.StartS-off0) > windowTolerance.Seconds() || math.Abs(w.EndS+off-wa.EndS-off0) > windowTolerance.Seconds() {
-				return refuse("incompatible windows: %s is [%s, %s) s in %s and [%s, %s) s in %s on wall-clock time, more than %s apart: histograms of different spans cannot be added",
-					name, num(wa.StartS+off0), num(wa.EndS+off0), a.Name, num(w.StartS+off), num(w.EndS+off), s.Name, windowTolerance)
+			if math.Abs(w.StartS-wa.StartS) > tol || math.Abs(w.EndS-wa.EndS) > tol {
+				return refuse("incompatible windows: %s is [%s, %s) s of load in %s and [%s, %s) s in %s, more than %s apart: histograms of different spans cannot be added",
+					name, num(wa.StartS), num(wa.EndS), a.Name, num(w.StartS), num(w.EndS), s.Name, windowTolerance)
 			}
 		}
 	}
