@@ -15,7 +15,7 @@ var mergeStart = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // shardRun is shard i of n of run "r": requests streams starting every
 // 100 ms, started late after mergeStart.
-func shardRun(t *testing.T, i, n, requests int, late time.Duration) *Run {
+func shardRun(t testing.TB, i, n, requests int, late time.Duration) *Run {
 	t.Helper()
 	var recs []*Record
 	for k := range requests {
