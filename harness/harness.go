@@ -92,6 +92,8 @@ type Config struct {
 	// written after the run (nil: the working directory, then the system's
 	// temporary directory).
 	FallbackDirs []string
+	// Distributed makes the run one shard of a distributed run.
+	Distributed Distributed
 }
 
 // DefaultCheckpoint is `sixpin run`'s checkpoint interval.
@@ -142,6 +144,9 @@ func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 	cfg = withDefaults(cfg)
 	sc, err := loadScenario(cfg)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkDistributed(cfg, sc); err != nil {
 		return nil, err
 	}
 	switch {
@@ -248,7 +253,11 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 		notes = append(notes, tok.warning)
 		fmt.Fprintf(cfg.ErrOut, "sixpin: warning: %s\n", tok.warning)
 	}
-	plan := scenario.NewPlan(sc, scenario.PromptSalt(salt))
+	whole := scenario.NewPlan(sc, scenario.PromptSalt(salt))
+	plan, err := shardPlan(cfg, whole)
+	if err != nil {
+		return nil, nil, err
+	}
 	opts := []runner.Option{runner.WithPrompts(prompts)}
 	if tg.profile.Pricing.Set() {
 		opts = append(opts, runner.WithPricing(tg.profile.Pricing))
@@ -299,6 +308,10 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	h := header(sc, tg, d, disc, overhead, tok, notes)
 	h.ProbeFailure = probeFailure
 	h.Scenario.PromptSalt = fmt.Sprintf("%016x", salt)
+	h.Shard = shardIdentity(cfg, sc, whole)
+	if err := waitStart(ctx, cfg); err != nil {
+		return nil, nil, err
+	}
 
 	col, err := results.NewCollector(spillPath)
 	if err != nil {
@@ -310,6 +323,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 
 	inflight, cancelInflight := context.WithCancel(context.Background())
 	defer cancelInflight()
+	cpu0 := clientInfo().CPUSeconds
 	records := rn.Run(ctx, inflight)
 	h.StartedAt = rn.Start()
 	if err := col.Begin(h); err != nil {
@@ -360,11 +374,17 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	if off, at, why := client.KeepAliveOff(); off {
 		run.Client.KeepAliveOff = &results.KeepAliveOff{AtS: rn.Clock().Run(at.Sub(rn.Start())).Seconds(), Reason: why}
 	}
+	if run.Shard != nil {
+		run.Shard.CPUSaturation = cpuSaturation(run.Client, cpu0, h.StartedAt)
+	}
 	return run, sp, nil
 }
 
 // promptSalt is cfg's prompt salt, or a fresh one.
 func promptSalt(cfg Config) (uint64, error) {
+	if cfg.PromptSalt == "" && cfg.Distributed.RunID != "" {
+		return runSalt(cfg.Distributed.RunID), nil
+	}
 	if cfg.PromptSalt == "" {
 		for {
 			if s := rand.Uint64(); s != 0 {
@@ -416,7 +436,7 @@ func overContext(sc *scenario.Scenario, plan *scenario.Plan, limit int, allowed 
 		n, oc.Sampled = maxContextChecks, true
 	}
 	for i := range n {
-		if r := plan.Request(i); r.PromptTokens+r.OutputTokens > limit {
+		if r := plan.Request(plan.Unit(i)); r.PromptTokens+r.OutputTokens > limit {
 			oc.Exceeding++
 		}
 	}

@@ -835,6 +835,9 @@ func (a *driftAcc) result() *Drift {
 	d.MeanObserved = float64(a.sumGot) / n
 	d.MeanRequested = float64(a.sumWant) / n
 	d.AbsPct = Summarize(metricDrift, a.abs)
+	if e, ok := encodeAll(map[Metric]*hdrhistogram.Histogram{metricDrift: a.abs})[metricDrift.Name]; ok {
+		d.Histogram = &e
+	}
 	return &d
 }
 

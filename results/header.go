@@ -43,6 +43,9 @@ type Header struct {
 	FallbackTokenizer bool `json:"fallback_tokenizer,omitempty"`
 	// Notes are caveats known before the run.
 	Notes []string `json:"notes,omitempty"`
+	// Shard is the run's shard identity (nil: the whole plan); Assemble
+	// fills in its start and schedule lag.
+	Shard *ShardInfo `json:"shard,omitempty"`
 }
 
 // Ending is how a run ended, as Assemble needs to know it.
@@ -80,6 +83,7 @@ func Assemble(h *Header, m *Measurement, e Ending) *Run {
 	}
 	disc := h.Discovery
 	run.Pins = BuildPins(h.Declared, m, disc, run.Headline, run.Schedule)
+	run.Shard = shardOf(h, m, run.Schedule)
 	if p := &run.Pins.Prompt; h.ProbeFailure != "" && p.Verified != Unverifiable {
 		// Every prompt was built without the template's overhead: its
 		// drift says nothing of the server.

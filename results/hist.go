@@ -122,3 +122,21 @@ func encode(m Metric, h *hdrhistogram.Histogram) (EncodedHistogram, error) {
 func (e EncodedHistogram) Decode() (*hdrhistogram.Histogram, error) {
 	return hdrhistogram.Decode([]byte(e.HDR))
 }
+
+// encodeAll encodes the non-empty histograms by metric name (nil when all
+// are empty); an encoding error drops the histogram, never the figures.
+func encodeAll(hs map[Metric]*hdrhistogram.Histogram) map[string]EncodedHistogram {
+	var out map[string]EncodedHistogram
+	for m, h := range hs {
+		if h == nil || h.TotalCount() == 0 {
+			continue
+		}
+		if e, err := encode(m, h); err == nil {
+			if out == nil {
+				out = map[string]EncodedHistogram{}
+			}
+			out[m.Name] = e
+		}
+	}
+	return out
+}

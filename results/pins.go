@@ -172,6 +172,9 @@ type Drift struct {
 	// AbsPct is the distribution of |drift| in percent over the requests
 	// (exact requests count at its floor, 0.001%).
 	AbsPct *Dist `json:"abs_pct"`
+	// Histogram holds AbsPct's histogram, so that shards merge (nil in
+	// files written before it).
+	Histogram *EncodedHistogram `json:"histogram,omitempty"`
 }
 
 // ConcurrencyObserved is the in-flight count over the headline window,

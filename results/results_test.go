@@ -27,7 +27,7 @@ func stream(idx int, start, ttft, itl time.Duration, chunks, tokensPerChunk int)
 	return r
 }
 
-func finish(t *testing.T, spec WindowSpec, slo SLO, recs ...*Record) *Measurement {
+func finish(t testing.TB, spec WindowSpec, slo SLO, recs ...*Record) *Measurement {
 	t.Helper()
 	c, err := NewCollector(filepath.Join(t.TempDir(), "r.spill"))
 	if err != nil {

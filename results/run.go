@@ -62,6 +62,11 @@ type Run struct {
 	// Histograms are window → metric → encoded HDR histogram.
 	Histograms map[string]map[string]EncodedHistogram `json:"histograms"`
 	Client     ClientInfo                             `json:"client"`
+	// Shard is this run's shard identity (`sixpin run --shard I/N`; nil
+	// for a run of the whole plan); Merged the attestation of a run that
+	// `sixpin merge` made of shards.
+	Shard  *ShardInfo   `json:"shard,omitempty"`
+	Merged *Attestation `json:"merged,omitempty"`
 	// Notes are caveats a reader must see beside the figures.
 	Notes []string `json:"notes,omitempty"`
 }

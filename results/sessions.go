@@ -126,14 +126,23 @@ func (a *sessionAcc) add(r *Record) {
 }
 
 func (a *sessionAcc) result() Sessions {
+	all := make([]*Session, 0, len(a.by))
+	for _, s := range a.by {
+		s.Tokens.finish()
+		all = append(all, s)
+	}
+	return summarizeSessions(all)
+}
+
+// summarizeSessions is the Sessions of all (ordered by index).
+func summarizeSessions(all []*Session) Sessions {
 	var out Sessions
-	if len(a.by) == 0 {
+	if len(all) == 0 {
 		return out
 	}
 	out.EndReasons = map[string]int{}
 	hTurns, hLife, hGrowth, h429 := MetricSessionTurns.new(), MetricSessionMin.new(), MetricGrowth.new(), MetricFirst429.new()
-	for _, s := range a.by {
-		s.Tokens.finish()
+	for _, s := range all {
 		out.All = append(out.All, s)
 		out.EndReasons[s.EndReason]++
 		record(hTurns, float64(s.Turns), 1)
@@ -202,6 +211,9 @@ type ContextBucket struct {
 	EffectiveTokS *Dist `json:"effective_tok_s"`
 	DecodeTokS    *Dist `json:"decode_tok_s"`
 	TTFTMs        *Dist `json:"ttft_ms"`
+	// Histograms hold the three, by metric name, so that shards merge
+	// (nil in files written before them).
+	Histograms map[string]EncodedHistogram `json:"histograms,omitempty"`
 }
 
 // contextAcc fills the context buckets.
@@ -245,6 +257,7 @@ func (a *contextAcc) result() []ContextBucket {
 		b.EffectiveTokS = Summarize(MetricEffective, a.eff[i])
 		b.DecodeTokS = Summarize(MetricDecode, a.dec[i])
 		b.TTFTMs = Summarize(MetricTTFT, a.ttft[i])
+		b.Histograms = encodeAll(map[Metric]*hdrhistogram.Histogram{MetricEffective: a.eff[i], MetricDecode: a.dec[i], MetricTTFT: a.ttft[i]})
 		out = append(out, b)
 	}
 	return out

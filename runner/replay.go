@@ -2,9 +2,7 @@ package runner
 
 import (
 	"context"
-	"slices"
 	"sync/atomic"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -12,7 +10,6 @@ import (
 	"github.com/sixpin/sixpin/internal/backoff"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/scenario"
-	"github.com/sixpin/sixpin/trace"
 )
 
 // traceLoop replays the scenario's trace: every session starts at its
@@ -23,27 +20,18 @@ import (
 // blocks, so prefix caches behave as they did. The run's duration and
 // request count still bound it.
 func (r *Runner) traceLoop(issue, inflight context.Context, out chan<- *results.Record) {
-	w := r.plan.Scenario().Workload
-	t := w.Trace
-	order := make([]int, len(t.Sessions))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return int(t.Sessions[a].Start - t.Sessions[b].Start) })
-	block := t.BlockTokens()
 	var turns atomic.Int64
 	var g errgroup.Group
-	for _, i := range order {
-		s := &t.Sessions[i]
-		at := time.Duration(float64(s.Start) * w.TimeScale)
-		if !r.more(int(turns.Load()), at) {
+	for j := range r.plan.TraceSessions() {
+		s := r.plan.TraceSession(r.plan.Unit(j))
+		if !r.more(int(turns.Load()), s.Start) {
 			break
 		}
-		if !backoff.Sleep(issue, r.wallTime(at-r.since())) {
+		if !backoff.Sleep(issue, r.wallTime(s.Start-r.since())) {
 			break
 		}
 		g.Go(func() error {
-			r.replaySession(issue, inflight, i, s, block, w.TimeScale, &turns, out)
+			r.replaySession(issue, inflight, s, &turns, out)
 			return nil
 		})
 	}
@@ -51,18 +39,14 @@ func (r *Runner) traceLoop(issue, inflight context.Context, out chan<- *results.
 }
 
 // replaySession plays one recorded session.
-func (r *Runner) replaySession(issue, inflight context.Context, idx int, s *trace.Session, block int, scale float64,
-	turns *atomic.Int64, out chan<- *results.Record) {
+func (r *Runner) replaySession(issue, inflight context.Context, s scenario.TraceSession, turns *atomic.Int64, out chan<- *results.Record) {
 	var (
 		h    history
 		last *results.Record
 		end  = results.SessionEndTurns
 	)
-	seed := func(k, part uint64) uint64 {
-		return r.plan.Salt(uint64(idx)*0x9e3779b97f4a7c15 ^ (k<<8|part)*0xbf58476d1ce4e5b9)
-	}
 	for k, u := range s.Turns {
-		if k > 0 && !backoff.Sleep(issue, r.wallTime(time.Duration(float64(u.Think)*scale))) {
+		if k > 0 && !backoff.Sleep(issue, r.wallTime(u.Think)) {
 			end = results.SessionEndRunEnded
 			break
 		}
@@ -70,10 +54,10 @@ func (r *Runner) replaySession(issue, inflight context.Context, idx int, s *trac
 			end = results.SessionEndRunEnded
 			break
 		}
-		msgs := r.replayMessages(&h, u, k, block, seed)
-		req := scenario.Request{Index: idx, PromptTokens: u.InputTokens, OutputTokens: max(u.OutputTokens, 1), Seed: seed(uint64(k), 3)}
+		msgs := r.replayMessages(&h, u, k, s.BlockTokens, s.TextSeed)
+		req := scenario.Request{Index: s.Index, PromptTokens: u.InputTokens, OutputTokens: max(u.OutputTokens, 1), Seed: s.TextSeed(uint64(k), 3)}
 		rec := r.doMessages(inflight, req, msgs, r.since())
-		rec.Session, rec.Turn = idx, k
+		rec.Session, rec.Turn = s.Index, k
 		if last != nil {
 			out <- last
 		}
@@ -88,7 +72,7 @@ func (r *Runner) replaySession(issue, inflight context.Context, idx int, s *trac
 			answer = u.OutputTokens - u.ReasoningTokens
 		}
 		answer = max(answer, 1)
-		h.add(endpoint.RoleAssistant, r.prompts.Build(seed(uint64(k), 2), answer), answer)
+		h.add(endpoint.RoleAssistant, r.prompts.Build(s.TextSeed(uint64(k), 2), answer), answer)
 	}
 	if last != nil {
 		last.SessionEnd = end
@@ -100,7 +84,7 @@ func (r *Runner) replaySession(issue, inflight context.Context, idx int, s *trac
 // length: the history so far plus a tool result that makes up the rest, or,
 // when the recorded prompt is shorter than the history (the agent
 // compacted its context) or the trace gives prompt blocks, a fresh prompt.
-func (r *Runner) replayMessages(h *history, u trace.Turn, k, block int, seed func(k, part uint64) uint64) []endpoint.Message {
+func (r *Runner) replayMessages(h *history, u scenario.TraceTurn, k, block int, seed func(k, part uint64) uint64) []endpoint.Message {
 	if len(u.HashIDs) > 0 && block > 0 {
 		h.msgs, h.content = nil, 0
 		content := max(u.InputTokens-r.tmpl.Tokens(1), 1)

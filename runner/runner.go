@@ -90,7 +90,6 @@ func Bounds(duration time.Duration, requests int) Option {
 // Run it once.
 type Runner struct {
 	plan   *scenario.Plan
-	conc   scenario.ConcurrencyPin
 	client *endpoint.Client
 	// connectBackoff and connectBackoffMax bound the wait after a
 	// connect failure (WithConnectBackoff).
@@ -131,19 +130,16 @@ type Stats struct {
 // New prepares a Runner for plan through c. It fails only when the
 // default prompt builder cannot be made.
 func New(plan *scenario.Plan, c *endpoint.Client, opts ...Option) (*Runner, error) {
-	s := plan.Scenario()
 	r := &Runner{
 		plan:      plan,
-		conc:      s.Pins.Concurrency,
 		client:    c,
-		duration:  s.Duration.D(),
-		requests:  s.Requests,
 		backoff:   DefaultBackoff,
 		timeScale: 1,
 
 		connectBackoff:    DefaultConnectBackoff,
 		connectBackoffMax: DefaultConnectBackoffMax,
 	}
+	r.duration, r.requests = plan.Bounds()
 	for _, o := range opts {
 		o(r)
 	}
@@ -154,11 +150,9 @@ func New(plan *scenario.Plan, c *endpoint.Client, opts ...Option) (*Runner, erro
 		}
 		r.prompts = b
 	}
-	if pp := s.Pins.Prompt; pp.SharedPrefixTokens > 0 {
-		for g := range max(pp.PrefixGroups, 1) {
-			n, seed := plan.SharedPrefix(g)
-			r.prefixes = append(r.prefixes, r.prompts.Build(seed, n))
-		}
+	for g := range plan.PrefixGroups() {
+		n, seed := plan.SharedPrefix(g)
+		r.prefixes = append(r.prefixes, r.prompts.Build(seed, n))
 	}
 	return r, nil
 }
@@ -168,17 +162,15 @@ func New(plan *scenario.Plan, c *endpoint.Client, opts ...Option) (*Runner, erro
 // arrival rate in open loop), the output pin enforced when it is exact (a
 // replay keeps the recorded lengths) and the scenario's request timeout.
 func ClientOptions(plan *scenario.Plan) endpoint.Options {
-	s := plan.Scenario()
-	conc := s.Pins.Concurrency
 	o := endpoint.Options{
-		Conns:          conc.Streams,
-		Exact:          s.Pins.Output.Exact || s.Workload.Replay(),
-		RequestTimeout: s.RequestTimeout.D(),
+		Conns:          plan.Streams(),
+		Exact:          plan.ExactOutput(),
+		RequestTimeout: plan.RequestTimeout(),
 	}
-	switch conc.Mode {
-	case scenario.ModeOpen:
-		o.Conns = max(conc.MaxInFlight, int(conc.Rate*4), 64)
-	case scenario.ModeTrace:
+	switch plan.Kind() {
+	case scenario.KindOpen:
+		o.Conns = max(plan.MaxInFlight(), int(plan.Rate()*4), 64)
+	case scenario.KindTrace:
 		o.Conns = 64
 	}
 	return o
@@ -203,12 +195,12 @@ func (r *Runner) Run(issue, inflight context.Context) <-chan *results.Record {
 	r.clock = endpoint.Clock{Start: time.Now(), Scale: r.timeScale}
 	go func() {
 		defer close(out)
-		switch w := r.plan.Scenario().Workload; {
-		case w.Agentic():
+		switch r.plan.Kind() {
+		case scenario.KindSessions:
 			r.sessionLoop(issue, inflight, out)
-		case w.Replay():
+		case scenario.KindTrace:
 			r.traceLoop(issue, inflight, out)
-		case r.conc.Mode == scenario.ModeOpen:
+		case scenario.KindOpen:
 			r.openLoop(issue, inflight, out)
 		default:
 			r.closedLoop(issue, inflight, out)
@@ -225,7 +217,8 @@ func (r *Runner) wallTime(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * r.timeScale)
 }
 
-// more reports whether request i may still be issued at offset t.
+// more reports whether the plan's request i (counted from 0 in this
+// plan, or its shard) may still be issued at offset t.
 func (r *Runner) more(i int, t time.Duration) bool {
 	return (r.requests <= 0 || i < r.requests) && (r.duration <= 0 || t < r.duration)
 }
@@ -238,13 +231,13 @@ func (r *Runner) more(i int, t time.Duration) bool {
 func (r *Runner) closedLoop(issue, inflight context.Context, out chan<- *results.Record) {
 	var next atomic.Int64
 	var g errgroup.Group
-	for w := 0; w < r.conc.Streams; w++ {
+	for w := 0; w < r.plan.Streams(); w++ {
 		g.Go(func() error {
-			rng := rand.New(rand.NewPCG(uint64(r.plan.Scenario().Seed), uint64(w)))
+			rng := rand.New(rand.NewPCG(r.plan.Seed(), uint64(w)))
 			fails := 0
 			for issue.Err() == nil {
 				i := int(next.Add(1) - 1)
-				req := r.plan.Request(i)
+				req := r.plan.Request(r.plan.Unit(i))
 				text := r.promptText(req)
 				at := r.since()
 				if !r.more(i, at) || issue.Err() != nil {
@@ -280,8 +273,8 @@ func (r *Runner) connectDelay(rng *rand.Rand, fails int) time.Duration {
 func (r *Runner) openLoop(issue, inflight context.Context, out chan<- *results.Record) {
 	var g errgroup.Group
 	var sem *semaphore.Weighted
-	if r.conc.MaxInFlight > 0 {
-		sem = semaphore.NewWeighted(int64(r.conc.MaxInFlight))
+	if n := r.plan.MaxInFlight(); n > 0 {
+		sem = semaphore.NewWeighted(int64(n))
 	}
 	arrivals := r.plan.Arrivals()
 	timer := time.NewTimer(time.Hour)
@@ -292,7 +285,7 @@ loop:
 		if !r.more(i, at) {
 			break
 		}
-		req := r.plan.Request(i)
+		req := r.plan.Request(arrivals.Unit())
 		text := r.promptText(req)
 		// Sleep until the arrival; the last few tens of µs are spun, since a
 		// timer can't wake that precisely and a request must never go early.

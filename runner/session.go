@@ -21,15 +21,15 @@ import (
 func (r *Runner) sessionLoop(issue, inflight context.Context, out chan<- *results.Record) {
 	var next, turns atomic.Int64
 	var g errgroup.Group
-	for range r.conc.Streams {
+	limit := r.plan.SessionLimit()
+	for range r.plan.Streams() {
 		g.Go(func() error {
-			limit := r.plan.Scenario().Workload.Sessions
 			for issue.Err() == nil && r.more(int(turns.Load()), r.since()) {
 				i := int(next.Add(1) - 1)
 				if limit > 0 && i >= limit {
 					return nil
 				}
-				r.session(issue, inflight, r.plan.Session(i), &turns, out)
+				r.session(issue, inflight, r.plan.Session(r.plan.Unit(i)), &turns, out)
 			}
 			return nil
 		})
@@ -54,7 +54,7 @@ func (h *history) add(role, text string, tokens int) {
 // with why the session ended. A turn rate-limited under on_429: backoff,
 // or one that could not connect, is sent again after a backoff.
 func (r *Runner) session(issue, inflight context.Context, s scenario.Session, turns *atomic.Int64, out chan<- *results.Record) {
-	w := r.plan.Scenario().Workload
+	w := r.plan.SessionPolicy()
 	rng := rand.New(rand.NewPCG(s.Seed, 0x6a6974746572)) // "jitter"
 	seed := func(k, part uint64) uint64 { return r.plan.Salt(s.Seed ^ (k<<8|part)*0x9e3779b97f4a7c15) }
 	var (

@@ -107,9 +107,9 @@ func (p *Plan) Declared(w Wire) Declared {
 		Prompt: tokensDeclared(pins.Prompt.Tokens, exp.MeanPromptTokens, pins.Prompt.PromptTolerancePct()),
 		Output: OutputDeclared{TokensDeclared: tokensDeclared(pins.Output.Tokens, exp.MeanOutputTokens, pins.Output.OutputTolerancePct()),
 			Exact: pins.Output.Exact, Control: w.OutputControl},
-		Concurrency: ConcurrencyDeclared{Mode: pins.Concurrency.Mode, Streams: pins.Concurrency.Streams,
-			RateRPS: pins.Concurrency.Rate, Arrival: pins.Concurrency.Arrival, Burstiness: pins.Concurrency.Burstiness,
-			MaxInFlight: pins.Concurrency.MaxInFlight},
+		Concurrency: ConcurrencyDeclared{Mode: pins.Concurrency.Mode, Streams: p.Streams(),
+			RateRPS: p.Rate(), Arrival: pins.Concurrency.Arrival, Burstiness: pins.Concurrency.Burstiness,
+			MaxInFlight: p.MaxInFlight()},
 		KVCache:      pins.KVCache,
 		Mix:          MixDeclared{InputOutputRatio: pins.Mix.InputOutputRatio},
 		CachePlanned: pins.Prompt.SharedPrefixTokens > 0 || s.Workload.Agentic() || s.Workload.Replay(),
@@ -124,6 +124,9 @@ func (p *Plan) Declared(w Wire) Declared {
 		d.Output = OutputDeclared{TokensDeclared: TokensDeclared{Dist: fmt.Sprintf("from the trace: p50 %.0f", st.OutputP50),
 			Min: st.OutputMin, Max: st.OutputMax, Mean: exp.MeanOutputTokens}, Exact: true, Control: w.OutputControl}
 		d.Concurrency = ConcurrencyDeclared{Mode: ModeTrace, Streams: st.PeakSessions, Sessions: true}
+		if !p.sh.Whole() {
+			d.Concurrency.Streams = TraceStats(p.shardTrace()).PeakSessions
+		}
 	}
 	if wl := s.Workload; wl.Agentic() {
 		d.Prompt.Dist = fmt.Sprintf("agentic history: first turn %s tokens, then each answer and a %s-token tool result more per turn", pins.Prompt.Tokens, wl.GrowthTokens)
@@ -134,6 +137,16 @@ func (p *Plan) Declared(w Wire) Declared {
 		d.Mix.Classes = append(d.Mix.Classes, ClassWeights{Name: c.Name, Weight: c.Weight})
 	}
 	return d
+}
+
+// shardTrace is the trace sessions of the plan's shard, as a trace.
+func (p *Plan) shardTrace() *trace.Trace {
+	t := *p.s.Workload.Trace
+	t.Sessions = nil
+	for j := range p.TraceSessions() {
+		t.Sessions = append(t.Sessions, p.s.Workload.Trace.Sessions[p.traceOrder[p.Unit(j)]])
+	}
+	return &t
 }
 
 // PerClass is TokensDeclared.Dist of a length only the mix's classes set.

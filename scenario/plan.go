@@ -119,6 +119,10 @@ type Plan struct {
 	cum     []float64 // cumulative class weights
 	// The agentic workload's distributions, prepared.
 	turns, firstPrompt, output, growth, think sampler
+	// traceOrder is the trace's sessions in order of start (a replay's
+	// units); sh is the shard of the whole plan this is (see Shard).
+	traceOrder []int
+	sh         Shard
 
 	lenOnce sync.Once
 	n       int
@@ -156,6 +160,7 @@ func NewPlan(s *Scenario, opts ...PlanOption) *Plan {
 		p.turns, p.growth, p.think = w.Turns.prepare(), w.GrowthTokens.prepare(), w.ThinkSeconds.prepare()
 		p.firstPrompt, p.output = p.classes[0].prompt, p.classes[0].output
 	}
+	p.traceOrder = traceStartOrder(s)
 	return p
 }
 
@@ -234,6 +239,7 @@ func (p *Plan) Materialize(n int) []Request {
 // Len returns the number of requests the run issues: in open loop with a
 // duration, the arrivals before it (capped by requests when set); else the
 // scenario's requests when set; else -1 (closed loop until the duration).
+// A shard's is its share of the whole plan's.
 func (p *Plan) Len() int {
 	p.lenOnce.Do(func() {
 		s := p.s
@@ -248,12 +254,13 @@ func (p *Plan) Len() int {
 		a, n := p.Arrivals(), 0
 		// Validate bounds the arrivals; the cap keeps a scenario built
 		// in Go without it from looping for ever.
+		a.sh = Shard{} // count the whole plan's arrivals; the shard's are every N-th
 		for (p.n < 0 || n < p.n) && n <= bounds.Requests && a.Next() < s.Duration.D() {
 			n++
 		}
 		p.n = n
 	})
-	return p.n
+	return p.sh.share(p.n)
 }
 
 // Expected returns the mean prompt and output lengths and their ratio over
@@ -348,10 +355,12 @@ func exactMean(d Dist) (float64, bool) {
 
 // Arrivals returns a new iterator over the open-loop arrival offsets, from
 // its own random stream of the seed (independent of Request's): every call
-// gives the same sequence.
+// gives the same sequence. A shard's iterator gives the whole plan's
+// arrivals I, I+N, I+2N, … (see Arrivals.Unit).
 func (p *Plan) Arrivals() *Arrivals {
 	c := p.s.Pins.Concurrency
 	return &Arrivals{
+		sh:    p.sh,
 		r:     rand.New(rand.NewPCG(p.seed, arrivalStream)),
 		open:  c.Mode == ModeOpen,
 		kind:  c.Arrival,
@@ -368,16 +377,35 @@ type Arrivals struct {
 	kind  string
 	rate  float64 // requests per second
 	shape float64 // gamma burstiness
-	i     int     // arrivals returned so far
+	i     int     // arrivals drawn so far, the whole plan's
 	t     float64 // seconds from the start of load
+	// sh is the shard whose arrivals Next returns.
+	sh Shard
 }
 
-// Next returns the next arrival as an offset from the start of load. The
-// first is 0; the gaps after it are 1/rate (constant), exponential with
+// Next returns the next arrival of the plan (of its shard, for a shard's
+// plan) as an offset from the start of load; see draw.
+func (a *Arrivals) Next() time.Duration {
+	skip := a.sh.n() - 1
+	if a.i == 0 {
+		skip = a.sh.I
+	}
+	for range skip {
+		a.draw()
+	}
+	return a.draw()
+}
+
+// Unit returns the index in the whole plan of the arrival Next returned
+// last (the request to send at it); -1 before the first.
+func (a *Arrivals) Unit() int { return a.i - 1 }
+
+// draw returns the whole plan's next arrival as an offset from the start
+// of load. The first is 0; the gaps after it are 1/rate (constant), exponential with
 // mean 1/rate (poisson), or Gamma(shape = burstiness, scale = 1/(rate ·
 // burstiness)) (gamma, vLLM's convention: mean 1/rate, coefficient of
 // variation 1/√burstiness). In closed loop every offset is 0.
-func (a *Arrivals) Next() time.Duration {
+func (a *Arrivals) draw() time.Duration {
 	if !a.open || a.rate <= 0 {
 		return 0
 	}

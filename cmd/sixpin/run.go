@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sixpin/sixpin/harness"
+	"github.com/sixpin/sixpin/kube"
+	"github.com/sixpin/sixpin/scenario"
 )
 
 // RunOptions are `sixpin run`'s dependencies and flags.
@@ -19,6 +21,8 @@ type RunOptions struct {
 	SeedSet    bool
 	NoProgress bool
 	CPUProfile string
+	// Shard and StartAt are --shard I/N and --start-at T as given.
+	Shard, StartAt string
 }
 
 // NewCmdRun builds `sixpin run`. runF replaces the action in tests.
@@ -57,6 +61,9 @@ func NewCmdRun(f *Factory, runF func(*cobra.Command, *RunOptions) error) *cobra.
 	fl.BoolVar(&c.AllowOverContext, "allow-over-context", false, "send planned prompts longer than the server's context on purpose, to measure how it refuses them (without it the prompt pin is ✗ and the run invalid)")
 	fl.StringVar(&c.PromptSalt, "prompt-salt", "", "reuse a run's prompt salt (scenario.prompt_salt in its results) to send the same prompt bytes again, e.g. for warm-cache studies (default: a fresh salt per run)")
 	fl.DurationVar(&c.Checkpoint, "checkpoint", harness.DefaultCheckpoint, "rewrite the results file, marked incomplete, this often once a run has gone on for a minute (0: never)")
+	fl.StringVar(&opts.Shard, "shard", "", "run shard I of N of the scenario's plan (I/N, e.g. 0/4; needs --run-id); `sixpin merge` combines the shards' results")
+	fl.StringVar(&opts.StartAt, "start-at", "", "start load at this wall-clock time, RFC 3339 or unix seconds, the same for every shard (a late start is recorded)")
+	fl.StringVar(&c.Distributed.RunID, "run-id", "", "the id every shard of a distributed run shares (recorded in the results; salts the prompts)")
 	fl.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a Go CPU profile of sixpin itself to FILE")
 	_ = fl.MarkHidden("cpuprofile")
 	fl.Float64Var(&c.TimeScale, "time-scale", 0, "run the built-in simulator and the client this much faster (0 < k < 1), figures in simulated time (for tests and demos)")
@@ -77,6 +84,9 @@ func runRun(cmd *cobra.Command, opts *RunOptions) error {
 	}
 	if c.Repeat < 0 || c.TimeScale < 0 || c.TimeScale > 1 {
 		return badInput(fmt.Errorf("--repeat must be ≥ 0 and --time-scale in (0, 1]"))
+	}
+	if err := parseDistributed(opts, &c.Distributed); err != nil {
+		return badInput(err)
 	}
 	c.Getenv = opts.F.Getenv
 	c.Out, c.ErrOut = opts.F.IO.Out, opts.F.IO.ErrOut
@@ -104,3 +114,22 @@ type negErr struct {
 func (e negErr) Error() string { return e.flag + " must not be negative (got " + e.d.String() + ")" }
 
 func errNegative(flag string, d time.Duration) error { return negErr{flag, d} }
+
+// parseDistributed reads --shard and --start-at into d.
+func parseDistributed(opts *RunOptions, d *harness.Distributed) error {
+	if opts.Shard != "" {
+		sh, err := scenario.ParseShard(opts.Shard)
+		if err != nil {
+			return err
+		}
+		d.Shard = sh
+	}
+	if opts.StartAt != "" {
+		at, err := kube.ParseStartAt(opts.StartAt)
+		if err != nil {
+			return err
+		}
+		d.StartAt = at
+	}
+	return nil
+}

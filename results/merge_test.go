@@ -1,0 +1,138 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sixpin/sixpin/scenario"
+)
+
+var mergeStart = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// shardRun is shard i of n of run "r": requests streams starting every
+// 100 ms, started late after mergeStart.
+func shardRun(t testing.TB, i, n, requests int, late time.Duration) *Run {
+	t.Helper()
+	var recs []*Record
+	for k := range requests {
+		recs = append(recs, stream(k*n+i, time.Duration(k)*100*ms, 20*ms, 5*ms, 10, 1))
+	}
+	spec := WindowSpec{Burst: time.Second, SteadyStart: 0}
+	m := finish(t, spec, SLO{}, recs...)
+	at := mergeStart
+	h := &Header{SixpinVersion: "t", StartedAt: mergeStart.Add(late), Windows: spec,
+		Scenario: ScenarioInfo{Name: "s", SHA256: "abc", Seed: 1, PromptSalt: "00000000000000aa"},
+		Target:   TargetInfo{Endpoint: "http://e/v1", Model: "m", Profile: "p"},
+		Declared: Declared{Declared: scenario.Declared{Concurrency: scenario.ConcurrencyDeclared{Mode: "closed", Streams: 1}}},
+		Shard: &ShardInfo{Index: i, Count: n, RunID: "r", ScenarioSHA256: "abc", Seed: 1, Host: fmt.Sprint("h", i), StartAt: &at,
+			Whole: scenario.ConcurrencyDeclared{Mode: "closed", Streams: n}}}
+	return Assemble(h, m, Ending{})
+}
+
+func shards(runs ...*Run) []Shard {
+	var out []Shard
+	for i, r := range runs {
+		out = append(out, Shard{Name: fmt.Sprintf("s%d.json", i), Run: r})
+	}
+	return out
+}
+
+// Merged counts are the shards' sums, the merged percentiles the added
+// histograms', and the whole declares the whole plan's concurrency.
+func TestMergeSums(t *testing.T) {
+	a, b := shardRun(t, 0, 2, 10, 0), shardRun(t, 1, 2, 6, 3*ms)
+	m, err := Merge(shards(b, a), MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := m.Windows[WindowAll]
+	if all.Requests != 16 || m.Errors.Requests != 16 || m.Tokens.Output != 160 || all.OutputTokens != 160 {
+		t.Errorf("requests %d (errors %d), output %d (%d): want 16 and 160", all.Requests, m.Errors.Requests, m.Tokens.Output, all.OutputTokens)
+	}
+	if m.Pins.Concurrency.Declared.Streams != 2 || !m.Valid || m.Merged.Shards[1].StartOffsetMs != 3 {
+		t.Errorf("declared %+v, valid %v %v, attestation %+v", m.Pins.Concurrency.Declared, m.Valid, m.Invalid, m.Merged)
+	}
+	h, _ := m.Histograms[WindowAll][MetricE2E.Name].Decode()
+	if h.TotalCount() != 16 || all.E2EMs.P99 != float64(h.ValueAtQuantile(99))/1e3 {
+		t.Errorf("E2E histogram counts %d, p99 %v", h.TotalCount(), all.E2EMs.P99)
+	}
+	if s := m.Series.Started; len(s) == 0 || sum(s) != 16 {
+		t.Errorf("series started %v", s)
+	}
+	if _, err := Read("m.json", mustJSON(t, m)); err != nil {
+		t.Errorf("the merged run does not read back: %v", err)
+	}
+}
+
+func sum(s []int64) (n int64) {
+	for _, v := range s {
+		n += v
+	}
+	return n
+}
+
+// Shards that are not one whole distributed run are refused, saying why.
+func TestMergeRefusals(t *testing.T) {
+	a, b := shardRun(t, 0, 2, 4, 0), shardRun(t, 1, 2, 4, 0)
+	with := func(r *Run, f func(*Run)) *Run {
+		c := *r
+		s := *r.Shard
+		c.Shard = &s
+		f(&c)
+		return &c
+	}
+	for _, c := range []struct {
+		name string
+		runs []*Run
+		want string
+	}{
+		{"missing", []*Run{a}, "shard 1 of 2 missing"},
+		{"duplicate", []*Run{a, a, b}, "given twice"},
+		{"not a shard", []*Run{a, with(b, func(r *Run) { r.Shard = nil })}, "not a shard"},
+		{"scenario", []*Run{a, with(b, func(r *Run) { r.Shard.ScenarioSHA256 = "def" })}, "different scenarios"},
+		{"seed", []*Run{a, with(b, func(r *Run) { r.Shard.Seed = 2 })}, "different seeds"},
+		{"run id", []*Run{a, with(b, func(r *Run) { r.Shard.RunID = "q" })}, "different run ids"},
+		{"target", []*Run{a, with(b, func(r *Run) { r.Target.Endpoint = "http://other/v1" })}, "different targets"},
+		{"windows", []*Run{a, with(b, func(r *Run) {
+			w := *r.Windows[WindowSteady]
+			w.StartS += 5
+			r.Windows = map[string]*Window{WindowWarmup: r.Windows[WindowWarmup], WindowBurst: r.Windows[WindowBurst], WindowSteady: &w, WindowAll: r.Windows[WindowAll]}
+		})}, "incompatible windows"},
+	} {
+		_, err := Merge(shards(c.runs...), MergeOptions{})
+		if !errors.Is(err, ErrMergeRefused) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want a refusal saying %q", c.name, err, c.want)
+		}
+	}
+}
+
+// A shard that started late or fell behind makes the merged run invalid.
+func TestMergeAttestation(t *testing.T) {
+	late, err := Merge(shards(shardRun(t, 0, 2, 4, 0), shardRun(t, 1, 2, 4, 2*time.Second)), MergeOptions{StartTolerance: 5 * time.Second})
+	if err != nil || strings.Contains(strings.Join(late.Invalid, ";"), "late") {
+		t.Fatalf("2 s late within a 5 s tolerance: %v, %v", err, late.Invalid)
+	}
+	late, _ = Merge(shards(shardRun(t, 0, 2, 4, 0), shardRun(t, 1, 2, 4, 2*time.Second)), MergeOptions{})
+	if late.Valid || !strings.Contains(strings.Join(late.Invalid, ";"), "shard 1/2 started 2,000 ms late") {
+		t.Errorf("2 s late: valid %v, %v", late.Valid, late.Invalid)
+	}
+	b := shardRun(t, 1, 2, 4, 0)
+	b.Shard.Behind = true
+	behind, _ := Merge(shards(shardRun(t, 0, 2, 4, 0), b), MergeOptions{})
+	if behind.Valid || !strings.Contains(strings.Join(behind.Invalid, ";"), "fell behind") {
+		t.Errorf("behind: valid %v, %v", behind.Valid, behind.Invalid)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,0 +1,182 @@
+package scenario
+
+import (
+	"slices"
+	"time"
+)
+
+// Kind is what a plan's units are, and so how a runner executes them.
+type Kind string
+
+// Plan kinds. Unit i of a plan is request i (KindClosed, KindOpen),
+// agentic session i (KindSessions) or trace session i (KindTrace); a shard
+// of the plan executes the units Unit(0), Unit(1), … (see Plan.Shard).
+const (
+	// KindClosed keeps Streams requests in flight: each of Streams
+	// workers issues the next unit when its last one ends.
+	KindClosed Kind = "closed"
+	// KindOpen issues request i at arrival i of Arrivals, whatever is in
+	// flight (at most MaxInFlight when set).
+	KindOpen Kind = "open"
+	// KindSessions plays agentic sessions, Streams at a time.
+	KindSessions Kind = "sessions"
+	// KindTrace replays a trace's sessions, each at its recorded start.
+	KindTrace Kind = "trace"
+)
+
+// Kind returns what the plan's units are.
+func (p *Plan) Kind() Kind {
+	switch w := p.s.Workload; {
+	case w.Agentic():
+		return KindSessions
+	case w.Replay():
+		return KindTrace
+	case p.s.Pins.Concurrency.Mode == ModeOpen:
+		return KindOpen
+	}
+	return KindClosed
+}
+
+// Seed returns the plan's seed.
+func (p *Plan) Seed() uint64 { return p.seed }
+
+// Streams returns how many closed-loop workers or concurrent agentic
+// sessions the plan runs (a shard's share of the scenario's streams).
+func (p *Plan) Streams() int {
+	return p.sh.share(p.s.Pins.Concurrency.Streams)
+}
+
+// Rate returns the open-loop arrival rate in requests per second (a
+// shard's share: the scenario's rate / N); 0 in closed loop.
+func (p *Plan) Rate() float64 {
+	c := p.s.Pins.Concurrency
+	if c.Mode != ModeOpen {
+		return 0
+	}
+	return c.Rate / float64(p.sh.n())
+}
+
+// MaxInFlight returns the cap on open-loop requests in flight (a shard's
+// share); 0 means no cap.
+func (p *Plan) MaxInFlight() int { return p.sh.share(p.s.Pins.Concurrency.MaxInFlight) }
+
+// Bounds returns when the plan stops issuing: after duration (0: no
+// bound in time), or after requests requests (agentic sessions and trace
+// replays count turns; a shard's share; 0: no bound in count).
+func (p *Plan) Bounds() (duration time.Duration, requests int) {
+	return p.s.Duration.D(), p.sh.share(p.s.Requests)
+}
+
+// SessionLimit returns how many agentic sessions the plan plays at most
+// (a shard's share of workload.sessions; 0: unbounded).
+func (p *Plan) SessionLimit() int { return p.sh.share(p.s.Workload.Sessions) }
+
+// RequestTimeout returns the scenario's bound on one request (0: the
+// runner's default).
+func (p *Plan) RequestTimeout() time.Duration { return p.s.RequestTimeout.D() }
+
+// ExactOutput reports whether every request must get exactly its planned
+// output length: an exact output pin, or a replay (which keeps the
+// recorded lengths).
+func (p *Plan) ExactOutput() bool { return p.s.Pins.Output.Exact || p.s.Workload.Replay() }
+
+// PrefixGroups returns how many shared prompt prefixes there are (0: the
+// prompts share none); SharedPrefix(g) gives each.
+func (p *Plan) PrefixGroups() int {
+	if pp := p.s.Pins.Prompt; pp.SharedPrefixTokens > 0 {
+		return max(pp.PrefixGroups, 1)
+	}
+	return 0
+}
+
+// SessionPolicy is how an agentic session meets a limit.
+type SessionPolicy struct {
+	// MaxContextTokens ends a session before a turn whose prompt and
+	// output would exceed it (0: no limit).
+	MaxContextTokens int
+	// CostCapUSD ends a session once it has cost more (0: no cap).
+	CostCapUSD float64
+	// On429 is the On429* policy; MaxRetries bounds a turn's backoffs.
+	On429      string
+	MaxRetries int
+}
+
+// SessionPolicy returns the plan's agentic session policy.
+func (p *Plan) SessionPolicy() SessionPolicy {
+	w := p.s.Workload
+	return SessionPolicy{MaxContextTokens: w.MaxContextTokens, CostCapUSD: w.CostCapUSD, On429: w.On429, MaxRetries: w.MaxRetries}
+}
+
+// TraceSession is one trace session as the plan replays it: its recorded
+// lengths, and its times stretched by the workload's time scale.
+type TraceSession struct {
+	// Index is the session's position in the trace file, from 0: the
+	// records' session index and the seed of its texts.
+	Index int
+	// Start is when it starts, from the start of load.
+	Start time.Duration
+	Turns []TraceTurn
+	// BlockTokens is how many prompt tokens a hash id stands for (0: the
+	// trace has none).
+	BlockTokens int
+	salt        uint64
+}
+
+// TraceTurn is one recorded request of a trace session.
+type TraceTurn struct {
+	// Think is the wait before it (0 for the first turn).
+	Think time.Duration
+	// InputTokens is the whole prompt, OutputTokens everything generated,
+	// ReasoningTokens the reasoning part of it, in tokens.
+	InputTokens, OutputTokens, ReasoningTokens int
+	// HashIDs are the prompt's block ids (shared leading ids: a shared
+	// prefix).
+	HashIDs []int
+}
+
+// TextSeed seeds the text of part (0 a fresh prompt, 1 a tool result, 2
+// an answer, 3 the request) of turn k, salted by the plan's prompt salt.
+func (s TraceSession) TextSeed(k, part uint64) uint64 {
+	x := uint64(s.Index)*0x9e3779b97f4a7c15 ^ (k<<8|part)*0xbf58476d1ce4e5b9
+	if s.salt == 0 {
+		return x
+	}
+	return splitmix64(x ^ s.salt)
+}
+
+// TraceSessions returns how many trace sessions the plan replays (a
+// shard's share; 0 when the plan is no replay).
+func (p *Plan) TraceSessions() int { return p.sh.share(len(p.traceOrder)) }
+
+// TraceSession returns trace session i (from 0) in order of start, a pure
+// function of the trace, the time scale and the prompt salt.
+func (p *Plan) TraceSession(i int) TraceSession {
+	w := p.s.Workload
+	idx := p.traceOrder[i]
+	src := &w.Trace.Sessions[idx]
+	s := TraceSession{Index: idx, Start: scaleDur(src.Start, w.TimeScale), BlockTokens: w.Trace.BlockTokens(), salt: p.salt,
+		Turns: make([]TraceTurn, len(src.Turns))}
+	for k, u := range src.Turns {
+		s.Turns[k] = TraceTurn{Think: scaleDur(u.Think, w.TimeScale), InputTokens: u.InputTokens,
+			OutputTokens: u.OutputTokens, ReasoningTokens: u.ReasoningTokens, HashIDs: u.HashIDs}
+	}
+	return s
+}
+
+// scaleDur is d stretched by k.
+func scaleDur(d time.Duration, k float64) time.Duration { return time.Duration(float64(d) * k) }
+
+// traceStartOrder is the trace's session indices in order of start
+// (stable: equal starts keep the file's order); nil without a trace.
+func traceStartOrder(s *Scenario) []int {
+	if !s.Workload.Replay() || s.Workload.Trace == nil {
+		return nil
+	}
+	ss := s.Workload.Trace.Sessions
+	order := make([]int, len(ss))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return int(ss[a].Start - ss[b].Start) })
+	return order
+}
