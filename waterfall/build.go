@@ -122,7 +122,7 @@ func Fill(f *File) error {
 
 // share is ln ratio / total (0 when nothing changed end to end).
 func share(ratio, total float64) float64 {
-	if total == 0 {
+	if total == 0 || ratio == 1 {
 		return 0
 	}
 	return math.Log(ratio) / total
