@@ -117,6 +117,9 @@ func signedPct(f float64) string {
 	return strings.Replace(s, "-", "−", 1) + "%"
 }
 
+// sharePct is a share in percent, one decimal, a true minus sign.
+func sharePct(f float64) string { return strings.Replace(pct(f), "-", "−", 1) }
+
 func signed(v float64) string {
 	if v > 0 {
 		return "+" + numfmt.Sig(v)
@@ -130,7 +133,7 @@ func stepsTable(f *waterfall.File) setTable {
 	for _, r := range wfRows(f) {
 		row := []string{r.name, r.what, r.view, numfmt.Sig(r.value) + " " + metricUnit(metricOf(r.view)), "", "", "", ""}
 		if s := r.step; s != nil {
-			row[4], row[5], row[6] = signed(s.Delta), ratioWords(s.Ratio), pct(s.Share)
+			row[4], row[5], row[6] = signed(s.Delta), ratioWords(s.Ratio), sharePct(s.Share)
 			switch {
 			case s.CI == nil:
 				row[7] = "— (one run)"
@@ -174,7 +177,7 @@ func attributionTable(f *waterfall.File) *setTable {
 		for _, r := range pc.Ratios {
 			row = append(row, ratioWords(r))
 		}
-		row = append(row, ratioWords(pc.Shapley), pct(pc.Share))
+		row = append(row, ratioWords(pc.Shapley), sharePct(pc.Share))
 		t.rows = append(t.rows, row)
 	}
 	return &t

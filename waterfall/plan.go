@@ -413,7 +413,7 @@ func Value(pin string, s *scenario.Scenario) string {
 		w := s.Workload
 		switch {
 		case w.Agentic():
-			return fmt.Sprintf("agentic: turns %s, growth %s tokens, think %s s", w.Turns, w.GrowthTokens, w.ThinkSeconds)
+			return fmt.Sprintf("agentic sessions, %s turns", w.Turns)
 		case w.Replay():
 			return "trace " + w.File
 		}
