@@ -143,7 +143,14 @@ func (ss spills) release() {
 // saveSet writes set (falling back as save does) and then removes its
 // runs' spills, or keeps them when it could not be written.
 func saveSet(cfg Config, path string, set *results.Set, ss spills) (string, error) {
-	written, err := saveWith(cfg, path, func(p string) error { return results.WriteSetFile(p, set) })
+	return saveWithSpills(cfg, path, func(p string) error { return results.WriteSetFile(p, set) }, ss)
+}
+
+// saveWithSpills writes a file of several runs with write (falling back
+// as save does) and then removes their spills, or keeps them when it could
+// not be written.
+func saveWithSpills(cfg Config, path string, write func(path string) error, ss spills) (string, error) {
+	written, err := saveWith(cfg, path, write)
 	if err != nil {
 		for _, s := range ss {
 			s.keep(cfg)

@@ -11,6 +11,7 @@ import (
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/waterfall"
 )
 
 // SetInput is one set file (sixpin/set/v1) to report on: a sweep's
@@ -21,12 +22,13 @@ type SetInput struct {
 	Set  *results.Set
 }
 
-// File is one file given to report, compare or gate: a results file (Run)
-// or a set file (Set).
+// File is one file given to report, compare or gate: a results file (Run),
+// a set file (Set) or a waterfall (Waterfall).
 type File struct {
-	Name string
-	Run  *results.Run
-	Set  *results.Set
+	Name      string
+	Run       *results.Run
+	Set       *results.Set
+	Waterfall *waterfall.File
 }
 
 // LoadFiles reads results and set files, each refused with file:line:col
@@ -35,6 +37,14 @@ type File struct {
 func LoadFiles(paths ...string) ([]File, error) {
 	fs := make([]File, 0, len(paths))
 	for _, p := range paths {
+		if isWaterfall(p) {
+			wf, err := waterfall.ReadFile(p)
+			if err != nil {
+				return nil, err
+			}
+			fs = append(fs, File{Name: p, Waterfall: wf})
+			continue
+		}
 		run, set, err := results.ReadAnyFile(p)
 		if err != nil {
 			return nil, err

@@ -20,6 +20,7 @@ type chart struct {
 	bands  []band
 	hlines []hline
 	bars   []bar
+	floats []floatBar
 	boxes  []box
 	series []series
 	// left is the left margin in pixels (0: chartLeft), wider for long
@@ -62,6 +63,13 @@ type bar struct {
 	from, to, y float64
 	color       string
 	title       string
+}
+
+// floatBar is a vertical bar over [from, to] of the x axis, from lo to
+// hi (a waterfall's step).
+type floatBar struct {
+	from, to, lo, hi float64
+	color, title     string
 }
 
 // box is a horizontal box-and-whisker at y: whiskers from lo to hi, the
@@ -178,6 +186,12 @@ func (c *chart) render(b *strings.Builder) {
 		top := c.py(br.y)
 		fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s</title></rect>`+"\n",
 			svgNum(l), svgNum(top), svgNum(math.Max(r-l-0.5, 0.5)), svgNum(y1-top), br.color, esc(br.title))
+	}
+	for _, fb := range c.floats {
+		l, r := c.px(fb.from), c.px(fb.to)
+		top, bottom := c.py(fb.hi), c.py(fb.lo)
+		fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s</title></rect>`+"\n",
+			svgNum(l), svgNum(top), svgNum(math.Max(r-l-0.5, 0.5)), svgNum(math.Max(bottom-top, 1)), fb.color, esc(fb.title))
 	}
 	for _, bx := range c.boxes {
 		y := c.py(bx.y)

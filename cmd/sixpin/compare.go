@@ -145,6 +145,9 @@ func runsOrSets(files []report.File, verb string) ([]report.Input, []report.SetI
 	var ins []report.Input
 	var sets []report.SetInput
 	for _, f := range files {
+		if f.Waterfall != nil {
+			return nil, nil, badInput(fmt.Errorf("%s is a waterfall: %s takes results and set files (`sixpin report` renders a waterfall)", f.Name, verb))
+		}
 		if f.Set != nil {
 			sets = append(sets, report.SetInput{Name: f.Name, Set: f.Set})
 		} else {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sixpin/sixpin/report"
+	"github.com/sixpin/sixpin/waterfall"
 )
 
 // ReportOptions are `sixpin report`'s dependencies and flags.
@@ -16,6 +17,8 @@ type ReportOptions struct {
 	Paths  []string
 	Format string
 	Output string
+	// Metric re-renders a waterfall for another metric ("" as written).
+	Metric string
 }
 
 // NewCmdReport builds `sixpin report`. runF replaces the action in tests.
@@ -26,7 +29,7 @@ func NewCmdReport(f *Factory, runF func(*ReportOptions) error) *cobra.Command {
 		formats[i] = string(ft)
 	}
 	cmd := &cobra.Command{
-		Use:   "report RESULTS.json... | SET.json",
+		Use:   "report RESULTS.json... | SET.json | WATERFALL.json",
 		Short: "Render results files or a set file as text, Markdown, self-contained HTML, CSV or JUnit XML",
 		Long: `Render one or more results files, or one set file (a sweep, repeats or a
 bake-off). Every form carries the pin card; a set's, the pins its points
@@ -45,7 +48,13 @@ share with each point's verdict.
 A set renders the same way point by point: text and md its tables (a row
 per point, a repeat's means with intervals, a bake-off's usable view), html
 a page with those tables and charts of labelled points, csv and junit its
-runs' rows and suites named FILE#POINT (sweep.json#concurrency.streams=4).`,
+runs' rows and suites named FILE#POINT (sweep.json#concurrency.streams=4).
+
+A waterfall (sixpin waterfall) renders as its steps: text draws it in the
+terminal, md adds its tables, html an SVG waterfall chart, csv a row per
+step, junit its runs' suites. --metric re-renders it for another metric
+(effective, decode, aggregate, ttft; "default" the decode → effective
+switch) from what every step recorded, without running anything.`,
 		Example: `  sixpin report results.json --format md >> "$GITHUB_STEP_SUMMARY"
   sixpin report a.json b.json --format html -o report.html
   sixpin report runs/*.json --format csv -o runs.csv
@@ -61,6 +70,7 @@ runs' rows and suites named FILE#POINT (sweep.json#concurrency.streams=4).`,
 	}
 	cmd.Flags().StringVarP(&opts.Format, "format", "f", string(report.FormatText), "output format: "+strings.Join(formats, ", "))
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "write to FILE (atomically) instead of standard output")
+	cmd.Flags().StringVar(&opts.Metric, "metric", "", "a waterfall only: re-render it for this metric (effective, decode, aggregate, ttft, or default)")
 	return cmd
 }
 
@@ -76,6 +86,12 @@ func reportRun(opts *ReportOptions) error {
 	var ins []report.Input
 	for _, f := range files {
 		switch {
+		case f.Waterfall != nil && len(files) > 1:
+			return badInput(fmt.Errorf("%s is a waterfall: report it on its own", f.Name))
+		case f.Waterfall != nil:
+			return reportWaterfall(opts, format, f)
+		case opts.Metric != "":
+			return badInput(fmt.Errorf("--metric re-renders a waterfall; %s is not one", f.Name))
 		case f.Set != nil && len(files) > 1:
 			return badInput(fmt.Errorf("%s is a set of runs: report it on its own", f.Name))
 		case f.Set != nil:
@@ -99,4 +115,20 @@ func writeOutput(f *Factory, path string, render func(io.Writer) error) error {
 	}
 	fmt.Fprintf(f.IO.ErrOut, "sixpin: wrote %s\n", path)
 	return nil
+}
+
+// reportWaterfall renders a waterfall file, for --metric when given.
+func reportWaterfall(opts *ReportOptions, format report.Format, f report.File) error {
+	wf := f.Waterfall
+	if opts.Metric != "" {
+		m := opts.Metric
+		if m == "default" {
+			m = ""
+		}
+		var err error
+		if wf, err = waterfall.Rebuild(wf, m); err != nil {
+			return badInput(fmt.Errorf("--metric: %w", err))
+		}
+	}
+	return writeOutput(opts.F, opts.Output, func(w io.Writer) error { return report.RenderWaterfall(w, format, f.Name, wf) })
 }

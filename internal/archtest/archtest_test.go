@@ -39,6 +39,8 @@ var rules = []rule{
 		why: "report renders results files; it runs nothing"},
 	{from: "profiles", not: []string{"sim", "runner", "harness", "report"},
 		why: "a client-side profile does not link the simulator"},
+	{from: "waterfall", not: []string{"report", "runner", "endpoint", "harness", "sim", "profiles"},
+		why: "waterfall is data: the plan and the attribution; harness runs it, report words it"},
 	{from: "sim", only: []string{"tokenizer"},
 		why: "the simulator shares nothing with the client side but the tokenizer"},
 	{from: "*", not: []string{"sim"}, why: "only the harness (and cmd, and tests) start the simulator"},

@@ -1,0 +1,172 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sixpin/sixpin/report"
+	"github.com/sixpin/sixpin/waterfall"
+)
+
+// runWaterfall runs wc quietly against a load-independent simulator
+// profile (first token after 4 ms, one every 0.4 ms) with each step
+// bounded to 8 requests.
+func runWaterfall(t *testing.T, wc WaterfallConfig) (*WaterfallOutcome, string, error) {
+	t.Helper()
+	if wc.Profile == "" {
+		wc.Profile = fixedProfile(t, "fixed", "4ms", "400us")
+	}
+	if wc.To == "" {
+		wc.To = "testdata/waterfall-to.yaml"
+	}
+	if wc.Output == "" {
+		wc.Output = filepath.Join(t.TempDir(), "w.json")
+	}
+	wc.Requests = 8
+	wc.Config = quiet(t, wc.Config)
+	o, err := Waterfall(context.Background(), context.Background(), wc)
+	if t.Failed() || err != nil {
+		t.Logf("stdout:\n%s\nstderr:\n%s", wc.Out, wc.ErrOut)
+	}
+	return o, wc.Out.(*bytes.Buffer).String(), err
+}
+
+// From the brochure to a small agentic scenario, over real HTTP against
+// the simulator: the pins that differ move one at a time in the default
+// order, the equal ones are skipped and said so, each scenario step is a
+// full run, the steps multiply to the end, and the file reads back and
+// renders with its chart.
+func TestWaterfallEndToEnd(t *testing.T) {
+	o, out, err := runWaterfall(t, WaterfallConfig{From: waterfall.Brochure, Claim: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := o.File
+	if want := []string{"output", "prompt", "concurrency", "workload", "window", "metric"}; !slices.Equal(f.Order, want) {
+		t.Errorf("order %v, want %v", f.Order, want)
+	}
+	if len(f.Skipped) != 3 || f.Skipped[0].Reason != "equal in both" {
+		t.Errorf("skipped %+v", f.Skipped)
+	}
+	if len(f.Runs) != 5 || len(f.Configs) != 5 {
+		t.Fatalf("%d runs, %d configs", len(f.Runs), len(f.Configs))
+	}
+	start, end := f.Runs[f.Configs[0].Runs[0]], f.Runs[f.Configs[4].Runs[0]]
+	if start.Pins.Concurrency.Declared.Streams != 1 || end.Pins.Concurrency.Declared.Streams != 2 || end.Scenario.Name != "waterfall-to" || !end.Target.Simulated {
+		t.Errorf("start %+v end %+v", start.Pins.Concurrency.Declared, end.Pins.Concurrency.Declared)
+	}
+	for i, r := range f.Runs {
+		if r.Errors.Requests == 0 || !r.Valid {
+			t.Errorf("run %d: %d requests, valid %v %v", i, r.Errors.Requests, r.Valid, r.Invalid)
+		}
+	}
+	prod := f.Start.Value
+	for _, s := range f.Steps {
+		prod *= s.Ratio
+	}
+	if math.Abs(prod/f.End.Value-1) > 1e-12 || f.Steps[len(f.Steps)-1].Value != f.End.Value {
+		t.Errorf("start × Π ratios = %v, end %v", prod, f.End.Value)
+	}
+	if f.Start.Metric != waterfall.MetricDecode || f.End.Metric != waterfall.MetricEffective || f.Start.Window != "burst" || f.End.Window != "steady" {
+		t.Errorf("views: start %s/%s end %s/%s", f.Start.Window, f.Start.Metric, f.End.Window, f.End.Metric)
+	}
+	// Prefill included, effective tok/s is below decode.
+	if m := f.Steps[5]; m.Pin != "metric" || !(m.Ratio < 1) {
+		t.Errorf("metric step %+v", m)
+	}
+	if f.Claim == nil || f.Claim.Measured != f.Start.Value {
+		t.Errorf("claim %+v", f.Claim)
+	}
+	back, err := waterfall.ReadFile(o.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var html strings.Builder
+	if err := report.RenderWaterfall(&html, report.FormatHTML, o.Path, back); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(html.String(), "<svg") || !strings.Contains(html.String(), "claimed 2,000") {
+		t.Error("the page lacks its chart or the claim")
+	}
+	for _, want := range []string{"6 steps, in order: output, prompt, concurrency, workload, window, metric", "skipped: model (equal in both", "Claimed 2,000; measured at the start's pins", "Results: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if spills, _ := filepath.Glob(o.Path + "*.spill"); len(spills) > 0 {
+		t.Errorf("spills left: %v", spills)
+	}
+}
+
+// Two orders with repeats: the reverse order's configurations run too
+// (shared ones once), every pin has a ratio per order and a mean, each
+// step an interval paired by seed, and a step is noise exactly when its
+// interval holds zero.
+func TestWaterfallTwoOrdersRepeats(t *testing.T) {
+	start := filepath.Join(t.TempDir(), "start.yaml")
+	src, err := os.ReadFile("testdata/waterfall-to.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The start differs in the concurrency and the KV-cache declaration
+	// (declared only: the server is the same).
+	s := strings.Replace(string(src), "streams: 2}", "streams: 1}\n  kv_cache: {max_num_seqs: 4}", 1)
+	if err := os.WriteFile(start, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o, _, err := runWaterfall(t, WaterfallConfig{Config: Config{Repeat: 2}, From: start, Orders: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := o.File
+	if want := []string{"kv_cache", "concurrency", "window", "metric"}; !slices.Equal(f.Order, want) {
+		t.Fatalf("order %v", f.Order)
+	}
+	// Forward prefixes {}, {kv}, {kv,c}; reverse adds {c}.
+	if len(f.Configs) != 4 || len(f.Runs) != 8 {
+		t.Fatalf("%d configs, %d runs", len(f.Configs), len(f.Runs))
+	}
+	if f.Attribution.Method != waterfall.MethodTwoOrder {
+		t.Fatalf("method %s", f.Attribution.Method)
+	}
+	for _, pc := range f.Attribution.Pins {
+		if len(pc.Ratios) != 2 || math.Abs(pc.Shapley-math.Sqrt(pc.Ratios[0]*pc.Ratios[1])) > 1e-9 {
+			t.Errorf("pin %+v", pc)
+		}
+	}
+	for _, st := range f.Steps {
+		if st.CI == nil || st.Noise != st.CI.Contains(0) || !st.CI.Contains(st.Delta) {
+			t.Errorf("step %s: CI %+v noise %v delta %v", st.Pin, st.CI, st.Noise, st.Delta)
+		}
+	}
+	for _, c := range f.Configs {
+		if !slices.Equal(c.Seeds, []int64{3, 4}) {
+			t.Errorf("config %q seeds %v", c.Key, c.Seeds)
+		}
+	}
+}
+
+// Bad input is refused before the first request: an unknown pin in
+// --order, an exact waterfall over its budget, a missing --from.
+func TestWaterfallRefuses(t *testing.T) {
+	for _, c := range []struct {
+		wc   WaterfallConfig
+		want string
+	}{
+		{WaterfallConfig{From: waterfall.Brochure, Order: []string{"speed"}}, `--order: unknown pin "speed"`},
+		{WaterfallConfig{From: waterfall.Brochure, Exact: true, MaxRuns: 8}, "--exact needs 16 runs"},
+		{WaterfallConfig{}, "needs --from"},
+		{WaterfallConfig{From: "testdata/sweep.yaml"}, "not a sweep"},
+	} {
+		_, _, err := runWaterfall(t, c.wc)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.wc, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,351 @@
+package waterfall
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/scenario"
+)
+
+func load(t *testing.T, path string) *scenario.Scenario {
+	t.Helper()
+	sc, err := scenario.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// From the brochure to agentic-120k, the pins that differ move in the
+// default order; the model, KV-cache and mix pins, equal in both, are
+// skipped and say so; every configuration is a valid scenario.
+func TestPlanBrochureToAgentic(t *testing.T) {
+	to := load(t, "../scenarios/agentic-120k.yaml")
+	p, err := NewPlan(NewBrochure(to), to, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{PinOutput, PinPrompt, PinConcurrency, PinWorkload, PinWindow, PinMetric}
+	if !slices.Equal(p.Order, want) {
+		t.Errorf("order %v, want %v", p.Order, want)
+	}
+	var skipped []string
+	for _, s := range p.Skipped {
+		skipped = append(skipped, s.Pin)
+		if s.Reason != "equal in both" {
+			t.Errorf("skipped %s: %q", s.Pin, s.Reason)
+		}
+	}
+	if !slices.Equal(skipped, []string{PinModel, PinKVCache, PinMix}) {
+		t.Errorf("skipped %v", skipped)
+	}
+	// One order: the start and one configuration per scenario pin; the
+	// views read the last one again.
+	if len(p.Configs) != 5 || p.Configs[0].Key != "" || p.Configs[4].Key != "output+prompt+concurrency+workload" {
+		t.Errorf("configs %+v", p.Configs)
+	}
+	for _, c := range p.Configs {
+		sc, err := p.Scenario(c, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.Seed != to.Seed+1 {
+			t.Errorf("seed %d", sc.Seed)
+		}
+	}
+	start, _ := p.Scenario(p.Configs[0], 0)
+	if start.Pins.Concurrency.Streams != 1 || start.Pins.Prompt.Tokens.String() != "128" || start.Pins.Output.Tokens.String() != "32" || start.Workload.Agentic() {
+		t.Errorf("brochure pins %+v workload %+v", start.Pins, start.Workload)
+	}
+	end, _ := p.Scenario(p.Configs[4], 0)
+	if !end.Workload.Agentic() || end.Pins.Concurrency != to.Pins.Concurrency || end.Name != to.Name {
+		t.Errorf("end %s %+v", end.Name, end.Workload)
+	}
+}
+
+// --order moves the named pins first; the rest follow in the default
+// order. Unknown or repeated names are refused; --metric holds one metric
+// and skips the metric step.
+func TestPlanOrderAndMetric(t *testing.T) {
+	to := load(t, "../scenarios/agentic-120k.yaml")
+	from := NewBrochure(to)
+	p, err := NewPlan(from, to, Options{Order: []string{PinMetric, PinConcurrency}, Metric: ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{PinMetric, PinConcurrency, PinOutput, PinPrompt, PinWorkload, PinWindow}; !slices.Equal(p.Order, want) {
+		t.Errorf("order %v, want %v", p.Order, want)
+	}
+	p, _ = NewPlan(from, to, Options{Metric: MetricTTFT})
+	if slices.Contains(p.Order, PinMetric) || !slices.ContainsFunc(p.Skipped, func(s Skipped) bool { return s.Pin == PinMetric && strings.Contains(s.Reason, "held") }) {
+		t.Errorf("held metric: order %v skipped %v", p.Order, p.Skipped)
+	}
+	for _, o := range []Options{{Order: []string{"speed"}}, {Order: []string{PinPrompt, PinPrompt}}, {Metric: "tok/s"}, {Orders: 3}} {
+		if _, err := NewPlan(from, to, o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+	// Two orders add the reverse's prefixes; exact adds every subset of
+	// the four scenario pins.
+	p2, _ := NewPlan(from, to, Options{Orders: 2})
+	if len(p2.Configs) != 8 {
+		t.Errorf("two orders: %d configs", len(p2.Configs))
+	}
+	px, _ := NewPlan(from, to, Options{Exact: true})
+	if len(px.Configs) != 16 {
+		t.Errorf("exact: %d configs", len(px.Configs))
+	}
+}
+
+// game is a synthetic waterfall: each scenario pin multiplies the value by
+// its factor, prompt and concurrency interact (their product costs more
+// together), the window and the metric switch are factors of their own,
+// and each repeat adds noise of the given size.
+type synth struct {
+	factor map[string]float64
+	noise  float64
+}
+
+func (s synth) measure(moved []string, rep int, rng *rand.Rand) Measure {
+	base := 1500.0
+	for _, p := range moved {
+		base *= s.factor[p]
+	}
+	if slices.Contains(moved, PinPrompt) && slices.Contains(moved, PinConcurrency) {
+		base *= 0.8
+	}
+	noisy := func(v float64) float64 { return v * (1 + s.noise*(rng.Float64()-0.5)) }
+	m := Measure{}
+	for _, w := range measured {
+		wf := 1.0
+		if w == results.WindowSteady {
+			wf = s.factor[PinWindow]
+		}
+		m[w] = map[string]float64{
+			MetricDecode:    noisy(base * wf),
+			MetricEffective: noisy(base * wf * s.factor[PinMetric]),
+			MetricAggregate: noisy(base * wf * 1.7),
+			MetricTTFT:      noisy(1000 / (base * wf)),
+		}
+	}
+	return m
+}
+
+// filled plans o from the brochure to agentic-120k and fills every
+// configuration with s's measures, repeat runs each.
+func filled(t *testing.T, o Options, s synth, seed uint64) *File {
+	t.Helper()
+	to := load(t, "../scenarios/agentic-120k.yaml")
+	p, err := NewPlan(NewBrochure(to), to, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := p.File(Brochure, to.Path)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	for i := range f.Configs {
+		for r := range p.Repeat {
+			f.Configs[i].Meas = append(f.Configs[i].Meas, s.measure(f.Configs[i].Moved, r, rng))
+			f.Configs[i].Runs = append(f.Configs[i].Runs, len(f.Runs))
+			f.Runs = append(f.Runs, &results.Run{Schema: results.Schema})
+		}
+	}
+	if err := Fill(f); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+var cloud = synth{factor: map[string]float64{
+	PinOutput: 0.98, PinPrompt: 0.9, PinConcurrency: 0.85, PinWorkload: 0.6, PinWindow: 0.9, PinMetric: 0.35,
+}}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Max(math.Abs(a), math.Abs(b)) }
+
+// The product of the step ratios is the end-to-end ratio, the shares sum
+// to one, and the last step's value is the end value itself: for any
+// measures, any order, any metric.
+func TestStepsMultiplyToTheEnd(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for trial := range 200 {
+		s := synth{factor: map[string]float64{}, noise: rng.Float64()}
+		for _, p := range DefaultOrder {
+			s.factor[p] = 0.1 + 2*rng.Float64()
+		}
+		order := slices.Clone(DefaultOrder)
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		metric := []string{"", MetricEffective, MetricDecode, MetricAggregate, MetricTTFT}[trial%5]
+		f := filled(t, Options{Order: order[:trial%4], Metric: metric, Repeat: 1 + trial%3}, s, uint64(trial))
+		prod, shares := f.Start.Value, 0.0
+		for _, st := range f.Steps {
+			prod *= st.Ratio
+			shares += st.Share
+		}
+		if !near(prod, f.End.Value) || f.Steps[len(f.Steps)-1].Value != f.End.Value {
+			t.Fatalf("trial %d: start × Π ratios = %v, end %v (last step %v)", trial, prod, f.End.Value, f.Steps[len(f.Steps)-1].Value)
+		}
+		if math.Abs(shares-1) > 1e-9 {
+			t.Fatalf("trial %d: shares sum to %v", trial, shares)
+		}
+	}
+}
+
+// Two orders: each pin's ratio in the order and in the reverse, and
+// their geometric mean; pins that interact (prompt and concurrency) cost
+// differently in the two orders, pins that don't cost the same. Exact
+// Shapley values split the interaction evenly between the two, and the
+// factors multiply to the end-to-end ratio.
+func TestAttribution(t *testing.T) {
+	two := filled(t, Options{Orders: 2}, cloud, 1)
+	if two.Attribution.Method != MethodTwoOrder || len(two.Attribution.Orders) != 2 || two.Attribution.Orders[1].Name != "reverse" {
+		t.Fatalf("attribution %+v", two.Attribution)
+	}
+	cost := func(f *File, pin string) PinCost {
+		i := slices.IndexFunc(f.Attribution.Pins, func(p PinCost) bool { return p.Pin == pin })
+		return f.Attribution.Pins[i]
+	}
+	out := cost(two, PinOutput)
+	if !near(out.Ratios[0], 0.98) || !near(out.Ratios[1], 0.98) || !near(out.Shapley, 0.98) {
+		t.Errorf("output: %+v", out)
+	}
+	pr, cc := cost(two, PinPrompt), cost(two, PinConcurrency)
+	// In the default order prompt comes first (alone: 0.9), concurrency
+	// then carries the interaction; in reverse the other way round.
+	if !near(pr.Ratios[0], 0.9) || !near(pr.Ratios[1], 0.9*0.8) || !near(cc.Ratios[0], 0.85*0.8) || !near(cc.Ratios[1], 0.85) {
+		t.Errorf("prompt %+v, concurrency %+v", pr, cc)
+	}
+	if !near(pr.Shapley, math.Sqrt(0.9*0.9*0.8)) {
+		t.Errorf("prompt's two-order estimate %v", pr.Shapley)
+	}
+
+	exact := filled(t, Options{Exact: true}, cloud, 1)
+	prod := 1.0
+	for _, pc := range exact.Attribution.Pins {
+		prod *= pc.Shapley
+	}
+	if !near(prod, exact.End.Value/exact.Start.Value) {
+		t.Errorf("Π Shapley %v, end/start %v", prod, exact.End.Value/exact.Start.Value)
+	}
+	if p := cost(exact, PinPrompt).Shapley; !near(p, 0.9*math.Sqrt(0.8)) {
+		t.Errorf("exact prompt %v, want %v", p, 0.9*math.Sqrt(0.8))
+	}
+	if w := cost(exact, PinMetric).Shapley; !near(w, 0.35) {
+		t.Errorf("exact metric %v", w)
+	}
+}
+
+// With repeats, each step has a confidence interval; a step whose change
+// is within noise (output: 2% against 10% noise) says so, one far beyond
+// it (the metric switch) does not.
+func TestNoiseOnlyStep(t *testing.T) {
+	s := cloud
+	s.noise = 0.1
+	f := filled(t, Options{Repeat: 4}, s, 3)
+	for _, st := range f.Steps {
+		if st.CI == nil || st.ValueCI == nil {
+			t.Fatalf("step %s has no interval", st.Pin)
+		}
+		if !st.CI.Contains(st.Delta) {
+			t.Errorf("step %s: delta %v outside its CI %+v", st.Pin, st.Delta, *st.CI)
+		}
+		switch st.Pin {
+		case PinOutput:
+			if !st.Noise {
+				t.Errorf("output step (2%% in 10%% noise) not marked noise: %+v", st)
+			}
+		case PinMetric:
+			if st.Noise {
+				t.Errorf("metric step marked noise: %+v", st)
+			}
+		}
+	}
+	if f.Start.CI == nil || !f.Start.CI.Contains(f.Start.Value) {
+		t.Errorf("start CI %+v", f.Start.CI)
+	}
+	one := filled(t, Options{}, s, 3)
+	if one.Steps[0].CI != nil || one.Steps[0].Noise {
+		t.Errorf("one run: step %+v", one.Steps[0])
+	}
+}
+
+// A file re-renders for another metric without running: held TTFT drops
+// the metric step, back to the default restores it; both equal a fresh
+// fill with those options.
+func TestRebuild(t *testing.T) {
+	f := filled(t, Options{Orders: 2}, cloud, 5)
+	held, err := Rebuild(f, MetricTTFT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := filled(t, Options{Orders: 2, Metric: MetricTTFT}, cloud, 5)
+	if held.End.Value != fresh.End.Value || len(held.Steps) != len(fresh.Steps) || held.Attribution.Pins[0].Shapley != fresh.Attribution.Pins[0].Shapley {
+		t.Errorf("rebuilt %+v\nfresh %+v", held.Steps, fresh.Steps)
+	}
+	back, err := Rebuild(held, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.End.Value != f.End.Value || !slices.Equal(back.Order, f.Order) || !slices.Equal(back.Attribution.Orders[1].Pins, f.Attribution.Orders[1].Pins) {
+		t.Errorf("back: %v %v", back.Order, back.Attribution.Orders)
+	}
+	if f.Metric != "" || len(f.Steps) != 6 {
+		t.Error("Rebuild changed its input")
+	}
+	if _, err := Rebuild(f, "speed"); err == nil {
+		t.Error("unknown metric accepted")
+	}
+}
+
+// A configuration not measured (an interrupted waterfall) ends the steps
+// there and marks the file incomplete.
+func TestIncomplete(t *testing.T) {
+	f := filled(t, Options{}, cloud, 1)
+	f.Configs[3].Meas = nil
+	if err := Fill(f); err != nil {
+		t.Fatal(err)
+	}
+	if !f.Incomplete || len(f.Steps) != 2 || f.Attribution.Pins != nil || !strings.Contains(f.IncompleteReason, "2 of 6 steps") {
+		t.Errorf("incomplete %v %q steps %d", f.Incomplete, f.IncompleteReason, len(f.Steps))
+	}
+}
+
+// Read takes back what WriteFile wrote, and refuses damage at its field.
+func TestReadFile(t *testing.T) {
+	f := filled(t, Options{}, cloud, 1)
+	f.Claim = &Claim{Value: 1500}
+	if err := Fill(f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Claim.Measured != f.Start.Value || f.Claim.DeltaPct != 0 {
+		t.Errorf("claim %+v", f.Claim)
+	}
+	path := t.TempDir() + "/w.json"
+	if err := WriteFile(path, f); err != nil {
+		t.Fatal(err)
+	}
+	g, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.End.Value != f.End.Value || len(g.Configs) != len(f.Configs) {
+		t.Error("round trip lost figures")
+	}
+	data, _ := json.MarshalIndent(f, "", "  ")
+	for _, c := range []struct{ from, to, want string }{
+		{`"schema": "sixpin/waterfall/v1"`, `"schema": "sixpin/set/v1"`, "w.json:2:13: schema: want \"sixpin/waterfall/v1\""},
+		{`"order": [` + "\n    \"output\"", `"order": [` + "\n    \"speed\"", `order.0: unknown pin "speed"`},
+		{`"config": "output+prompt"`, `"config": "nowhere"`, `config: configuration "nowhere" is not in configs`},
+	} {
+		bad := strings.Replace(string(data), c.from, c.to, 1)
+		if bad == string(data) {
+			t.Fatalf("fixture lacks %s", c.from)
+		}
+		if _, err := Read("w.json", []byte(bad)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.to, err, c.want)
+		}
+	}
+}
