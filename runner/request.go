@@ -129,6 +129,9 @@ func (r *Runner) stream(inflight context.Context, cut error, req scenario.Reques
 	rec.ErrMsg = oneLine(r.rd.String(rec.ErrMsg))
 	rec.Model = r.rd.String(rec.Model)
 	rec.FinishReason = r.rd.String(rec.FinishReason)
+	// The stream's chunks leave the live count: its caller counts the
+	// request's tokens now (Stats.LiveOutputTokens).
+	r.stats.Streaming.stripe(req.Index).Add(-int64(len(rec.Chunks)))
 	return rec
 }
 
@@ -272,6 +275,10 @@ func (r *Runner) read(ctx context.Context, cancel context.CancelCauseFunc, sr *s
 		scale    = r.timeScale
 		stall    = r.stallTimeout
 		publish  time.Duration // when the next chunk's time goes to the stall watch
+		// Chunks not yet added to the live count, and when they go.
+		pending int64
+		flushAt time.Duration
+		live    = r.stats.Streaming.stripe(rec.Index)
 		// The server's send stamps are wall-clock times; the receive time
 		// they are set against is the run's wall-clock start plus the
 		// monotonic time since (one clock read per chunk, not two).
@@ -282,6 +289,7 @@ func (r *Runner) read(ctx context.Context, cancel context.CancelCauseFunc, sr *s
 		if watch != nil {
 			watch.stop()
 		}
+		live.Add(pending)
 	}()
 	for {
 		data, err := sr.next()
@@ -348,6 +356,10 @@ func (r *Runner) read(ctx context.Context, cancel context.CancelCauseFunc, sr *s
 		chunks = append(chunks, results.Chunk{
 			At: at, Bytes: int32(n), Reasoning: c.contentBytes == 0 && !c.toolCall, ClientLagUS: lag,
 		})
+		if pending++; elapsed >= flushAt {
+			live.Add(pending)
+			pending, flushAt = 0, elapsed+liveStep
+		}
 		if stall > 0 && at >= publish {
 			if watch == nil {
 				watch = newStallWatch(stall, r.since, func() { cancel(errStalled) })
@@ -408,6 +420,7 @@ func (r *Runner) readJSON(ctx context.Context, body io.Reader, rec *results.Reco
 		if n := c.contentBytes + c.reasoningBytes + c.toolBytes; n > 0 || c.toolCall {
 			rec.Chunks = append(rec.Chunks, results.Chunk{At: rec.End, Bytes: int32(max(n, 1)),
 				Reasoning: c.contentBytes == 0 && !c.toolCall, ClientLagUS: -1})
+			r.stats.Streaming.stripe(rec.Index).Add(1) // taken back with the stream's chunks
 		}
 		ended(rec, c.finished)
 	}

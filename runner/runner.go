@@ -188,15 +188,58 @@ type Runner struct {
 	stats Stats
 }
 
-// Stats are live counters for progress display, safe to read from any
-// goroutine while the run goes on (updated once per request, never per
-// chunk).
+// Stats are live counters for progress display and live metrics, safe to
+// read from any goroutine while the run goes on. All but Streaming are
+// updated once per request.
 type Stats struct {
-	Issued       atomic.Int64
-	Done         atomic.Int64
-	Failed       atomic.Int64
-	InFlight     atomic.Int64
+	Issued   atomic.Int64
+	Done     atomic.Int64
+	Failed   atomic.Int64
+	InFlight atomic.Int64
+	// OutputTokens counts the output tokens of the requests that have
+	// ended (the server's usage, else their chunks).
 	OutputTokens atomic.Int64
+	// Streaming counts the token-bearing chunks of the requests still
+	// being read: a stream adds its chunks as they arrive and takes them
+	// back when its request ends. A stream adds in batches: a chunk that
+	// comes within liveStep of the stream's last add waits for its next
+	// chunk, or its end.
+	Streaming Counter
+}
+
+// LiveOutputTokens is the output so far, chunk by chunk: the ended
+// requests' tokens and the chunks of those still streaming. Two loads,
+// not one snapshot: a request ending between them is briefly missing.
+func (s *Stats) LiveOutputTokens() int64 { return s.OutputTokens.Load() + s.Streaming.Load() }
+
+// counterStripes is how many cache lines a Counter spreads over.
+const counterStripes = 16
+
+// liveStep is how long (wall-clock time) a stream keeps its new chunks
+// to itself before it adds them to Stats.Streaming: a stream pays one
+// atomic add per liveStep, not one per chunk.
+const liveStep = 50 * time.Millisecond
+
+// Counter is a count that many streams add to at once without sharing a
+// cache line: each adds to its own stripe (by request index), and Load
+// sums the stripes. Safe for concurrent use.
+type Counter struct {
+	stripes [counterStripes]struct {
+		n atomic.Int64
+		_ [56]byte // one stripe per 64-byte cache line
+	}
+}
+
+// stripe is request index i's share of c.
+func (c *Counter) stripe(i int) *atomic.Int64 { return &c.stripes[uint(i)%counterStripes].n }
+
+// Load is the count: the stripes' sum.
+func (c *Counter) Load() int64 {
+	var n int64
+	for i := range c.stripes {
+		n += c.stripes[i].n.Load()
+	}
+	return n
 }
 
 // New prepares a Runner. It fails only on a target it cannot address: a
