@@ -57,6 +57,7 @@ func NewCmdRun(f *Factory, runF func(*cobra.Command, *RunOptions) error) *cobra.
 	fl.BoolVar(&c.AllowOverContext, "allow-over-context", false, "send planned prompts longer than the server's context on purpose, to measure how it refuses them (without it the prompt pin is ✗ and the run invalid)")
 	fl.StringVar(&c.PromptSalt, "prompt-salt", "", "reuse a run's prompt salt (scenario.prompt_salt in its results) to send the same prompt bytes again, e.g. for warm-cache studies (default: a fresh salt per run)")
 	fl.DurationVar(&c.Checkpoint, "checkpoint", harness.DefaultCheckpoint, "rewrite the results file, marked incomplete, this often once a run has gone on for a minute (0: never)")
+	addLiveFlags(fl, c)
 	fl.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a Go CPU profile of sixpin itself to FILE")
 	_ = fl.MarkHidden("cpuprofile")
 	fl.Float64Var(&c.TimeScale, "time-scale", 0, "run the built-in simulator and the client this much faster (0 < k < 1), figures in simulated time (for tests and demos)")
