@@ -1,6 +1,10 @@
 package harness
 
 import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 )
@@ -53,5 +57,18 @@ func TestFit(t *testing.T) {
 		if got := fit(c.s, c.width); got != c.want {
 			t.Errorf("fit(%q, %d) = %q, want %q", c.s, c.width, got, c.want)
 		}
+	}
+}
+
+// A run with progress on leaves its final line on the error stream.
+func TestProgressLeavesItsFinalLine(t *testing.T) {
+	cfg := quiet(t, Config{Output: filepath.Join(t.TempDir(), "r.json")})
+	cfg.Progress = true
+	if _, err := Run(context.Background(), context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	errOut := cfg.ErrOut.(*bytes.Buffer).String()
+	if !regexp.MustCompile(`\r\x1b\[Kdone in \d+s: 16 requests, [0-9,]+ output tokens, 0 errors\n`).MatchString(errOut) {
+		t.Errorf("no final progress line in:\n%q", errOut)
 	}
 }
