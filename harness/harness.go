@@ -355,7 +355,8 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	}()
 
 	w := newWatch(cfg, sc, plan, h, rn)
-	cfg.obs.begin(w, metricLabels(sc, h))
+	defer w.finish(nil) // its sampler stops on every way out
+	cfg.obs.begin(w, metricLabels(cfg, sc, h))
 	bar := startProgress(cfg, w)
 	addErr := consume(records, col, newCheckpointer(cfg, col, out, checkpoint, h.StartedAt), w.observe)
 	interrupted := ctx.Err() != nil

@@ -165,9 +165,9 @@ func runName(cfg Config, path string) string {
 }
 
 // metricLabels are a run's labels in the metrics. RunID and Shard are
-// the distributed run's (empty until sixpin run takes them: the shards
-// work sets them from the harness config here).
-func metricLabels(sc *scenario.Scenario, h *results.Header) metrics.Labels {
+// the distributed run's: empty until sixpin run takes them (--run-id,
+// --shard), when they come from cfg here.
+func metricLabels(cfg Config, sc *scenario.Scenario, h *results.Header) metrics.Labels {
 	return metrics.Labels{Scenario: sc.Name, Profile: h.Target.Profile}
 }
 
@@ -205,6 +205,7 @@ type watch struct {
 	final *results.Run
 	ended time.Duration
 
+	stop          sync.Once
 	quit, stopped chan struct{}
 }
 
@@ -297,17 +298,21 @@ func (w *watch) observe(rec *results.Record) {
 	}
 }
 
-// finish stops the sampler; run (when not nil) decides the windows.
+// finish stops the sampler and the clock (the first call does); run,
+// when not nil, decides the windows. Safe to call more than once.
 func (w *watch) finish(run *results.Run) {
-	select {
-	case <-w.quit:
-	default:
+	w.stop.Do(func() {
 		close(w.quit)
+		<-w.stopped
+		w.mu.Lock()
+		w.ended = w.elapsed()
+		w.mu.Unlock()
+	})
+	if run != nil {
+		w.mu.Lock()
+		w.final = run
+		w.mu.Unlock()
 	}
-	<-w.stopped
-	w.mu.Lock()
-	w.final, w.ended = run, w.elapsed()
-	w.mu.Unlock()
 }
 
 // snapshot is the run as the live page shows it now.
@@ -317,7 +322,7 @@ func (w *watch) snapshot() live.Snapshot {
 	defer w.mu.Unlock()
 	s.State = "running"
 	at := w.elapsed()
-	if w.final != nil || w.ended > 0 {
+	if w.ended > 0 {
 		s.State, at = "ended", w.ended
 	}
 	s.ElapsedS = at.Seconds()

@@ -5,6 +5,8 @@ import (
 	"context"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
+	"strings"
 	"testing"
 	"time"
 )
@@ -70,5 +72,20 @@ func TestProgressLeavesItsFinalLine(t *testing.T) {
 	errOut := cfg.ErrOut.(*bytes.Buffer).String()
 	if !regexp.MustCompile(`\r\x1b\[Kdone in \d+s: 16 requests, [0-9,]+ output tokens, 0 errors\n`).MatchString(errOut) {
 		t.Errorf("no final progress line in:\n%q", errOut)
+	}
+}
+
+// A run's watch stops its sampler whatever watches it: none is left
+// running after Run returns (with no live page or metrics, nothing else
+// would stop it).
+func TestWatchStops(t *testing.T) {
+	cfg := quiet(t, Config{Output: filepath.Join(t.TempDir(), "r.json")})
+	if _, err := Run(context.Background(), context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&b, 2)
+	if strings.Contains(b.String(), "(*watch).sample") {
+		t.Errorf("a watch's sampler is still running after Run returned:\n%s", b.String())
 	}
 }
