@@ -95,6 +95,7 @@ func BenchmarkChunkPath(b *testing.B) {
 			}
 			c.httpc.Transport = memTransport{body}
 			clk := Clock{Start: time.Now()}
+			var live Counter
 			req := scenario.Request{PromptTokens: 64, OutputTokens: n, Seed: 1}
 			msgs := UserMessage(strings.Repeat("word ", 64))
 			ctx := context.Background()
@@ -103,7 +104,7 @@ func BenchmarkChunkPath(b *testing.B) {
 			var ms0 runtime.MemStats
 			runtime.ReadMemStats(&ms0)
 			for b.Loop() {
-				rec := c.Stream(ctx, ErrCutAfterGrace, clk, req, msgs, 0)
+				rec := c.Stream(ctx, Call{Req: req, Msgs: msgs, Clock: clk, Cut: ErrCutAfterGrace, Live: &live})
 				if rec.Failed() || len(rec.Chunks) != n || rec.Usage.CompletionTokens != n {
 					b.Fatalf("record: %s %s, %d chunks, usage %+v", rec.Err, rec.ErrMsg, len(rec.Chunks), rec.Usage)
 				}

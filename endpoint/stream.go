@@ -65,7 +65,8 @@ const (
 // times are read on.
 type call struct {
 	*Client
-	clk Clock
+	clk  Clock
+	live *Counter // nil: not counted
 }
 
 // since is the offset from the clock's start, in run time.
@@ -74,14 +75,29 @@ func (r *call) since() time.Duration { return r.clk.Since() }
 // runTime converts a wall-clock duration to run time.
 func (r *call) runTime(d time.Duration) time.Duration { return r.clk.Run(d) }
 
-// Stream sends one request (msgs, with req's lengths) and reads its
-// answer to the end into a record, with times on clk; scheduled is when
-// it was due. It never fails: a failure is classified on the record. When
-// inflight is cancelled the request is cut off with cause cut (class
-// interrupted; see ErrCutAfterGrace, ErrCutAtOnce).
-func (c *Client) Stream(inflight context.Context, cut error, clk Clock, req scenario.Request, msgs []Message, scheduled time.Duration) *results.Record {
-	r := &call{Client: c, clk: clk}
-	return r.stream(inflight, cut, req, msgs, scheduled)
+// Call is one request to send: msgs, with Req's lengths, due at
+// Scheduled on Clock.
+type Call struct {
+	Req       scenario.Request
+	Msgs      []Message
+	Scheduled time.Duration
+	Clock     Clock
+	// Cut is the cause a request is cut off with when the inflight
+	// context is cancelled (ErrCutAfterGrace, ErrCutAtOnce).
+	Cut error
+	// Live, if not nil, counts the token-bearing chunks of the requests
+	// still streaming: a stream adds its chunks as they arrive (at most
+	// one atomic add per LiveStep) and takes them back when it ends.
+	Live *Counter
+}
+
+// Stream sends one request and reads its answer to the end into a
+// record. It never fails: a failure is classified on the record. When
+// inflight is cancelled the request is cut off with cause k.Cut (class
+// interrupted).
+func (c *Client) Stream(inflight context.Context, k Call) *results.Record {
+	r := &call{Client: c, clk: k.Clock, live: k.Live}
+	return r.stream(inflight, k.Cut, k.Req, k.Msgs, k.Scheduled)
 }
 
 // stream sends one request and reads its answer into a record. When
@@ -130,6 +146,9 @@ func (r *call) stream(inflight context.Context, cut error, req scenario.Request,
 	rec.ErrMsg = oneLine(r.rd.String(rec.ErrMsg))
 	rec.Model = r.rd.String(rec.Model)
 	rec.FinishReason = r.rd.String(rec.FinishReason)
+	// The stream's chunks leave the live count: its caller counts the
+	// request's tokens now.
+	r.live.stripe(req.Index).Add(-int64(len(rec.Chunks)))
 	return rec
 }
 
@@ -273,6 +292,10 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 		scale    = r.clk.Scale
 		stall    = r.stallTimeout
 		publish  time.Duration // when the next chunk's time goes to the stall watch
+		// Chunks not yet added to the live count, and when they go.
+		pending int64
+		flushAt time.Duration
+		live    = r.live.stripe(rec.Index)
 		// The server's send stamps are wall-clock times; the receive time
 		// they are set against is the run's wall-clock start plus the
 		// monotonic time since (one clock read per chunk, not two).
@@ -283,6 +306,7 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 		if watch != nil {
 			watch.stop()
 		}
+		live.Add(pending)
 	}()
 	for {
 		data, err := sr.next()
@@ -349,6 +373,10 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 		chunks = append(chunks, results.Chunk{
 			At: at, Bytes: int32(n), Reasoning: c.contentBytes == 0 && !c.toolCall, ClientLagUS: lag,
 		})
+		if pending++; elapsed >= flushAt {
+			live.Add(pending)
+			pending, flushAt = 0, elapsed+LiveStep
+		}
 		if stall > 0 && at >= publish {
 			if watch == nil {
 				watch = newStallWatch(stall, r.since, func() { cancel(errStalled) })
@@ -404,6 +432,7 @@ func (r *call) readJSON(ctx context.Context, body io.Reader, rec *results.Record
 		if n := c.contentBytes + c.reasoningBytes + c.toolBytes; n > 0 || c.toolCall {
 			rec.Chunks = append(rec.Chunks, results.Chunk{At: rec.End, Bytes: int32(max(n, 1)),
 				Reasoning: c.contentBytes == 0 && !c.toolCall, ClientLagUS: -1})
+			r.live.stripe(rec.Index).Add(1) // taken back with the stream's chunks
 		}
 		ended(rec, c.finished)
 	}

@@ -94,6 +94,22 @@ type Config struct {
 	FallbackDirs []string
 	// Distributed makes the run one shard of a distributed run.
 	Distributed Distributed
+	// Live serves the live page at this address (HOST:PORT; "" none), a
+	// loopback one unless LiveRemote; LiveKeep keeps it up at the end,
+	// showing the final report, until ctx ends (Ctrl-C).
+	Live       string
+	LiveRemote bool
+	LiveKeep   bool
+	// MetricsAddr serves sixpin's own metrics for Prometheus at
+	// http://MetricsAddr/metrics ("" none).
+	MetricsAddr string
+
+	// obs watch the command's runs (the live page, the metrics); set by
+	// Run and Bakeoff, nil when neither is asked for.
+	obs *observers
+	// step places a run in its sweep, repeat or bake-off ("step k of n:
+	// LABEL"; "" for a single run), for the progress line and live page.
+	step string
 }
 
 // DefaultCheckpoint is `sixpin run`'s checkpoint interval.
@@ -142,6 +158,18 @@ type target struct {
 // (a second interrupt); the results are then written marked incomplete.
 func Run(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 	cfg = withDefaults(cfg)
+	obs, err := startObservers(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cfg.obs = obs
+	out, err := runObserved(ctx, hard, cfg)
+	obs.done(ctx)
+	return out, err
+}
+
+// runObserved is Run with its observers started.
+func runObserved(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 	sc, err := loadScenario(cfg)
 	if err != nil {
 		return nil, err
@@ -349,17 +377,23 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 		cancelInflight()
 	}()
 
-	bar := startProgress(cfg, sc, rn)
-	addErr := consume(records, col, newCheckpointer(cfg, col, out, checkpoint, h.StartedAt))
-	bar.finish()
+	w := newWatch(cfg, sc, plan, h, rn)
+	defer w.finish(nil) // its sampler stops on every way out
+	cfg.obs.begin(w, metricLabels(cfg, sc, h))
+	bar := startProgress(cfg, w)
+	addErr := consume(records, col, newCheckpointer(cfg, col, out, checkpoint, h.StartedAt), w.observe)
 	interrupted := ctx.Err() != nil
 	cancelInflight()
 	if addErr != nil {
+		bar.finish()
+		cfg.obs.end(w, nil, "")
 		return nil, nil, addErr
 	}
 
 	m, err := col.Finish(h.Windows, h.SLO, h.Tol)
 	if err != nil {
+		bar.finish()
+		cfg.obs.end(w, nil, "")
 		return nil, nil, err
 	}
 	end := results.Ending{}
@@ -377,6 +411,8 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	if run.Shard != nil {
 		run.Shard.CPUSaturation = cpuSaturation(run.Client, cpu0, h.StartedAt)
 	}
+	bar.finish()
+	cfg.obs.end(w, run, runName(cfg, out))
 	return run, sp, nil
 }
 

@@ -189,10 +189,10 @@ func (c *checkpointer) stop() {
 // while a run goes on: what a killed run can lose.
 const spillFlushEvery = time.Second
 
-// consume adds every record to col, flushing the spill every
-// spillFlushEvery (so a run killed by SIGKILL or the OOM killer loses at
-// most that much) and firing checkpoints on the way.
-func consume(records <-chan *results.Record, col *results.Collector, ck *checkpointer) error {
+// consume adds every record to col, then hands it to observe, flushing
+// the spill every spillFlushEvery (so a run killed by SIGKILL or the OOM
+// killer loses at most that much) and firing checkpoints on the way.
+func consume(records <-chan *results.Record, col *results.Collector, ck *checkpointer, observe func(*results.Record)) error {
 	var addErr error
 	flush := time.NewTicker(spillFlushEvery)
 	defer flush.Stop()
@@ -206,6 +206,7 @@ func consume(records <-chan *results.Record, col *results.Collector, ck *checkpo
 			if addErr == nil {
 				addErr = col.Add(rec)
 			}
+			observe(rec)
 		case <-flush.C:
 			if addErr == nil {
 				addErr = col.Flush()

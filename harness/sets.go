@@ -37,7 +37,9 @@ func sweep(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*Outco
 			continue
 		}
 		point := sc.At(v)
-		run, sp, err := execute(ctx, hard, cfg, point, "", spillBeside(path, "."+strconv.Itoa(i+1)), 0)
+		one := cfg
+		one.step = stepLabel(i, len(sc.Sweep.Values), label)
+		run, sp, err := execute(ctx, hard, one, point, "", spillBeside(path, "."+strconv.Itoa(i+1)), 0)
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +89,9 @@ func repeat(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*Outc
 			set.Missing = append(set.Missing, label)
 			continue
 		}
-		run, sp, err := execute(ctx, hard, cfg, &one, "", spillBeside(path, "."+strconv.Itoa(i+1)), 0)
+		step := cfg
+		step.step = stepLabel(i, cfg.Repeat, label)
+		run, sp, err := execute(ctx, hard, step, &one, "", spillBeside(path, "."+strconv.Itoa(i+1)), 0)
 		if err != nil {
 			return nil, err
 		}
@@ -198,7 +202,20 @@ type BakeoffConfig struct {
 // (the intelligence gate, then throughput, context lifetime, cost and
 // reliability, each its own column).
 func Bakeoff(ctx, hard context.Context, bc BakeoffConfig) (*Outcome, error) {
-	cfg := withDefaults(bc.Config)
+	bc.Config = withDefaults(bc.Config)
+	obs, err := startObservers(bc.Config)
+	if err != nil {
+		return nil, err
+	}
+	bc.Config.obs = obs
+	out, err := bakeoff(ctx, hard, bc)
+	obs.done(ctx)
+	return out, err
+}
+
+// bakeoff is Bakeoff with its observers started.
+func bakeoff(ctx, hard context.Context, bc BakeoffConfig) (*Outcome, error) {
+	cfg := bc.Config
 	if len(bc.Profiles) < 2 {
 		return nil, fmt.Errorf("%w: a bake-off needs at least two --profile", ErrBadInput)
 	}
@@ -237,6 +254,7 @@ func Bakeoff(ctx, hard context.Context, bc BakeoffConfig) (*Outcome, error) {
 		}
 		one := cfg
 		one.Profile, one.Endpoint, one.Model = prof, "", ""
+		one.step = stepLabel(i, len(bc.Profiles), label)
 		run, sp, err := execute(ctx, hard, one, sc, "", spillBeside(path, "."+strconv.Itoa(i+1)), 0)
 		if err != nil {
 			return nil, fmt.Errorf("profile %s: %w", prof, err)

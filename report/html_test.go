@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sixpin/sixpin/internal/headless"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -58,20 +59,10 @@ func TestPercentileLabels(t *testing.T) {
 	}
 }
 
-// chromium finds a Chromium or Chrome binary.
-func chromium() string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome", "headless_shell"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
 // The HTML report renders in headless Chromium without a console message
 // (script errors, bad SVG attributes, failed loads all log there).
 func TestHTMLRendersInChromium(t *testing.T) {
-	bin := chromium()
+	bin := headless.Find()
 	if bin == "" {
 		t.Skip("no chromium binary (apt-get install chromium)")
 	}
@@ -82,9 +73,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-		"--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir="+filepath.Join(dir, "profile"),
-		"--enable-logging=stderr", "--v=0", "--dump-dom", "file://"+page)
+	cmd := exec.CommandContext(ctx, bin, append(headless.Flags(dir), "--enable-logging=stderr", "--v=0", "--dump-dom", "file://"+page)...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {

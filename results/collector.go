@@ -595,11 +595,9 @@ func (a *winAcc) add(r *Record, slo SLO) {
 	a.sumE2E += e2e.Seconds()
 	// ITL: a chunk of k tokens after a gap g counts as k gaps of g/k, so
 	// coalesced chunks neither inflate nor hide the per-token latency.
-	for i := 1; i < len(r.Chunks); i++ {
-		k := int64(max(r.Chunks[i].Tokens, 1))
-		g := r.Chunks[i].At - r.Chunks[i-1].At
-		record(a.h[MetricITL.Name], float64(g.Microseconds())/float64(k), k)
-	}
+	r.ITLs(func(g time.Duration, k int) {
+		record(a.h[MetricITL.Name], float64(g.Microseconds())/float64(k), int64(k))
+	})
 	good := true
 	if decodeSpan := e2e - ttft; out > 1 && decodeSpan > 0 {
 		tpot := decodeSpan / time.Duration(out-1)

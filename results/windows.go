@@ -29,6 +29,17 @@ type WindowSpec struct {
 	SteadyEnd   time.Duration
 }
 
+// DefaultBurst is the burst window's length when the spec gives none.
+const DefaultBurst = 10 * time.Second
+
+// BurstLen is the burst window's length: the first BurstLen of load.
+func (spec WindowSpec) BurstLen() time.Duration {
+	if spec.Burst <= 0 {
+		return DefaultBurst
+	}
+	return spec.Burst
+}
+
 // Span is a half-open interval [Start, End) of run time.
 type Span struct {
 	Start, End time.Duration
@@ -61,11 +72,7 @@ func cutWindows(spec WindowSpec, tokensPerSecond []float64, lastScheduled, lastE
 	clamp := func(t time.Duration) time.Duration { return min(max(t, 0), end) }
 	c.spans[WindowAll] = Span{0, end}
 	c.spans[WindowWarmup] = Span{0, clamp(spec.Warmup)}
-	burst := spec.Burst
-	if burst <= 0 {
-		burst = 10 * time.Second
-	}
-	c.spans[WindowBurst] = Span{0, clamp(burst)}
+	c.spans[WindowBurst] = Span{0, clamp(spec.BurstLen())}
 
 	steadyEnd := lastScheduled
 	if spec.SteadyEnd > 0 {

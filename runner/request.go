@@ -20,7 +20,8 @@ func (r *Runner) do(inflight context.Context, req scenario.Request, text string,
 func (r *Runner) doMessages(inflight context.Context, req scenario.Request, msgs []endpoint.Message, scheduled time.Duration) *results.Record {
 	r.stats.Issued.Add(1)
 	r.stats.InFlight.Add(1)
-	rec := r.client.Stream(inflight, endpoint.ErrCutAfterGrace, r.clock, req, msgs, scheduled)
+	rec := r.client.Stream(inflight, endpoint.Call{Req: req, Msgs: msgs, Scheduled: scheduled, Clock: r.clock,
+		Cut: endpoint.ErrCutAfterGrace, Live: &r.stats.Streaming})
 	r.stats.InFlight.Add(-1)
 	r.stats.Done.Add(1)
 	if rec.Failed() {

@@ -116,16 +116,29 @@ type Runner struct {
 	stats Stats
 }
 
-// Stats are live counters for progress display, safe to read from any
-// goroutine while the run goes on (updated once per request, never per
-// chunk).
+// Stats are live counters for progress display and live metrics, safe to
+// read from any goroutine while the run goes on. All but Streaming are
+// updated once per request.
 type Stats struct {
-	Issued       atomic.Int64
-	Done         atomic.Int64
-	Failed       atomic.Int64
-	InFlight     atomic.Int64
+	Issued   atomic.Int64
+	Done     atomic.Int64
+	Failed   atomic.Int64
+	InFlight atomic.Int64
+	// OutputTokens counts the output tokens of the requests that have
+	// ended (the server's usage, else their chunks).
 	OutputTokens atomic.Int64
+	// Streaming counts the token-bearing chunks of the requests still
+	// being read: a stream adds its chunks as they arrive and takes them
+	// back when its request ends. A stream adds in batches: a chunk that
+	// comes within endpoint.LiveStep of the stream's last add waits for its next
+	// chunk, or its end.
+	Streaming endpoint.Counter
 }
+
+// LiveOutputTokens is the output so far, chunk by chunk: the ended
+// requests' tokens and the chunks of those still streaming. Two loads,
+// not one snapshot: a request ending between them is briefly missing.
+func (s *Stats) LiveOutputTokens() int64 { return s.OutputTokens.Load() + s.Streaming.Load() }
 
 // New prepares a Runner for plan through c. It fails only when the
 // default prompt builder cannot be made.

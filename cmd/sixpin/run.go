@@ -64,6 +64,7 @@ func NewCmdRun(f *Factory, runF func(*cobra.Command, *RunOptions) error) *cobra.
 	fl.StringVar(&opts.Shard, "shard", "", "run shard I of N of the scenario's plan (I/N, e.g. 0/4; needs --run-id); `sixpin merge` combines the shards' results")
 	fl.StringVar(&opts.StartAt, "start-at", "", "start load at this wall-clock time, RFC 3339 or unix seconds, the same for every shard (a late start is recorded)")
 	fl.StringVar(&c.Distributed.RunID, "run-id", "", "the id every shard of a distributed run shares (recorded in the results; salts the prompts)")
+	addLiveFlags(fl, c)
 	fl.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a Go CPU profile of sixpin itself to FILE")
 	_ = fl.MarkHidden("cpuprofile")
 	fl.Float64Var(&c.TimeScale, "time-scale", 0, "run the built-in simulator and the client this much faster (0 < k < 1), figures in simulated time (for tests and demos)")

@@ -1,0 +1,36 @@
+package results
+
+import "time"
+
+// One definition of each per-request figure (DESIGN.md §2), for the
+// collector's windows and for live views that fold records as they
+// arrive.
+
+// Lag is how late the request was sent: Sent − Scheduled.
+func (r *Record) Lag() time.Duration { return r.Sent - r.Scheduled }
+
+// E2E is the scheduled start → the last chunk (or the failure).
+func (r *Record) E2E() time.Duration { return r.End - r.Scheduled }
+
+// TTFT is the scheduled start → the first token-bearing chunk; false when
+// the request has none.
+func (r *Record) TTFT() (time.Duration, bool) {
+	if len(r.Chunks) == 0 {
+		return 0, false
+	}
+	return r.Chunks[0].At - r.Scheduled, true
+}
+
+// ITLs calls fn for every chunk after the first with the gap before it
+// and its tokens (k ≥ 1). The ITL histogram counts it as k gaps of gap/k,
+// so coalesced chunks neither inflate nor hide the per-token latency.
+// Chunks' token counts must be assigned (Collector.Add does).
+func (r *Record) ITLs(fn func(gap time.Duration, k int)) {
+	for i := 1; i < len(r.Chunks); i++ {
+		fn(r.Chunks[i].At-r.Chunks[i-1].At, max(int(r.Chunks[i].Tokens), 1))
+	}
+}
+
+// OutputTokens is the request's generated token count, reasoning
+// included: the server's usage, else its chunks' tokens.
+func (r *Record) OutputTokens() int { return outputTokens(r) }
