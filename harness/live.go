@@ -165,10 +165,14 @@ func runName(cfg Config, path string) string {
 }
 
 // metricLabels are a run's labels in the metrics. RunID and Shard are
-// the distributed run's: empty until sixpin run takes them (--run-id,
-// --shard), when they come from cfg here.
+// the distributed run's (--run-id, --shard; empty for a run of the
+// whole).
 func metricLabels(cfg Config, sc *scenario.Scenario, h *results.Header) metrics.Labels {
-	return metrics.Labels{Scenario: sc.Name, Profile: h.Target.Profile}
+	l := metrics.Labels{Scenario: sc.Name, Profile: h.Target.Profile, RunID: cfg.Distributed.RunID}
+	if d := cfg.Distributed.Shard; !d.Whole() {
+		l.Shard = d.String()
+	}
+	return l
 }
 
 // histMaxUS bounds the live histograms: an hour, in µs.

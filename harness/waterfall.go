@@ -48,7 +48,20 @@ type WaterfallOutcome struct {
 // run's results, to one file atomically. An interrupt stops it between
 // runs as a run stops; the file is then marked incomplete.
 func Waterfall(ctx, hard context.Context, wc WaterfallConfig) (*WaterfallOutcome, error) {
-	cfg := withDefaults(wc.Config)
+	wc.Config = withDefaults(wc.Config)
+	obs, err := startObservers(wc.Config)
+	if err != nil {
+		return nil, err
+	}
+	wc.Config.obs = obs
+	out, err := waterfallObserved(ctx, hard, wc)
+	obs.done(ctx)
+	return out, err
+}
+
+// waterfallObserved is Waterfall with its observers started.
+func waterfallObserved(ctx, hard context.Context, wc WaterfallConfig) (*WaterfallOutcome, error) {
+	cfg := wc.Config
 	plan, err := planWaterfall(wc, cfg)
 	if err != nil {
 		return nil, err
@@ -104,7 +117,9 @@ func Waterfall(ctx, hard context.Context, wc WaterfallConfig) (*WaterfallOutcome
 				break
 			}
 			fmt.Fprintf(cfg.ErrOut, "sixpin: waterfall run %d of %d: %s (seed %d)\n", n, plan.Runs(), report.WaterfallConfigLabel(c), sc.Seed)
-			run, sp, err := execute(ctx, hard, runCfg, sc, "", spillBeside(path, "."+strconv.Itoa(n)), 0)
+			one := runCfg
+			one.step = stepLabel(n-1, plan.Runs(), report.WaterfallConfigLabel(c))
+			run, sp, err := execute(ctx, hard, one, sc, "", spillBeside(path, "."+strconv.Itoa(n)), 0)
 			if err != nil {
 				return nil, err
 			}

@@ -77,6 +77,7 @@ Every run uses the --to scenario's duration, windows and SLO unless
 	fl.BoolVar(&opts.NoProgress, "no-progress", false, "no progress bar")
 	fl.Float64Var(&c.TimeScale, "time-scale", 0, "run the built-in simulator and the client this much faster (0 < k < 1), figures in simulated time (for tests and demos)")
 	_ = fl.MarkHidden("time-scale")
+	addLiveFlags(fl, &c.Config)
 	return cmd
 }
 
