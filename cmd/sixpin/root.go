@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -128,6 +129,7 @@ burst windows, with every figure carrying its pins.`,
 		}
 	}
 	asGroup(root)
+	root.SetHelpCommand(newCmdHelp(root))
 	root.AddCommand(NewCmdRun(f, nil), NewCmdValidate(f, nil), NewCmdSim(f, nil), NewCmdProfiles(f),
 		NewCmdReport(f, nil), NewCmdCompare(f, nil), NewCmdGate(f, nil), NewCmdAnalyze(f),
 		NewCmdBakeoff(f, nil), NewCmdRecover(f, nil), NewCmdKube(f), NewCmdMerge(f, nil), NewCmdWaterfall(f, nil))
@@ -163,4 +165,21 @@ func asGroup(cmd *cobra.Command) *cobra.Command {
 		return badInput(errors.New(msg + "; see " + cmd.CommandPath() + " --help"))
 	}
 	return cmd
+}
+
+// newCmdHelp is `sixpin help [command]`: a command's help, and bad input
+// (exit 2) for a topic that is no command (cobra's own prints the root's
+// help and exits 0).
+func newCmdHelp(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(_ *cobra.Command, args []string) error {
+			cmd, rest, err := root.Find(args)
+			if err != nil || len(rest) > 0 || len(args) > 0 && cmd == root {
+				return badInput(fmt.Errorf("unknown help topic %q; see %s --help", strings.Join(args, " "), root.CommandPath()))
+			}
+			return cmd.Help()
+		},
+	}
 }

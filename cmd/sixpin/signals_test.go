@@ -90,6 +90,8 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"valdate", "x.yaml"}, `unknown command "valdate" for "sixpin" (did you mean "validate"?)`},
 		{[]string{"profiles", "nope"}, `unknown command "nope" for "sixpin profiles"`},
 		{[]string{"analyze", "cursor"}, `unknown command "cursor" for "sixpin analyze"`},
+		{[]string{"help", "nope"}, `unknown help topic "nope"`},
+		{[]string{"help", "profiles", "nope"}, `unknown help topic "profiles nope"`},
 		{[]string{"--nope"}, "unknown flag: --nope"},
 		{[]string{"report", "--format"}, "flag needs an argument"},
 		{[]string{"gate", "--baseline", "a.json", "b.json", "--resamples", "many"}, "invalid argument"},
@@ -99,7 +101,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 			t.Errorf("sixpin %v: exit %d, stderr %q; want %d and %q", c.args, code, errOut, ExitBadInput, c.want)
 		}
 	}
-	for _, args := range [][]string{{}, {"profiles"}, {"analyze"}, {"--help"}, {"profiles", "--help"}} {
+	for _, args := range [][]string{{}, {"profiles"}, {"analyze"}, {"--help"}, {"profiles", "--help"}, {"help"}, {"help", "run"}, {"help", "profiles", "list"}} {
 		if code, out, errOut := sixpin(t, nil, args...); code != ExitOK || !strings.Contains(out, "Usage:") {
 			t.Errorf("sixpin %v: exit %d, want help and 0\n%s%s", args, code, out, errOut)
 		}
