@@ -7,7 +7,6 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -118,21 +117,6 @@ const DefaultCheckpoint = 10 * time.Second
 // CheckpointAfter is how long a run goes before its first checkpoint: a
 // shorter run never writes one.
 const CheckpointAfter = time.Minute
-
-// ErrBadInput marks errors in what the user gave (exit code 2).
-var ErrBadInput = errors.New("bad input")
-
-// ErrRunFailed marks a run that completed but failed its own bar: no
-// successful request, or the error budget exceeded (exit code 1).
-var ErrRunFailed = errors.New("run failed")
-
-// ErrInterrupted marks a run cut short by a signal; its partial results
-// were written (exit code 1).
-var ErrInterrupted = errors.New("run interrupted")
-
-// ErrInvalid marks a run whose pins did not hold within tolerance: its
-// results were written, marked valid: false (exit code 1).
-var ErrInvalid = errors.New("run invalid")
 
 // Outcome is what Run produced.
 type Outcome struct {

@@ -8,12 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sixpin/sixpin/harness"
 	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/report"
 )
-
-// ErrRegression is the error of a gate that found a regression (exit 1).
-var ErrRegression = errors.New("regression")
 
 // GateOptions are `sixpin gate`'s dependencies and flags.
 type GateOptions struct {
@@ -123,7 +121,7 @@ func gateRun(opts *GateOptions) error {
 	case !g.Comparable():
 		return badInput(fmt.Errorf("%w: %s", report.ErrIncomparable, strings.Join(g.Incomparable, "; ")))
 	case len(g.Failed()) > 0:
-		return fmt.Errorf("gate: %w: %d of %d rules failed", ErrRegression, len(g.Failed()), len(g.Checks))
+		return fmt.Errorf("gate: %w: %d of %d rules failed", harness.ErrRegression, len(g.Failed()), len(g.Checks))
 	case !g.Passed():
 		return badInput(fmt.Errorf("gate: %d of %d rules could not be evaluated: the files lack what they need", len(g.NotEvaluated()), len(g.Checks)))
 	}
@@ -147,7 +145,7 @@ func gateSets(opts *GateOptions, base, cur report.SetInput, rules []report.Rule,
 	case !g.Comparable():
 		return badInput(fmt.Errorf("%w: sets are not comparable point by point: %s", report.ErrIncomparable, strings.Join(g.IncomparableReasons(), "; ")))
 	case len(failed) > 0:
-		return fmt.Errorf("gate: %w: %d of %d points failed", ErrRegression, len(failed), len(g.Points))
+		return fmt.Errorf("gate: %w: %d of %d points failed", harness.ErrRegression, len(failed), len(g.Points))
 	case !g.Passed():
 		return badInput(fmt.Errorf("gate: not every point could be evaluated: the files lack what they need"))
 	}

@@ -1,0 +1,26 @@
+package harness
+
+import "errors"
+
+// The errors sixpin's commands end with, by exit code: 2 for bad input, 1
+// for a run that measured but failed its bar, was interrupted or invalid,
+// or a gate that found a regression (cmd/sixpin maps them; DESIGN §5).
+
+// ErrBadInput marks errors in what the user gave (exit code 2).
+var ErrBadInput = errors.New("bad input")
+
+// ErrRunFailed marks a run that completed but failed its own bar: no
+// successful request, or the error budget exceeded (exit code 1).
+var ErrRunFailed = errors.New("run failed")
+
+// ErrInterrupted marks a run cut short by a signal; its partial results
+// were written (exit code 1).
+var ErrInterrupted = errors.New("run interrupted")
+
+// ErrInvalid marks a run whose pins did not hold within tolerance: its
+// results were written, marked valid: false (exit code 1).
+var ErrInvalid = errors.New("run invalid")
+
+// ErrRegression marks a gate that found a statistically significant
+// regression against its baseline (exit code 1).
+var ErrRegression = errors.New("regression")
