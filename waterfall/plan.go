@@ -299,9 +299,10 @@ func move(s, to *scenario.Scenario, pin string) {
 	}
 	if pin == PinPrompt || pin == PinOutput || pin == PinMix {
 		// A declared input:output ratio belongs to the pins it was
-		// declared with.
-		if !reflect.DeepEqual(s.Pins.Mix, to.Pins.Mix) || !reflect.DeepEqual(s.Pins.Prompt, to.Pins.Prompt) || !reflect.DeepEqual(s.Pins.Output, to.Pins.Output) {
-			s.Pins.Mix.InputOutputRatio = 0
+		// declared with: to's once they all are to's, else derived.
+		s.Pins.Mix.InputOutputRatio = 0
+		if reflect.DeepEqual(s.Pins.Mix.Classes, to.Pins.Mix.Classes) && reflect.DeepEqual(s.Pins.Prompt, to.Pins.Prompt) && reflect.DeepEqual(s.Pins.Output, to.Pins.Output) {
+			s.Pins.Mix.InputOutputRatio = to.Pins.Mix.InputOutputRatio
 		}
 	}
 }
@@ -314,7 +315,9 @@ func equal(pin string, a, b *scenario.Scenario) bool {
 	case PinKVCache:
 		return reflect.DeepEqual(a.Pins.KVCache, b.Pins.KVCache)
 	case PinMix:
-		return reflect.DeepEqual(a.Pins.Mix, b.Pins.Mix)
+		// The classes: a declared input:output ratio changes no request
+		// (it moves with the prompt and output pins, see move).
+		return reflect.DeepEqual(a.Pins.Mix.Classes, b.Pins.Mix.Classes)
 	case PinOutput:
 		return reflect.DeepEqual(a.Pins.Output, b.Pins.Output)
 	case PinPrompt:

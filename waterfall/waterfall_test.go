@@ -68,6 +68,31 @@ func TestPlanBrochureToAgentic(t *testing.T) {
 	}
 }
 
+// A declared input:output ratio changes no request: from the brochure to
+// smoke.yaml (one class, input_output_ratio 7.8) the mix pin is skipped,
+// not measured as a step of pure noise, and the last configuration still
+// declares the ratio: it is exactly the --to scenario's pins.
+func TestPlanDeclaredRatioIsNoStep(t *testing.T) {
+	to := load(t, "../scenarios/smoke.yaml")
+	if to.Pins.Mix.InputOutputRatio == 0 || len(to.Pins.Mix.Classes) != 0 {
+		t.Fatalf("smoke.yaml's mix %+v: the test wants one class with a declared ratio", to.Pins.Mix)
+	}
+	p, err := NewPlan(NewBrochure(to), to, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(p.Order, PinMix) {
+		t.Errorf("order %v moves the mix pin; only its declared ratio differs", p.Order)
+	}
+	end, err := p.Scenario(p.Configs[len(p.Configs)-1], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end.Pins.Mix.InputOutputRatio != to.Pins.Mix.InputOutputRatio {
+		t.Errorf("end mix %+v, want --to's %+v", end.Pins.Mix, to.Pins.Mix)
+	}
+}
+
 // --order moves the named pins first; the rest follow in the default
 // order. Unknown or repeated names are refused; --metric holds one metric
 // and skips the metric step.
