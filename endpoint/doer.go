@@ -72,6 +72,10 @@ func (a *attempt) trace(seen *connSeen) *httptrace.ClientTrace {
 				a.dropped.Store(true)
 			}
 		},
+		// A dial for the request (after a kept-alive connection was
+		// found closed, say): what follows is on a new connection, and a
+		// refusal there is the endpoint's, not the old connection's.
+		ConnectStart:         func(string, string) { a.reused.Store(false) },
 		GotFirstResponseByte: func() { a.answered.Store(true) },
 	}
 }
