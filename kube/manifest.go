@@ -147,8 +147,16 @@ func Generate(opts Options) (*Manifest, error) {
 	for _, w := range sc.Warnings {
 		m.Notes = append(m.Notes, "warning: "+w.Error())
 	}
-	if limit, what := shardLimit(sc); limit > 0 && opts.Shards > limit {
-		return nil, badf("--shards %d: more than the %d %s of %s; every shard needs at least one", opts.Shards, limit, what, opts.Scenario)
+	if sc.Sweep != nil && opts.Shards > 1 {
+		// The pods' sixpin run refuses to shard a sweep.
+		return nil, badf("--shards %d: %s is a sweep; shard each point as its own scenario", opts.Shards, opts.Scenario)
+	}
+	if opts.Shards > 1 {
+		// The last shard gets the smallest share: the Plan refuses it
+		// when some shard would get no stream, session or request.
+		if _, err := scenario.NewPlan(sc).Shard(scenario.Shard{I: opts.Shards - 1, N: opts.Shards}); err != nil {
+			return nil, badf("--shards %d: %s: %v", opts.Shards, opts.Scenario, err)
+		}
 	}
 	m.runFor = runLength(sc)
 
@@ -301,35 +309,6 @@ func (m *Manifest) start(opts Options) error {
 		m.Notes = append(m.Notes, fmt.Sprintf("the start is only %s away: a pod not running by then starts late, and its shard says so", ahead.Round(time.Second)))
 	}
 	return nil
-}
-
-// shardLimit is the most shards sc splits into, each with at least one
-// stream, session or request (0: any number), and what bounds it.
-func shardLimit(sc *scenario.Scenario) (int, string) {
-	limit, what := 0, ""
-	lower := func(n int, why string) {
-		if n > 0 && (limit == 0 || n < limit) {
-			limit, what = n, why
-		}
-	}
-	switch {
-	case sc.Workload.Replay():
-		if sc.Workload.Trace != nil {
-			lower(len(sc.Workload.Trace.Sessions), "sessions of its trace")
-		}
-	case sc.Pins.Concurrency.Mode == scenario.ModeClosed:
-		lower(sc.Pins.Concurrency.Streams, "streams (pins.concurrency.streams)")
-		if sw := sc.Sweep; sw != nil && sw.Pin == scenario.SweepStreams {
-			for _, v := range sw.Values {
-				lower(int(v), "streams at its smallest sweep point")
-			}
-		}
-	}
-	if sc.Workload.Agentic() {
-		lower(sc.Workload.Sessions, "sessions (workload.sessions)")
-	}
-	lower(sc.Requests, "requests")
-	return limit, what
 }
 
 // runLength is about how long sc runs once started (0: unknown).

@@ -414,7 +414,8 @@ func TestBadInput(t *testing.T) {
 		want   string
 	}{
 		{"no shards", func(o *Options) { o.Shards = 0 }, "--shards: must be between 1 and 100000 (got 0)"},
-		{"more shards than streams", func(o *Options) { o.Shards = 5 }, "--shards 5: more than the 4 streams (pins.concurrency.streams)"},
+		{"more shards than streams", func(o *Options) { o.Shards = 5 }, "--shards 5: ../scenarios/smoke.yaml: shard 4/5: N is more than the 4 streams (pins.concurrency.streams)"},
+		{"a sweep", func(o *Options) { o.Scenario = "../harness/testdata/sweep.yaml" }, "is a sweep; shard each point as its own scenario"},
 		{"more shards than sessions", func(o *Options) { o.Scenario, o.Shards = agentic, 4 }, "more than the 3 sessions (workload.sessions)"},
 		{"no image", func(o *Options) { o.Image = "" }, "--image: required"},
 		{"bad image", func(o *Options) { o.Image = "Registry/Sixpin:v1" }, `--image "Registry/Sixpin:v1": not an image reference`},

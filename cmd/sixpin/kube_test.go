@@ -58,7 +58,7 @@ func TestKubeManifestRefusesAKey(t *testing.T) {
 		t.Errorf("--start-at and --start-delay: exit %d: %s", code, errOut)
 	}
 	code, _, errOut = sixpin(t, nil, "kube", "manifest", "testdata/tiny.yaml", "--shards", "3", "--image", "sixpin:v1")
-	if code != ExitBadInput || !strings.Contains(errOut, "--shards 3: more than the 2 streams") {
+	if code != ExitBadInput || !strings.Contains(errOut, "N is more than the 2 streams") {
 		t.Errorf("3 shards of 2 streams: exit %d: %s", code, errOut)
 	}
 }
@@ -116,7 +116,10 @@ func TestKubeJobContract(t *testing.T) {
 	const shards = 2
 	root := t.TempDir()
 	start := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339Nano)
-	code, manifest, errOut := sixpin(t, nil, "kube", "manifest", "testdata/tiny.yaml", "--shards", strconv.Itoa(shards), "--image", "sixpin:test",
+	// Bounded in time, not requests: the shards' windows must overlap for
+	// the merged concurrency to be the sum, and a run of a few
+	// milliseconds would not survive one shard starting a few late.
+	code, manifest, errOut := sixpin(t, nil, "kube", "manifest", "testdata/tiny-timed.yaml", "--shards", strconv.Itoa(shards), "--image", "sixpin:test",
 		"--profile", "sim-instant", "--results", "stdout", "--start-at", start)
 	if code != ExitOK {
 		t.Fatalf("kube manifest: exit %d: %s", code, errOut)
