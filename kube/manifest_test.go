@@ -294,7 +294,7 @@ func TestTraceTravels(t *testing.T) {
 	if len(items) != 2 || items[1].Key != "trace.two.jsonl.gz" || items[1].Path != "traces/two.jsonl.gz" {
 		t.Errorf("items %+v", items)
 	}
-	if _, err := Generate(Options{Scenario: path, Shards: 3, Image: "sixpin:v1", Now: testNow}); err == nil || !strings.Contains(err.Error(), "2 sessions of its trace") {
+	if _, err := Generate(Options{Scenario: path, Shards: 3, Image: "sixpin:v1", Now: testNow}); err == nil || !strings.Contains(err.Error(), "more than the 2 sessions of the trace") {
 		t.Errorf("3 shards of 2 sessions: %v", err)
 	}
 }
