@@ -118,7 +118,7 @@ func New(t Target, o Options) (*Client, error) {
 		return nil, fmt.Errorf("target: the base URL %s carries a user name and password and an API key is set too; "+
 			"both would be the Authorization header: drop one (the key comes from the profile's api_key_env)", redact.URL(t.BaseURL))
 	}
-	c.proto = chat{}
+	c.proto = newProtocol(t.Protocol)
 	c.ep, c.url = ep, ep.api(c.proto.path())
 	c.header = requestHeader(t, auth)
 	c.rd = newRedactor(t, auth)
