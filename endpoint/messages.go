@@ -253,10 +253,10 @@ func (p *parser) anthDeltaMember(key []byte, c *chunk) bool {
 		s, ok := p.optString()
 		c.reasoningBytes += len(s)
 		return ok
-	case "partial_json":
-		c.toolCall = true
+	case "partial_json": // the first is often "": no output yet
 		s, ok := p.optString()
 		c.toolBytes += len(s)
+		c.toolCall = c.toolCall || len(s) > 0
 		return ok
 	case "stop_reason":
 		return p.stopReason(c)

@@ -61,10 +61,11 @@ func (responses) event(b []byte, c *chunk) error {
 	if len(c.typ) == 0 {
 		return nil // a whole response object (not streamed)
 	}
-	// A "delta" was read as content, an "item" as a tool call: what they
-	// are is the event's type.
+	// A "delta" was read as content, an "item" as a tool call (and its
+	// content, which a stream's deltas carry instead): what counts is the
+	// event's type.
 	d := c.contentBytes
-	c.contentBytes = 0
+	c.contentBytes, c.reasoningBytes = 0, 0
 	if string(c.typ) != respItemAdded {
 		c.toolCall, c.toolBytes = false, 0
 	}
