@@ -119,6 +119,11 @@ func New(t Target, o Options) (*Client, error) {
 			"both would be the Authorization header: drop one (the key comes from the profile's api_key_env)", redact.URL(t.BaseURL))
 	}
 	c.proto = newProtocol(t.Protocol)
+	if t.Protocol == ProtocolMessages && ep.apiPath == ep.rootPath {
+		// Anthropic's base URL has no /v1 (https://api.anthropic.com):
+		// with or without it, the API is under …/v1.
+		ep.apiPath += "/v1"
+	}
 	c.ep, c.url = ep, ep.api(c.proto.path())
 	c.header = requestHeader(t, auth)
 	c.rd = newRedactor(t, auth)

@@ -197,3 +197,23 @@ func TestAnthropicRateLimitHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestMessagesBaseURL: Anthropic's base URL is written without /v1; the
+// request goes to …/v1/messages either way, its query kept.
+func TestMessagesBaseURL(t *testing.T) {
+	for base, want := range map[string]string{
+		"https://api.anthropic.com":           "https://api.anthropic.com/v1/messages",
+		"https://api.anthropic.com/":          "https://api.anthropic.com/v1/messages",
+		"https://api.anthropic.com/v1":        "https://api.anthropic.com/v1/messages",
+		"https://gw.example/anthropic?k=v":    "https://gw.example/anthropic/v1/messages?k=v",
+		"https://gw.example/anthropic/v1?k=v": "https://gw.example/anthropic/v1/messages?k=v",
+	} {
+		c, err := New(Target{BaseURL: base, Protocol: ProtocolMessages}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.url != want {
+			t.Errorf("%s: %s, want %s", base, c.url, want)
+		}
+	}
+}
