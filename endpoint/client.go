@@ -1,7 +1,8 @@
 // Package endpoint is everything about the server on the other side: the
 // Target (base URL, model, key, headers, output control), the HTTP
 // transport and its connection reuse, one request sent and its answer read
-// into a results.Record (the chat-completions protocol, a lean
+// into a results.Record (the protocols: OpenAI chat completions,
+// Anthropic Messages, OpenAI Responses, legacy completions; a lean
 // Server-Sent Events reader, per-chunk monotonic timestamps, failure
 // classification, redaction of the target's secrets), discovery of what
 // the server serves, the chat-template probe, and the server's /tokenize.

@@ -18,8 +18,8 @@ type Target struct {
 	// no APIKey. Both are secrets: shown redacted (redact.URL), and
 	// removed from whatever the server sends back.
 	//
-	// APIKey is sent as a bearer token. It is never logged, printed or
-	// saved.
+	// APIKey is sent as a bearer token (as x-api-key under
+	// ProtocolMessages). It is never logged, printed or saved.
 	APIKey string
 	// Headers are added to every request.
 	Headers map[string]string
