@@ -50,7 +50,6 @@ func TestBadProfileCorpus(t *testing.T) {
 		},
 		"protocol.yaml": {
 			"testdata/bad/protocol.yaml:3:11: protocol: must be one of chat, messages, responses, completions (got \"grpc\")",
-			"testdata/bad/protocol.yaml:6:14: headers.x-api-key: must not hold credentials: name the variable in api_key_env",
 		},
 		"passwd": {
 			"testdata/bad/passwd:1:1: not a profile file: want a mapping (name, kind, base_url, ...), got a string",

@@ -197,7 +197,7 @@ func (p *Profile) validate(doc *strictyaml.Doc) strictyaml.ErrorList {
 		bad("tokenizer", "name the simulator's tokenizer (sim.tokenizer) instead of %q", TokenizerServer)
 	}
 	for k := range p.Headers {
-		if strings.EqualFold(k, "Authorization") || strings.EqualFold(k, "X-Api-Key") {
+		if strings.EqualFold(k, "Authorization") {
 			bad("headers."+k, "must not hold credentials: name the variable in api_key_env")
 		}
 	}
