@@ -1,12 +1,17 @@
 package endpoint
 
-import "strconv"
+import (
+	"net/http"
+	"strconv"
+)
 
 // chat is OpenAI's chat completions (POST {base}/chat/completions), as
 // vLLM, SGLang, llama.cpp, Ollama and most clouds serve it.
 type chat struct{}
 
 func (chat) path() string { return "/chat/completions" }
+
+func (chat) auth(h http.Header, key string) { bearer(h, key) }
 
 func (chat) body(r bodyRequest) []byte {
 	return requestBody(r.model, r.msgs, r.maxTokensField, r.maxTokens, r.extra, r.minTokens)
@@ -15,7 +20,10 @@ func (chat) body(r bodyRequest) []byte {
 func (chat) event(data []byte, c *chunk) error { return parseChunk(data, c) }
 
 // done: the stream ends with "data: [DONE]".
-func (chat) done(data []byte) bool {
+func (chat) done(data []byte) bool { return isDone(data) }
+
+// isDone reports whether data is OpenAI's end-of-stream sentinel, [DONE].
+func isDone(data []byte) bool {
 	return len(data) >= 6 && data[0] == '[' && string(trimSpace(data)) == "[DONE]"
 }
 
@@ -36,18 +44,9 @@ func requestBody(model string, msgs []Message, maxTokensField string, maxTokens 
 	b := make([]byte, 0, n)
 	b = append(b, `{"model":`...)
 	b = appendJSONString(b, model)
-	b = append(b, `,"messages":[`...)
-	for i, m := range msgs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"role":`...)
-		b = appendJSONString(b, m.Role)
-		b = append(b, `,"content":`...)
-		b = appendJSONString(b, m.Content)
-		b = append(b, '}')
-	}
-	b = append(b, `],"stream":true,"stream_options":{"include_usage":true},"`...)
+	b = append(b, `,"messages":`...)
+	b = appendMessages(b, msgs)
+	b = append(b, `,"stream":true,"stream_options":{"include_usage":true},"`...)
 	if maxTokensField == "" {
 		maxTokensField = "max_tokens"
 	}
@@ -60,6 +59,22 @@ func requestBody(model string, msgs []Message, maxTokensField string, maxTokens 
 		b = strconv.AppendInt(b, int64(minTokens), 10)
 	}
 	return append(b, '}')
+}
+
+// appendMessages appends msgs as a JSON array of {"role":R,"content":T}.
+func appendMessages(b []byte, msgs []Message) []byte {
+	b = append(b, '[')
+	for i, m := range msgs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"role":`...)
+		b = appendJSONString(b, m.Role)
+		b = append(b, `,"content":`...)
+		b = appendJSONString(b, m.Content)
+		b = append(b, '}')
+	}
+	return append(b, ']')
 }
 
 // parseChunk reads one SSE data payload into c. It validates the whole JSON
@@ -155,6 +170,10 @@ func (p *parser) choiceMember(key []byte, c *chunk) bool {
 			return true
 		}
 		return p.object(p.deltaMember, c)
+	case "text": // legacy completions' choices[].text
+		s, ok := p.optString()
+		c.contentBytes += len(s)
+		return ok
 	case "finish_reason":
 		s, ok := p.optString()
 		if s != nil {

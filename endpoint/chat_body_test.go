@@ -15,7 +15,7 @@ func TestRequestBody(t *testing.T) {
 		"ünïcödé 漢字 🙂", "bad utf-8 \xff\xfe end", ""}
 	msgs := make([]Message, len(texts))
 	for i, s := range texts {
-		msgs[i] = Message{[]string{RoleUser, RoleAssistant}[i%2], s}
+		msgs[i] = Message{Role: []string{RoleUser, RoleAssistant}[i%2], Content: s}
 	}
 	b := requestBody(`model "x"`, msgs, "max_completion_tokens", 77, []byte(`,"ignore_eos":true,"top_k":20`), 77)
 	var got map[string]any

@@ -1,7 +1,8 @@
 // Package endpoint is everything about the server on the other side: the
 // Target (base URL, model, key, headers, output control), the HTTP
 // transport and its connection reuse, one request sent and its answer read
-// into a results.Record (the chat-completions protocol, a lean
+// into a results.Record (the protocols: OpenAI chat completions,
+// Anthropic Messages, OpenAI Responses, legacy completions; a lean
 // Server-Sent Events reader, per-chunk monotonic timestamps, failure
 // classification, redaction of the target's secrets), discovery of what
 // the server serves, the chat-template probe, and the server's /tokenize.
@@ -118,7 +119,12 @@ func New(t Target, o Options) (*Client, error) {
 		return nil, fmt.Errorf("target: the base URL %s carries a user name and password and an API key is set too; "+
 			"both would be the Authorization header: drop one (the key comes from the profile's api_key_env)", redact.URL(t.BaseURL))
 	}
-	c.proto = chat{}
+	c.proto = newProtocol(t.Protocol)
+	if t.Protocol == ProtocolMessages && ep.apiPath == ep.rootPath {
+		// Anthropic's base URL has no /v1 (https://api.anthropic.com):
+		// with or without it, the API is under …/v1.
+		ep.apiPath += "/v1"
+	}
 	c.ep, c.url = ep, ep.api(c.proto.path())
 	c.header = requestHeader(t, auth)
 	c.rd = newRedactor(t, auth)

@@ -181,16 +181,15 @@ func (r *Client) send(ctx context.Context, body []byte) sent {
 }
 
 // requestHeader is the header of every request to t: JSON in, an event
-// stream out, the bearer key or the URL's user info (auth), and the
-// profile's headers.
+// stream out, the key as t's protocol sends it (a bearer token, or
+// x-api-key) or the URL's user info (auth), the protocol's own headers,
+// and the profile's headers.
 func requestHeader(t Target, auth string) http.Header {
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
 	h.Set("Accept", "text/event-stream")
-	switch {
-	case t.APIKey != "":
-		h.Set("Authorization", "Bearer "+t.APIKey)
-	case auth != "":
+	newProtocol(t.Protocol).auth(h, t.APIKey)
+	if t.APIKey == "" && auth != "" {
 		h.Set("Authorization", auth)
 	}
 	for k, v := range t.Headers {
@@ -236,28 +235,46 @@ func retryAfter(v string, now time.Time) time.Duration {
 }
 
 // bucketFromHeaders names the exhausted limit from x-ratelimit-remaining-*
-// headers (OpenAI's and Cerebras' styles), or "".
+// headers (OpenAI's and Cerebras' styles) or anthropic-ratelimit-*-remaining
+// ones (Anthropic's input-tokens limit counts no cache reads: the uncached
+// bucket), or "". When several are exhausted the narrowest is named
+// (uncached, output, tokens per day, tokens, requests), whatever the
+// headers' order.
 func bucketFromHeaders(h http.Header) string {
+	buckets := [...]string{results.BucketUncachedTokens, results.BucketOutputTokens,
+		results.BucketTokensPerDay, results.BucketTokens, results.BucketRequests}
+	best := len(buckets)
 	for k, vs := range h {
 		k = strings.ToLower(k)
-		if !strings.HasPrefix(k, "x-ratelimit-remaining") || len(vs) == 0 {
+		if len(vs) == 0 {
+			continue
+		}
+		if a, ok := strings.CutPrefix(k, "anthropic-ratelimit-"); ok && strings.HasSuffix(a, "-remaining") {
+			k = "x-ratelimit-remaining-" + strings.Replace(a, "input-tokens", "uncached-tokens", 1)
+		}
+		if !strings.HasPrefix(k, "x-ratelimit-remaining") {
 			continue
 		}
 		if v, err := strconv.ParseFloat(strings.TrimSpace(vs[0]), 64); err != nil || v > 0 {
 			continue
 		}
+		rank := len(buckets)
 		switch {
 		case strings.Contains(k, "uncached"):
-			return results.BucketUncachedTokens
+			rank = 0
 		case strings.Contains(k, "output"):
-			return results.BucketOutputTokens
+			rank = 1
 		case strings.Contains(k, "tokens") && strings.Contains(k, "day"):
-			return results.BucketTokensPerDay
+			rank = 2
 		case strings.Contains(k, "tokens"):
-			return results.BucketTokens
+			rank = 3
 		case strings.Contains(k, "requests"):
-			return results.BucketRequests
+			rank = 4
 		}
+		best = min(best, rank)
 	}
-	return ""
+	if best == len(buckets) {
+		return ""
+	}
+	return buckets[best]
 }

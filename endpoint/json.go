@@ -51,6 +51,20 @@ func (p *parser) skipSpace() {
 	p.i = i
 }
 
+// whole parses all of p's input as one object, calling member for each of
+// its members: a malformed value, or anything after it, is errMalformed.
+func (p *parser) whole(member memberFunc, c *chunk) error {
+	p.ws()
+	if !p.object(member, c) {
+		return errMalformed
+	}
+	p.ws()
+	if p.i != len(p.b) {
+		return errMalformed
+	}
+	return nil
+}
+
 // object parses {"k": v, ...}, calling member with p positioned at each value;
 // member must consume the value.
 func (p *parser) object(member memberFunc, c *chunk) bool {

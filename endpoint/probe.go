@@ -65,7 +65,7 @@ func Probe(ctx context.Context, c *Client, p ProbeRequest) (t Template, ok bool,
 		return !r.stream(ctx, ErrCutAtOnce, scenario.Request{Index: -1, PromptTokens: 1, OutputTokens: 1}, UserMessage(p.One), r.since()).Failed()
 	})
 	if p.Conversation {
-		three := []Message{{RoleUser, p.One}, {RoleAssistant, p.One}, {RoleUser, p.One}}
+		three := []Message{{Role: RoleUser, Content: p.One}, {Role: RoleAssistant, Content: p.One}, {Role: RoleUser, Content: p.One}}
 		all, err := r.probe(ctx, three, 3, p)
 		if err != nil {
 			return t, true, "per-message overhead unknown (" + err.Error() + "); assuming each message adds as much as the first"

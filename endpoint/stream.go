@@ -242,21 +242,27 @@ func (r *call) httpError(cancel context.CancelCauseFunc, resp *http.Response, bo
 }
 
 // errorMessage is the message of an error body: OpenAI's
-// {"error":{"message":…}}, {"error":"…"}, vLLM's {"object":"error",
-// "message":…}, FastAPI's {"detail":…}; else the body as it is.
+// {"error":{"message":…}}, {"error":"…"}, Anthropic's {"type":"error",
+// "error":{"type":T,"message":…}} (as "T: message"), vLLM's
+// {"object":"error","message":…}, FastAPI's {"detail":…}; else the body
+// as it is.
 func errorMessage(raw []byte) string {
 	var v struct {
+		Type    string          `json:"type"`
 		Error   json.RawMessage `json:"error"`
 		Message *string         `json:"message"`
 		Detail  json.RawMessage `json:"detail"`
 	}
 	if json.Unmarshal(raw, &v) == nil {
 		var e struct {
+			Type    string  `json:"type"`
 			Message *string `json:"message"`
 		}
 		var s string
 		switch {
-		case json.Unmarshal(v.Error, &e) == nil && e.Message != nil:
+		case json.Unmarshal(v.Error, &e) == nil && e.Message != nil && v.Type == "error" && e.Type != "":
+			return e.Type + ": " + *e.Message
+		case e.Message != nil:
 			return *e.Message
 		case json.Unmarshal(v.Error, &s) == nil && s != "":
 			return s
@@ -356,7 +362,7 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 		}
 		if c.hasUsage {
 			rec.HasUsage = true
-			rec.Usage = c.usage.results()
+			rec.Usage = c.usage.into(rec.Usage)
 		}
 		n := c.contentBytes + c.reasoningBytes + c.toolBytes
 		if c.toolCall {
@@ -427,7 +433,7 @@ func (r *call) readJSON(ctx context.Context, body io.Reader, rec *results.Record
 		rec.ErrMsg = "error answer: " + c.errorText(data)
 	default:
 		rec.Model, rec.FinishReason = string(c.model), string(c.finishReason)
-		rec.HasUsage, rec.Usage = c.hasUsage, c.usage.results()
+		rec.HasUsage, rec.Usage = c.hasUsage, c.usage.into(results.Usage{})
 		rec.ToolCalls = c.toolCall
 		if n := c.contentBytes + c.reasoningBytes + c.toolBytes; n > 0 || c.toolCall {
 			rec.Chunks = append(rec.Chunks, results.Chunk{At: rec.End, Bytes: int32(max(n, 1)),

@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// Target is an OpenAI-compatible endpoint.
+// Target is an endpoint: OpenAI-compatible, or Anthropic's Messages API
+// (Protocol).
 type Target struct {
 	// BaseURL ends in /v1 (e.g. http://127.0.0.1:8080/v1).
 	BaseURL string
@@ -17,8 +18,8 @@ type Target struct {
 	// no APIKey. Both are secrets: shown redacted (redact.URL), and
 	// removed from whatever the server sends back.
 	//
-	// APIKey is sent as a bearer token. It is never logged, printed or
-	// saved.
+	// APIKey is sent as a bearer token (as x-api-key under
+	// ProtocolMessages). It is never logged, printed or saved.
 	APIKey string
 	// Headers are added to every request.
 	Headers map[string]string
@@ -28,6 +29,10 @@ type Target struct {
 	MaxTokensField string
 	// OutputControl is how an exact output pin is enforced.
 	OutputControl OutputControl
+	// Protocol is the wire API spoken (chat completions by default).
+	// Under ProtocolMessages APIKey goes in the x-api-key header, not as
+	// a bearer token.
+	Protocol Protocol
 }
 
 // OutputControl is how an endpoint is told not to stop before max_tokens:
@@ -83,3 +88,44 @@ func (c OutputControl) String() string {
 
 // Has reports whether c includes x.
 func (c OutputControl) Has(x OutputControl) bool { return c&x == x && x != 0 }
+
+// Protocol is the wire API a target is spoken to in.
+type Protocol uint8
+
+// Protocols.
+const (
+	// ProtocolChat is OpenAI chat completions, POST {base}/chat/completions.
+	ProtocolChat Protocol = iota
+	// ProtocolMessages is Anthropic's Messages API, POST {base}/messages.
+	ProtocolMessages
+	// ProtocolResponses is OpenAI's Responses API, POST {base}/responses.
+	ProtocolResponses
+	// ProtocolCompletions is OpenAI's legacy completions, POST
+	// {base}/completions: the prompt as one text.
+	ProtocolCompletions
+)
+
+// Protocols are the spellings ParseProtocol takes, as profiles write them.
+func Protocols() []string { return []string{"chat", "messages", "responses", "completions"} }
+
+// ParseProtocol reads a profile's protocol: one of Protocols() ("" is
+// chat).
+func ParseProtocol(s string) (Protocol, error) {
+	if s == "" {
+		return ProtocolChat, nil
+	}
+	for i, name := range Protocols() {
+		if s == name {
+			return Protocol(i), nil
+		}
+	}
+	return ProtocolChat, fmt.Errorf("must be one of %s (got %q)", strings.Join(Protocols(), ", "), s)
+}
+
+// String is p as profiles and results files spell it.
+func (p Protocol) String() string {
+	if names := Protocols(); int(p) < len(names) {
+		return names[p]
+	}
+	return fmt.Sprintf("Protocol(%d)", uint8(p))
+}

@@ -512,6 +512,9 @@ func resolveTarget(sc *scenario.Scenario, cfg Config) (*target, error) {
 	if t.OutputControl, err = endpoint.ParseOutputControl(p.OutputControl); err != nil {
 		return nil, fmt.Errorf("%w: profile %s: output_control %w", ErrBadInput, p.Name, err)
 	}
+	if t.Protocol, err = endpoint.ParseProtocol(p.Protocol); err != nil {
+		return nil, fmt.Errorf("%w: profile %s: protocol %w", ErrBadInput, p.Name, err)
+	}
 	t.ExtraBody = p.ExtraBody
 	t.Headers = p.Headers
 	model := cfg.Model
@@ -602,6 +605,7 @@ func header(sc *scenario.Scenario, tg *target, d results.Declared, disc results.
 		APIKeyEnv:              tg.keyEnv,
 		APIKeySet:              tg.keySet,
 		OutputControl:          tg.OutputControl.String(),
+		Protocol:               tg.Protocol.String(),
 		TemplateOverheadTokens: overhead,
 	}
 	if tg.profile.Simulated() {

@@ -48,6 +48,9 @@ func TestBadProfileCorpus(t *testing.T) {
 			"testdata/bad/header-name.yaml:4:16: headers.My Header: must be a header name: letters, digits and !#$%&'*+-.^_`|~ only (got \"My Header\")",
 			"testdata/bad/header-name.yaml:6:13: headers.X(bad): must be a header name: letters, digits and !#$%&'*+-.^_`|~ only (got \"X(bad)\")",
 		},
+		"protocol.yaml": {
+			"testdata/bad/protocol.yaml:3:11: protocol: must be one of chat, messages, responses, completions (got \"grpc\")",
+		},
 		"passwd": {
 			"testdata/bad/passwd:1:1: not a profile file: want a mapping (name, kind, base_url, ...), got a string",
 		},

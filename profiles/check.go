@@ -20,6 +20,10 @@ var ownedFields = map[string]string{
 	"stream_options":        "sixpin asks for usage in the stream",
 	"max_tokens":            "the output pin sets it (max_tokens_field names the member)",
 	"max_completion_tokens": "the output pin sets it (max_tokens_field names the member)",
+	"prompt":                "the prompt pin builds it (protocol completions)",
+	"input":                 "the prompt pin builds it (protocol responses)",
+	"max_output_tokens":     "the output pin sets it (protocol responses)",
+	"store":                 "sixpin sends store: false (protocol responses): a benchmark's responses are not kept",
 }
 
 // checkRequests finds what would break every request the profile makes:

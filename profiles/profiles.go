@@ -32,9 +32,10 @@ const (
 	KindOpenAICompatible = "openai-compatible"
 )
 
-// kinds are the accepted kinds; all but the simulator are OpenAI-compatible
-// servers, named so reports can say which stack they measured.
-var kinds = []string{KindSimulator, KindOpenAICompatible, "vllm", "llamacpp", "sglang", "ollama", "openai", "tgi"}
+// kinds are the accepted kinds: the simulator, or the serving stack,
+// named so reports can say which stack they measured (what API it is
+// spoken to in is the profile's protocol).
+var kinds = []string{KindSimulator, KindOpenAICompatible, "vllm", "llamacpp", "sglang", "ollama", "openai", "tgi", "anthropic"}
 
 // Profile describes one endpoint.
 type Profile struct {
@@ -45,8 +46,14 @@ type Profile struct {
 	// tgi).
 	Kind string `yaml:"kind"`
 	// BaseURL ends in /v1 (not used by the simulator, which is served
-	// in-process on a loopback port).
+	// in-process on a loopback port); under protocol messages the /v1
+	// may be left out, as Anthropic writes it.
 	BaseURL string `yaml:"base_url"`
+	// Protocol is the API the endpoint is spoken to in: chat (OpenAI chat
+	// completions, the default), messages (Anthropic's Messages API),
+	// responses (OpenAI's Responses API) or completions (legacy
+	// /v1/completions, the prompt as one text).
+	Protocol string `yaml:"protocol"`
 	// Model is the id to request; empty means the scenario's model pin
 	// name (or --model).
 	Model string `yaml:"model"`
@@ -126,6 +133,9 @@ func Parse(file string, data []byte) (*Profile, error) {
 	if p.OutputControl == "" {
 		p.OutputControl = "none"
 	}
+	if p.Protocol == "" {
+		p.Protocol = endpoint.ProtocolChat.String()
+	}
 	if p.Name == "" {
 		p.Name = strings.TrimSuffix(path.Base(file), path.Ext(file))
 	}
@@ -175,6 +185,9 @@ func (p *Profile) validate(doc *strictyaml.Doc) strictyaml.ErrorList {
 	if _, err := endpoint.ParseOutputControl(p.OutputControl); err != nil {
 		bad("output_control", "%v", err)
 	}
+	if _, err := endpoint.ParseProtocol(p.Protocol); err != nil {
+		bad("protocol", "%v", err)
+	}
 	if p.Tokenizer != "" && p.Tokenizer != TokenizerServer {
 		if _, err := tokenizer.Get(p.Tokenizer); err != nil {
 			bad("tokenizer", "%v (or %q for the endpoint's own /tokenize)", err, TokenizerServer)
@@ -200,6 +213,9 @@ func (p *Profile) validate(doc *strictyaml.Doc) strictyaml.ErrorList {
 		}
 		if pr.ReasoningPerMTok != nil && *pr.ReasoningPerMTok < 0 {
 			bad("pricing.reasoning_per_mtok", "must be ≥ 0")
+		}
+		if pr.CacheWriteInputPerMTok != nil && *pr.CacheWriteInputPerMTok < 0 {
+			bad("pricing.cache_write_input_per_mtok", "must be ≥ 0")
 		}
 	}
 	if l := p.RateLimits; l != nil {

@@ -16,14 +16,17 @@ func TestEmbeddedProfilesLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"llamacpp", "ollama", "openai", "openai-compatible", "sglang", "sim-cerebras-27b", "sim-instant", "sim-local-27b", "vllm"}
+	want := []string{"anthropic", "llamacpp", "ollama", "openai", "openai-compatible", "openai-responses", "sglang",
+		"sim-cerebras-27b", "sim-instant", "sim-local-27b", "vllm"}
 	var got []string
 	for _, p := range list {
 		got = append(got, p.Name)
 		if p.Source != "embedded" {
 			t.Errorf("%s: source %q", p.Name, p.Source)
 		}
-		if !p.Simulated() && !strings.HasSuffix(p.BaseURL, "/v1") {
+		// Anthropic writes its base URL without /v1 (the messages
+		// protocol takes both).
+		if !p.Simulated() && !strings.HasSuffix(p.BaseURL, "/v1") && p.Protocol != "messages" {
 			t.Errorf("%s: base_url %q does not end in /v1", p.Name, p.BaseURL)
 		}
 	}

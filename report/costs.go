@@ -17,8 +17,13 @@ func costLine(c *results.Cost) string {
 	if c.Basis == "energy" {
 		s += fmt.Sprintf(" (%s W for %s at %s/kWh)", numfmt.Thousands(c.Energy.PowerWatts), time.Duration(c.WallS*float64(time.Second)).Round(time.Second), numfmt.Money(c.Energy.USDPerKWh))
 	} else if b := c.Bill; b != nil {
-		s += fmt.Sprintf(" (input %s of which cached %s, output %s of which reasoning %s)",
-			numfmt.Money(b.InputUSD+b.CachedInputUSD), numfmt.Money(b.CachedInputUSD), numfmt.Money(b.OutputUSD+b.ReasoningUSD), numfmt.Money(b.ReasoningUSD))
+		writes := ""
+		if b.CacheWriteInputTokens > 0 {
+			writes = fmt.Sprintf(", cache writes %s", numfmt.Money(b.CacheWriteInputUSD))
+		}
+		s += fmt.Sprintf(" (input %s of which cached %s%s, output %s of which reasoning %s)",
+			numfmt.Money(b.InputUSD+b.CachedInputUSD+b.CacheWriteInputUSD), numfmt.Money(b.CachedInputUSD), writes,
+			numfmt.Money(b.OutputUSD+b.ReasoningUSD), numfmt.Money(b.ReasoningUSD))
 	}
 	s += fmt.Sprintf("; %s per hour at this pace, %s per million output tokens, %s per request",
 		numfmt.Money(c.PerHourUSD), numfmt.Money(c.PerMOutputTokensUSD), numfmt.Money(c.PerRequestUSD))

@@ -69,6 +69,9 @@ func PinCard(run *results.Run) Card {
 		{kvObserved(p.KVCache.Observed), p.KVCache.Reason, p.KVCache.Verified},
 		{mixObserved(p.Mix.Observed), p.Mix.Reason, p.Mix.Verified},
 	}
+	if proto := run.Target.Protocol; proto != "" {
+		observed[0].text += "; spoken to in protocol " + proto
+	}
 	for i, d := range DeclaredPins(p.Declared()) {
 		o := observed[i]
 		add(d.N, d.Pin, d.Text, o.text, o.v, o.reason)

@@ -62,3 +62,25 @@ func TestBuildCost(t *testing.T) {
 		t.Error("no pricing and no power must give no cost")
 	}
 }
+
+// TestPricingCacheWrites: Anthropic's cache writes cost more than input,
+// reads less; both are part of the input count.
+func TestPricingCacheWrites(t *testing.T) {
+	read, write := 0.30, 3.75
+	p := Pricing{InputPerMTok: 3, CachedInputPerMTok: &read, CacheWriteInputPerMTok: &write, OutputPerMTok: 15}
+	// 1M input: 200K uncached × $3, 700K read × $0.30, 100K written × $3.75; 10K output × $15.
+	u := Usage{PromptTokens: 1_000_000, CachedTokens: 700_000, CacheWriteTokens: 100_000, CompletionTokens: 10_000}
+	want := 0.6 + 0.21 + 0.375 + 0.15
+	if got := p.RequestUSD(u); math.Abs(got-want) > 1e-9 {
+		t.Errorf("request $%v, want $%v", got, want)
+	}
+	b := p.PriceCache(1_000_000, 700_000, 100_000, 10_000, 0)
+	if math.Abs(b.CacheWriteInputUSD-0.375) > 1e-9 || b.CacheWriteInputTokens != 100_000 || math.Abs(b.Total-want) > 1e-9 {
+		t.Errorf("bill %+v", b)
+	}
+	// Without a write price, writes are billed as input.
+	p.CacheWriteInputPerMTok = nil
+	if got := p.RequestUSD(u); math.Abs(got-(0.6+0.21+0.3+0.15)) > 1e-9 {
+		t.Errorf("request $%v with writes at the input price", got)
+	}
+}

@@ -303,6 +303,7 @@ func (mg *merger) measurement() (*Measurement, error) {
 		m.Tokens.Requests += r.Tokens.Requests
 		m.Tokens.Input += r.Tokens.Input
 		m.Tokens.CachedInput += r.Tokens.CachedInput
+		m.Tokens.CacheWriteInput += r.Tokens.CacheWriteInput
 		m.Tokens.Output += r.Tokens.Output
 		m.Tokens.Reasoning += r.Tokens.Reasoning
 		m.Issued.addServed(r.Pins.Prompt.Observed.Served, r.Pins.Output.Observed.Served)

@@ -173,7 +173,8 @@ func BuildRateLimits(limits *RateLimits, m *Measurement) *RateLimitReport {
 func BucketFromMessage(msg string) string {
 	m := strings.ToLower(msg)
 	switch {
-	case strings.Contains(m, "uncached"):
+	case strings.Contains(m, "uncached"), strings.Contains(m, "input tokens per minute"):
+		// Anthropic's input-tokens limit counts no cache reads.
 		return BucketUncachedTokens
 	case strings.Contains(m, "output tokens per minute"):
 		return BucketOutputTokens

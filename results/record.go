@@ -157,7 +157,12 @@ type Usage struct {
 	// CompletionTokens counts every generated token, reasoning included.
 	CompletionTokens int
 	ReasoningTokens  int
+	// CachedTokens of the prompt were read from a prompt cache;
+	// CacheWriteTokens were written to one (Anthropic's
+	// cache_creation_input_tokens, priced apart; 0 elsewhere). Both are
+	// part of PromptTokens.
 	CachedTokens     int
+	CacheWriteTokens int
 }
 
 // Outage is a time the endpoint could not be reached: from the first

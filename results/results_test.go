@@ -287,6 +287,7 @@ func TestSpillRoundTrip(t *testing.T) {
 	in[0].Chunks[5].ClientLagUS = 250
 	in[0].ToolCalls, in[0].FinishReason = true, "tool_calls"
 	in[1].Reconnects = 2
+	in[0].Usage.CachedTokens, in[0].Usage.CacheWriteTokens = 16, 8 // Anthropic's cache read and write
 	for _, r := range in {
 		assignChunkTokens(r)
 		if err := s.put(r); err != nil {

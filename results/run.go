@@ -109,6 +109,10 @@ type TargetInfo struct {
 	// OutputControl is how the output pin was enforced (ignore_eos,
 	// min_tokens, or none).
 	OutputControl string `json:"output_control"`
+	// Protocol is the API the endpoint was spoken to in: chat, messages,
+	// responses or completions (empty in files from before it was
+	// recorded: chat).
+	Protocol string `json:"protocol,omitempty"`
 	// TemplateOverheadTokens is what the chat template added to the prompt,
 	// measured by a probe request and subtracted from every prompt.
 	TemplateOverheadTokens int `json:"template_overhead_tokens"`

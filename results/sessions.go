@@ -13,8 +13,11 @@ type Tokens struct {
 	Requests    int   `json:"requests"`
 	Input       int64 `json:"input"`
 	CachedInput int64 `json:"cached_input"`
-	Output      int64 `json:"output"`
-	Reasoning   int64 `json:"reasoning"`
+	// CacheWriteInput of Input was written to a prompt cache (Anthropic's
+	// cache_creation_input_tokens; 0 where the protocol reports none).
+	CacheWriteInput int64 `json:"cache_write_input,omitempty"`
+	Output          int64 `json:"output"`
+	Reasoning       int64 `json:"reasoning"`
 	// CacheHitRatio is CachedInput / Input: the share of prompt tokens a
 	// prefix cache served.
 	CacheHitRatio float64 `json:"cache_hit_ratio"`
@@ -27,6 +30,7 @@ func (t *Tokens) add(r *Record) {
 	t.Requests++
 	t.Input += int64(r.Usage.PromptTokens)
 	t.CachedInput += int64(r.Usage.CachedTokens)
+	t.CacheWriteInput += int64(r.Usage.CacheWriteTokens)
 	t.Output += int64(r.Usage.CompletionTokens)
 	t.Reasoning += int64(r.Usage.ReasoningTokens)
 }

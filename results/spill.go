@@ -123,6 +123,9 @@ func (s *spill) put(r *Record) error {
 	if r.ToolCalls {
 		flags |= 2
 	}
+	if r.Usage.CacheWriteTokens > 0 {
+		flags |= 4 // a cache-write count follows the cached count
+	}
 	b = binary.AppendUvarint(b, uint64(r.Index))
 	b = binary.AppendUvarint(b, ids[0])
 	b = binary.AppendUvarint(b, ids[1])
@@ -140,6 +143,9 @@ func (s *spill) put(r *Record) error {
 	b = binary.AppendUvarint(b, uint64(r.Usage.CompletionTokens))
 	b = binary.AppendUvarint(b, uint64(r.Usage.ReasoningTokens))
 	b = binary.AppendUvarint(b, uint64(r.Usage.CachedTokens))
+	if flags&4 != 0 {
+		b = binary.AppendUvarint(b, uint64(r.Usage.CacheWriteTokens))
+	}
 	b = binary.AppendUvarint(b, ids[3])
 	b = binary.AppendUvarint(b, uint64(r.HTTPStatus))
 	b = binary.AppendUvarint(b, uint64(r.Reconnects))
@@ -315,6 +321,9 @@ func (s *spillReader) decode(b []byte, r *Record) error {
 	r.Usage.CompletionTokens = int(d.u())
 	r.Usage.ReasoningTokens = int(d.u())
 	r.Usage.CachedTokens = int(d.u())
+	if flags&4 != 0 {
+		r.Usage.CacheWriteTokens = int(d.u())
+	}
 	r.Err = ErrorClass(s.str(d.u()))
 	r.HTTPStatus = int(d.u())
 	r.Reconnects = int(d.u())

@@ -13,7 +13,11 @@ import (
 // It never fails: a failure is classified on the record. inflight
 // cancellation cuts the request off as interrupted.
 func (r *Runner) do(inflight context.Context, req scenario.Request, text string, scheduled time.Duration) *results.Record {
-	return r.doMessages(inflight, req, endpoint.UserMessage(text), scheduled)
+	msgs := endpoint.UserMessage(text)
+	if g := req.PrefixGroup; g >= 0 && g < len(r.prefixes) {
+		msgs[0].Cache = len(r.prefixes[g]) // the shared prefix: a prompt-caching breakpoint after it
+	}
+	return r.doMessages(inflight, req, msgs, scheduled)
 }
 
 // doMessages is do for a whole conversation.

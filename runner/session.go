@@ -46,7 +46,14 @@ type history struct {
 }
 
 func (h *history) add(role, text string, tokens int) {
-	h.msgs = append(h.msgs, endpoint.Message{Role: role, Content: text})
+	m := endpoint.Message{Role: role, Content: text}
+	if len(h.msgs) == 0 {
+		// Every later turn repeats the first prompt: a prompt-caching
+		// breakpoint after it (Anthropic's cache_control) lets turn 2
+		// read it; the protocol marks the end of the history itself.
+		m.Cache = len(text)
+	}
+	h.msgs = append(h.msgs, m)
 	h.content += tokens
 }
 

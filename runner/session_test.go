@@ -214,3 +214,30 @@ func TestSessionInterrupted(t *testing.T) {
 		t.Errorf("%d records, want the 2 in flight", len(recs))
 	}
 }
+
+// Agentic sessions over Anthropic's Messages API with prompt caching:
+// the first turn writes its prompt to the cache, every later turn reads
+// what the one before wrote (the breakpoints go after the first prompt
+// and at the end of the history), and the cost counts reads and writes at
+// their prices.
+func TestSessionsMessagesPromptCaching(t *testing.T) {
+	yes := true
+	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone, PrefixCaching: &yes}, nil)
+	tg := simTarget(ts)
+	tg.Protocol = endpoint.ProtocolMessages
+	recs := runAll(t, newProbedRunner(t, mustPlan(t, sessionsPlan(t, "streams: 2", "streams: 1")), tg))
+	for _, rec := range recs {
+		if rec.Failed() {
+			t.Fatalf("session %d turn %d: %s %s", rec.Session, rec.Turn, rec.Err, rec.ErrMsg)
+		}
+		u := rec.Usage
+		switch {
+		case rec.Turn == 0 && (u.CacheWriteTokens == 0 || u.CachedTokens != 0):
+			t.Errorf("session %d turn 0: usage %+v, want a cache write and no read", rec.Session, u)
+		case rec.Turn > 0 && u.CachedTokens == 0:
+			t.Errorf("session %d turn %d: usage %+v, want the history read from the cache", rec.Session, rec.Turn, u)
+		case u.CachedTokens+u.CacheWriteTokens > u.PromptTokens:
+			t.Errorf("session %d turn %d: usage %+v: cached parts exceed the prompt", rec.Session, rec.Turn, u)
+		}
+	}
+}
