@@ -208,6 +208,12 @@ func TestOutageOutlivesKeptAliveAnswers(t *testing.T) {
 				}
 			}()
 		}
+		if strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			// Each answer holds its connection a while, so the two
+			// streams' requests overlap: the stream that lost its
+			// connection finds the other's busy and must dial.
+			time.Sleep(2 * time.Millisecond)
+		}
 		simSrv.ServeHTTP(w, r)
 	})
 	go srv.Serve(ln)
