@@ -27,13 +27,13 @@ func NewCmdProfiles(f *Factory) *cobra.Command {
 				return err
 			}
 			tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tKIND\tENDPOINT\tOUTPUT CONTROL\tDESCRIPTION")
+			fmt.Fprintln(tw, "NAME\tKIND\tPROTOCOL\tENDPOINT\tOUTPUT CONTROL\tDESCRIPTION")
 			for _, p := range list {
 				ep := p.BaseURL
 				if p.Simulated() {
 					ep = "in-process"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Kind, ep, p.OutputControl, firstSentence(p.Description))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Kind, p.Protocol, ep, p.OutputControl, firstSentence(p.Description))
 			}
 			return tw.Flush()
 		},

@@ -59,7 +59,7 @@ Every run uses the --to scenario's duration, windows and SLO unless
 	fl.StringVar(&c.From, "from", "", "the start: a scenario file, or brochure (concurrency 1, 128-token prompt, 32 tokens out, burst window)")
 	fl.StringVar(&c.To, "to", "", "the production scenario (any workload kind, agentic included)")
 	fl.StringVar(&c.Profile, "profile", "", "endpoint profile: an embedded NAME (sixpin profiles list) or a YAML FILE")
-	fl.StringVar(&c.Endpoint, "endpoint", "", "OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1")
+	fl.StringVar(&c.Endpoint, "endpoint", "", "the endpoint's base URL, e.g. http://127.0.0.1:8080/v1 (spoken to in the profile's protocol: chat unless it says otherwise)")
 	fl.StringVar(&c.Model, "model", "", "model id to request (default: the profile's, else the scenario's model pin)")
 	fl.StringVar(&c.Tokenizer, "tokenizer", "", "whose count prompts are built to (as sixpin run --tokenizer)")
 	fl.StringVarP(&c.Output, "output", "o", "", "waterfall file (default sixpin-waterfall-NAME-TIMESTAMP.json)")
