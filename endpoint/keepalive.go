@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/internal/backoff"
+	"github.com/sixpin/sixpin/results"
 )
 
 // keepAlive learns whether the server hangs up on kept-alive connections
@@ -67,16 +68,23 @@ func watchConn(ctx context.Context, c *connSeen) context.Context {
 const keepAliveCheckDelay = 25 * time.Millisecond
 
 // checkKeepAlive learns, before load, whether the server hangs up after
-// a streamed answer: send (a probe request) goes out twice, keepAliveCheckDelay
-// apart; the transport reuses the most recently returned connection, so
-// a second request on another connection means the server closed the
-// first one. ok is false when either request failed.
-func (r *Client) checkKeepAlive(ctx context.Context, send func(ctx context.Context) bool) {
+// a streamed answer: send (a probe request, returning its error class)
+// goes out twice, keepAliveCheckDelay apart; the transport reuses the
+// most recently returned connection, so a second request on another
+// connection, or one that failed to connect, means the server closed the
+// first one.
+func (r *Client) checkKeepAlive(ctx context.Context, send func(ctx context.Context) results.ErrorClass) {
 	var first, second connSeen
-	if !send(watchConn(ctx, &first)) || !backoff.Sleep(ctx, keepAliveCheckDelay) || !send(watchConn(ctx, &second)) {
+	if send(watchConn(ctx, &first)) != results.OK || !backoff.Sleep(ctx, keepAliveCheckDelay) {
 		return
 	}
-	if a, b := first.conn.Load(), second.conn.Load(); a != nil && b != nil && *a != *b {
-		r.learnKeepAlive("the server closed the probe's kept-alive connection after its streamed answer, without saying so")
+	switch err := send(watchConn(ctx, &second)); {
+	case err == results.ErrConnect:
+		r.learnKeepAlive("the probe's second request found its kept-alive connection closed by the server")
+	case err != results.OK:
+	default:
+		if a, b := first.conn.Load(), second.conn.Load(); a != nil && b != nil && *a != *b {
+			r.learnKeepAlive("the server closed the probe's kept-alive connection after its streamed answer, without saying so")
+		}
 	}
 }

@@ -61,8 +61,8 @@ func Probe(ctx context.Context, c *Client, p ProbeRequest) (t Template, ok bool,
 		return Template{}, false, err.Error()
 	}
 	t = Template{Overhead: base, PerMessage: base}
-	c.checkKeepAlive(ctx, func(ctx context.Context) bool {
-		return !r.stream(ctx, ErrCutAtOnce, scenario.Request{Index: -1, PromptTokens: 1, OutputTokens: 1}, UserMessage(p.One), r.since()).Failed()
+	c.checkKeepAlive(ctx, func(ctx context.Context) results.ErrorClass {
+		return r.stream(ctx, ErrCutAtOnce, scenario.Request{Index: -1, PromptTokens: 1, OutputTokens: 1}, UserMessage(p.One), r.since()).Err
 	})
 	if p.Conversation {
 		three := []Message{{Role: RoleUser, Content: p.One}, {Role: RoleAssistant, Content: p.One}, {Role: RoleUser, Content: p.One}}
