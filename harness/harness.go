@@ -103,6 +103,10 @@ type Config struct {
 	// MetricsAddr serves sixpin's own metrics for Prometheus at
 	// http://MetricsAddr/metrics ("" none).
 	MetricsAddr string
+	// ServerMetrics is how often the server's own /metrics is scraped
+	// during the run, in run time (0: endpoint.DefaultScrapeEvery;
+	// ServerMetricsOff: never).
+	ServerMetrics time.Duration
 
 	// obs watch the command's runs (the live page, the metrics); set by
 	// Run and Bakeoff, nil when neither is asked for.
@@ -352,8 +356,21 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	inflight, cancelInflight := context.WithCancel(context.Background())
 	defer cancelInflight()
 	cpu0 := clientInfo().CPUSeconds
+	var scraper *endpoint.Scraper
+	if cfg.ServerMetrics != ServerMetricsOff {
+		scraper = client.NewScraper(cfg.ServerMetrics)
+		scraper.Baseline(ctx)
+		defer func() {
+			if scraper != nil {
+				scraper.Stop()
+			}
+		}()
+	}
 	records := rn.Run(ctx, inflight)
 	h.StartedAt = rn.Start()
+	if scraper != nil {
+		scraper.Start(ctx, rn.Clock())
+	}
 	if err := col.Begin(h); err != nil {
 		cancelInflight()
 		for range records {
@@ -402,6 +419,10 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 			Reason: "interrupted by a signal; issuing stopped and in-flight requests had " + cfg.Grace.String() + " to finish"}
 	}
 	run := results.Assemble(h, m, end)
+	if scraper != nil {
+		run.Server = scraper.Stop().Server(run.Windows)
+		scraper = nil
+	}
 	run.Errors.Outages = client.Outages()
 	run.Client = clientInfo()
 	run.Client.Connections = client.Connections()

@@ -62,6 +62,9 @@ type Run struct {
 	// Histograms are window → metric → encoded HDR histogram.
 	Histograms map[string]map[string]EncodedHistogram `json:"histograms"`
 	Client     ClientInfo                             `json:"client"`
+	// Server is the server's own metrics scraped during the run (nil: not
+	// scraped: --server-metrics off, or no Prometheus endpoint answered).
+	Server *Server `json:"server,omitempty"`
 	// Shard is this run's shard identity (`sixpin run --shard I/N`; nil
 	// for a run of the whole plan); Merged the attestation of a run that
 	// `sixpin merge` made of shards.

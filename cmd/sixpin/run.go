@@ -23,6 +23,8 @@ type RunOptions struct {
 	CPUProfile string
 	// Shard and StartAt are --shard I/N and --start-at T as given.
 	Shard, StartAt string
+	// ServerMetrics is --server-metrics as given.
+	ServerMetrics string
 }
 
 // NewCmdRun builds `sixpin run`. runF replaces the action in tests.
@@ -64,6 +66,7 @@ func NewCmdRun(f *Factory, runF func(*cobra.Command, *RunOptions) error) *cobra.
 	fl.StringVar(&opts.Shard, "shard", "", "run shard I of N of the scenario's plan (I/N, e.g. 0/4; needs --run-id); `sixpin merge` combines the shards' results")
 	fl.StringVar(&opts.StartAt, "start-at", "", "start load at this wall-clock time, RFC 3339 or unix seconds, the same for every shard (a late start is recorded)")
 	fl.StringVar(&c.Distributed.RunID, "run-id", "", "the id every shard of a distributed run shares (recorded in the results; salts the prompts)")
+	fl.StringVar(&opts.ServerMetrics, "server-metrics", "1s", "scrape the server's own Prometheus /metrics (vLLM, SGLang, llama.cpp --metrics, TGI) this often during the run, or off")
 	addLiveFlags(fl, c)
 	fl.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a Go CPU profile of sixpin itself to FILE")
 	_ = fl.MarkHidden("cpuprofile")
@@ -86,6 +89,11 @@ func runRun(cmd *cobra.Command, opts *RunOptions) error {
 	if c.Repeat < 0 || c.TimeScale < 0 || c.TimeScale > 1 {
 		return badInput(fmt.Errorf("--repeat must be ≥ 0 and --time-scale in (0, 1]"))
 	}
+	sm, err := harness.ParseServerMetrics(opts.ServerMetrics)
+	if err != nil {
+		return badInput(err)
+	}
+	c.ServerMetrics = sm
 	if err := parseDistributed(opts, &c.Distributed); err != nil {
 		return badInput(err)
 	}
@@ -103,7 +111,7 @@ func runRun(cmd *cobra.Command, opts *RunOptions) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	_, err := harness.Run(cmd.Context(), opts.F.Hard, c)
+	_, err = harness.Run(cmd.Context(), opts.F.Hard, c)
 	return err
 }
 
