@@ -54,6 +54,7 @@ func WriteSummary(w io.Writer, run *results.Run) error {
 			group(float64(t.Input)), group(float64(t.CachedInput)), pct(t.CacheHitRatio), group(float64(t.Output)), group(float64(t.Reasoning)))
 	}
 	writeErrors(p, run)
+	writeServerSummary(p, run)
 	if s := run.Schedule; s != nil {
 		p.F("Schedule (open loop): declared %s req/s, scheduled %s req/s, sent %s req/s", num(s.TargetRateRPS),
 			num(s.ScheduledRateRPS), num(s.AchievedRateRPS))
@@ -154,6 +155,7 @@ func writeWindow(p *numfmt.Printer, run *results.Run, name string, w *results.Wi
 	if len(w.ErrorsByClass) > 0 {
 		p.F("  errors in window: %s\n", results.ClassList(w.ErrorsByClass))
 	}
+	writeServerWindow(p, run, name)
 }
 
 // RatioLabel formats an observed input:output token ratio; 0 is a window

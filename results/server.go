@@ -143,13 +143,15 @@ type MeanPeak struct {
 
 // HistDelta is a server histogram over one window: how many requests it
 // counted, their mean, and percentiles interpolated within buckets as
-// Prometheus' histogram_quantile does (ms).
+// Prometheus' histogram_quantile does (ms). A percentile is nil when the
+// buckets cannot place it: it falls in the first bucket (anywhere from 0
+// to its bound) or the last (+Inf).
 type HistDelta struct {
-	Count float64 `json:"count"`
-	Mean  float64 `json:"mean"`
-	P50   float64 `json:"p50"`
-	P90   float64 `json:"p90"`
-	P99   float64 `json:"p99"`
+	Count float64  `json:"count"`
+	Mean  float64  `json:"mean"`
+	P50   *float64 `json:"p50,omitempty"`
+	P90   *float64 `json:"p90,omitempty"`
+	P99   *float64 `json:"p99,omitempty"`
 }
 
 // BuildServer turns the scrapes of a run (in time order) into its server
@@ -348,35 +350,34 @@ func histDelta(a, b *ServerHist) *HistDelta {
 		}
 		counts[i] = b.Counts[i] - a.Counts[i]
 	}
-	q := func(p float64) float64 { return 1000 * histQuantile(p, b.Bounds, counts) }
+	q := func(p float64) *float64 {
+		v, ok := histQuantile(p, b.Bounds, counts)
+		if !ok {
+			return nil
+		}
+		v *= 1000
+		return &v
+	}
 	return &HistDelta{Count: n, Mean: 1000 * (b.Sum - a.Sum) / n, P50: q(0.5), P90: q(0.9), P99: q(0.99)}
 }
 
 // histQuantile is Prometheus' histogram_quantile (q 0–1) over cumulative
-// counts at bounds: linear within the bucket the rank falls in; a rank
-// in the +Inf bucket is the highest finite bound.
-func histQuantile(q float64, bounds, cum []float64) float64 {
+// counts at bounds: linear within the bucket the rank falls in. ok is
+// false when that bucket is the first (its lower edge is unknown) or
+// +Inf.
+func histQuantile(q float64, bounds, cum []float64) (v float64, ok bool) {
 	if len(cum) == 0 || cum[len(cum)-1] <= 0 {
-		return 0
+		return 0, false
 	}
 	rank := q * cum[len(cum)-1]
 	i := sort.Search(len(cum), func(i int) bool { return cum[i] >= rank })
-	if i >= len(bounds) {
-		i = len(bounds) - 1
+	if i == 0 || i >= len(bounds) || math.IsInf(bounds[i], 1) {
+		return 0, false
 	}
-	if math.IsInf(bounds[i], 1) {
-		if i == 0 {
-			return 0
-		}
-		return bounds[i-1]
-	}
-	lo, below := 0.0, 0.0
-	if i > 0 {
-		lo, below = bounds[i-1], cum[i-1]
-	}
+	lo, below := bounds[i-1], cum[i-1]
 	in := cum[i] - below
 	if in <= 0 {
-		return bounds[i]
+		return bounds[i], true
 	}
-	return lo + (bounds[i]-lo)*(rank-below)/in
+	return lo + (bounds[i]-lo)*(rank-below)/in, true
 }
