@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sixpin/sixpin/results"
@@ -212,7 +213,9 @@ type Scraper struct {
 	// gone: the server has no /metrics; started: Start was called.
 	gone, started bool
 
-	// Written by the scraping goroutine only; read after done.
+	// Written by the scraping goroutine only; read after done (but
+	// Samples, which mu guards for Recent).
+	mu  sync.Mutex
 	res Scrapes
 }
 
@@ -275,6 +278,18 @@ func (s *Scraper) Start(ctx context.Context, clk Clock) {
 	s.timeout = min(max(wall, minScrapeTimeout), MaxScrapeTimeout)
 	s.started = true
 	go s.loop(context.WithoutCancel(ctx), wall) // an interrupt ends the run, and Stop the scraping
+}
+
+// Recent returns a copy of the last n scrapes that answered, oldest
+// first. It is safe to call from any goroutine while the scraper runs;
+// nil on a nil Scraper.
+func (s *Scraper) Recent(n int) []results.ServerSample {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]results.ServerSample(nil), s.res.Samples[max(len(s.res.Samples)-n, 0):]...)
 }
 
 // Stop takes the last scrape, stops the scraper and returns what it
@@ -346,7 +361,9 @@ func (s *Scraper) once(ctx context.Context, now func() time.Duration) bool {
 		x, engine, ok := parseServerMetrics(raw)
 		if ok {
 			x.T = t0 + (t1-t0)/2
+			s.mu.Lock()
 			s.res.Samples = append(s.res.Samples, x)
+			s.mu.Unlock()
 			s.res.Source = engine + " " + s.ep
 			return true
 		}

@@ -395,6 +395,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	}()
 
 	w := newWatch(cfg, sc, plan, h, rn)
+	w.server = scraper
 	defer w.finish(nil) // its sampler stops on every way out
 	cfg.obs.begin(w, metricLabels(cfg, sc, h))
 	bar := startProgress(cfg, w)

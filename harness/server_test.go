@@ -50,3 +50,21 @@ func TestServerMetricsRun(t *testing.T) {
 		t.Error("--server-metrics off scraped")
 	}
 }
+
+// The live page's server series: gauges as read, counters as rates
+// between scrapes, what the server does not expose left out.
+func TestServerSeriesLive(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	xs := []results.ServerSample{
+		{T: 0, KVUsage: f(0.25), Running: f(2), GenerationTokens: f(100)},
+		{T: 2 * time.Second, KVUsage: f(0.5), Running: f(4), GenerationTokens: f(500)},
+	}
+	got := serverSeries(xs)
+	if len(got) != 3 || got[0].Name != "KV cache usage" || got[0].Values[1] != 50 || got[1].Values[1] != 4 ||
+		got[2].Name != "server generation" || len(got[2].Values) != 1 || got[2].Values[0] != 200 {
+		t.Errorf("%+v", got)
+	}
+	if s := serverSeries(nil); s == nil || len(s) != 0 {
+		t.Errorf("no scrape: %#v, want an empty list", s)
+	}
+}
