@@ -107,6 +107,9 @@ type Config struct {
 	// during the run, in run time (0: endpoint.DefaultScrapeEvery;
 	// ServerMetricsOff: never).
 	ServerMetrics time.Duration
+	// KVFit is KVFitWarn ("" too) or KVFitStrict: what the KV-fit
+	// preflight does when the planned concurrency does not fit.
+	KVFit string
 
 	// obs watch the command's runs (the live page, the metrics); set by
 	// Run and Bakeoff, nil when neither is asked for.
@@ -338,6 +341,10 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 		}
 	}
 	h := header(sc, tg, d, disc, overhead, tok, notes)
+	h.KVFit = kvFit(sc, plan, disc)
+	if err := preflightKV(cfg.ErrOut, cfg.KVFit, h.KVFit); err != nil {
+		return nil, nil, err
+	}
 	h.ProbeFailure = probeFailure
 	h.Scenario.PromptSalt = fmt.Sprintf("%016x", salt)
 	h.Shard = shardIdentity(cfg, sc, whole)

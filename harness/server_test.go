@@ -1,9 +1,16 @@
 package harness
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -66,5 +73,42 @@ func TestServerSeriesLive(t *testing.T) {
 	}
 	if s := serverSeries(nil); s == nil || len(s) != 0 {
 		t.Errorf("no scrape: %#v, want an empty list", s)
+	}
+}
+
+// The KV-fit preflight, against a simulator whose KV cache holds 4,096
+// tokens: 8 streams × 1,000 tokens do not fit. warn says so before load
+// and goes on; the results and the card carry it, and the windows their
+// regime; strict refuses with bad input (exit 2) before any request.
+func TestKVFitPreflight(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "small-kv.yaml")
+	src := "kind: simulator\noutput_control: ignore_eos\ntokenizer: words\nsim: {model: m, timing: none, tokenizer: words, max_model_len: 4096, kv_budget_tokens: 4096, max_num_seqs: 16}\n"
+	if err := os.WriteFile(prof, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := quiet(t, Config{ScenarioPath: "testdata/kvfit.yaml", Profile: prof, Output: filepath.Join(t.TempDir(), "r.json")})
+	o, err := Run(context.Background(), context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "sixpin: warning: KV fit: 8 streams × 1K tokens need 8K KV tokens; the server holds 4.1K and runs at most 16 sequences: at most 4 fit; expect queueing or preemption"
+	if errOut := cfg.ErrOut.(*bytes.Buffer).String(); !strings.Contains(errOut, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errOut)
+	}
+	if f := o.Run.KVFit; f == nil || f.Fits || f.MaxFit != 4 || f.BudgetTokens != 4096 || f.BudgetFrom == "" {
+		t.Errorf("kv_fit %+v", f)
+	}
+	var b bytes.Buffer
+	if err := report.WriteSummary(&b, o.Run); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "preflight: at most 4 of 8 streams fit") {
+		t.Errorf("the pin card lacks the preflight:\n%s", b.String())
+	}
+
+	cfg = quiet(t, Config{ScenarioPath: "testdata/kvfit.yaml", Profile: prof, KVFit: KVFitStrict, Output: filepath.Join(t.TempDir(), "r.json")})
+	o, err = Run(context.Background(), context.Background(), cfg)
+	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "at most 4 fit") || o != nil {
+		t.Errorf("strict: %v, outcome %v", err, o)
 	}
 }

@@ -66,7 +66,7 @@ func PinCard(run *results.Run) Card {
 		{tokensObserved(p.Prompt.Observed), p.Prompt.Reason, p.Prompt.Verified},
 		{tokensObserved(p.Output.Observed), p.Output.Reason, p.Output.Verified},
 		{concurrencyObserved(p.Concurrency.Observed), p.Concurrency.Reason, p.Concurrency.Verified},
-		{withServer(kvObserved(p.KVCache.Observed), serverKV(run)), p.KVCache.Reason, p.KVCache.Verified},
+		{withServer(withServer(kvObserved(p.KVCache.Observed), kvFitShort(run)), serverKV(run)), p.KVCache.Reason, p.KVCache.Verified},
 		{withServer(mixObserved(p.Mix.Observed), serverMix(run)), p.Mix.Reason, p.Mix.Verified},
 	}
 	for i, d := range DeclaredPins(p.Declared()) {

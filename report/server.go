@@ -217,3 +217,44 @@ func serverStateChart(run *results.Run) *chart {
 	c.y2 = &y2
 	return c
 }
+
+// kTokens is a token count in K or M: 524K, 6.46M.
+func kTokens(v float64) string {
+	switch {
+	case v >= 1e6:
+		return numfmt.Short(v/1e6) + "M"
+	case v >= 1e3:
+		return numfmt.Short(v/1e3) + "K"
+	}
+	return numfmt.Short(v)
+}
+
+// KVFitLine says the KV-fit preflight in one line: "64 streams × 101K
+// tokens need 6.46M KV tokens; the server holds 524K: at most 5 fit;
+// expect queueing or preemption".
+func KVFitLine(f *results.KVFit) string {
+	s := fmt.Sprintf("%s × %s tokens", numfmt.Count(f.Streams, "stream", ""), kTokens(f.PerStreamTokens))
+	if f.SharedPrefixTokens > 0 {
+		s += fmt.Sprintf(" (+ %s shared prefix tokens held once)", kTokens(float64(f.SharedPrefixTokens*f.PrefixGroups)))
+	}
+	s += fmt.Sprintf(" need %s KV tokens; the server holds %s", kTokens(f.NeedTokens), kTokens(float64(f.BudgetTokens)))
+	if f.MaxNumSeqs > 0 {
+		s += fmt.Sprintf(" and runs at most %d sequences", f.MaxNumSeqs)
+	}
+	if f.Fits {
+		return s + fmt.Sprintf(": they fit (up to %d would)", f.MaxFit)
+	}
+	return s + fmt.Sprintf(": at most %d fit; expect queueing or preemption", f.MaxFit)
+}
+
+// kvFitShort is the preflight for pin 5's row.
+func kvFitShort(run *results.Run) string {
+	f := run.KVFit
+	if f == nil {
+		return ""
+	}
+	if f.Fits {
+		return fmt.Sprintf("preflight: %d streams fit (up to %d would)", f.Streams, f.MaxFit)
+	}
+	return fmt.Sprintf("preflight: at most %d of %d streams fit", f.MaxFit, f.Streams)
+}

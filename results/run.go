@@ -65,6 +65,10 @@ type Run struct {
 	// Server is the server's own metrics scraped during the run (nil: not
 	// scraped: --server-metrics off, or no Prometheus endpoint answered).
 	Server *Server `json:"server,omitempty"`
+	// KVFit is the KV-fit preflight made before load: whether the
+	// planned concurrency fits the server's KV cache (nil: no budget
+	// known).
+	KVFit *KVFit `json:"kv_fit,omitempty"`
 	// Shard is this run's shard identity (`sixpin run --shard I/N`; nil
 	// for a run of the whole plan); Merged the attestation of a run that
 	// `sixpin merge` made of shards.

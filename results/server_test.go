@@ -100,3 +100,37 @@ func val(p *float64) float64 {
 	}
 	return *p
 }
+
+// TestFitKV is the preflight's arithmetic: the example, a shared
+// prefix held once, llama.cpp's slots, no budget.
+func TestFitKV(t *testing.T) {
+	on, off := true, false
+	cases := []struct {
+		name           string
+		streams        int
+		per            float64
+		prefix, groups int
+		kv             KVFacts
+		need           float64
+		budget, fit    int
+		fits           bool
+	}{
+		{"issue's example", 64, 101_000, 0, 0, KVFacts{BudgetTokens: 524_288}, 6_464_000, 524_288, 5, false},
+		{"fits", 8, 1200, 0, 0, KVFacts{BudgetTokens: 524_288, MaxNumSeqs: 16}, 9600, 524_288, 16, true},
+		{"max_num_seqs caps", 32, 1200, 0, 0, KVFacts{BudgetTokens: 524_288, MaxNumSeqs: 16}, 38_400, 524_288, 16, false},
+		{"shared prefix once", 4, 1000, 10_000, 1, KVFacts{BudgetTokens: 14_000, PrefixCaching: &on}, 14_000, 14_000, 4, true},
+		{"no prefix cache", 4, 1000, 10_000, 1, KVFacts{BudgetTokens: 14_000, PrefixCaching: &off}, 44_000, 14_000, 1, false},
+		{"llama.cpp slots", 4, 3000, 0, 0, KVFacts{MaxModelLen: 2048, MaxNumSeqs: 2}, 12_000, 4096, 1, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := FitKV(c.streams, c.per, c.prefix, c.groups, c.kv, nil)
+			if f == nil || f.NeedTokens != c.need || f.BudgetTokens != c.budget || f.MaxFit != c.fit || f.Fits != c.fits {
+				t.Errorf("%+v", f)
+			}
+		})
+	}
+	if FitKV(8, 1000, 0, 0, KVFacts{MaxModelLen: 4096}, nil) != nil {
+		t.Error("a fit without a budget")
+	}
+}

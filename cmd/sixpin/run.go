@@ -66,6 +66,7 @@ func NewCmdRun(f *Factory, runF func(*cobra.Command, *RunOptions) error) *cobra.
 	fl.StringVar(&opts.Shard, "shard", "", "run shard I of N of the scenario's plan (I/N, e.g. 0/4; needs --run-id); `sixpin merge` combines the shards' results")
 	fl.StringVar(&opts.StartAt, "start-at", "", "start load at this wall-clock time, RFC 3339 or unix seconds, the same for every shard (a late start is recorded)")
 	fl.StringVar(&c.Distributed.RunID, "run-id", "", "the id every shard of a distributed run shares (recorded in the results; salts the prompts)")
+	fl.StringVar(&c.KVFit, "kv-fit", harness.KVFitWarn, "before load, check that the planned concurrency fits the server's KV cache: warn (say so and go on) or strict (refuse, exit 2)")
 	fl.StringVar(&opts.ServerMetrics, "server-metrics", "1s", "scrape the server's own Prometheus /metrics (vLLM, SGLang, llama.cpp --metrics, TGI) this often during the run, or off")
 	addLiveFlags(fl, c)
 	fl.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a Go CPU profile of sixpin itself to FILE")
@@ -94,6 +95,9 @@ func runRun(cmd *cobra.Command, opts *RunOptions) error {
 		return badInput(err)
 	}
 	c.ServerMetrics = sm
+	if c.KVFit, err = harness.ParseKVFit(c.KVFit); err != nil {
+		return badInput(err)
+	}
 	if err := parseDistributed(opts, &c.Distributed); err != nil {
 		return badInput(err)
 	}
