@@ -303,6 +303,8 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	}
 	co := runner.ClientOptions(plan)
 	co.StallTimeout = cfg.StallTimeout
+	ids := &results.RequestIDs{Prefix: fmt.Sprintf("sixpin-%08x", salt>>32)}
+	co.RequestIDPrefix = ids.Prefix
 	client, err := endpoint.New(tg.Target, co)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrBadInput, err)
@@ -406,7 +408,10 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	defer w.finish(nil) // its sampler stops on every way out
 	cfg.obs.begin(w, metricLabels(cfg, sc, h))
 	bar := startProgress(cfg, w)
-	addErr := consume(records, col, newCheckpointer(cfg, col, out, checkpoint, h.StartedAt), w.observe)
+	addErr := consume(records, col, newCheckpointer(cfg, col, out, checkpoint, h.StartedAt), func(rec *results.Record) {
+		ids.Count(rec)
+		w.observe(rec)
+	})
 	interrupted := ctx.Err() != nil
 	cancelInflight()
 	if addErr != nil {
@@ -427,6 +432,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 			Reason: "interrupted by a signal; issuing stopped and in-flight requests had " + cfg.Grace.String() + " to finish"}
 	}
 	run := results.Assemble(h, m, end)
+	run.RequestIDs = ids
 	if scraper != nil {
 		run.Server = scraper.Stop().Server(run.Windows)
 		scraper = nil

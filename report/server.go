@@ -118,6 +118,9 @@ func writeServerWindow(p *numfmt.Printer, run *results.Run, name string) {
 // writeServerSummary writes the scrape's health and which windows ran
 // saturated.
 func writeServerSummary(p *numfmt.Printer, run *results.Run) {
+	if l := requestIDLine(run.RequestIDs); l != "" {
+		p.F("%s\n", l)
+	}
 	s := run.Server
 	if s == nil {
 		return
@@ -257,4 +260,43 @@ func kvFitShort(run *results.Run) string {
 		return fmt.Sprintf("preflight: %d streams fit (up to %d would)", f.Streams, f.MaxFit)
 	}
 	return fmt.Sprintf("preflight: at most %d of %d streams fit", f.MaxFit, f.Streams)
+}
+
+// writeTTFTSplit writes how the server's own timings split the window's
+// TTFT: its queue (when it says), its prefill, and the rest.
+func writeTTFTSplit(p *numfmt.Printer, name string, w *results.Window) {
+	if w.ServerPrefillMs == nil || w.TTFTRestMs == nil {
+		return
+	}
+	p.F("  TTFT split by the server's own timings (%s requests it timed, %s window):\n", group(float64(w.ServerPrefillMs.Count)), name)
+	for _, l := range []struct {
+		label string
+		d     *results.Dist
+	}{{"server queue ms", w.ServerQueueMs}, {"server prefill ms", w.ServerPrefillMs}, {"rest ms (network, client)", w.TTFTRestMs}} {
+		if l.d != nil {
+			p.F("  %-30s %10s %10s %10s %10s %10s\n", l.label, num(l.d.Mean), num(l.d.P50), num(l.d.P90), num(l.d.P99), num(l.d.Max))
+		}
+	}
+	if w.ServerQueueMs == nil {
+		p.F("    the server does not say its queue: the rest includes it\n")
+	}
+}
+
+// requestIDLine says how the X-Request-Id headers went.
+func requestIDLine(r *results.RequestIDs) string {
+	if r == nil || r.Sent == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("Request ids: X-Request-Id %s-N on %s", r.Prefix, numfmt.Count(r.Sent, "request", ""))
+	switch {
+	case r.Mismatched > 0:
+		s += fmt.Sprintf("; %d answers carried another id (a proxy replacing it?), %d echoed it", r.Mismatched, r.Echoed)
+	case r.Echoed == r.Sent:
+		s += "; every answer echoed its id"
+	case r.Echoed > 0:
+		s += fmt.Sprintf("; %d answers echoed it", r.Echoed)
+	default:
+		s += "; the server does not echo them"
+	}
+	return s
 }

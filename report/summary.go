@@ -136,6 +136,7 @@ func writeWindow(p *numfmt.Printer, run *results.Run, name string, w *results.Wi
 			}
 		}
 	}
+	writeTTFTSplit(p, name, w)
 	p.F("  aggregate output (all streams, %s window): %s tok/s at c=%s (mean in flight; max %d) = %s tok/s per stream\n",
 		name, num(w.AggregateOutputTokS), num(w.MeanInFlight), w.MaxInFlight, num(w.AggregatePerStreamTokS))
 	if w.ReasoningTokens > 0 && w.OutputPerReq != nil {

@@ -134,3 +134,26 @@ func TestFitKV(t *testing.T) {
 		t.Error("a fit without a budget")
 	}
 }
+
+// TestTTFTSplit: the server's timings go through the spill and split
+// each window's TTFT into the server's queue, its prefill and the rest;
+// a server that does not say its queue leaves it in the rest.
+func TestTTFTSplit(t *testing.T) {
+	ms := time.Millisecond
+	a := stream(0, 0, 500*ms, 20*ms, 10, 1)
+	a.Server = ServerTimings{Has: true, QueueKnown: true, Queue: 100 * ms, Prefill: 350 * ms, Decode: 180 * ms, PromptTokens: 100, PredictedTokens: 10}
+	b := stream(1, 0, 500*ms, 20*ms, 10, 1)
+	b.Server = ServerTimings{Has: true, Prefill: 300 * ms} // llama.cpp: no queue
+	c := stream(2, 0, 500*ms, 20*ms, 10, 1)                // no timings at all
+	m := finish(t, WindowSpec{}, SLO{}, a, b, c)
+	w := m.Windows[WindowAll]
+	if w.ServerQueueMs == nil || w.ServerQueueMs.Count != 1 || w.ServerPrefillMs.Count != 2 || w.TTFTRestMs.Count != 2 {
+		t.Fatalf("queue %+v prefill %+v rest %+v", w.ServerQueueMs, w.ServerPrefillMs, w.TTFTRestMs)
+	}
+	near(t, "queue", w.ServerQueueMs.P50, 100, 0.5)
+	near(t, "rest min (500 − 100 − 350)", w.TTFTRestMs.Min, 50, 0.5)
+	near(t, "rest max (500 − 300)", w.TTFTRestMs.Max, 200, 0.5)
+	if m.Histograms[WindowAll][MetricTTFTRest.Name].Unit == "" {
+		t.Error("no ttft_rest_ms histogram")
+	}
+}
