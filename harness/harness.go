@@ -110,6 +110,8 @@ type Config struct {
 	// KVFit is KVFitWarn ("" too) or KVFitStrict: what the KV-fit
 	// preflight does when the planned concurrency does not fit.
 	KVFit string
+	// Calibrate measures sixpin's own floor before the run (calibrate).
+	Calibrate bool
 
 	// obs watch the command's runs (the live page, the metrics); set by
 	// Run and Bakeoff, nil when neither is asked for.
@@ -347,6 +349,13 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	if err := preflightKV(cfg.ErrOut, cfg.KVFit, h.KVFit); err != nil {
 		return nil, nil, err
 	}
+	var cal *results.Calibration
+	if cfg.Calibrate {
+		if cal, err = calibrate(ctx, sc, plan); err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(cfg.ErrOut, "sixpin: calibration: %s\n", report.CalibrationLine(cal))
+	}
 	h.ProbeFailure = probeFailure
 	h.Scenario.PromptSalt = fmt.Sprintf("%016x", salt)
 	h.Shard = shardIdentity(cfg, sc, whole)
@@ -433,6 +442,8 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	}
 	run := results.Assemble(h, m, end)
 	run.RequestIDs = ids
+	run.Calibration = cal
+	judgeCalibration(run, cfg.TimeScale)
 	if scraper != nil {
 		run.Server = scraper.Stop().Server(run.Windows)
 		scraper = nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,5 +111,38 @@ func TestKVFitPreflight(t *testing.T) {
 	o, err = Run(context.Background(), context.Background(), cfg)
 	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "at most 4 fit") || o != nil {
 		t.Errorf("strict: %v, outcome %v", err, o)
+	}
+}
+
+// --calibrate measures sixpin's floor against a loopback server before
+// the run and sets it beside the run's TTFT.
+func TestCalibrate(t *testing.T) {
+	o, err := run(t, Config{ScenarioPath: "testdata/kvfit.yaml", Profile: "sim-instant", Calibrate: true, KVFit: KVFitWarn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := o.Run.Calibration
+	if c == nil || c.Streams != 8 || c.Requests != 16 || c.Failed != 0 || c.TTFTMs == nil || c.ITLMs == nil || c.OverheadPctOfTTFT <= 0 {
+		t.Fatalf("calibration %+v", c)
+	}
+	// Against sim-instant the run is itself a floor: far above 5%.
+	if !c.Flagged || !strings.Contains(strings.Join(o.Run.Notes, "\n"), "sixpin's own floor (--calibrate") {
+		t.Errorf("not flagged: %v%%, notes %q", c.OverheadPctOfTTFT, o.Run.Notes)
+	}
+}
+
+// The flag is arithmetic: the floor's TTFT p50 against the run's, the
+// floor counted in run time when the run was compressed.
+func TestJudgeCalibration(t *testing.T) {
+	for _, c := range []struct {
+		floor, ttft, scale, pct float64
+		flagged                 bool
+	}{{2, 100, 0, 2, false}, {6, 100, 0, 6, true}, {0.2, 100, 0.1, 2, false}} {
+		run := &results.Run{Headline: results.WindowSteady, Windows: map[string]*results.Window{results.WindowSteady: {TTFTMs: &results.Dist{P50: c.ttft}}},
+			Calibration: &results.Calibration{TTFTMs: &results.Dist{P50: c.floor}}}
+		judgeCalibration(run, c.scale)
+		if got := run.Calibration; math.Abs(got.OverheadPctOfTTFT-c.pct) > 1e-9 || got.Flagged != c.flagged || (len(run.Notes) > 0) != c.flagged {
+			t.Errorf("%+v: %v%% flagged %v", c, got.OverheadPctOfTTFT, got.Flagged)
+		}
 	}
 }

@@ -118,6 +118,9 @@ func writeServerWindow(p *numfmt.Printer, run *results.Run, name string) {
 // writeServerSummary writes the scrape's health and which windows ran
 // saturated.
 func writeServerSummary(p *numfmt.Printer, run *results.Run) {
+	if c := run.Calibration; c != nil && c.TTFTMs != nil {
+		p.F("Calibration: %s\n", CalibrationLine(c))
+	}
 	if l := requestIDLine(run.RequestIDs); l != "" {
 		p.F("%s\n", l)
 	}
@@ -297,6 +300,22 @@ func requestIDLine(r *results.RequestIDs) string {
 		s += fmt.Sprintf("; %d answers echoed it", r.Echoed)
 	default:
 		s += "; the server does not echo them"
+	}
+	return s
+}
+
+// CalibrationLine says sixpin's own floor (`--calibrate`).
+func CalibrationLine(c *results.Calibration) string {
+	s := fmt.Sprintf("sixpin's own floor at %d streams, %d requests of %s → %s tokens against a loopback server: TTFT p50 %s ms, p99 %s ms",
+		c.Streams, c.Requests, group(float64(c.PromptTokens)), group(float64(c.OutputTokens)), num(c.TTFTMs.P50), num(c.TTFTMs.P99))
+	if c.ITLMs != nil {
+		s += fmt.Sprintf("; ITL p50 %s ms, p99 %s ms", num(c.ITLMs.P50), num(c.ITLMs.P99))
+	}
+	if c.OverheadPctOfTTFT > 0 {
+		s += fmt.Sprintf("; %s%% of the run's TTFT p50", num(c.OverheadPctOfTTFT))
+		if c.Flagged {
+			s += " — FLAGGED: over 5%, the client's overhead is part of the figures"
+		}
 	}
 	return s
 }

@@ -61,3 +61,22 @@ func FitKV(streams int, perStream float64, prefix, groups int, kv KVFacts, from 
 	f.Fits = streams <= f.MaxFit
 	return f
 }
+
+// Calibration is sixpin's own floor (`sixpin run --calibrate`): a short
+// load at the run's concurrency and lengths against an in-process server
+// that answers at once over loopback, so its TTFT and ITL are what the
+// client and the loopback add.
+type Calibration struct {
+	Streams      int `json:"streams"`
+	Requests     int `json:"requests"`
+	Failed       int `json:"failed,omitempty"`
+	PromptTokens int `json:"prompt_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	// TTFTMs and ITLMs are the floor's percentiles.
+	TTFTMs *Dist `json:"ttft_ms"`
+	ITLMs  *Dist `json:"itl_ms"`
+	// OverheadPctOfTTFT is the floor's TTFT p50 as a percentage of the
+	// run's own in its headline window; Flagged when it exceeds 5%.
+	OverheadPctOfTTFT float64 `json:"overhead_pct_of_ttft_p50"`
+	Flagged           bool    `json:"flagged"`
+}

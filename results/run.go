@@ -69,6 +69,9 @@ type Run struct {
 	// planned concurrency fits the server's KV cache (nil: no budget
 	// known).
 	KVFit *KVFit `json:"kv_fit,omitempty"`
+	// Calibration is sixpin's own floor, measured before the run
+	// (`--calibrate`; nil without it).
+	Calibration *Calibration `json:"calibration,omitempty"`
 	// RequestIDs says how the requests' X-Request-Id went.
 	RequestIDs *RequestIDs `json:"request_ids,omitempty"`
 	// Shard is this run's shard identity (`sixpin run --shard I/N`; nil
