@@ -114,6 +114,12 @@ func (p *parser) topMember(key []byte, c *chunk) bool {
 		s, ok := p.optString()
 		c.model = s
 		return ok
+	case "timings": // llama.cpp's and the simulator's, in the last chunk
+		if p.isNull() {
+			return true
+		}
+		c.timings.has = true
+		return p.object(p.timingsMember, c)
 	case "sixpin_sent_unix_ns":
 		v, ok := p.integer()
 		c.sentUnixNS = v

@@ -44,6 +44,10 @@ type Options struct {
 	// keep-alive comments do not count; negative: no such limit. Before
 	// the first token the request timeout bounds the wait.
 	StallTimeout time.Duration
+	// RequestIDPrefix, when set, sends every request with an X-Request-Id
+	// of PREFIX-N (N counts the client's requests from 1), records it on
+	// the request's Record and checks the id an answer echoes.
+	RequestIDPrefix string
 }
 
 // Client sends requests to one Target. It is safe for concurrent use by
@@ -78,6 +82,9 @@ type Client struct {
 	// hang up on kept-alive connections; dials counts connections opened.
 	keepAlive keepAlive
 	dials     atomic.Int64
+	// idPrefix and ids make the requests' X-Request-Id (Options).
+	idPrefix string
+	ids      atomic.Int64
 }
 
 // New prepares a Client. It fails only on a target it cannot address: a
@@ -90,6 +97,7 @@ func New(t Target, o Options) (*Client, error) {
 		maxLine:        DefaultMaxLineBytes,
 		requestTimeout: DefaultRequestTimeout,
 		stallTimeout:   DefaultStallTimeout,
+		idPrefix:       o.RequestIDPrefix,
 	}
 	if o.MaxLineBytes > 0 {
 		c.maxLine = o.MaxLineBytes

@@ -184,6 +184,11 @@ func (r *Client) ask(ctx context.Context, name string) (partial, results.SourceR
 // returns with the target's secrets redacted: whatever discovery reports
 // of it (model ids, paths, notes) is clean.
 func (r *Client) fetch(ctx context.Context, method, u string, body []byte) (int, []byte, error) {
+	return r.fetchWith(ctx, r.httpc, method, u, body)
+}
+
+// fetchWith is fetch over hc (the scraper's own connection).
+func (r *Client) fetchWith(ctx context.Context, hc *http.Client, method, u string, body []byte) (int, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -197,7 +202,7 @@ func (r *Client) fetch(ctx context.Context, method, u string, body []byte) (int,
 	if body == nil {
 		req.Header.Del("Content-Type")
 	}
-	resp, err := r.httpc.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}

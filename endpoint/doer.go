@@ -145,8 +145,16 @@ type sent struct {
 // read it (attempt.unread; Go's transport does not send a POST again by
 // itself then), is sent again on a new connection and counted as a
 // reconnect; one that may have reached the server is never sent twice.
-func (r *Client) send(ctx context.Context, body []byte) sent {
+func (r *Client) send(ctx context.Context, body []byte, id string) sent {
 	var s sent
+	header := r.header
+	if id != "" { // once per request: the shared header plus the id
+		header = make(http.Header, len(r.header)+1)
+		for k, v := range r.header {
+			header[k] = v
+		}
+		header["X-Request-Id"] = []string{id}
+	}
 	seen, _ := ctx.Value(connSeenKey{}).(*connSeen)
 	for {
 		a := &attempt{}
@@ -155,7 +163,7 @@ func (r *Client) send(ctx context.Context, body []byte) sent {
 			s.err = err
 			return s
 		}
-		req.Header = r.header // shared, read only: the transport never writes a request's header
+		req.Header = header // r.header is shared, read only: the transport never writes a request's header
 		c := r.httpc
 		if r.keepAlive.off.Load() {
 			c = r.fresh
@@ -178,6 +186,17 @@ func (r *Client) send(ctx context.Context, body []byte) sent {
 		}
 		s.reconnects++
 	}
+}
+
+// echoed says whether an answer's header echoes the request id sent.
+func echoed(h http.Header, id string) results.IDEcho {
+	switch got := h.Get("X-Request-Id"); got {
+	case "":
+		return results.IDNotEchoed
+	case id:
+		return results.IDEchoed
+	}
+	return results.IDMismatch
 }
 
 // requestHeader is the header of every request to t: JSON in, an event

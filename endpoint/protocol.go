@@ -111,8 +111,9 @@ type chunk struct {
 	finishReason   []byte
 	hasUsage       bool
 	usage          usage
-	model          []byte // aliases the input line
-	sentUnixNS     int64  // server send stamp (sixpin's simulator); 0 if absent
+	model          []byte  // aliases the input line
+	sentUnixNS     int64   // server send stamp (sixpin's simulator); 0 if absent
+	timings        timings // the server's timing of the response (last chunk)
 	// hasError marks an in-band error event: an "error" member (OpenAI),
 	// or "object": "error" (vLLM); errMessage is its message's raw JSON
 	// string body (error.message, or the top-level message), if any.

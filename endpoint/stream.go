@@ -14,6 +14,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -126,8 +127,11 @@ func (r *call) stream(inflight context.Context, cut error, req scenario.Request,
 	}
 	body := r.proto.body(bodyRequest{model: r.target.Model, msgs: msgs, maxTokensField: r.target.MaxTokensField,
 		maxTokens: req.OutputTokens, extra: r.extra, minTokens: minTokens})
+	if r.idPrefix != "" {
+		rec.RequestID = r.idPrefix + "-" + strconv.FormatInt(r.ids.Add(1), 10)
+	}
 	rec.Sent = r.since()
-	s := r.send(ctx, body)
+	s := r.send(ctx, body, rec.RequestID)
 	rec.Reconnects = s.reconnects
 	if s.err != nil {
 		rec.End = r.since()
@@ -157,6 +161,9 @@ func (r *call) stream(inflight context.Context, cut error, req scenario.Request,
 func (r *call) readResponse(ctx context.Context, cancel context.CancelCauseFunc, resp *http.Response, rec *results.Record) {
 	defer resp.Body.Close()
 	rec.HTTPStatus = resp.StatusCode
+	if rec.RequestID != "" {
+		rec.IDEcho = echoed(resp.Header, rec.RequestID)
+	}
 	body, err := decoded(resp)
 	switch {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
@@ -364,6 +371,9 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 			rec.HasUsage = true
 			rec.Usage = c.usage.into(rec.Usage)
 		}
+		if c.timings.has {
+			rec.Server = c.timings.results(r.clk)
+		}
 		n := c.contentBytes + c.reasoningBytes + c.toolBytes
 		if c.toolCall {
 			rec.ToolCalls = true
@@ -434,6 +444,9 @@ func (r *call) readJSON(ctx context.Context, body io.Reader, rec *results.Record
 	default:
 		rec.Model, rec.FinishReason = string(c.model), string(c.finishReason)
 		rec.HasUsage, rec.Usage = c.hasUsage, c.usage.into(results.Usage{})
+		if c.timings.has {
+			rec.Server = c.timings.results(r.clk)
+		}
 		rec.ToolCalls = c.toolCall
 		if n := c.contentBytes + c.reasoningBytes + c.toolBytes; n > 0 || c.toolCall {
 			rec.Chunks = append(rec.Chunks, results.Chunk{At: rec.End, Bytes: int32(max(n, 1)),

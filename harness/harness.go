@@ -102,6 +102,15 @@ type Config struct {
 	// MetricsAddr serves sixpin's own metrics for Prometheus at
 	// http://MetricsAddr/metrics ("" none).
 	MetricsAddr string
+	// ServerMetrics is how often the server's own /metrics is scraped
+	// during the run, in run time (0: endpoint.DefaultScrapeEvery;
+	// ServerMetricsOff: never).
+	ServerMetrics time.Duration
+	// KVFit is KVFitWarn ("" too) or KVFitStrict: what the KV-fit
+	// preflight does when the planned concurrency does not fit.
+	KVFit string
+	// Calibrate measures sixpin's own floor before the run (calibrate).
+	Calibrate bool
 
 	// obs watch the command's runs (the live page, the metrics); set by
 	// Run and Bakeoff, nil when neither is asked for.
@@ -280,6 +289,8 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	}
 	co := runner.ClientOptions(plan)
 	co.StallTimeout = cfg.StallTimeout
+	ids := &results.RequestIDs{Prefix: fmt.Sprintf("sixpin-%08x", salt>>32)}
+	co.RequestIDPrefix = ids.Prefix
 	client, err := endpoint.New(tg.Target, co)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrBadInput, err)
@@ -318,6 +329,17 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 		}
 	}
 	h := header(sc, tg, d, disc, overhead, tok, notes)
+	h.KVFit = kvFit(sc, plan, disc)
+	if err := preflightKV(cfg.ErrOut, cfg.KVFit, h.KVFit); err != nil {
+		return nil, nil, err
+	}
+	var cal *results.Calibration
+	if cfg.Calibrate {
+		if cal, err = calibrate(ctx, sc, plan); err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(cfg.ErrOut, "sixpin: calibration: %s\n", report.CalibrationLine(cal))
+	}
 	h.ProbeFailure = probeFailure
 	h.Scenario.PromptSalt = fmt.Sprintf("%016x", salt)
 	h.Shard = shardIdentity(cfg, sc, whole)
@@ -336,8 +358,21 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	inflight, cancelInflight := context.WithCancel(context.Background())
 	defer cancelInflight()
 	cpu0 := clientInfo().CPUSeconds
+	var scraper *endpoint.Scraper
+	if cfg.ServerMetrics != ServerMetricsOff {
+		scraper = client.NewScraper(cfg.ServerMetrics)
+		scraper.Baseline(ctx)
+		defer func() {
+			if scraper != nil {
+				scraper.Stop()
+			}
+		}()
+	}
 	records := rn.Run(ctx, inflight)
 	h.StartedAt = rn.Start()
+	if scraper != nil {
+		scraper.Start(ctx, rn.Clock())
+	}
 	if err := col.Begin(h); err != nil {
 		cancelInflight()
 		for range records {
@@ -362,10 +397,14 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	}()
 
 	w := newWatch(cfg, sc, plan, h, rn)
+	w.server = scraper
 	defer w.finish(nil) // its sampler stops on every way out
 	cfg.obs.begin(w, metricLabels(cfg, sc, h))
 	bar := startProgress(cfg, w)
-	addErr := consume(records, col, newCheckpointer(cfg, col, out, checkpoint, h.StartedAt), w.observe)
+	addErr := consume(records, col, newCheckpointer(cfg, col, out, checkpoint, h.StartedAt), func(rec *results.Record) {
+		ids.Count(rec)
+		w.observe(rec)
+	})
 	interrupted := ctx.Err() != nil
 	cancelInflight()
 	if addErr != nil {
@@ -386,6 +425,13 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 			Reason: "interrupted by a signal; issuing stopped and in-flight requests had " + cfg.Grace.String() + " to finish"}
 	}
 	run := results.Assemble(h, m, end)
+	run.RequestIDs = ids
+	run.Calibration = cal
+	judgeCalibration(run, cfg.TimeScale)
+	if scraper != nil {
+		run.Server = scraper.Stop().Server(run.Windows)
+		scraper = nil
+	}
 	run.Errors.Outages = client.Outages()
 	run.Client = clientInfo()
 	run.Client.Connections = client.Connections()

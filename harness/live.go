@@ -12,6 +12,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/live"
 	"github.com/sixpin/sixpin/metrics"
 	"github.com/sixpin/sixpin/report"
@@ -195,6 +196,9 @@ type watch struct {
 	spec     results.WindowSpec
 	static   live.Snapshot
 	prom     *metrics.Run
+	// server scrapes the server's metrics (nil: not scraped); set before
+	// the watch is shown.
+	server *endpoint.Scraper
 
 	mu        sync.Mutex
 	ttft, itl *hdrhistogram.Histogram // µs
@@ -339,8 +343,53 @@ func (w *watch) snapshot() live.Snapshot {
 		s.Errors[k] = v
 	}
 	s.Windows = w.windows(at)
-	s.Server = []live.ServerSeries{} // the server-metrics scraper's slot
+	s.Server = serverSeries(w.server.Recent(live.MaxSeconds))
 	return s
+}
+
+// serverSeries are the server's latest scrapes as the live page's
+// series: KV usage, requests running and waiting, and its own token
+// rates between scrapes (a series the server does not expose is left
+// out).
+func serverSeries(xs []results.ServerSample) []live.ServerSeries {
+	out := []live.ServerSeries{}
+	add := func(name, unit string, f func(i int) *float64) {
+		s := live.ServerSeries{Name: name, Unit: unit, Values: []float64{}}
+		for i := range xs {
+			if v := f(i); v != nil {
+				s.Values = append(s.Values, *v)
+			}
+		}
+		if len(s.Values) > 0 {
+			out = append(out, s)
+		}
+	}
+	rate := func(get func(results.ServerSample) *float64) func(int) *float64 {
+		return func(i int) *float64 {
+			if i == 0 {
+				return nil
+			}
+			a, b := get(xs[i-1]), get(xs[i])
+			dt := (xs[i].T - xs[i-1].T).Seconds()
+			if a == nil || b == nil || dt <= 0 || *b < *a {
+				return nil
+			}
+			r := (*b - *a) / dt
+			return &r
+		}
+	}
+	add("KV cache usage", "%", func(i int) *float64 {
+		if v := xs[i].KVUsage; v != nil {
+			p := *v * 100
+			return &p
+		}
+		return nil
+	})
+	add("requests running", "requests", func(i int) *float64 { return xs[i].Running })
+	add("requests waiting", "requests", func(i int) *float64 { return xs[i].Waiting })
+	add("server generation", "tok/s", rate(func(x results.ServerSample) *float64 { return x.GenerationTokens }))
+	add("server prompt", "tok/s", rate(func(x results.ServerSample) *float64 { return x.PromptTokens }))
+	return out
 }
 
 // percentiles of a µs histogram, in ms.

@@ -51,9 +51,10 @@ type Snapshot struct {
 
 	Windows []Window `json:"windows"`
 
-	// Server is the server's own series (vLLM's queue, KV usage, …) when
-	// they are scraped. The slot for the server-metrics scraper: empty
-	// until it fills it.
+	// Server is the server's own series (KV usage, requests running and
+	// waiting, its token rates), one value per scrape of its /metrics;
+	// empty when it is not scraped (`--server-metrics off`, or no
+	// /metrics).
 	Server []ServerSeries `json:"server"`
 
 	// Final is set once the final report is at /report.

@@ -160,6 +160,12 @@ func writeHTMLRun(b *strings.Builder, in Input, idx int) error {
 	if c := throughputChart(run); c != nil {
 		figure(b, c, "Output tokens arriving per second, all streams together; shaded: the windows. Dashed: each window's aggregate.")
 	}
+	if c := serverThroughputChart(run); c != nil {
+		figure(b, c, "The server's own generation rate (its /metrics counters between scrapes) over the client's output rate; shaded: the windows.")
+	}
+	if c := serverStateChart(run); c != nil {
+		figure(b, c, "What the server reported at each scrape: KV cache usage (left) and requests running and waiting (right); a window that queued or reached 95% KV usage is labelled saturated.")
+	}
 	if c := perStreamChart(run); c != nil {
 		figure(b, c, "Per stream (aggregate ÷ requests in flight, each second) against the concurrency: as streams are added the aggregate rises while each stream slows.")
 	}

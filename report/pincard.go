@@ -66,8 +66,8 @@ func PinCard(run *results.Run) Card {
 		{tokensObserved(p.Prompt.Observed), p.Prompt.Reason, p.Prompt.Verified},
 		{tokensObserved(p.Output.Observed), p.Output.Reason, p.Output.Verified},
 		{concurrencyObserved(p.Concurrency.Observed), p.Concurrency.Reason, p.Concurrency.Verified},
-		{kvObserved(p.KVCache.Observed), p.KVCache.Reason, p.KVCache.Verified},
-		{mixObserved(p.Mix.Observed), p.Mix.Reason, p.Mix.Verified},
+		{withServer(withServer(kvObserved(p.KVCache.Observed), kvFitShort(run)), serverKV(run)), p.KVCache.Reason, p.KVCache.Verified},
+		{withServer(mixObserved(p.Mix.Observed), serverMix(run)), p.Mix.Reason, p.Mix.Verified},
 	}
 	if proto := run.Target.Protocol; proto != "" {
 		observed[0].text += "; spoken to in protocol " + proto

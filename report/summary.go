@@ -54,6 +54,7 @@ func WriteSummary(w io.Writer, run *results.Run) error {
 			group(float64(t.Input)), group(float64(t.CachedInput)), pct(t.CacheHitRatio), group(float64(t.Output)), group(float64(t.Reasoning)))
 	}
 	writeErrors(p, run)
+	writeServerSummary(p, run)
 	if s := run.Schedule; s != nil {
 		p.F("Schedule (open loop): declared %s req/s, scheduled %s req/s, sent %s req/s", num(s.TargetRateRPS),
 			num(s.ScheduledRateRPS), num(s.AchievedRateRPS))
@@ -135,6 +136,7 @@ func writeWindow(p *numfmt.Printer, run *results.Run, name string, w *results.Wi
 			}
 		}
 	}
+	writeTTFTSplit(p, name, w)
 	p.F("  aggregate output (all streams, %s window): %s tok/s at c=%s (mean in flight; max %d) = %s tok/s per stream\n",
 		name, num(w.AggregateOutputTokS), num(w.MeanInFlight), w.MaxInFlight, num(w.AggregatePerStreamTokS))
 	if w.ReasoningTokens > 0 && w.OutputPerReq != nil {
@@ -154,6 +156,7 @@ func writeWindow(p *numfmt.Printer, run *results.Run, name string, w *results.Wi
 	if len(w.ErrorsByClass) > 0 {
 		p.F("  errors in window: %s\n", results.ClassList(w.ErrorsByClass))
 	}
+	writeServerWindow(p, run, name)
 }
 
 // RatioLabel formats an observed input:output token ratio; 0 is a window

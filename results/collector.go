@@ -365,18 +365,26 @@ type Window struct {
 	InputOutputRatio          float64 `json:"input_output_ratio"`
 	RequestedInputOutputRatio float64 `json:"requested_input_output_ratio"`
 
-	TTFTMs        *Dist          `json:"ttft_ms"`
-	TTFTAnswerMs  *Dist          `json:"ttft_answer_ms"`
-	ITLMs         *Dist          `json:"itl_ms"`
-	TPOTMs        *Dist          `json:"tpot_ms"`
-	E2EMs         *Dist          `json:"e2e_ms"`
-	DecodeTokS    *Dist          `json:"decode_tok_s"`
-	EffectiveTokS *Dist          `json:"effective_tok_s"`
-	ScheduleLagMs *Dist          `json:"schedule_lag_ms"`
-	PromptTokens  *Dist          `json:"prompt_tokens_per_request"`
-	OutputPerReq  *Dist          `json:"output_tokens_per_request"`
-	ErrorsByClass map[string]int `json:"errors"`
-	Note          string         `json:"note,omitempty"`
+	TTFTMs *Dist `json:"ttft_ms"`
+	// ServerQueueMs and ServerPrefillMs are the server's own timings of
+	// the successful requests that sent them (llama.cpp's timings, the
+	// simulator's); TTFTRestMs is each one's TTFT less those (network,
+	// tokenisation, the client; the server's queue too when it does not
+	// say it). nil: no request was timed by the server.
+	ServerQueueMs   *Dist          `json:"server_queue_ms,omitempty"`
+	ServerPrefillMs *Dist          `json:"server_prefill_ms,omitempty"`
+	TTFTRestMs      *Dist          `json:"ttft_rest_ms,omitempty"`
+	TTFTAnswerMs    *Dist          `json:"ttft_answer_ms"`
+	ITLMs           *Dist          `json:"itl_ms"`
+	TPOTMs          *Dist          `json:"tpot_ms"`
+	E2EMs           *Dist          `json:"e2e_ms"`
+	DecodeTokS      *Dist          `json:"decode_tok_s"`
+	EffectiveTokS   *Dist          `json:"effective_tok_s"`
+	ScheduleLagMs   *Dist          `json:"schedule_lag_ms"`
+	PromptTokens    *Dist          `json:"prompt_tokens_per_request"`
+	OutputPerReq    *Dist          `json:"output_tokens_per_request"`
+	ErrorsByClass   map[string]int `json:"errors"`
+	Note            string         `json:"note,omitempty"`
 }
 
 // Goodput is the SLO-meeting share of a window.
@@ -591,6 +599,15 @@ func (a *winAcc) add(r *Record, slo SLO) {
 			break
 		}
 	}
+	if t := r.Server; t.Has {
+		rest := ttft - t.Prefill
+		if t.QueueKnown {
+			record(a.h[MetricServerQueue.Name], float64(t.Queue.Microseconds()), 1)
+			rest -= t.Queue
+		}
+		record(a.h[MetricServerPrefill.Name], float64(t.Prefill.Microseconds()), 1)
+		record(a.h[MetricTTFTRest.Name], float64(max(rest, 0).Microseconds()), 1)
+	}
 	a.sumTTFT += ttft.Seconds()
 	a.sumE2E += e2e.Seconds()
 	// ITL: a chunk of k tokens after a gap g counts as k gaps of g/k, so
@@ -646,6 +663,9 @@ func (a *winAcc) finish(slo SLO, events, okEvents []int64) {
 	h := a.h
 	w.TTFTMs = Summarize(MetricTTFT, h[MetricTTFT.Name])
 	w.TTFTAnswerMs = Summarize(MetricTTFTAnswer, h[MetricTTFTAnswer.Name])
+	w.ServerQueueMs = Summarize(MetricServerQueue, h[MetricServerQueue.Name])
+	w.ServerPrefillMs = Summarize(MetricServerPrefill, h[MetricServerPrefill.Name])
+	w.TTFTRestMs = Summarize(MetricTTFTRest, h[MetricTTFTRest.Name])
 	w.ITLMs = Summarize(MetricITL, h[MetricITL.Name])
 	w.TPOTMs = Summarize(MetricTPOT, h[MetricTPOT.Name])
 	w.E2EMs = Summarize(MetricE2E, h[MetricE2E.Name])

@@ -46,6 +46,8 @@ type Header struct {
 	// Shard is the run's shard identity (nil: the whole plan); Assemble
 	// fills in its start and schedule lag.
 	Shard *ShardInfo `json:"shard,omitempty"`
+	// KVFit is the KV-fit preflight (nil: no KV budget known).
+	KVFit *KVFit `json:"kv_fit,omitempty"`
 }
 
 // Ending is how a run ended, as Assemble needs to know it.
@@ -77,6 +79,7 @@ func Assemble(h *Header, m *Measurement, e Ending) *Run {
 		Histograms:           m.Histograms,
 		Scenario:             h.Scenario,
 		Target:               h.Target,
+		KVFit:                h.KVFit,
 	}
 	if h.OpenRateRPS > 0 {
 		run.Schedule = BuildSchedule(h.OpenRateRPS, m)

@@ -42,14 +42,21 @@ var (
 	MetricLag        = Metric{"schedule_lag_ms", "us", 1e3, 1, maxLatencyUS}
 	MetricPrompt     = Metric{"prompt_tokens", "tokens", 1, 1, maxTokens}
 	MetricOutput     = Metric{"output_tokens", "tokens", 1, 1, maxTokens}
-	MetricClientLag  = Metric{"client_added_latency_ms", "us", 1e3, 1, maxLatencyUS}
+	// The server's own split of TTFT, where it times its requests: its
+	// queue (when it says), its prefill, and the rest of the client's TTFT
+	// (network, tokenisation, the client).
+	MetricServerQueue   = Metric{"server_queue_ms", "us", 1e3, 1, maxLatencyUS}
+	MetricServerPrefill = Metric{"server_prefill_ms", "us", 1e3, 1, maxLatencyUS}
+	MetricTTFTRest      = Metric{"ttft_rest_ms", "us", 1e3, 1, maxLatencyUS}
+	MetricClientLag     = Metric{"client_added_latency_ms", "us", 1e3, 1, maxLatencyUS}
 	// metricDrift is |drift| of a token count, recorded in 0.001% units.
 	metricDrift = Metric{"abs_drift_pct", "0.001%", 1e3, 1, 1e8}
 )
 
 // windowMetrics are recorded for every window, in this order.
 var windowMetrics = []Metric{MetricTTFT, MetricTTFTAnswer, MetricITL, MetricTPOT, MetricE2E,
-	MetricDecode, MetricEffective, MetricLag, MetricPrompt, MetricOutput}
+	MetricDecode, MetricEffective, MetricLag, MetricPrompt, MetricOutput,
+	MetricServerQueue, MetricServerPrefill, MetricTTFTRest}
 
 func (m Metric) new() *hdrhistogram.Histogram { return hdrhistogram.New(m.lo, m.hi, sigFigs) }
 

@@ -462,6 +462,7 @@ func (mg *merger) window(name string) (*Window, map[string]EncodedHistogram, err
 	sum := func(m Metric) *Dist { return Summarize(m, hs[m.Name]) }
 	w.TTFTMs, w.TTFTAnswerMs, w.ITLMs, w.TPOTMs = sum(MetricTTFT), sum(MetricTTFTAnswer), sum(MetricITL), sum(MetricTPOT)
 	w.E2EMs, w.DecodeTokS, w.EffectiveTokS, w.ScheduleLagMs = sum(MetricE2E), sum(MetricDecode), sum(MetricEffective), sum(MetricLag)
+	w.ServerQueueMs, w.ServerPrefillMs, w.TTFTRestMs = sum(MetricServerQueue), sum(MetricServerPrefill), sum(MetricTTFTRest)
 	// Token lengths: percentiles from the added histograms; count, mean,
 	// spread and extremes exact, from the shards' exact summaries.
 	w.PromptTokens = exactMoments(sum(MetricPrompt), mg.dists(name, func(w *Window) *Dist { return w.PromptTokens }))

@@ -341,6 +341,9 @@ func windowDists(w *Window) []distAt {
 		{MetricLag.Name, "schedule_lag_ms", w.ScheduleLagMs},
 		{MetricPrompt.Name, "prompt_tokens_per_request", w.PromptTokens},
 		{MetricOutput.Name, "output_tokens_per_request", w.OutputPerReq},
+		{MetricServerQueue.Name, "server_queue_ms", w.ServerQueueMs},
+		{MetricServerPrefill.Name, "server_prefill_ms", w.ServerPrefillMs},
+		{MetricTTFTRest.Name, "ttft_rest_ms", w.TTFTRestMs},
 	}
 }
 

@@ -113,7 +113,40 @@ type Record struct {
 	// SessionEnd is set on a session's last record: why it ended
 	// (SessionEnd* constants).
 	SessionEnd string
+
+	// Server is the server's own timing of the request, when it sent one
+	// (llama.cpp's and the simulator's timings in the last chunk).
+	Server ServerTimings
+	// RequestID is the X-Request-Id the request was sent with; IDEcho
+	// says whether the answer echoed it (not kept in the spill: the id is
+	// RequestID(prefix, …) of the record's own fields).
+	RequestID string
+	IDEcho    IDEcho
 }
+
+// ServerTimings is a request as the server timed it, in run time.
+type ServerTimings struct {
+	// Has is true when the server sent its timings.
+	Has bool
+	// Queue is the wait before the server began the request (only when
+	// QueueKnown); Prefill its prompt processing, to the first token;
+	// Decode the rest of its generation.
+	QueueKnown             bool
+	Queue, Prefill, Decode time.Duration
+	// PromptTokens the server computed, CachedTokens it found in its
+	// prefix cache, PredictedTokens it generated.
+	PromptTokens, CachedTokens, PredictedTokens int
+}
+
+// IDEcho is how an answer echoed the request's X-Request-Id.
+type IDEcho uint8
+
+// IDEcho values.
+const (
+	IDNotEchoed IDEcho = iota // the answer has no X-Request-Id
+	IDEchoed                  // it carries the id sent
+	IDMismatch                // it carries another id
+)
 
 // Rate-limit buckets (RateLimits' fields).
 const (

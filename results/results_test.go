@@ -288,6 +288,10 @@ func TestSpillRoundTrip(t *testing.T) {
 	in[0].ToolCalls, in[0].FinishReason = true, "tool_calls"
 	in[1].Reconnects = 2
 	in[0].Usage.CachedTokens, in[0].Usage.CacheWriteTokens = 16, 8 // Anthropic's cache read and write
+	// The server's timings on the same record as a cache write: each has
+	// its own flag bit (both once took bit 4).
+	in[0].Server = ServerTimings{Has: true, QueueKnown: true, Queue: 2 * ms, Prefill: 30 * ms, Decode: 90 * ms, PromptTokens: 40, CachedTokens: 16, PredictedTokens: 2}
+	in[1].Server = ServerTimings{Has: true, Prefill: 4 * ms}
 	for _, r := range in {
 		assignChunkTokens(r)
 		if err := s.put(r); err != nil {
@@ -302,7 +306,7 @@ func TestSpillRoundTrip(t *testing.T) {
 			r.HTTPStatus != want.HTTPStatus || r.Scheduled != want.Scheduled || r.Sent != want.Sent ||
 			r.End != want.End || r.Err != want.Err || r.Usage != want.Usage || r.HasUsage != want.HasUsage ||
 			r.RequestedPromptTokens != want.RequestedPromptTokens || len(r.Chunks) != len(want.Chunks) ||
-			r.ToolCalls != want.ToolCalls || r.Reconnects != want.Reconnects {
+			r.ToolCalls != want.ToolCalls || r.Reconnects != want.Reconnects || r.Server != want.Server {
 			t.Fatalf("record %d: got %+v, want %+v", i, r, want)
 		}
 		for j := range r.Chunks {

@@ -62,6 +62,18 @@ type Run struct {
 	// Histograms are window → metric → encoded HDR histogram.
 	Histograms map[string]map[string]EncodedHistogram `json:"histograms"`
 	Client     ClientInfo                             `json:"client"`
+	// Server is the server's own metrics scraped during the run (nil: not
+	// scraped: --server-metrics off, or no Prometheus endpoint answered).
+	Server *Server `json:"server,omitempty"`
+	// KVFit is the KV-fit preflight made before load: whether the
+	// planned concurrency fits the server's KV cache (nil: no budget
+	// known).
+	KVFit *KVFit `json:"kv_fit,omitempty"`
+	// Calibration is sixpin's own floor, measured before the run
+	// (`--calibrate`; nil without it).
+	Calibration *Calibration `json:"calibration,omitempty"`
+	// RequestIDs says how the requests' X-Request-Id went.
+	RequestIDs *RequestIDs `json:"request_ids,omitempty"`
 	// Shard is this run's shard identity (`sixpin run --shard I/N`; nil
 	// for a run of the whole plan); Merged the attestation of a run that
 	// `sixpin merge` made of shards.
@@ -69,6 +81,33 @@ type Run struct {
 	Merged *Attestation `json:"merged,omitempty"`
 	// Notes are caveats a reader must see beside the figures.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// RequestIDs is how the run's X-Request-Id headers went: every request
+// was sent with PREFIX-N (N from 1, in the order the requests were
+// sent), so that server logs and traces can be joined with the run.
+type RequestIDs struct {
+	Prefix string `json:"prefix"`
+	// Sent counts the requests that carried an id; Echoed those whose
+	// answer carried it back, Mismatched those whose answer carried
+	// another (a proxy that replaces it).
+	Sent       int `json:"sent"`
+	Echoed     int `json:"echoed"`
+	Mismatched int `json:"mismatched"`
+}
+
+// Count adds one record's id.
+func (r *RequestIDs) Count(rec *Record) {
+	if rec.RequestID == "" {
+		return
+	}
+	r.Sent++
+	switch rec.IDEcho {
+	case IDEchoed:
+		r.Echoed++
+	case IDMismatch:
+		r.Mismatched++
+	}
 }
 
 // ScenarioInfo identifies the scenario a run replayed.

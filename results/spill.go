@@ -126,6 +126,12 @@ func (s *spill) put(r *Record) error {
 	if r.Usage.CacheWriteTokens > 0 {
 		flags |= 4 // a cache-write count follows the cached count
 	}
+	if r.Server.Has {
+		flags |= 8 // the server's timings follow the chunks
+		if r.Server.QueueKnown {
+			flags |= 16
+		}
+	}
 	b = binary.AppendUvarint(b, uint64(r.Index))
 	b = binary.AppendUvarint(b, ids[0])
 	b = binary.AppendUvarint(b, ids[1])
@@ -165,6 +171,14 @@ func (s *spill) put(r *Record) error {
 		if c.ClientLagUS >= 0 {
 			b = binary.AppendUvarint(b, uint64(c.ClientLagUS))
 		}
+	}
+	if t := r.Server; t.Has { // after the chunks: older spills end there
+		b = binary.AppendUvarint(b, uint64(max(us(t.Queue), 0)))
+		b = binary.AppendUvarint(b, uint64(max(us(t.Prefill), 0)))
+		b = binary.AppendUvarint(b, uint64(max(us(t.Decode), 0)))
+		b = binary.AppendUvarint(b, uint64(max(t.PromptTokens, 0)))
+		b = binary.AppendUvarint(b, uint64(max(t.CachedTokens, 0)))
+		b = binary.AppendUvarint(b, uint64(max(t.PredictedTokens, 0)))
 	}
 	s.buf = b
 	if err := s.frame(frameRecord, b); err != nil {
@@ -340,6 +354,12 @@ func (s *spillReader) decode(b []byte, r *Record) error {
 		chunks = append(chunks, c)
 	}
 	r.Chunks = chunks
+	if flags&8 != 0 {
+		t := &r.Server
+		t.Has, t.QueueKnown = true, flags&16 != 0
+		t.Queue, t.Prefill, t.Decode = usDur(int64(d.u())), usDur(int64(d.u())), usDur(int64(d.u()))
+		t.PromptTokens, t.CachedTokens, t.PredictedTokens = int(d.u()), int(d.u()), int(d.u())
+	}
 	if d.err != nil {
 		return errSpillCorrupt
 	}

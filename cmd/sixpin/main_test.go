@@ -68,7 +68,9 @@ func TestValidate(t *testing.T) {
 }
 
 func TestUsageErrorsAreBadInput(t *testing.T) {
-	for _, args := range [][]string{{"run"}, {"run", "a.yaml", "--nope"}, {"run", "missing.yaml"}, {"validate"}, {"profiles", "show", "nope"}} {
+	for _, args := range [][]string{{"run"}, {"run", "a.yaml", "--nope"}, {"run", "missing.yaml"}, {"validate"}, {"profiles", "show", "nope"},
+		{"run", "testdata/tiny.yaml", "--server-metrics", "sometimes"}, {"run", "testdata/tiny.yaml", "--server-metrics", "-1s"},
+		{"run", "testdata/tiny.yaml", "--kv-fit", "loose"}} {
 		if code, _, _ := sixpin(t, nil, args...); code != ExitBadInput {
 			t.Errorf("sixpin %v: exit %d, want %d", args, code, ExitBadInput)
 		}

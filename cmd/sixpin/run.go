@@ -23,6 +23,8 @@ type RunOptions struct {
 	CPUProfile string
 	// Shard and StartAt are --shard I/N and --start-at T as given.
 	Shard, StartAt string
+	// ServerMetrics is --server-metrics as given.
+	ServerMetrics string
 }
 
 // NewCmdRun builds `sixpin run`. runF replaces the action in tests.
@@ -64,6 +66,9 @@ func NewCmdRun(f *Factory, runF func(*cobra.Command, *RunOptions) error) *cobra.
 	fl.StringVar(&opts.Shard, "shard", "", "run shard I of N of the scenario's plan (I/N, e.g. 0/4; needs --run-id); `sixpin merge` combines the shards' results")
 	fl.StringVar(&opts.StartAt, "start-at", "", "start load at this wall-clock time, RFC 3339 or unix seconds, the same for every shard (a late start is recorded)")
 	fl.StringVar(&c.Distributed.RunID, "run-id", "", "the id every shard of a distributed run shares (recorded in the results; salts the prompts)")
+	fl.StringVar(&c.KVFit, "kv-fit", harness.KVFitWarn, "before load, check that the planned concurrency fits the server's KV cache: warn (say so and go on) or strict (refuse, exit 2)")
+	fl.BoolVar(&c.Calibrate, "calibrate", false, "before the run, measure sixpin's own floor (TTFT, ITL) at the run's concurrency against an in-process loopback server; a run whose floor exceeds 5% of its TTFT p50 is flagged")
+	fl.StringVar(&opts.ServerMetrics, "server-metrics", "1s", "scrape the server's own Prometheus /metrics (vLLM, SGLang, llama.cpp --metrics, TGI) this often during the run, or off")
 	addLiveFlags(fl, c)
 	fl.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a Go CPU profile of sixpin itself to FILE")
 	_ = fl.MarkHidden("cpuprofile")
@@ -86,6 +91,14 @@ func runRun(cmd *cobra.Command, opts *RunOptions) error {
 	if c.Repeat < 0 || c.TimeScale < 0 || c.TimeScale > 1 {
 		return badInput(fmt.Errorf("--repeat must be ≥ 0 and --time-scale in (0, 1]"))
 	}
+	sm, err := harness.ParseServerMetrics(opts.ServerMetrics)
+	if err != nil {
+		return badInput(err)
+	}
+	c.ServerMetrics = sm
+	if c.KVFit, err = harness.ParseKVFit(c.KVFit); err != nil {
+		return badInput(err)
+	}
 	if err := parseDistributed(opts, &c.Distributed); err != nil {
 		return badInput(err)
 	}
@@ -103,7 +116,7 @@ func runRun(cmd *cobra.Command, opts *RunOptions) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	_, err := harness.Run(cmd.Context(), opts.F.Hard, c)
+	_, err = harness.Run(cmd.Context(), opts.F.Hard, c)
 	return err
 }
 

@@ -1,0 +1,87 @@
+package harness
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/sixpin/sixpin/report"
+	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/scenario"
+)
+
+// ServerMetricsOff turns scraping the server's metrics off
+// (Config.ServerMetrics).
+const ServerMetricsOff time.Duration = -1
+
+// ParseServerMetrics reads `--server-metrics`: "off", or the scrape
+// interval ("1s", "500ms"; run time).
+func ParseServerMetrics(s string) (time.Duration, error) {
+	if s == "off" {
+		return ServerMetricsOff, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("--server-metrics %q: want off or an interval such as 1s", s)
+	}
+	return d, nil
+}
+
+// KV-fit modes (Config.KVFit).
+const (
+	// KVFitWarn says whether the planned concurrency fits the server's KV
+	// cache and goes on (the default).
+	KVFitWarn = "warn"
+	// KVFitStrict refuses to run (bad input, exit 2) when it does not.
+	KVFitStrict = "strict"
+)
+
+// ParseKVFit reads `--kv-fit`.
+func ParseKVFit(s string) (string, error) {
+	switch s {
+	case "", KVFitWarn:
+		return KVFitWarn, nil
+	case KVFitStrict:
+		return KVFitStrict, nil
+	}
+	return "", fmt.Errorf("--kv-fit %q: want warn or strict", s)
+}
+
+// kvFit is the KV-fit preflight of plan against what discovery found:
+// the planned concurrency (closed-loop streams, agentic sessions, open
+// loop's max_in_flight) × the mean prompt and output less the shared
+// prefix. nil when the concurrency or the budget is unknown.
+func kvFit(sc *scenario.Scenario, plan *scenario.Plan, disc results.Discovery) *results.KVFit {
+	streams := plan.Streams()
+	if sc.Pins.Concurrency.Mode == scenario.ModeOpen {
+		streams = plan.MaxInFlight()
+	}
+	if streams <= 0 {
+		return nil
+	}
+	e := plan.Expected()
+	pp := sc.Pins.Prompt
+	per := e.MeanPromptTokens + e.MeanOutputTokens - float64(pp.SharedPrefixTokens)
+	return results.FitKV(streams, per, pp.SharedPrefixTokens, pp.PrefixGroups, disc.KV, disc.From)
+}
+
+// preflightKV says the KV fit before load on errOut, and refuses the run
+// under KVFitStrict when the concurrency does not fit.
+func preflightKV(errOut io.Writer, mode string, f *results.KVFit) error {
+	if f == nil {
+		if mode == KVFitStrict {
+			fmt.Fprintf(errOut, "sixpin: KV fit: unknown (the server exposes no KV budget); --kv-fit strict has nothing to check\n")
+		}
+		return nil
+	}
+	line := report.KVFitLine(f)
+	if f.Fits {
+		fmt.Fprintf(errOut, "sixpin: KV fit: %s\n", line)
+		return nil
+	}
+	if mode == KVFitStrict {
+		return fmt.Errorf("%w: KV fit (--kv-fit strict): %s", ErrBadInput, line)
+	}
+	fmt.Fprintf(errOut, "sixpin: warning: KV fit: %s\n", line)
+	return nil
+}

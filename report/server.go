@@ -1,0 +1,321 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/results"
+)
+
+// serverWindow is the server's view of the named window (nil: not
+// scraped, or not that window).
+func serverWindow(run *results.Run, name string) *results.ServerWindow {
+	if run.Server == nil {
+		return nil
+	}
+	return run.Server.Windows[name]
+}
+
+// serverKV is what pin 5 adds from the server's metrics in the headline
+// window: peak and mean KV usage, preemptions, queueing, the regime.
+func serverKV(run *results.Run) string {
+	sw := serverWindow(run, run.Headline)
+	if sw == nil || sw.Scrapes == 0 {
+		return ""
+	}
+	var parts []string
+	if kv := sw.KVUsagePct; kv != nil {
+		parts = append(parts, fmt.Sprintf("KV usage peak %s%%, mean %s%%", num(kv.Peak), num(kv.Mean)))
+	}
+	if sw.Preemptions != nil {
+		parts = append(parts, numfmt.Count(int(*sw.Preemptions), "preemption", ""))
+	}
+	if q := sw.Waiting; q != nil {
+		parts = append(parts, fmt.Sprintf("waiting peak %s", num(q.Peak)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	s := "server (" + run.Headline + " window, /metrics): " + strings.Join(parts, ", ")
+	if sw.KVRegime != "" {
+		s += " — " + sw.KVRegime
+	}
+	return s
+}
+
+// serverMix is what pin 6 adds: the server's prompt:generation token
+// ratio in the headline window beside the client's of the same window.
+func serverMix(run *results.Run) string {
+	sw := serverWindow(run, run.Headline)
+	if sw == nil || sw.PromptGenerationRatio == nil {
+		return ""
+	}
+	return fmt.Sprintf("server prompt:generation %s beside the client's %s (%s window)", num(*sw.PromptGenerationRatio),
+		RatioLabel(sw.ClientInputOutputRatio), run.Headline)
+}
+
+// withServer appends the server's part to a pin's observed text.
+func withServer(observed, server string) string {
+	if server == "" {
+		return observed
+	}
+	return observed + "; " + server
+}
+
+// writeServerWindow writes what the server saw in a window, under the
+// client's figures.
+func writeServerWindow(p *numfmt.Printer, run *results.Run, name string) {
+	sw := serverWindow(run, name)
+	if sw == nil || sw.Scrapes == 0 {
+		return
+	}
+	p.F("  server (%s, %d scrapes in window)", run.Server.Source, sw.Scrapes)
+	if sw.KVRegime != "" {
+		p.F(": KV regime %s", strings.ToUpper(sw.KVRegime))
+	}
+	p.F("\n")
+	var parts []string
+	if kv := sw.KVUsagePct; kv != nil {
+		parts = append(parts, fmt.Sprintf("KV usage mean %s%%, peak %s%%", num(kv.Mean), num(kv.Peak)))
+	}
+	if r := sw.Running; r != nil {
+		parts = append(parts, fmt.Sprintf("running mean %s, peak %s", num(r.Mean), num(r.Peak)))
+	}
+	if q := sw.Waiting; q != nil {
+		parts = append(parts, fmt.Sprintf("waiting mean %s, peak %s", num(q.Mean), num(q.Peak)))
+	}
+	if sw.Preemptions != nil {
+		parts = append(parts, fmt.Sprintf("%s preemptions", num(*sw.Preemptions)))
+	}
+	if sw.PrefixCacheHitPct != nil {
+		parts = append(parts, fmt.Sprintf("prefix cache hits %s%%", num(*sw.PrefixCacheHitPct)))
+	}
+	if len(parts) > 0 {
+		p.F("    %s\n", strings.Join(parts, "; "))
+	}
+	if sw.GenerationTokS != nil {
+		p.F("    server generation %s tok/s beside the client's %s tok/s", num(*sw.GenerationTokS), num(sw.ClientOutputTokS))
+		if sw.PromptTokS != nil {
+			p.F("; server prompt %s tok/s", num(*sw.PromptTokS))
+		}
+		if sw.PromptGenerationRatio != nil {
+			p.F("; prompt:generation %s (client %s)", num(*sw.PromptGenerationRatio), RatioLabel(sw.ClientInputOutputRatio))
+		}
+		p.F("\n")
+	}
+	for _, h := range []struct {
+		label string
+		d     *results.HistDelta
+	}{{"server TTFT ms", sw.TTFTMs}, {"server queue ms", sw.QueueMs}, {"server prefill ms", sw.PrefillMs}, {"server E2E ms", sw.E2EMs}} {
+		if h.d != nil {
+			p.F("    %-20s n=%s mean %s, p50 %s, p90 %s, p99 %s (within the server's buckets; – where they cannot place it)\n",
+				h.label, group(h.d.Count), num(h.d.Mean), optNum(h.d.P50), optNum(h.d.P90), optNum(h.d.P99))
+		}
+	}
+}
+
+// writeServerSummary writes the scrape's health and which windows ran
+// saturated.
+func writeServerSummary(p *numfmt.Printer, run *results.Run) {
+	if c := run.Calibration; c != nil && c.TTFTMs != nil {
+		p.F("Calibration: %s\n", CalibrationLine(c))
+	}
+	if l := requestIDLine(run.RequestIDs); l != "" {
+		p.F("%s\n", l)
+	}
+	s := run.Server
+	if s == nil {
+		return
+	}
+	p.F("Server metrics: %s every %s s, %d scrapes", s.Source, num(s.EveryS), s.Scrapes)
+	if s.Failures > 0 {
+		p.F(", %d failed (last: %s)", s.Failures, s.LastError)
+	}
+	p.F("\n")
+	var under []string
+	for _, name := range results.WindowNames {
+		if sw := s.Windows[name]; sw != nil && (sw.KVRegime == results.RegimeSaturated || sw.KVRegime == results.RegimePreempting) {
+			under = append(under, name+" ("+sw.KVRegime+")")
+		}
+	}
+	if len(under) > 0 {
+		p.F("  measured under KV saturation: %s — the server queued or preempted there, so its figures include that wait\n", strings.Join(under, ", "))
+	}
+}
+
+// optNum formats an optional figure, "–" when absent.
+func optNum(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return num(*v)
+}
+
+// Colours of the server's series.
+const (
+	colServer  = "#ad1457"
+	colKV      = "#4e342e"
+	colWaiting = "#c62828"
+)
+
+// serverPoints is one figure of the server's series as chart points
+// (scrapes that lack it are skipped).
+func serverPoints(run *results.Run, f func(results.ServerPoint) *float64) ([][2]float64, float64) {
+	var pts [][2]float64
+	var hi float64
+	end := timeAxis(run).max
+	for _, p := range run.Server.Series {
+		if v := f(p); v != nil && p.TS <= end {
+			pts = append(pts, [2]float64{p.TS, *v})
+			hi = max(hi, *v)
+		}
+	}
+	return pts, hi
+}
+
+// serverThroughputChart draws the server's own generation rate over the
+// client's aggregate output rate, on the run's time axis with its
+// windows shaded (nil: no server series with token counters).
+func serverThroughputChart(run *results.Run) *chart {
+	if run.Server == nil || len(run.Series.OutputTokens) == 0 {
+		return nil
+	}
+	gen, ghi := serverPoints(run, func(p results.ServerPoint) *float64 { return p.GenerationTokS })
+	if len(gen) == 0 {
+		return nil
+	}
+	c := throughputChart(run)
+	c.title = "Output tok/s: the client's each second, the server's own between scrapes"
+	c.series = append(c.series, series{name: "server generation tok/s (/metrics)", color: colServer, marks: true, pts: gen})
+	c.y.ticks, c.y.min, c.y.max = niceTicks(0, max(c.y.max, ghi*1.1), 6, tickLabel)
+	return c
+}
+
+// serverStateChart draws the server's KV usage (left axis) and its
+// running and waiting requests (right axis) at each scrape, windows
+// shaded (nil: the server exposes none of them).
+func serverStateChart(run *results.Run) *chart {
+	if run.Server == nil {
+		return nil
+	}
+	kv, _ := serverPoints(run, func(p results.ServerPoint) *float64 { return p.KVUsagePct })
+	running, rhi := serverPoints(run, func(p results.ServerPoint) *float64 { return p.Running })
+	waiting, whi := serverPoints(run, func(p results.ServerPoint) *float64 { return p.Waiting })
+	if len(kv)+len(running)+len(waiting) == 0 {
+		return nil
+	}
+	c := &chart{title: "The server's state: KV cache usage and requests running and waiting", width: 1060, height: 320,
+		xLabel: "seconds from start of load", yLabel: "KV usage %", x: timeAxis(run), bands: windowBands(run)}
+	c.y.ticks, c.y.min, c.y.max = niceTicks(0, 100, 6, tickLabel)
+	c.hlines = append(c.hlines, hline{results.SaturatedKVPct, c.x.min, c.x.max, colKV, "saturated"})
+	if len(kv) > 0 {
+		c.series = append(c.series, series{name: "KV usage %", color: colKV, marks: true, pts: kv})
+	}
+	if len(running) > 0 {
+		c.series = append(c.series, series{name: "running (right axis)", color: colInFlight, right: true, dash: true, pts: running})
+	}
+	if len(waiting) > 0 {
+		c.series = append(c.series, series{name: "waiting (right axis)", color: colWaiting, right: true, dash: true, pts: waiting})
+	}
+	y2 := axis{label: "requests"}
+	y2.ticks, y2.min, y2.max = niceTicks(0, max(rhi, whi, 1)*1.15, 6, tickLabel)
+	c.y2 = &y2
+	return c
+}
+
+// kTokens is a token count in K or M: 524K, 6.46M.
+func kTokens(v float64) string {
+	switch {
+	case v >= 1e6:
+		return numfmt.Short(v/1e6) + "M"
+	case v >= 1e3:
+		return numfmt.Short(v/1e3) + "K"
+	}
+	return numfmt.Short(v)
+}
+
+// KVFitLine says the KV-fit preflight in one line: "64 streams × 101K
+// tokens need 6.46M KV tokens; the server holds 524K: at most 5 fit;
+// expect queueing or preemption".
+func KVFitLine(f *results.KVFit) string {
+	s := fmt.Sprintf("%s × %s tokens", numfmt.Count(f.Streams, "stream", ""), kTokens(f.PerStreamTokens))
+	if f.SharedPrefixTokens > 0 {
+		s += fmt.Sprintf(" (+ %s shared prefix tokens held once)", kTokens(float64(f.SharedPrefixTokens*f.PrefixGroups)))
+	}
+	s += fmt.Sprintf(" need %s KV tokens; the server holds %s", kTokens(f.NeedTokens), kTokens(float64(f.BudgetTokens)))
+	if f.MaxNumSeqs > 0 {
+		s += fmt.Sprintf(" and runs at most %d sequences", f.MaxNumSeqs)
+	}
+	if f.Fits {
+		return s + fmt.Sprintf(": they fit (up to %d would)", f.MaxFit)
+	}
+	return s + fmt.Sprintf(": at most %d fit; expect queueing or preemption", f.MaxFit)
+}
+
+// kvFitShort is the preflight for pin 5's row.
+func kvFitShort(run *results.Run) string {
+	f := run.KVFit
+	if f == nil {
+		return ""
+	}
+	if f.Fits {
+		return fmt.Sprintf("preflight: %d streams fit (up to %d would)", f.Streams, f.MaxFit)
+	}
+	return fmt.Sprintf("preflight: at most %d of %d streams fit", f.MaxFit, f.Streams)
+}
+
+// writeTTFTSplit writes how the server's own timings split the window's
+// TTFT: its queue (when it says), its prefill, and the rest.
+func writeTTFTSplit(p *numfmt.Printer, name string, w *results.Window) {
+	if w.ServerPrefillMs == nil || w.TTFTRestMs == nil {
+		return
+	}
+	p.F("  TTFT split by the server's own timings (%s requests it timed, %s window):\n", group(float64(w.ServerPrefillMs.Count)), name)
+	for _, l := range []struct {
+		label string
+		d     *results.Dist
+	}{{"server queue ms", w.ServerQueueMs}, {"server prefill ms", w.ServerPrefillMs}, {"rest ms (network, client)", w.TTFTRestMs}} {
+		if l.d != nil {
+			p.F("  %-30s %10s %10s %10s %10s %10s\n", l.label, num(l.d.Mean), num(l.d.P50), num(l.d.P90), num(l.d.P99), num(l.d.Max))
+		}
+	}
+	if w.ServerQueueMs == nil {
+		p.F("    the server does not say its queue: the rest includes it\n")
+	}
+}
+
+// requestIDLine says how the X-Request-Id headers went.
+func requestIDLine(r *results.RequestIDs) string {
+	if r == nil || r.Sent == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("Request ids: X-Request-Id %s-N on %s", r.Prefix, numfmt.Count(r.Sent, "request", ""))
+	switch {
+	case r.Mismatched > 0:
+		s += fmt.Sprintf("; %d answers carried another id (a proxy replacing it?), %d echoed it", r.Mismatched, r.Echoed)
+	case r.Echoed == r.Sent:
+		s += "; every answer echoed its id"
+	case r.Echoed > 0:
+		s += fmt.Sprintf("; %d answers echoed it", r.Echoed)
+	default:
+		s += "; the server does not echo them"
+	}
+	return s
+}
+
+// CalibrationLine says sixpin's own floor (`--calibrate`).
+func CalibrationLine(c *results.Calibration) string {
+	s := fmt.Sprintf("sixpin's own floor at %d streams, %d requests of %s → %s tokens against a loopback server: TTFT p50 %s ms, p99 %s ms",
+		c.Streams, c.Requests, group(float64(c.PromptTokens)), group(float64(c.OutputTokens)), num(c.TTFTMs.P50), num(c.TTFTMs.P99))
+	if c.ITLMs != nil {
+		s += fmt.Sprintf("; ITL p50 %s ms, p99 %s ms", num(c.ITLMs.P50), num(c.ITLMs.P99))
+	}
+	if c.OverheadPctOfTTFT > 0 {
+		s += fmt.Sprintf("; %s%% of the run's TTFT p50", num(c.OverheadPctOfTTFT))
+		if c.Flagged {
+			s += " — FLAGGED: over 5%, the client's overhead is part of the figures"
+		}
+	}
+	return s
+}

@@ -1,0 +1,82 @@
+package results
+
+import "math"
+
+// KVFit is the preflight's answer, before load: whether the planned
+// concurrency's sequences fit the server's KV cache at once.
+type KVFit struct {
+	// Streams is the planned concurrency: closed-loop streams, agentic
+	// sessions, or open loop's max_in_flight.
+	Streams int `json:"streams"`
+	// PerStreamTokens is what one sequence holds at its end: mean prompt
+	// plus mean output less the shared prefix, in tokens.
+	PerStreamTokens float64 `json:"per_stream_tokens"`
+	// SharedPrefixTokens × PrefixGroups are held once, when the server
+	// caches prefixes (0 otherwise).
+	SharedPrefixTokens int `json:"shared_prefix_tokens,omitempty"`
+	PrefixGroups       int `json:"prefix_groups,omitempty"`
+	// NeedTokens is Streams × PerStreamTokens plus the shared prefixes.
+	NeedTokens float64 `json:"need_tokens"`
+	// BudgetTokens is the server's KV cache in tokens, BudgetFrom where
+	// that came from.
+	BudgetTokens int    `json:"budget_tokens"`
+	BudgetFrom   string `json:"budget_from"`
+	// MaxNumSeqs is the server's cap on sequences at once (0: none known).
+	MaxNumSeqs int `json:"max_num_seqs,omitempty"`
+	// MaxFit is the most streams that fit the budget (and MaxNumSeqs).
+	MaxFit int `json:"max_fit"`
+	// Fits is Streams ≤ MaxFit.
+	Fits bool `json:"fits"`
+}
+
+// FitKV is the KV-fit preflight of streams sequences of perStream tokens
+// each (prompt + output − the shared prefix), sharing groups prefixes of
+// prefix tokens, against what discovery found. The budget is the KV
+// cache's tokens (vLLM num_gpu_blocks × block_size, SGLang
+// max_total_num_tokens, the simulator's budget); without one, llama.cpp's
+// per-slot context times its slots. nil when no budget is known or
+// nothing is planned.
+func FitKV(streams int, perStream float64, prefix, groups int, kv KVFacts, from map[string]string) *KVFit {
+	f := &KVFit{Streams: streams, PerStreamTokens: perStream, BudgetTokens: kv.BudgetTokens, MaxNumSeqs: kv.MaxNumSeqs}
+	f.BudgetFrom = from["kv_cache.budget_tokens"]
+	if f.BudgetTokens <= 0 && kv.MaxModelLen > 0 && kv.MaxNumSeqs > 0 {
+		f.BudgetTokens = kv.MaxModelLen * kv.MaxNumSeqs
+		f.BudgetFrom = "max_model_len × max_num_seqs (" + from["kv_cache.max_model_len"] + ")"
+	}
+	if f.BudgetTokens <= 0 || streams <= 0 || perStream <= 0 {
+		return nil
+	}
+	shared := 0.0
+	if prefix > 0 && (kv.PrefixCaching == nil || *kv.PrefixCaching) {
+		f.SharedPrefixTokens, f.PrefixGroups = prefix, max(groups, 1)
+		shared = float64(prefix * f.PrefixGroups)
+	} else if prefix > 0 {
+		f.PerStreamTokens += float64(prefix) // no prefix cache: every sequence holds its own
+	}
+	f.NeedTokens = float64(streams)*f.PerStreamTokens + shared
+	f.MaxFit = max(int(math.Floor((float64(f.BudgetTokens)-shared)/f.PerStreamTokens)), 0)
+	if f.MaxNumSeqs > 0 {
+		f.MaxFit = min(f.MaxFit, f.MaxNumSeqs)
+	}
+	f.Fits = streams <= f.MaxFit
+	return f
+}
+
+// Calibration is sixpin's own floor (`sixpin run --calibrate`): a short
+// load at the run's concurrency and lengths against an in-process server
+// that answers at once over loopback, so its TTFT and ITL are what the
+// client and the loopback add.
+type Calibration struct {
+	Streams      int `json:"streams"`
+	Requests     int `json:"requests"`
+	Failed       int `json:"failed,omitempty"`
+	PromptTokens int `json:"prompt_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	// TTFTMs and ITLMs are the floor's percentiles.
+	TTFTMs *Dist `json:"ttft_ms"`
+	ITLMs  *Dist `json:"itl_ms"`
+	// OverheadPctOfTTFT is the floor's TTFT p50 as a percentage of the
+	// run's own in its headline window; Flagged when it exceeds 5%.
+	OverheadPctOfTTFT float64 `json:"overhead_pct_of_ttft_p50"`
+	Flagged           bool    `json:"flagged"`
+}

@@ -1,0 +1,383 @@
+package results
+
+import (
+	"math"
+	"sort"
+	"time"
+)
+
+// KV regimes a window is labelled with (ServerWindow.KVRegime).
+const (
+	// RegimeFits: the server neither queued nor preempted, and its KV
+	// cache stayed below SaturatedKVPct.
+	RegimeFits = "fits"
+	// RegimeSaturated: requests waited (waiting > 0) or the KV cache
+	// reached SaturatedKVPct.
+	RegimeSaturated = "saturated"
+	// RegimePreempting: the server preempted requests (its preemption
+	// counter rose).
+	RegimePreempting = "preempting"
+)
+
+// SaturatedKVPct is the KV usage, in percent, at which a window counts as
+// saturated.
+const SaturatedKVPct = 95
+
+// ServerSample is one scrape of the server's Prometheus metrics, as read:
+// gauges at the scrape and cumulative counters and histograms since the
+// server started. A nil field is one the server does not expose. It is
+// what endpoint's scraper hands BuildServer.
+type ServerSample struct {
+	// T is the scrape's time, an offset from the run start in run time.
+	T time.Duration
+	// KVUsage is the KV cache's usage, 0–1 (vLLM kv_cache_usage_perc,
+	// SGLang token_usage).
+	KVUsage *float64
+	// Running and Waiting are the requests the server is serving and
+	// queueing.
+	Running, Waiting *float64
+	// Preemptions, PromptTokens and GenerationTokens are counters.
+	// PromptTokens counts the prompt tokens the server computed (llama.cpp
+	// excludes cached ones and counts those in PrefixHits).
+	Preemptions, PromptTokens, GenerationTokens *float64
+	// PrefixQueries and PrefixHits are prefix-cache counters in tokens;
+	// PrefixHitRate (0–1) is a gauge for an engine that reports the rate
+	// itself (SGLang cache_hit_rate).
+	PrefixQueries, PrefixHits, PrefixHitRate *float64
+	// TTFT, E2E, Queue and Prefill are the server's latency histograms,
+	// in seconds.
+	TTFT, E2E, Queue, Prefill *ServerHist
+}
+
+// ServerHist is a cumulative Prometheus histogram: Bounds are the bucket
+// upper bounds in seconds, ascending and ending at +Inf; Counts the
+// cumulative count at each bound.
+type ServerHist struct {
+	Bounds []float64
+	Counts []float64
+	Count  float64
+	Sum    float64
+}
+
+// Server is the server's side of a run: its metrics scraped during the
+// run, per second and per window.
+type Server struct {
+	// Source names what was scraped ("vllm /metrics").
+	Source string `json:"source"`
+	// EveryS is the scrape interval in seconds (run time).
+	EveryS float64 `json:"every_s"`
+	// Scrapes counts the scrapes that answered, Failures those that did
+	// not (a failure is never fatal); LastError says why the last one
+	// failed.
+	Scrapes   int    `json:"scrapes"`
+	Failures  int    `json:"failures"`
+	LastError string `json:"last_error,omitempty"`
+	// Series is one point per scrape.
+	Series []ServerPoint `json:"series"`
+	// Windows are the run's windows (warmup, burst, steady, all) as the
+	// server saw them.
+	Windows map[string]*ServerWindow `json:"windows"`
+}
+
+// ServerPoint is one scrape. Counters count from the first scrape;
+// rates are over the interval since the previous scrape. A nil field is
+// one the server does not expose.
+type ServerPoint struct {
+	// TS is seconds from the run start.
+	TS         float64  `json:"t"`
+	KVUsagePct *float64 `json:"kv_usage_pct,omitempty"`
+	Running    *float64 `json:"running,omitempty"`
+	Waiting    *float64 `json:"waiting,omitempty"`
+	// Preemptions since the first scrape.
+	Preemptions *float64 `json:"preemptions,omitempty"`
+	// PrefixCacheHitPct is the prefix cache's hit rate over the interval
+	// (tokens hit / tokens queried, or the engine's own rate gauge).
+	PrefixCacheHitPct *float64 `json:"prefix_cache_hit_pct,omitempty"`
+	// PromptTokens and GenerationTokens since the first scrape; the
+	// _tok_s fields are their rates over the interval.
+	PromptTokens     *float64 `json:"prompt_tokens,omitempty"`
+	GenerationTokens *float64 `json:"generation_tokens,omitempty"`
+	PromptTokS       *float64 `json:"prompt_tok_s,omitempty"`
+	GenerationTokS   *float64 `json:"generation_tok_s,omitempty"`
+}
+
+// ServerWindow is one window as the server saw it: gauges over the
+// scrapes inside it, counters and histograms as the difference between
+// the last scrape at or before its start and the last at or before its
+// end.
+type ServerWindow struct {
+	// Scrapes inside the window.
+	Scrapes    int       `json:"scrapes"`
+	KVUsagePct *MeanPeak `json:"kv_usage_pct,omitempty"`
+	Running    *MeanPeak `json:"running,omitempty"`
+	Waiting    *MeanPeak `json:"waiting,omitempty"`
+	// Preemptions in the window.
+	Preemptions       *float64 `json:"preemptions,omitempty"`
+	PrefixCacheHitPct *float64 `json:"prefix_cache_hit_pct,omitempty"`
+	// PromptTokS and GenerationTokS are the server's own token
+	// throughput (all streams); ClientOutputTokS is the client's
+	// aggregate output rate of the same window, beside it.
+	PromptTokS       *float64 `json:"prompt_tok_s,omitempty"`
+	GenerationTokS   *float64 `json:"generation_tok_s,omitempty"`
+	ClientOutputTokS float64  `json:"client_output_tok_s"`
+	// PromptGenerationRatio is the server's prompt:generation token
+	// ratio; ClientInputOutputRatio the client's (usage) of the window.
+	PromptGenerationRatio  *float64 `json:"prompt_generation_ratio,omitempty"`
+	ClientInputOutputRatio float64  `json:"client_input_output_ratio,omitempty"`
+	// TTFTMs, E2EMs, QueueMs and PrefillMs are the server's histograms'
+	// deltas over the window, in ms.
+	TTFTMs    *HistDelta `json:"ttft_ms,omitempty"`
+	E2EMs     *HistDelta `json:"e2e_ms,omitempty"`
+	QueueMs   *HistDelta `json:"queue_ms,omitempty"`
+	PrefillMs *HistDelta `json:"prefill_ms,omitempty"`
+	// KVRegime is RegimeFits, RegimeSaturated or RegimePreempting ("":
+	// no scrape in the window exposed the gauges it is judged by).
+	KVRegime string `json:"kv_regime,omitempty"`
+}
+
+// MeanPeak is a gauge's mean and peak over a window's scrapes.
+type MeanPeak struct {
+	Mean float64 `json:"mean"`
+	Peak float64 `json:"peak"`
+}
+
+// HistDelta is a server histogram over one window: how many requests it
+// counted, their mean, and percentiles interpolated within buckets as
+// Prometheus' histogram_quantile does (ms). A percentile is nil when the
+// buckets cannot place it: it falls in the first bucket (anywhere from 0
+// to its bound) or the last (+Inf).
+type HistDelta struct {
+	Count float64  `json:"count"`
+	Mean  float64  `json:"mean"`
+	P50   *float64 `json:"p50,omitempty"`
+	P90   *float64 `json:"p90,omitempty"`
+	P99   *float64 `json:"p99,omitempty"`
+}
+
+// BuildServer turns the scrapes of a run (in time order) into its server
+// series and per-window figures, for the windows of run (whose client
+// aggregate and ratio it sets beside the server's). nil when there is no
+// scrape.
+func BuildServer(source string, every time.Duration, samples []ServerSample, failures int, lastErr string, windows map[string]*Window) *Server {
+	if len(samples) == 0 && failures == 0 {
+		return nil
+	}
+	s := &Server{Source: source, EveryS: every.Seconds(), Scrapes: len(samples), Failures: failures, LastError: lastErr,
+		Series: []ServerPoint{}, Windows: map[string]*ServerWindow{}}
+	if len(samples) == 0 {
+		return s
+	}
+	base := samples[0]
+	for i, x := range samples {
+		p := ServerPoint{TS: x.T.Seconds(), KVUsagePct: pctOf(x.KVUsage), Running: x.Running, Waiting: x.Waiting,
+			Preemptions: since(x.Preemptions, base.Preemptions), PromptTokens: since(x.PromptTokens, base.PromptTokens),
+			GenerationTokens: since(x.GenerationTokens, base.GenerationTokens)}
+		if i > 0 {
+			prev := samples[i-1]
+			dt := (x.T - prev.T).Seconds()
+			p.PromptTokS = rate(x.PromptTokens, prev.PromptTokens, dt)
+			p.GenerationTokS = rate(x.GenerationTokens, prev.GenerationTokens, dt)
+			p.PrefixCacheHitPct = hitPct(prev, x)
+		} else if x.PrefixHitRate != nil {
+			p.PrefixCacheHitPct = pctOf(x.PrefixHitRate)
+		}
+		s.Series = append(s.Series, p)
+	}
+	for name, w := range windows {
+		s.Windows[name] = serverWindow(samples, w)
+	}
+	return s
+}
+
+// serverWindow is the window [w.StartS, w.EndS] of samples.
+func serverWindow(samples []ServerSample, w *Window) *ServerWindow {
+	start, end := secs(w.StartS), secs(w.EndS)
+	sw := &ServerWindow{ClientOutputTokS: w.AggregateOutputTokS, ClientInputOutputRatio: w.InputOutputRatio}
+	var kv, run, wait gauge
+	for _, x := range samples {
+		if x.T < start || x.T > end {
+			continue
+		}
+		sw.Scrapes++
+		if x.KVUsage != nil {
+			kv.add(*x.KVUsage * 100)
+		}
+		if x.Running != nil {
+			run.add(*x.Running)
+		}
+		if x.Waiting != nil {
+			wait.add(*x.Waiting)
+		}
+	}
+	sw.KVUsagePct, sw.Running, sw.Waiting = kv.result(), run.result(), wait.result()
+	a, b := sampleAt(samples, start), sampleAt(samples, end)
+	if a != nil && b != nil && b.T > a.T {
+		dt := (b.T - a.T).Seconds()
+		sw.Preemptions = since(b.Preemptions, a.Preemptions)
+		sw.PromptTokS = rate(b.PromptTokens, a.PromptTokens, dt)
+		sw.GenerationTokS = rate(b.GenerationTokens, a.GenerationTokens, dt)
+		if sw.PromptTokS != nil && sw.GenerationTokS != nil && *sw.GenerationTokS > 0 {
+			r := *sw.PromptTokS / *sw.GenerationTokS
+			sw.PromptGenerationRatio = &r
+		}
+		sw.PrefixCacheHitPct = hitPct(*a, *b)
+		sw.TTFTMs = histDelta(a.TTFT, b.TTFT)
+		sw.E2EMs = histDelta(a.E2E, b.E2E)
+		sw.QueueMs = histDelta(a.Queue, b.Queue)
+		sw.PrefillMs = histDelta(a.Prefill, b.Prefill)
+	}
+	if sw.PrefixCacheHitPct == nil {
+		var g gauge
+		for _, x := range samples {
+			if x.T >= start && x.T <= end && x.PrefixHitRate != nil {
+				g.add(*x.PrefixHitRate * 100)
+			}
+		}
+		if r := g.result(); r != nil {
+			sw.PrefixCacheHitPct = &r.Mean
+		}
+	}
+	switch {
+	case sw.Preemptions != nil && *sw.Preemptions > 0:
+		sw.KVRegime = RegimePreempting
+	case sw.Waiting != nil && sw.Waiting.Peak > 0, sw.KVUsagePct != nil && sw.KVUsagePct.Peak >= SaturatedKVPct:
+		sw.KVRegime = RegimeSaturated
+	case sw.Waiting != nil || sw.KVUsagePct != nil:
+		sw.KVRegime = RegimeFits
+	}
+	return sw
+}
+
+func secs(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
+
+// sampleAt is the last sample at or before t, else the first one.
+func sampleAt(samples []ServerSample, t time.Duration) *ServerSample {
+	i := sort.Search(len(samples), func(i int) bool { return samples[i].T > t })
+	if i == 0 {
+		return &samples[0]
+	}
+	return &samples[i-1]
+}
+
+// gauge accumulates a gauge's mean and peak.
+type gauge struct {
+	n         int
+	sum, peak float64
+}
+
+func (g *gauge) add(v float64) {
+	if g.n == 0 || v > g.peak {
+		g.peak = v
+	}
+	g.n++
+	g.sum += v
+}
+
+func (g *gauge) result() *MeanPeak {
+	if g.n == 0 {
+		return nil
+	}
+	return &MeanPeak{Mean: g.sum / float64(g.n), Peak: g.peak}
+}
+
+func pctOf(v *float64) *float64 {
+	if v == nil {
+		return nil
+	}
+	p := *v * 100
+	return &p
+}
+
+// since is the counter's rise from base to v; a counter that fell (the
+// server restarted) counts from zero.
+func since(v, base *float64) *float64 {
+	if v == nil || base == nil {
+		return nil
+	}
+	d := *v - *base
+	if d < 0 {
+		d = *v
+	}
+	return &d
+}
+
+func rate(v, prev *float64, dt float64) *float64 {
+	d := since(v, prev)
+	if d == nil || dt <= 0 {
+		return nil
+	}
+	r := *d / dt
+	return &r
+}
+
+// hitPct is the prefix cache's hit rate between two scrapes, in percent:
+// tokens hit over tokens queried, or (llama.cpp, which counts cached and
+// computed prompt tokens apart) hits over hits plus computed prompt
+// tokens; else the engine's own rate gauge at b.
+func hitPct(a, b ServerSample) *float64 {
+	hits := since(b.PrefixHits, a.PrefixHits)
+	if q := since(b.PrefixQueries, a.PrefixQueries); hits != nil && q != nil {
+		if *q <= 0 {
+			return nil
+		}
+		p := 100 * *hits / *q
+		return &p
+	}
+	if p := since(b.PromptTokens, a.PromptTokens); hits != nil && p != nil && b.PrefixQueries == nil {
+		if *hits+*p <= 0 {
+			return nil
+		}
+		r := 100 * *hits / (*hits + *p)
+		return &r
+	}
+	return pctOf(b.PrefixHitRate)
+}
+
+// histDelta is histogram b less a (same buckets), in ms; nil when either
+// is missing, the buckets differ, or nothing was counted between them.
+func histDelta(a, b *ServerHist) *HistDelta {
+	if a == nil || b == nil || len(a.Bounds) != len(b.Bounds) {
+		return nil
+	}
+	n := b.Count - a.Count
+	if n <= 0 {
+		return nil
+	}
+	counts := make([]float64, len(b.Counts))
+	for i := range counts {
+		if a.Bounds[i] != b.Bounds[i] {
+			return nil
+		}
+		counts[i] = b.Counts[i] - a.Counts[i]
+	}
+	q := func(p float64) *float64 {
+		v, ok := histQuantile(p, b.Bounds, counts)
+		if !ok {
+			return nil
+		}
+		v *= 1000
+		return &v
+	}
+	return &HistDelta{Count: n, Mean: 1000 * (b.Sum - a.Sum) / n, P50: q(0.5), P90: q(0.9), P99: q(0.99)}
+}
+
+// histQuantile is Prometheus' histogram_quantile (q 0–1) over cumulative
+// counts at bounds: linear within the bucket the rank falls in. ok is
+// false when that bucket is the first (its lower edge is unknown) or
+// +Inf.
+func histQuantile(q float64, bounds, cum []float64) (v float64, ok bool) {
+	if len(cum) == 0 || cum[len(cum)-1] <= 0 {
+		return 0, false
+	}
+	rank := q * cum[len(cum)-1]
+	i := sort.Search(len(cum), func(i int) bool { return cum[i] >= rank })
+	if i == 0 || i >= len(bounds) || math.IsInf(bounds[i], 1) {
+		return 0, false
+	}
+	lo, below := bounds[i-1], cum[i-1]
+	in := cum[i] - below
+	if in <= 0 {
+		return bounds[i], true
+	}
+	return lo + (bounds[i]-lo)*(rank-below)/in, true
+}
