@@ -145,10 +145,27 @@ type UnplannedCache struct {
 	CachedTokens int64   `json:"cached_tokens"`
 	InputTokens  int64   `json:"input_tokens"`
 	Share        float64 `json:"share"`
+	// Requests is how many requests reported usage; CommonStart is set
+	// when the share is so small (under commonStartShare) that it is the
+	// prompts' common start the server matched (the chat template's
+	// opening, a few tokens per request), not prompts seen before.
+	Requests    int  `json:"requests,omitempty"`
+	CommonStart bool `json:"common_start,omitempty"`
 }
 
-// String is the warning.
+// commonStartShare is the cached share of the prompt tokens below which
+// unplanned cache hits are the prompts' common start: a prompt seen
+// before is served almost whole from the cache, and llama.cpp, for one,
+// reuses a slot's first few tokens (the chat template's opening) for
+// every prompt.
+const commonStartShare = 0.05
+
+// String is the warning, or, for a common start, the note.
 func (u *UnplannedCache) String() string {
+	if u.CommonStart {
+		return fmt.Sprintf("the server's prefix cache served %s of the prompt tokens (%s of %s, about %s per request): the prompts' common start (the chat template's opening), not a warm cache",
+			pct(u.Share), group(float64(u.CachedTokens)), group(float64(u.InputTokens)), group(float64(u.CachedTokens)/float64(max(u.Requests, 1))))
+	}
 	return fmt.Sprintf("the server's prefix cache served %s of the prompt tokens (%s of %s), which the scenario did not plan: these prompts were sent before (the same --prompt-salt?), so TTFT measures a warm cache",
 		pct(u.Share), group(float64(u.CachedTokens)), group(float64(u.InputTokens)))
 }
@@ -279,7 +296,8 @@ func BuildPins(d Declared, m *Measurement, disc Discovery, headline string, sche
 		p.Prompt.Verified, p.Prompt.Reason = Contradicted, s.reason("prompts of")
 	}
 	if t := m.Tokens; !d.CachePlanned && t.CachedInput > 0 && t.Input > 0 {
-		u := &UnplannedCache{CachedTokens: t.CachedInput, InputTokens: t.Input, Share: float64(t.CachedInput) / float64(t.Input)}
+		u := &UnplannedCache{CachedTokens: t.CachedInput, InputTokens: t.Input, Share: float64(t.CachedInput) / float64(t.Input), Requests: t.Requests}
+		u.CommonStart = u.Share < commonStartShare
 		p.Prompt.Observed.UnplannedCache = u
 		p.Prompt.Reason += "; " + u.String()
 	}

@@ -447,3 +447,32 @@ func TestDriftDistributionKeepsZero(t *testing.T) {
 		t.Errorf("|drift| distribution %+v, want min 0, max 10, 2 requests", d)
 	}
 }
+
+// Unplanned cache hits: prompts served almost whole from the cache are a
+// warm cache (sent before, the same salt), warned of; a few tokens per
+// request (llama.cpp reuses a slot's first tokens, the chat template's
+// opening, for every prompt) are the prompts' common start, said so, not
+// blamed on the salt.
+func TestUnplannedCacheCommonStart(t *testing.T) {
+	for _, c := range []struct {
+		cached     int
+		wantCommon bool
+		want       string
+	}{
+		{3, true, "the prompts' common start"},
+		{90, false, "the same --prompt-salt?"},
+	} {
+		var recs []*Record
+		for i := range 20 {
+			r := stream(i, time.Duration(i)*ms, 50*ms, 10*ms, 10, 1)
+			r.Usage.CachedTokens = c.cached
+			recs = append(recs, r)
+		}
+		m := finish(t, WindowSpec{}, SLO{}, recs...)
+		p := BuildPins(Declared{}, m, Discovery{}, WindowAll, nil)
+		u := p.Prompt.Observed.UnplannedCache
+		if u == nil || u.CommonStart != c.wantCommon || !strings.Contains(u.String(), c.want) || !strings.Contains(p.Prompt.Reason, c.want) {
+			t.Errorf("%d of 100 cached: %+v, %q", c.cached, u, p.Prompt.Reason)
+		}
+	}
+}
