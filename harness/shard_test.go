@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -85,6 +87,15 @@ func TestShardsMergeToTheWhole(t *testing.T) {
 	}
 	if err := report.WriteSummary(&discard{}, back); err != nil {
 		t.Fatal(err)
+	}
+
+	// Every shard watched the same server: the merged run keeps its
+	// metrics (one shard's scrapes), not their sum.
+	if shards[0].Run.Server == nil {
+		t.Fatal("shard 0 scraped no server metrics from the simulator")
+	}
+	if merged.Server == nil || merged.Server.Source != shards[0].Run.Server.Source || !slices.ContainsFunc(merged.Notes, func(n string) bool { return strings.Contains(n, "server metrics") }) {
+		t.Errorf("merged server %+v, notes %q; want shard 0's, said so", merged.Server, merged.Notes)
 	}
 
 	all, one := merged.Windows[results.WindowAll], single.Run.Windows[results.WindowAll]

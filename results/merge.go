@@ -146,6 +146,15 @@ func Merge(shards []Shard, opts MergeOptions) (*Run, error) {
 	}
 	run.RateLimits = BuildRateLimits(limits, m)
 	run.Notes = mg.notes()
+	// Every shard watched the same server: its metrics are the first
+	// shard's scrapes (summing them would count the server N times).
+	for _, s := range shards {
+		if s.Run.Server != nil {
+			run.Server = s.Run.Server
+			run.Notes = append(run.Notes, "server metrics: shard "+shardName(s)+"'s scrapes of the server every shard loaded (its windows are that shard's)")
+			break
+		}
+	}
 	return run, nil
 }
 
