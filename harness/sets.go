@@ -27,30 +27,16 @@ func sweep(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*Outco
 		return nil, err
 	}
 	set := &results.Set{Schema: results.SetSchema, Kind: results.SetSweep, Scenario: sc.Name, Pin: sc.Sweep.Pin}
-	var failed []error
-	var spills spills
-	defer spills.release()
+	ms := &members{set: set, path: path}
+	defer func() { ms.spills.release() }()
 	for i, v := range sc.Sweep.Values {
 		label := fmt.Sprintf("%s = %s", sc.Sweep.Pin, numfmt.Plain(v))
-		if ctx.Err() != nil {
-			set.Missing = append(set.Missing, label)
-			continue
-		}
-		point := sc.At(v)
-		one := cfg
-		one.step = stepLabel(i, len(sc.Sweep.Values), label)
-		run, sp, err := execute(ctx, hard, one, point, "", spillBeside(path, "."+strconv.Itoa(i+1)), 0)
+		run, err := ms.run(ctx, hard, cfg, sc.At(v), i, len(sc.Sweep.Values), label)
 		if err != nil {
 			return nil, err
 		}
-		spills = append(spills, sp)
-		set.Values = append(set.Values, v)
-		set.Runs = append(set.Runs, run)
-		if run.Incomplete {
-			set.Partial = append(set.Partial, label)
-		}
-		if err := verdict(run); err != nil {
-			failed = append(failed, fmt.Errorf("%s: %w", label, err))
+		if run != nil {
+			set.Values = append(set.Values, v)
 		}
 	}
 	markIncomplete(set, "points")
@@ -58,7 +44,7 @@ func sweep(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*Outco
 	if err := report.WriteSetText(cfg.Out, set, false); err != nil {
 		return nil, err
 	}
-	written, err := saveSet(cfg, path, set, spills)
+	written, err := saveSet(cfg, path, set, ms.spills)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +53,7 @@ func sweep(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*Outco
 		return nil, err
 	}
 	fmt.Fprintf(cfg.Out, "\nResults: %s (every point's full results) and %s (table and plots)\n", written, page)
-	return &Outcome{Set: set, Path: written}, setVerdict(ctx, len(set.Runs), len(sc.Sweep.Values), set, failed)
+	return &Outcome{Set: set, Path: written}, setVerdict(ctx, len(set.Runs), len(sc.Sweep.Values), set, ms.failed)
 }
 
 // repeat runs the scenario cfg.Repeat times with seeds seed, seed+1, …
@@ -78,30 +64,13 @@ func repeat(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*Outc
 		return nil, err
 	}
 	set := &results.Set{Schema: results.SetSchema, Kind: results.SetRepeat, Scenario: sc.Name}
-	var failed []error
-	var spills spills
-	defer spills.release()
+	ms := &members{set: set, path: path}
+	defer func() { ms.spills.release() }()
 	for i := range cfg.Repeat {
 		one := *sc
 		one.Seed = sc.Seed + int64(i)
-		label := fmt.Sprintf("run %d (seed %d)", i+1, one.Seed)
-		if ctx.Err() != nil {
-			set.Missing = append(set.Missing, label)
-			continue
-		}
-		step := cfg
-		step.step = stepLabel(i, cfg.Repeat, label)
-		run, sp, err := execute(ctx, hard, step, &one, "", spillBeside(path, "."+strconv.Itoa(i+1)), 0)
-		if err != nil {
+		if _, err := ms.run(ctx, hard, cfg, &one, i, cfg.Repeat, fmt.Sprintf("run %d (seed %d)", i+1, one.Seed)); err != nil {
 			return nil, err
-		}
-		spills = append(spills, sp)
-		set.Runs = append(set.Runs, run)
-		if run.Incomplete {
-			set.Partial = append(set.Partial, label)
-		}
-		if err := verdict(run); err != nil {
-			failed = append(failed, fmt.Errorf("%s: %w", label, err))
 		}
 	}
 	markIncomplete(set, "runs")
@@ -109,12 +78,46 @@ func repeat(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*Outc
 	if err := report.WriteSetText(cfg.Out, set, false); err != nil {
 		return nil, err
 	}
-	written, err := saveSet(cfg, path, set, spills)
+	written, err := saveSet(cfg, path, set, ms.spills)
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(cfg.Out, "\nResults: %s\n", written)
-	return &Outcome{Set: set, Path: written}, setVerdict(ctx, len(set.Runs), cfg.Repeat, set, failed)
+	return &Outcome{Set: set, Path: written}, setVerdict(ctx, len(set.Runs), cfg.Repeat, set, ms.failed)
+}
+
+// members runs a set's members one after the other, each a full run
+// whose spill is kept until the set is saved, and records them in set:
+// the run, whether it is partial, missing once the set was interrupted,
+// and the verdicts that failed.
+type members struct {
+	set    *results.Set
+	path   string // the set file: the members' spills go beside it
+	spills spills
+	failed []error
+}
+
+// run runs member i of n, labelled label: sc with cfg. It returns nil
+// (and no error) for a member not run because the set was interrupted.
+func (m *members) run(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, i, n int, label string) (*results.Run, error) {
+	if ctx.Err() != nil {
+		m.set.Missing = append(m.set.Missing, label)
+		return nil, nil
+	}
+	cfg.step = stepLabel(i, n, label)
+	run, sp, err := execute(ctx, hard, cfg, sc, "", spillBeside(m.path, "."+strconv.Itoa(i+1)), 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", label, err)
+	}
+	m.spills = append(m.spills, sp)
+	m.set.Runs = append(m.set.Runs, run)
+	if run.Incomplete {
+		m.set.Partial = append(m.set.Partial, label)
+	}
+	if err := verdict(run); err != nil {
+		m.failed = append(m.failed, fmt.Errorf("%s: %w", label, err))
+	}
+	return run, nil
 }
 
 // markIncomplete marks set incomplete when some of its members are
@@ -243,38 +246,26 @@ func bakeoff(ctx, hard context.Context, bc BakeoffConfig) (*Outcome, error) {
 	if err := checkWritable(path); err != nil {
 		return nil, err
 	}
-	var failed []error
-	var spills spills
-	defer spills.release()
+	ms := &members{set: set, path: path}
+	defer func() { ms.spills.release() }()
 	for i, prof := range bc.Profiles {
-		label := "profile " + prof
-		if ctx.Err() != nil {
-			set.Missing = append(set.Missing, label)
-			continue
-		}
 		one := cfg
 		one.Profile, one.Endpoint, one.Model = prof, "", ""
-		one.step = stepLabel(i, len(bc.Profiles), label)
-		run, sp, err := execute(ctx, hard, one, sc, "", spillBeside(path, "."+strconv.Itoa(i+1)), 0)
+		run, err := ms.run(ctx, hard, one, sc, i, len(bc.Profiles), "profile "+prof)
 		if err != nil {
-			return nil, fmt.Errorf("profile %s: %w", prof, err)
+			return nil, err
 		}
-		spills = append(spills, sp)
+		if run == nil {
+			continue
+		}
 		name := run.Target.Profile
 		if _, err := save(cfg, filepath.Join(dir, name+".json"), run); err != nil {
 			return nil, err
 		}
 		set.Profiles = append(set.Profiles, name)
-		set.Runs = append(set.Runs, run)
-		if run.Incomplete {
-			set.Partial = append(set.Partial, label)
-		}
-		if err := verdict(run); err != nil {
-			failed = append(failed, fmt.Errorf("%s: %w", name, err))
-		}
 	}
 	markIncomplete(set, "profiles")
-	if _, err := saveSet(cfg, path, set, spills); err != nil {
+	if _, err := saveSet(cfg, path, set, ms.spills); err != nil {
 		return nil, err
 	}
 	md := filepath.Join(dir, "bakeoff.md")
@@ -286,5 +277,5 @@ func bakeoff(ctx, hard context.Context, bc BakeoffConfig) (*Outcome, error) {
 		return nil, err
 	}
 	fmt.Fprintf(cfg.Out, "\nResults: %s (each profile's results, bakeoff.json and bakeoff.md)\n", dir)
-	return &Outcome{Set: set, Path: dir}, setVerdict(ctx, len(set.Runs), len(bc.Profiles), set, failed)
+	return &Outcome{Set: set, Path: dir}, setVerdict(ctx, len(set.Runs), len(bc.Profiles), set, ms.failed)
 }

@@ -107,7 +107,7 @@ func waterfallObserved(ctx, hard context.Context, wc WaterfallConfig) (*Waterfal
 	runCfg.Out = cfg.ErrOut
 	var failed []error
 	var spills spills
-	defer spills.release()
+	defer func() { spills.release() }() // those gathered by the time it returns
 	n := 0
 	for i, c := range plan.Configs {
 		whole := true
