@@ -274,6 +274,31 @@ func writeHTMLWindows(b *strings.Builder, run *results.Run) {
 			})
 		}
 	}
+	// TTFT split by the server's own timings, where it gave them.
+	timed := false
+	for _, n := range names {
+		timed = timed || run.Windows[n].ServerPrefillMs != nil
+	}
+	for _, part := range []struct {
+		label string
+		get   func(w *results.Window) *results.Dist
+	}{
+		{"TTFT: server queue ms", func(w *results.Window) *results.Dist { return w.ServerQueueMs }},
+		{"TTFT: server prefill ms", func(w *results.Window) *results.Dist { return w.ServerPrefillMs }},
+		{"TTFT: the rest ms (network, client; the queue when the server does not say it)", func(w *results.Window) *results.Dist { return w.TTFTRestMs }},
+	} {
+		for _, st := range []string{"p50", "p90"} {
+			if !timed {
+				break
+			}
+			row(part.label+" "+st, func(w *results.Window) string {
+				if d := part.get(w); d != nil {
+					return num(statOf(d, st))
+				}
+				return "–"
+			})
+		}
+	}
 	row("aggregate output tok/s (all streams)", func(w *results.Window) string { return num(w.AggregateOutputTokS) })
 	row("concurrency (mean in flight; max)", func(w *results.Window) string { return fmt.Sprintf("%s; %d", num(w.MeanInFlight), w.MaxInFlight) })
 	row("aggregate ÷ in flight, tok/s per stream", func(w *results.Window) string { return num(w.AggregatePerStreamTokS) })

@@ -174,3 +174,30 @@ func TestSetHTML(t *testing.T) {
 		})
 	}
 }
+
+// The window table splits TTFT by the server's own timings when it gave
+// them, and has no such rows when it did not.
+func TestHTMLTTFTSplit(t *testing.T) {
+	run, err := results.ReadFile(fixBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := func() string {
+		var b strings.Builder
+		if err := WriteHTML(&b, []Input{{Name: "base.json", Run: run}}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	if strings.Contains(page(), "TTFT: server prefill ms") {
+		t.Error("TTFT split rows for a run without server timings")
+	}
+	w := run.Windows[results.WindowSteady]
+	w.ServerPrefillMs, w.TTFTRestMs = &results.Dist{Count: 3, P50: 123.4, P90: 150}, &results.Dist{Count: 3, P50: 7.5, P90: 9}
+	s := page()
+	for _, want := range []string{"TTFT: server prefill ms p50</td>", ">123<", "TTFT: the rest ms", ">7.50<", "TTFT: server queue ms p50"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the HTML lacks %q", want)
+		}
+	}
+}
