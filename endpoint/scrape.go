@@ -292,6 +292,33 @@ func (s *Scraper) Recent(n int) []results.ServerSample {
 	return append([]results.ServerSample(nil), s.res.Samples[max(len(s.res.Samples)-n, 0):]...)
 }
 
+// Snapshot returns what the scraper has gathered so far, in run time,
+// without stopping it (for a checkpoint). It is safe to call from any
+// goroutine while the scraper runs; empty on a nil Scraper.
+func (s *Scraper) Snapshot() Scrapes {
+	if s == nil {
+		return Scrapes{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res := s.res
+	res.Samples = append([]results.ServerSample(nil), s.res.Samples...)
+	if k := s.clk.Scale; k > 0 && k < 1 {
+		for i := range res.Samples {
+			x := &res.Samples[i]
+			for _, h := range []**results.ServerHist{&x.TTFT, &x.E2E, &x.Queue, &x.Prefill} {
+				if *h != nil {
+					c := **h
+					c.Bounds = slices.Clone(c.Bounds) // the scraper's own stay as they are
+					scaleHist(&c, 1/k)
+					*h = &c
+				}
+			}
+		}
+	}
+	return res
+}
+
 // Stop takes the last scrape, stops the scraper and returns what it
 // gathered. Call it once, after Start or the Baseline alone.
 func (s *Scraper) Stop() Scrapes {
@@ -300,6 +327,8 @@ func (s *Scraper) Stop() Scrapes {
 		<-s.done
 	}
 	s.hc.CloseIdleConnections()
+	s.mu.Lock() // a Snapshot may still be reading
+	defer s.mu.Unlock()
 	if k := s.clk.Scale; k > 0 && k < 1 {
 		// A compressed run's server (the simulator) times in wall
 		// time: its histograms go to run time like every other figure.
@@ -361,16 +390,18 @@ func (s *Scraper) once(ctx context.Context, now func() time.Duration) bool {
 		x, engine, ok := parseServerMetrics(raw)
 		if ok {
 			x.T = t0 + (t1-t0)/2
-			s.mu.Lock()
+			s.mu.Lock() // Recent and Snapshot read res from other goroutines
 			s.res.Samples = append(s.res.Samples, x)
-			s.mu.Unlock()
 			s.res.Source = engine + " " + s.ep
+			s.mu.Unlock()
 			return true
 		}
 		why = "no vllm:, sglang:, llamacpp: or tgi_ metrics in the answer"
 	}
+	s.mu.Lock()
 	s.res.Failures++
 	s.res.LastError = s.ep + ": " + why
 	first := len(s.res.Samples) == 0 && s.res.Failures == 1
+	s.mu.Unlock()
 	return !(first && (status == http.StatusNotFound || status == http.StatusMethodNotAllowed))
 }

@@ -401,7 +401,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	defer w.finish(nil) // its sampler stops on every way out
 	cfg.obs.begin(w, metricLabels(cfg, sc, h))
 	bar := startProgress(cfg, w)
-	addErr := consume(records, col, newCheckpointer(cfg, col, out, checkpoint, h.StartedAt), func(rec *results.Record) {
+	addErr := consume(records, col, newCheckpointer(cfg, col, out, checkpoint, h.StartedAt, scraper), func(rec *results.Record) {
 		ids.Count(rec)
 		w.observe(rec)
 	})

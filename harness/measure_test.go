@@ -419,6 +419,11 @@ duration: 2s
 		if !w.Incomplete || !strings.Contains(w.IncompleteReason, "checkpoint") || w.Errors.Requests == 0 {
 			t.Errorf("checkpoint: incomplete %v (%s), %d requests", w.Incomplete, w.IncompleteReason, w.Errors.Requests)
 		}
+		// The simulator serves /metrics: a checkpoint keeps what was
+		// scraped so far.
+		if w.Server == nil || len(w.Server.Series) == 0 {
+			t.Errorf("checkpoint without the server's metrics: %+v", w.Server)
+		}
 	}
 	if last := writes[len(writes)-1]; last.Incomplete {
 		t.Errorf("the final write is marked incomplete: %s", last.IncompleteReason)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -123,10 +124,13 @@ type checkpointer struct {
 	start time.Time
 	tick  *time.Ticker
 	busy  chan struct{}
+	// scraper, if not nil, gives each checkpoint the server's metrics
+	// so far.
+	scraper *endpoint.Scraper
 }
 
-func newCheckpointer(cfg Config, col *results.Collector, out string, every time.Duration, start time.Time) *checkpointer {
-	c := &checkpointer{cfg: cfg, col: col, out: out, start: start}
+func newCheckpointer(cfg Config, col *results.Collector, out string, every time.Duration, start time.Time, scraper *endpoint.Scraper) *checkpointer {
+	c := &checkpointer{cfg: cfg, col: col, out: out, start: start, scraper: scraper}
 	if every > 0 && out != "" {
 		c.tick = time.NewTicker(every)
 	}
@@ -167,6 +171,9 @@ func (c *checkpointer) fire() {
 		defer close(busy)
 		rec, err := results.Recover(c.col.SpillPath(), fmt.Sprintf("a checkpoint of a run still going %s after its start", time.Since(c.start).Round(time.Second)))
 		if err == nil {
+			if c.scraper != nil {
+				rec.Run.Server = c.scraper.Snapshot().Server(rec.Run.Windows)
+			}
 			err = writer(c.cfg)(c.out, rec.Run)
 		}
 		if err != nil {
