@@ -100,26 +100,15 @@ func parseChunk(b []byte, c *chunk) error {
 func (p *parser) topMember(key []byte, c *chunk) bool {
 	switch string(key) {
 	case "choices":
-		if p.isNull() {
-			return true
-		}
-		return p.array(p.choice, c)
+		return p.optArray(p.choice, c)
 	case "usage":
-		if p.isNull() {
-			return true
-		}
-		c.hasUsage = true
-		return p.object(p.usageMember, c)
+		return p.optObject(p.usageMember, c, &c.hasUsage)
 	case "model":
 		s, ok := p.optString()
 		c.model = s
 		return ok
 	case "timings": // llama.cpp's and the simulator's, in the last chunk
-		if p.isNull() {
-			return true
-		}
-		c.timings.has = true
-		return p.object(p.timingsMember, c)
+		return p.optObject(p.timingsMember, c, &c.timings.has)
 	case "sixpin_sent_unix_ns":
 		v, ok := p.integer()
 		c.sentUnixNS = v
@@ -172,10 +161,7 @@ func (p *parser) choice(c *chunk) bool {
 func (p *parser) choiceMember(key []byte, c *chunk) bool {
 	switch string(key) {
 	case "delta", "message":
-		if p.isNull() {
-			return true
-		}
-		return p.object(p.deltaMember, c)
+		return p.optObject(p.deltaMember, c, nil)
 	case "text": // legacy completions' choices[].text
 		s, ok := p.optString()
 		c.contentBytes += len(s)
@@ -202,10 +188,7 @@ func (p *parser) deltaMember(key []byte, c *chunk) bool {
 		c.reasoningBytes += len(s)
 		return ok
 	case "tool_calls":
-		if p.isNull() {
-			return true
-		}
-		return p.array(p.toolCallElem, c)
+		return p.optArray(p.toolCallElem, c)
 	}
 	return p.skip()
 }
@@ -221,10 +204,7 @@ func (p *parser) toolCallMember(key []byte, c *chunk) bool {
 	if string(key) != "function" {
 		return p.skip()
 	}
-	if p.isNull() {
-		return true
-	}
-	return p.object(p.functionMember, c)
+	return p.optObject(p.functionMember, c, nil)
 }
 
 func (p *parser) functionMember(key []byte, c *chunk) bool {
@@ -245,15 +225,9 @@ func (p *parser) usageMember(key []byte, c *chunk) bool {
 	case "completion_tokens":
 		dst = &c.usage.completionTokens
 	case "prompt_tokens_details":
-		if p.isNull() {
-			return true
-		}
-		return p.object(p.detailMember, c)
+		return p.optObject(p.detailMember, c, nil)
 	case "completion_tokens_details":
-		if p.isNull() {
-			return true
-		}
-		return p.object(p.detailMember, c)
+		return p.optObject(p.detailMember, c, nil)
 	default:
 		return p.skip()
 	}

@@ -108,6 +108,26 @@ func (p *parser) object(member memberFunc, c *chunk) bool {
 	}
 }
 
+// optObject parses an object with member, or null; seen, if not nil, is
+// set when it is an object.
+func (p *parser) optObject(member memberFunc, c *chunk, seen *bool) bool {
+	if p.isNull() {
+		return true
+	}
+	if seen != nil {
+		*seen = true
+	}
+	return p.object(member, c)
+}
+
+// optArray parses an array with elem, or null.
+func (p *parser) optArray(elem func(c *chunk) bool, c *chunk) bool {
+	if p.isNull() {
+		return true
+	}
+	return p.array(elem, c)
+}
+
 // array parses [v, ...], calling elem with p positioned at each element.
 func (p *parser) array(elem func(c *chunk) bool, c *chunk) bool {
 	if p.i >= len(p.b) || p.b[p.i] != '[' {

@@ -157,17 +157,11 @@ func (messages) event(b []byte, c *chunk) error {
 func (p *parser) anthMember(key []byte, c *chunk) bool {
 	switch string(key) {
 	case "message":
-		if p.isNull() {
-			return true
-		}
-		return p.object(p.anthMember, c)
+		return p.optObject(p.anthMember, c, nil)
 	case "content_block":
 		return p.object(p.anthBlockMember, c)
 	case "content":
-		if p.isNull() {
-			return true
-		}
-		return p.array(p.anthBlock, c)
+		return p.optArray(p.anthBlock, c)
 	case "delta":
 		return p.object(p.anthDeltaMember, c)
 	case "stop_reason":

@@ -142,16 +142,9 @@ func (p *parser) respObjectMember(key []byte, c *chunk) bool {
 		}
 		return ok
 	case "incomplete_details":
-		if p.isNull() {
-			return true
-		}
-		return p.object(p.respIncompleteMember, c)
+		return p.optObject(p.respIncompleteMember, c, nil)
 	case "usage":
-		if p.isNull() {
-			return true
-		}
-		c.hasUsage = true
-		return p.object(p.respUsageMember, c)
+		return p.optObject(p.respUsageMember, c, &c.hasUsage)
 	case "error":
 		if p.isNull() {
 			return true
@@ -200,10 +193,7 @@ func (p *parser) respUsageMember(key []byte, c *chunk) bool {
 	case "output_tokens":
 		dst = &c.usage.completionTokens
 	case "input_tokens_details", "output_tokens_details":
-		if p.isNull() {
-			return true
-		}
-		return p.object(p.detailMember, c)
+		return p.optObject(p.detailMember, c, nil)
 	default:
 		return p.skip()
 	}
@@ -225,10 +215,7 @@ func (p *parser) respItemMember(key []byte, c *chunk) bool {
 		c.toolBytes += len(s)
 		return ok
 	case "content", "summary":
-		if p.isNull() {
-			return true
-		}
-		return p.array(p.respPart, c)
+		return p.optArray(p.respPart, c)
 	}
 	return p.skip()
 }
