@@ -49,10 +49,7 @@ func NewCmdRun(f *Factory, runF func(*cobra.Command, *RunOptions) error) *cobra.
 	}
 	c := &opts.Config
 	fl := cmd.Flags()
-	fl.StringVar(&c.Profile, "profile", "", "endpoint profile: an embedded NAME (sixpin profiles list) or a YAML FILE")
-	fl.StringVar(&c.Endpoint, "endpoint", "", "the endpoint's base URL, e.g. http://127.0.0.1:8080/v1 (spoken to in the profile's protocol: chat unless it says otherwise)")
-	fl.StringVar(&c.Model, "model", "", "model id to request (default: the profile's, else the scenario's model pin)")
-	fl.StringVar(&c.Tokenizer, "tokenizer", "", "whose count prompts are built to: server (the endpoint's /tokenize), qwen2, cl100k_base, o200k_base, words, or hf:PATH/tokenizer.json (a bare PATH to a tokenizer file works too; default: the profile's)")
+	addTargetFlags(fl, c)
 	fl.StringVarP(&c.Output, "output", "o", "", "results file (default sixpin-NAME-TIMESTAMP.json)")
 	fl.Int64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
 	fl.DurationVar(&c.Duration, "duration", 0, "override the scenario's duration (e.g. 30s, 5m)")
