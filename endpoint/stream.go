@@ -301,8 +301,8 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 		model    bool
 		watch    *stallWatch
 		chunks   = rec.Chunks
-		start    = r.clk.Start
-		scale    = r.clk.Scale
+		clk      = r.clk
+		start    = clk.Start
 		stall    = r.stallTimeout
 		publish  time.Duration // when the next chunk's time goes to the stall watch
 		// Chunks not yet added to the live count, and when they go.
@@ -324,10 +324,7 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 	for {
 		data, err := sr.next()
 		elapsed := time.Since(start)
-		at := elapsed
-		if scale != 0 && scale != 1 {
-			at = time.Duration(float64(elapsed) / scale) // run time (Clock.Scale)
-		}
+		at := clk.Run(elapsed) // run time (inlined)
 		if err != nil {
 			rec.End = at
 			rec.Chunks = chunks
@@ -372,7 +369,7 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 			rec.Usage = c.usage.into(rec.Usage)
 		}
 		if c.timings.has {
-			rec.Server = c.timings.results(r.clk)
+			rec.Server = c.timings.results(clk)
 		}
 		n := c.contentBytes + c.reasoningBytes + c.toolBytes
 		if c.toolCall {
