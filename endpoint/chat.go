@@ -135,12 +135,9 @@ func (p *parser) topMember(key []byte, c *chunk) bool {
 		}
 		return ok
 	case "message":
-		if p.i < len(p.b) && p.b[p.i] == '"' {
-			s, ok := p.str()
-			c.message = s
-			return ok
-		}
-		return p.skip()
+		s, ok := p.strOrSkip()
+		c.message = s
+		return ok
 	}
 	return p.skip()
 }

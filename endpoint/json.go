@@ -120,6 +120,28 @@ func (p *parser) optObject(member memberFunc, c *chunk, seen *bool) bool {
 	return p.object(member, c)
 }
 
+// strOrSkip reads a string, or validates and skips any other value
+// (nil).
+func (p *parser) strOrSkip() ([]byte, bool) {
+	if p.i < len(p.b) && p.b[p.i] == '"' {
+		return p.str()
+	}
+	return nil, p.skip()
+}
+
+// errorValue reads an error member: null is none; anything else marks c
+// an error, an object read with member, any other value skipped.
+func (p *parser) errorValue(member memberFunc, c *chunk) bool {
+	if p.isNull() {
+		return true
+	}
+	c.hasError = true
+	if p.i < len(p.b) && p.b[p.i] == '{' {
+		return p.object(member, c)
+	}
+	return p.skip()
+}
+
 // optArray parses an array with elem, or null.
 func (p *parser) optArray(elem func(c *chunk) bool, c *chunk) bool {
 	if p.isNull() {

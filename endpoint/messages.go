@@ -176,14 +176,7 @@ func (p *parser) anthMember(key []byte, c *chunk) bool {
 		c.model = s
 		return ok
 	case "error":
-		if p.isNull() {
-			return true
-		}
-		c.hasError = true
-		if p.i < len(p.b) && p.b[p.i] == '{' {
-			return p.object(p.typedErrorMember, c)
-		}
-		return p.skip()
+		return p.errorValue(p.typedErrorMember, c)
 	case "sixpin_sent_unix_ns":
 		v, ok := p.integer()
 		c.sentUnixNS = v

@@ -90,12 +90,9 @@ func (p *parser) respMember(key []byte, c *chunk) bool {
 		c.typ = s
 		return ok
 	case "delta":
-		if p.i < len(p.b) && p.b[p.i] == '"' {
-			s, ok := p.str()
-			c.contentBytes = len(s)
-			return ok
-		}
-		return p.skip()
+		s, ok := p.strOrSkip()
+		c.contentBytes = len(s)
+		return ok
 	case "item":
 		return p.object(p.respItemMember, c)
 	case "response":
@@ -107,12 +104,9 @@ func (p *parser) respMember(key []byte, c *chunk) bool {
 		c.errType = s
 		return ok
 	case "message":
-		if p.i < len(p.b) && p.b[p.i] == '"' {
-			s, ok := p.str()
-			c.message = s
-			return ok
-		}
-		return p.skip()
+		s, ok := p.strOrSkip()
+		c.message = s
+		return ok
 	case "sixpin_sent_unix_ns":
 		v, ok := p.integer()
 		c.sentUnixNS = v
@@ -146,14 +140,7 @@ func (p *parser) respObjectMember(key []byte, c *chunk) bool {
 	case "usage":
 		return p.optObject(p.respUsageMember, c, &c.hasUsage)
 	case "error":
-		if p.isNull() {
-			return true
-		}
-		c.hasError = true
-		if p.i < len(p.b) && p.b[p.i] == '{' {
-			return p.object(p.respErrorMember, c)
-		}
-		return p.skip()
+		return p.errorValue(p.respErrorMember, c)
 	}
 	return p.skip()
 }
