@@ -39,12 +39,7 @@ func sweep(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*Outco
 			set.Values = append(set.Values, v)
 		}
 	}
-	markIncomplete(set, "points")
-	fmt.Fprintln(cfg.Out)
-	if err := report.WriteSetText(cfg.Out, set, false); err != nil {
-		return nil, err
-	}
-	written, err := saveSet(cfg, path, set, ms.spills)
+	written, err := ms.save(cfg, "points")
 	if err != nil {
 		return nil, err
 	}
@@ -73,12 +68,7 @@ func repeat(ctx, hard context.Context, cfg Config, sc *scenario.Scenario) (*Outc
 			return nil, err
 		}
 	}
-	markIncomplete(set, "runs")
-	fmt.Fprintln(cfg.Out)
-	if err := report.WriteSetText(cfg.Out, set, false); err != nil {
-		return nil, err
-	}
-	written, err := saveSet(cfg, path, set, ms.spills)
+	written, err := ms.save(cfg, "runs")
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +108,18 @@ func (m *members) run(ctx, hard context.Context, cfg Config, sc *scenario.Scenar
 		m.failed = append(m.failed, fmt.Errorf("%s: %w", label, err))
 	}
 	return run, nil
+}
+
+// save marks the set incomplete where its members (what they are) are
+// missing or partial, prints it and writes it beside its members'
+// spills; it returns where it was written.
+func (m *members) save(cfg Config, what string) (string, error) {
+	markIncomplete(m.set, what)
+	fmt.Fprintln(cfg.Out)
+	if err := report.WriteSetText(cfg.Out, m.set, false); err != nil {
+		return "", err
+	}
+	return saveSet(cfg, m.path, m.set, m.spills)
 }
 
 // markIncomplete marks set incomplete when some of its members are
