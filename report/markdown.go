@@ -180,7 +180,7 @@ func runFacts(run *results.Run) []string {
 	if e.Failed == 0 {
 		ls = append(ls, "Errors: none in "+numfmt.Count(e.Requests, "request", ""))
 	} else {
-		ls = append(ls, fmt.Sprintf("Errors: %d of %s failed (%s, interrupts excluded): %s", e.Failed, numfmt.Count(e.Requests, "request", ""), pct(e.Rate), results.ClassList(e.ByClass)))
+		ls = append(ls, fmt.Sprintf("Errors: %s of %s failed (%s, interrupts excluded): %s", numfmt.Int(e.Failed), numfmt.Count(e.Requests, "request", ""), pct(e.Rate), results.ClassList(e.ByClass)))
 		for _, c := range results.ErrorClasses {
 			for _, ex := range e.Examples[string(c)] {
 				ls = append(ls, fmt.Sprintf("Error example, %s: %s", c, ex))

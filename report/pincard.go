@@ -119,8 +119,8 @@ func modelObserved(o results.ModelObserved) string {
 func tokensObserved(o results.TokensObserved) string {
 	s := tokensServed(o)
 	if v := o.Served; v != nil && v.Failed > 0 {
-		s += fmt.Sprintf("; %d of %s failed: requested mean %s over all issued, %s over those served",
-			v.Failed, numfmt.Count(v.Issued, "request", ""), num(v.MeanAll), num(v.MeanOK))
+		s += fmt.Sprintf("; %s of %s failed: requested mean %s over all issued, %s over those served",
+			numfmt.Int(v.Failed), numfmt.Count(v.Issued, "request", ""), num(v.MeanAll), num(v.MeanOK))
 	}
 	if oc := o.OverContext; oc != nil && oc.Exceeding > 0 {
 		s += "; " + oc.String()

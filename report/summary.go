@@ -199,8 +199,8 @@ func writeErrors(p *numfmt.Printer, run *results.Run) {
 	if e.Failed == 0 {
 		p.F("Errors (whole run): none in %s\n", numfmt.Count(e.Requests, "request", ""))
 	} else {
-		p.F("Errors (whole run): %d of %s failed (%s, interrupts excluded): %s\n",
-			e.Failed, numfmt.Count(e.Requests, "request", ""), pct(e.Rate), results.ClassList(e.ByClass))
+		p.F("Errors (whole run): %s of %s failed (%s, interrupts excluded): %s\n",
+			numfmt.Int(e.Failed), numfmt.Count(e.Requests, "request", ""), pct(e.Rate), results.ClassList(e.ByClass))
 		for _, c := range results.ErrorClasses {
 			for _, ex := range e.Examples[string(c)] {
 				p.F("  %s: %s\n", c, ex)
@@ -256,8 +256,8 @@ func writeSessions(p *numfmt.Printer, run *results.Run) {
 			rejected += s.Rejections
 			retried += s.Retries
 		}
-		p.F("  time to first 429: p50 %s s, min %s s (%d of %s were rate limited; %d × 429, %s)\n",
-			num(d.P50), num(d.Min), d.Count, numfmt.Count(len(ss.All), "session", ""), rejected, numfmt.Count(retried, "retry", "retries"))
+		p.F("  time to first 429: p50 %s s, min %s s (%s of %s were rate limited; %s × 429, %s)\n",
+			num(d.P50), num(d.Min), numfmt.Int(d.Count), numfmt.Count(len(ss.All), "session", ""), numfmt.Int(rejected), numfmt.Count(retried, "retry", "retries"))
 	}
 }
 

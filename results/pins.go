@@ -398,8 +398,8 @@ func verifyPromptDrift(dr *Drift) (Verdict, string) {
 	case dr == nil || dr.Requests == 0:
 		return Unverifiable, "the server reported no usage token counts"
 	case dr.Outside > 0:
-		return Contradicted, fmt.Sprintf("%d of %s drifted beyond ±%s%% (worst %.2f%%)",
-			dr.Outside, reqs(dr.Requests), trimPct(dr.TolerancePct), dr.MaxAbsPct)
+		return Contradicted, fmt.Sprintf("%s of %s drifted beyond ±%s%% (worst %.2f%%)",
+			numfmt.Int(dr.Outside), reqs(dr.Requests), trimPct(dr.TolerancePct), dr.MaxAbsPct)
 	case dr.Exact == dr.Requests:
 		return Verified, "exact in " + all(dr.Requests)
 	}
@@ -414,8 +414,8 @@ func verifyOutputDrift(dr *Drift, exact bool) (Verdict, string) {
 	case exact && dr.Exact == dr.Requests:
 		return Verified, "exact in " + all(dr.Requests)
 	case exact:
-		return Contradicted, fmt.Sprintf("exact in %d of %s (worst drift %.1f%%, mean %s vs %s requested): the endpoint stopped early or ignored max_tokens",
-			dr.Exact, reqs(dr.Requests), dr.MaxAbsPct, num(dr.MeanObserved), num(dr.MeanRequested))
+		return Contradicted, fmt.Sprintf("exact in %s of %s (worst drift %.1f%%, mean %s vs %s requested): the endpoint stopped early or ignored max_tokens",
+			numfmt.Int(dr.Exact), reqs(dr.Requests), dr.MaxAbsPct, num(dr.MeanObserved), num(dr.MeanRequested))
 	}
 	off := pctOff(dr.MeanObserved, dr.MeanRequested)
 	if off <= dr.TolerancePct {

@@ -476,3 +476,14 @@ func TestUnplannedCacheCommonStart(t *testing.T) {
 		}
 	}
 }
+
+// Counts in reasons are grouped like every count a person reads.
+func TestDriftReasonsGroupCounts(t *testing.T) {
+	_, why := verifyPromptDrift(&Drift{Requests: 10696, Outside: 10696, TolerancePct: 2, MaxAbsPct: 18.87})
+	_, whyOut := verifyOutputDrift(&Drift{Requests: 10696, Exact: 10579, MaxAbsPct: 62.5, MeanObserved: 60, MeanRequested: 64}, true)
+	for _, s := range []string{why, whyOut} {
+		if strings.Contains(s, "10696") || strings.Contains(s, "10579") {
+			t.Errorf("ungrouped count in %q", s)
+		}
+	}
+}
