@@ -301,6 +301,7 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 		model    bool
 		watch    *stallWatch
 		chunks   = rec.Chunks
+		proto    = r.proto // the Client's, shared by every stream: read once
 		clk      = r.clk
 		start    = clk.Start
 		stall    = r.stallTimeout
@@ -339,13 +340,13 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 			}
 			return false
 		}
-		if r.proto.done(data) {
+		if proto.done(data) {
 			rec.End = at
 			rec.Chunks = chunks
 			ended(rec, finished)
 			return true
 		}
-		if perr := r.proto.event(data, &c); perr != nil {
+		if perr := proto.event(data, &c); perr != nil {
 			rec.End = at
 			rec.Err = results.ErrMalformed
 			rec.ErrMsg = fmt.Sprintf("chunk is not valid JSON: %q", data[:min(len(data), maxErrorBody)])

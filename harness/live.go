@@ -97,6 +97,7 @@ func (o *observers) begin(w *watch, l metrics.Labels) {
 	if o.prom != nil {
 		w.prom = o.prom.Run(l, w.stats.InFlight.Load)
 	}
+	w.shown = true
 	o.cur.Store(w)
 }
 
@@ -196,6 +197,12 @@ type watch struct {
 	spec     results.WindowSpec
 	static   live.Snapshot
 	prom     *metrics.Run
+	// shown is set when the live page or the metrics follow the run
+	// (observers.begin, before the first record): only they read the
+	// records' histograms and tallies, so without them observe does not
+	// build them (a record's every chunk would go through a lock and a
+	// histogram for nobody).
+	shown bool
 	// server scrapes the server's metrics (nil: not scraped); set before
 	// the watch is shown.
 	server *endpoint.Scraper
@@ -285,6 +292,9 @@ func (w *watch) tick(at time.Duration) {
 // observe folds one finished record in. Its chunks' tokens must be
 // assigned (Collector.Add does).
 func (w *watch) observe(rec *results.Record) {
+	if !w.shown {
+		return
+	}
 	us := func(d time.Duration) int64 { return min(max(d.Microseconds(), 1), histMaxUS) }
 	w.mu.Lock()
 	_ = w.lag.RecordValue(us(rec.Lag()))

@@ -612,8 +612,9 @@ func (a *winAcc) add(r *Record, slo SLO) {
 	a.sumE2E += e2e.Seconds()
 	// ITL: a chunk of k tokens after a gap g counts as k gaps of g/k, so
 	// coalesced chunks neither inflate nor hide the per-token latency.
+	itl := a.h[MetricITL.Name] // once per record, not per chunk
 	r.ITLs(func(g time.Duration, k int) {
-		record(a.h[MetricITL.Name], float64(g.Microseconds())/float64(k), int64(k))
+		record(itl, float64(g.Microseconds())/float64(k), int64(k))
 	})
 	good := true
 	if decodeSpan := e2e - ttft; out > 1 && decodeSpan > 0 {
