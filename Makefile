@@ -25,7 +25,7 @@ smoke:
 bench: bench-go bench-load
 
 bench-go:
-	$(GO) test -run '^$$' -bench . -benchmem ./endpoint/ ./prompt/ ./tokenizer/ ./sim/ ./analyze/ ./results/
+	$(GO) test -run '^$$' -bench . -benchmem ./endpoint/ ./internal/h1/ ./prompt/ ./tokenizer/ ./sim/ ./analyze/ ./results/
 
 ## bench-load: whole runs of bin/sixpin against `sixpin sim` in a second process
 bench-load: build

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sixpin/sixpin/internal/h1"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -45,6 +46,16 @@ func newTransport(conns int, dials *atomic.Int64) *http.Transport {
 		// Buffers stay at the 4 KiB default: at 10,000 streams every KiB
 		// per connection is 10 MB, and larger ones gain nothing measurable.
 	}
+}
+
+// streamTransport carries the run's requests: over plain http (a local
+// engine, the simulator) sixpin's own HTTP/1.1 transport, whose read of a
+// streamed chunk is a fraction of net/http's (internal/h1); anything else
+// (https, a proxy) through tr, with the same dialer, pool size and
+// keep-alive setting.
+func streamTransport(tr *http.Transport) http.RoundTripper {
+	return &h1.Transport{Dial: tr.DialContext, Fallback: tr, Proxy: tr.Proxy, MaxIdle: tr.MaxIdleConnsPerHost,
+		IdleTimeout: tr.IdleConnTimeout, DisableKeepAlives: tr.DisableKeepAlives}
 }
 
 // attempt is what one attempt to send a request saw of its connection,
