@@ -159,7 +159,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return fail(err)
 	}
-	b := &body{t: t, c: c, ctx: ctx, stop: stop}
+	b := &body{nc: c.nc, t: t, c: c, ctx: ctx, stop: stop}
 	if err := b.frame(resp, closing); err != nil {
 		return fail(err)
 	}
@@ -358,15 +358,23 @@ func statusLine(line string) (*http.Response, error) {
 // it was read to its end and closed; otherwise it is closed. A body is
 // read by one goroutine.
 type body struct {
+	// What a streamed chunk's read touches comes first: the framing
+	// state and the connection. direct is set once the connection's
+	// reader holds nothing more of the body (it read ahead with the
+	// head), so that reads go straight to the connection without
+	// touching the reader, whose cache line other streams have evicted
+	// by the time the next chunk arrives.
+	dc      dechunker
+	nc      net.Conn
+	direct  bool
+	chunked bool
+	// left bytes remain when not chunked (-1: until the connection
+	// closes).
+	left int64
 	t    *Transport
 	c    *conn
 	ctx  context.Context
 	stop func() bool // stops the cancellation hook; false once it ran
-	// chunked: decoded by dc; else left bytes remain (-1: until the
-	// connection closes).
-	chunked bool
-	dc      dechunker
-	left    int64
 	// keep: the connection may be reused after the body.
 	keep   bool
 	done   bool // read to its end
@@ -478,10 +486,14 @@ func (b *body) readChunked(p []byte) (int, error) {
 	for {
 		var n int
 		var err error
-		if buffered := b.c.br.Buffered(); buffered > 0 {
-			n, err = b.c.br.Read(p[:min(len(p), buffered)])
-		} else {
-			n, err = b.c.src.Read(p)
+		switch {
+		case b.direct:
+			n, err = b.nc.Read(p)
+		case b.c.br.Buffered() > 0:
+			n, err = b.c.br.Read(p[:min(len(p), b.c.br.Buffered())])
+		default:
+			b.direct = true
+			n, err = b.nc.Read(p)
 		}
 		data, extra, derr := b.dc.decode(p[:n])
 		switch {
