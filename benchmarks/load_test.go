@@ -123,7 +123,7 @@ func BenchmarkStreams10k(b *testing.B) {
 		b.ReportMetric(float64(res.Errors.Requests), "requests")
 		b.ReportMetric(st.AggregateOutputTokS, "agg_tok/s")
 		if res.Errors.Failed > 0 {
-			b.Errorf("%d of %d requests failed: %v", res.Errors.Failed, res.Errors.Requests, res.Errors.ByClass)
+			b.Errorf("%d of %d requests failed: %v; for example %v", res.Errors.Failed, res.Errors.Requests, res.Errors.ByClass, res.Errors.Examples)
 		}
 		if rss > 1536<<20 {
 			b.Errorf("peak RSS %d MiB > 1.5 GiB", rss>>20)

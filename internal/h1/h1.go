@@ -31,6 +31,7 @@ import (
 	"net/http/httptrace"
 	"net/textproto"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,6 +73,10 @@ type Transport struct {
 
 	mu   sync.Mutex
 	idle []*conn // the last returned last
+	// waiting are the requests dialling (oldest first), gone of them
+	// no longer waiting.
+	waiting []*waiter
+	gone    int
 }
 
 // conn is one connection: its reader holds what was read and not yet
@@ -167,13 +172,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// get returns an idle connection (the one returned last), or dials one.
+// get returns an idle connection (the one returned last), or a new one.
+// While a new one is dialled, a connection another request returns
+// meanwhile is taken instead, and the dialled one, when it comes, goes to
+// the pool (as net/http does): at thousands of streams starting at once,
+// a dial can wait seconds in the server's accept queue while connections
+// free up all the time.
 func (t *Transport) get(ctx context.Context, req *http.Request, trace *httptrace.ClientTrace) (*conn, error) {
 	if !t.DisableKeepAlives {
 		if c := t.takeIdle(); c != nil {
-			if trace != nil && trace.GotConn != nil {
-				trace.GotConn(httptrace.GotConnInfo{Conn: c.nc, Reused: true, WasIdle: true, IdleTime: time.Since(c.idleSince)})
-			}
+			gotConn(trace, c, true)
 			return c, nil
 		}
 	}
@@ -184,20 +192,120 @@ func (t *Transport) get(ctx context.Context, req *http.Request, trace *httptrace
 	if trace != nil && trace.ConnectStart != nil {
 		trace.ConnectStart("tcp", addr)
 	}
-	nc, err := t.Dial(ctx, "tcp", addr)
-	if trace != nil && trace.ConnectDone != nil {
-		trace.ConnectDone("tcp", addr, err)
+	done := func(err error) {
+		if trace != nil && trace.ConnectDone != nil {
+			trace.ConnectDone("tcp", addr, err)
+		}
 	}
-	if err != nil {
-		return nil, err
+	if t.DisableKeepAlives { // no pool to take one from
+		nc, err := t.Dial(ctx, "tcp", addr)
+		done(err)
+		if err != nil {
+			return nil, err
+		}
+		c := newConn(nc)
+		gotConn(trace, c, false)
+		return c, nil
 	}
+	w := t.wait()
+	dialed := make(chan dialResult, 1)
+	go func() {
+		// Not cut off with the request: it may serve another (the
+		// dialer's timeout bounds it).
+		nc, err := t.Dial(context.WithoutCancel(ctx), "tcp", addr)
+		dialed <- dialResult{nc, err}
+	}()
+	select {
+	case r := <-dialed:
+		done(r.err)
+		if !t.unwait(w) { // handed one at the last moment: it goes back
+			t.put(<-w.ch)
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+		c := newConn(r.nc)
+		gotConn(trace, c, false)
+		return c, nil
+	case c := <-w.ch:
+		go t.pool(dialed)
+		gotConn(trace, c, true)
+		return c, nil
+	case <-ctx.Done():
+		if !t.unwait(w) {
+			t.put(<-w.ch)
+		}
+		go t.pool(dialed)
+		return nil, context.Cause(ctx)
+	}
+}
+
+// dialResult is a dial's outcome.
+type dialResult struct {
+	nc  net.Conn
+	err error
+}
+
+// pool puts the connection of a dial no request waits for any more in
+// the pool.
+func (t *Transport) pool(dialed <-chan dialResult) {
+	if r := <-dialed; r.err == nil {
+		t.put(newConn(r.nc))
+	}
+}
+
+// newConn wraps a new connection.
+func newConn(nc net.Conn) *conn {
 	c := &conn{nc: nc, src: limitedConn{nc: nc}}
 	c.br = bufio.NewReaderSize(&c.src, bufferBytes)
 	c.bw = bufio.NewWriterSize(nc, bufferBytes)
-	if trace != nil && trace.GotConn != nil {
-		trace.GotConn(httptrace.GotConnInfo{Conn: nc})
+	return c
+}
+
+// gotConn reports c to the trace.
+func gotConn(trace *httptrace.ClientTrace, c *conn, reused bool) {
+	if trace == nil || trace.GotConn == nil {
+		return
 	}
-	return c, nil
+	info := httptrace.GotConnInfo{Conn: c.nc, Reused: reused, WasIdle: reused}
+	if reused {
+		info.IdleTime = time.Since(c.idleSince)
+	}
+	trace.GotConn(info)
+}
+
+// waiter is a request dialling a connection, which takes one that is
+// returned meanwhile: put hands it over on ch (buffered: never blocks).
+type waiter struct {
+	ch   chan *conn
+	gone bool // it stopped waiting (under Transport.mu)
+}
+
+// wait registers a waiter, after the ones before it.
+func (t *Transport) wait() *waiter {
+	w := &waiter{ch: make(chan *conn, 1)}
+	t.mu.Lock()
+	t.waiting = append(t.waiting, w)
+	t.mu.Unlock()
+	return w
+}
+
+// unwait takes w off the waiting list. It returns false when a
+// connection was handed to it already (it is then on w.ch).
+func (t *Transport) unwait(w *waiter) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if w.gone {
+		return false
+	}
+	w.gone = true
+	// The list drops the ones gone when they are at its front (put);
+	// it is compacted when they are most of it.
+	if t.gone++; t.gone > len(t.waiting)/2 {
+		t.waiting = slices.DeleteFunc(t.waiting, func(w *waiter) bool { return w.gone })
+		t.gone = 0
+	}
+	return true
 }
 
 // takeIdle pops the connection returned last, closing the ones idle for
@@ -218,10 +326,24 @@ func (t *Transport) takeIdle() *conn {
 	return nil
 }
 
-// put returns c to the pool, or closes it when the pool is full.
+// put hands c to the request that has waited longest for one, or
+// returns it to the pool, or closes it when the pool is full.
 func (t *Transport) put(c *conn) {
 	c.idleSince = time.Now()
 	t.mu.Lock()
+	for len(t.waiting) > 0 {
+		w := t.waiting[0]
+		t.waiting[0] = nil
+		t.waiting = t.waiting[1:]
+		if w.gone {
+			t.gone--
+			continue
+		}
+		w.gone = true
+		t.mu.Unlock()
+		w.ch <- c
+		return
+	}
 	if len(t.idle) < max(t.MaxIdle, 2) {
 		t.idle = append(t.idle, c)
 		c = nil

@@ -546,3 +546,55 @@ func TestByteAtATimeServer(t *testing.T) {
 		t.Errorf("%d connections, want 1", n)
 	}
 }
+
+// While a request's dial waits (a server's full accept queue), a
+// connection another request returns is taken instead, and a dial that
+// then fails fails no request: 5 requests at once, one dial that works,
+// four that hang and fail.
+func TestTakesReturnedConnectionWhileDialling(t *testing.T) {
+	var dials atomic.Int64
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		// The first answer waits until every request is dialling.
+		for deadline := time.Now().Add(5 * time.Second); dials.Load() < 5 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		io.WriteString(w, "ok")
+	})
+	release := make(chan struct{})
+	defer close(release)
+	tr := newTransport(nil)
+	d := &net.Dialer{}
+	tr.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if dials.Add(1) == 1 {
+			return d.DialContext(ctx, network, addr)
+		}
+		<-release
+		return nil, errors.New("dial: accept queue full")
+	}
+	errs := make(chan error, 5)
+	for range 5 {
+		go func() {
+			req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				_, err = io.ReadAll(resp.Body)
+				resp.Body.Close()
+			}
+			errs <- err
+		}()
+	}
+	timeout := time.After(10 * time.Second)
+	for range 5 {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Errorf("a request failed: %v", err)
+			}
+		case <-timeout:
+			t.Fatal("requests waited for their own dials")
+		}
+	}
+	if n := dials.Load(); n != 5 {
+		t.Errorf("%d dials, want 5 (one per request that found no idle connection)", n)
+	}
+}
