@@ -277,13 +277,21 @@ func gotConn(trace *httptrace.ClientTrace, c *conn, reused bool) {
 // waiter is a request dialling a connection, which takes one that is
 // returned meanwhile: put hands it over on ch (buffered: never blocks).
 type waiter struct {
-	ch   chan *conn
-	gone bool // it stopped waiting (under Transport.mu)
+	ch    chan *conn
+	since time.Time
+	gone  bool // it stopped waiting (under Transport.mu)
 }
+
+// handOverAfter is how long a dial waits before a returned connection is
+// handed to it rather than kept for the stream that returned it: a dial
+// on a LAN takes well under a millisecond, and two streams sharing one
+// connection while theirs are being dialled would halve the concurrency
+// of a short run; a dial stuck in a full accept queue takes seconds.
+const handOverAfter = 50 * time.Millisecond
 
 // wait registers a waiter, after the ones before it.
 func (t *Transport) wait() *waiter {
-	w := &waiter{ch: make(chan *conn, 1)}
+	w := &waiter{ch: make(chan *conn, 1), since: time.Now()}
 	t.mu.Lock()
 	t.waiting = append(t.waiting, w)
 	t.mu.Unlock()
@@ -333,6 +341,9 @@ func (t *Transport) put(c *conn) {
 	t.mu.Lock()
 	for len(t.waiting) > 0 {
 		w := t.waiting[0]
+		if !w.gone && c.idleSince.Sub(w.since) < handOverAfter {
+			break // no one has waited long: the connection stays with its stream
+		}
 		t.waiting[0] = nil
 		t.waiting = t.waiting[1:]
 		if w.gone {

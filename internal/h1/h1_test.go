@@ -548,16 +548,19 @@ func TestByteAtATimeServer(t *testing.T) {
 }
 
 // While a request's dial waits (a server's full accept queue), a
-// connection another request returns is taken instead, and a dial that
+// connection another request returns is taken instead, once the dial has
+// waited for longer than handOverAfter, and a dial that
 // then fails fails no request: 5 requests at once, one dial that works,
 // four that hang and fail.
 func TestTakesReturnedConnectionWhileDialling(t *testing.T) {
 	var dials atomic.Int64
 	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
-		// The first answer waits until every request is dialling.
+		// The first answer waits until every request has been dialling
+		// for longer than handOverAfter.
 		for deadline := time.Now().Add(5 * time.Second); dials.Load() < 5 && time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
 		}
+		time.Sleep(handOverAfter + 20*time.Millisecond)
 		io.WriteString(w, "ok")
 	})
 	release := make(chan struct{})
@@ -597,4 +600,26 @@ func TestTakesReturnedConnectionWhileDialling(t *testing.T) {
 	if n := dials.Load(); n != 5 {
 		t.Errorf("%d dials, want 5 (one per request that found no idle connection)", n)
 	}
+}
+
+// A connection returned while another request's dial has only just
+// begun stays with its stream: two streams do not take turns on one
+// connection while the second one is being dialled.
+func TestKeepsConnectionForQuickDials(t *testing.T) {
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	tr := newTransport(nil)
+	get(t, tr, http.MethodGet, srv.URL, "") // one idle connection
+	w := tr.wait()                          // a request that has just begun to dial
+	if _, _, reused := get(t, tr, http.MethodGet, srv.URL, ""); !reused {
+		t.Fatal("the idle connection was not reused")
+	}
+	select {
+	case <-w.ch:
+		t.Error("the returned connection went to a dial begun just now")
+	default:
+	}
+	if c := tr.takeIdle(); c == nil {
+		t.Error("the returned connection is not in the pool")
+	}
+	tr.unwait(w)
 }
