@@ -111,7 +111,7 @@ func serverClosed(c net.Conn) bool {
 		return false
 	}
 	raw, err := sc.SyscallConn()
-	return err == nil && peerClosed(raw)
+	return err == nil && h1.PeerClosed(raw)
 }
 
 // unread reports whether an attempt that failed with err did so on a

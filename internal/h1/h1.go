@@ -35,6 +35,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -316,22 +317,41 @@ func (t *Transport) unwait(w *waiter) bool {
 	return true
 }
 
-// takeIdle pops the connection returned last, closing the ones idle for
-// longer than IdleTimeout.
+// takeIdle pops the connection returned last. It closes, and passes
+// over, the ones idle for longer than IdleTimeout and the ones the server
+// has closed (uvicorn, vLLM's server, closes a connection idle for 5 s),
+// as net/http's reader of an idle connection does, so that a request
+// goes out on a connection that was alive a moment ago (one system call,
+// a non-blocking peek, per request).
 func (t *Transport) takeIdle() *conn {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for len(t.idle) > 0 {
-		c := t.idle[len(t.idle)-1]
-		t.idle[len(t.idle)-1] = nil
-		t.idle = t.idle[:len(t.idle)-1]
-		if t.IdleTimeout > 0 && time.Since(c.idleSince) > t.IdleTimeout {
+	for {
+		t.mu.Lock()
+		n := len(t.idle)
+		if n == 0 {
+			t.mu.Unlock()
+			return nil
+		}
+		c := t.idle[n-1]
+		t.idle[n-1] = nil
+		t.idle = t.idle[:n-1]
+		t.mu.Unlock()
+		if t.IdleTimeout > 0 && time.Since(c.idleSince) > t.IdleTimeout || !alive(c.nc) {
 			c.nc.Close()
 			continue
 		}
 		return c
 	}
-	return nil
+}
+
+// alive reports whether an idle connection has nothing queued on it: no
+// end of stream, no reset, no bytes no request asked for.
+func alive(nc net.Conn) bool {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	raw, err := sc.SyscallConn()
+	return err == nil && peek(raw) == peekNothing
 }
 
 // put hands c to the request that has waited longest for one, or

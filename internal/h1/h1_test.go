@@ -623,3 +623,22 @@ func TestKeepsConnectionForQuickDials(t *testing.T) {
 	}
 	tr.unwait(w)
 }
+
+// An idle connection the server has closed (an idle timeout) is passed
+// over, as net/http passes it over: the next request goes out on a new
+// connection, without an error.
+func TestPassesOverClosedIdleConnection(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	srv.Config.IdleTimeout = 20 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	tr := newTransport(nil)
+	get(t, tr, http.MethodGet, srv.URL, "")
+	time.Sleep(200 * time.Millisecond) // the server closes the idle connection
+	if _, text, reused := get(t, tr, http.MethodGet, srv.URL, ""); text != "ok" || reused {
+		t.Errorf("body %q, reused %v: want a new connection", text, reused)
+	}
+	if _, _, reused := get(t, tr, http.MethodGet, srv.URL, ""); !reused {
+		t.Error("the new connection was not reused")
+	}
+}
