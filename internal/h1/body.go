@@ -1,0 +1,201 @@
+package h1
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// body is a response's body. Its connection goes back to the pool when
+// it was read to its end and closed; otherwise it is closed. A body is
+// read by one goroutine.
+type body struct {
+	// What a streamed chunk's read touches comes first: the framing
+	// state and the connection. direct is set once the connection's
+	// reader holds nothing more of the body (it read ahead with the
+	// head), so that reads go straight to the connection without
+	// touching the reader, whose cache line other streams have evicted
+	// by the time the next chunk arrives.
+	dc      dechunker
+	nc      net.Conn
+	direct  bool
+	chunked bool
+	// left bytes remain when not chunked (-1: until the connection
+	// closes).
+	left int64
+	t    *Transport
+	c    *conn
+	ctx  context.Context
+	stop func() bool // stops the cancellation hook; false once it ran
+	// keep: the connection may be reused after the body.
+	keep   bool
+	done   bool // read to its end
+	err    error
+	closed bool
+}
+
+// frame reads how resp's body is delimited (RFC 9112 §6.3) and whether its
+// connection may be reused.
+func (b *body) frame(resp *http.Response, closing bool) error {
+	h := resp.Header
+	b.keep = !closing && !resp.Close
+	switch conn := h.Values("Connection"); {
+	case hasToken(conn, "close"):
+		b.keep = false
+	case resp.ProtoMinor == 0 && !hasToken(conn, "keep-alive"):
+		b.keep = false
+	}
+	if te := h.Values("Transfer-Encoding"); len(te) > 0 {
+		if !strings.EqualFold(strings.TrimSpace(lastToken(te)), "chunked") {
+			return fmt.Errorf("h1: unsupported Transfer-Encoding %q", strings.Join(te, ", "))
+		}
+		delete(h, "Transfer-Encoding")
+		delete(h, "Content-Length") // chunked framing wins (§6.3)
+		resp.TransferEncoding = []string{"chunked"}
+		b.chunked = true
+	}
+	switch code := resp.StatusCode; {
+	case b.chunked:
+	case code == http.StatusNoContent || code == http.StatusNotModified || resp.Request.Method == http.MethodHead:
+		b.left, resp.ContentLength, b.done = 0, 0, true
+	case len(h.Values("Content-Length")) > 0:
+		n, err := strconv.ParseInt(strings.TrimSpace(h.Get("Content-Length")), 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("h1: bad Content-Length %q", h.Get("Content-Length"))
+		}
+		b.left, resp.ContentLength, b.done = n, n, n == 0
+	default:
+		b.left, b.keep = -1, false // until the server closes
+	}
+	resp.Close = !b.keep
+	return nil
+}
+
+// hasToken reports whether a comma-separated header value lists tok.
+func hasToken(values []string, tok string) bool {
+	for _, v := range values {
+		for f := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(f), tok) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// lastToken is the last element of a comma-separated header's values.
+func lastToken(values []string) string {
+	v := values[len(values)-1]
+	if i := strings.LastIndexByte(v, ','); i >= 0 {
+		return v[i+1:]
+	}
+	return v
+}
+
+// Read reads the body. Once the request's context is done it returns the
+// context's cause.
+func (b *body) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if b.done {
+		return 0, io.EOF
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	var n int
+	var err error
+	switch {
+	case b.chunked:
+		return b.readChunked(p)
+	case b.left < 0:
+		n, err = b.c.br.Read(p)
+	default:
+		n, err = b.c.br.Read(p[:min(int64(len(p)), b.left)])
+		b.left -= int64(n)
+		switch {
+		case b.left == 0:
+			b.done = true
+		case err == io.EOF:
+			err = io.ErrUnexpectedEOF
+		}
+	}
+	switch {
+	case err == io.EOF:
+		b.done = true
+	case err != nil:
+		b.fail(err)
+	}
+	return n, err
+}
+
+// readChunked reads a chunked body into p: what the connection's reader
+// holds (read with the head), then straight from the connection, the
+// framing squeezed out in place (dechunker). It reads on while a read
+// brought only framing.
+func (b *body) readChunked(p []byte) (int, error) {
+	for {
+		var n int
+		var err error
+		switch {
+		case b.direct:
+			n, err = b.nc.Read(p)
+		case b.c.br.Buffered() > 0:
+			n, err = b.c.br.Read(p[:min(len(p), b.c.br.Buffered())])
+		default:
+			b.direct = true
+			n, err = b.nc.Read(p)
+		}
+		data, extra, derr := b.dc.decode(p[:n])
+		switch {
+		case derr != nil:
+			return data, b.fail(derr)
+		case b.dc.state == ended:
+			b.done = true
+			if extra > 0 {
+				b.keep = false // more than it framed: the connection's state is unknown
+			}
+			return data, io.EOF
+		case err == io.EOF:
+			return data, b.fail(io.ErrUnexpectedEOF)
+		case err != nil:
+			return data, b.fail(err)
+		case data > 0:
+			return data, nil
+		}
+	}
+}
+
+// fail makes err the body's sticky error (the request context's cause
+// when it is done) and returns it.
+func (b *body) fail(err error) error {
+	if cause := context.Cause(b.ctx); cause != nil {
+		err = cause
+	}
+	b.err = err
+	return err
+}
+
+// Close ends the body: a body read to its end gives its connection back
+// to the pool (if it may be reused); any other closes it.
+func (b *body) Close() error {
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	if b.err == nil {
+		b.err = http.ErrBodyReadAfterClose
+	}
+	reuse := b.done && b.keep && b.c.br.Buffered() == 0
+	if !b.stop() || !reuse { // the hook ran: the connection is closed
+		b.c.nc.Close()
+		return nil
+	}
+	b.t.put(b.c)
+	return nil
+}

@@ -1,0 +1,238 @@
+package h1
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"slices"
+	"syscall"
+	"time"
+)
+
+// get returns an idle connection (the one returned last), or a new one.
+// While a new one is dialled, a connection another request returns
+// meanwhile is taken instead, and the dialled one, when it comes, goes to
+// the pool (as net/http does): at thousands of streams starting at once,
+// a dial can wait seconds in the server's accept queue while connections
+// free up all the time.
+func (t *Transport) get(ctx context.Context, req *http.Request, trace *httptrace.ClientTrace) (*conn, error) {
+	if !t.DisableKeepAlives {
+		if c := t.takeIdle(); c != nil {
+			gotConn(trace, c, true)
+			return c, nil
+		}
+	}
+	addr := req.URL.Host
+	if req.URL.Port() == "" {
+		addr = net.JoinHostPort(req.URL.Hostname(), "80")
+	}
+	if trace != nil && trace.ConnectStart != nil {
+		trace.ConnectStart("tcp", addr)
+	}
+	done := func(err error) {
+		if trace != nil && trace.ConnectDone != nil {
+			trace.ConnectDone("tcp", addr, err)
+		}
+	}
+	if t.DisableKeepAlives { // no pool to take one from
+		nc, err := t.Dial(ctx, "tcp", addr)
+		done(err)
+		if err != nil {
+			return nil, err
+		}
+		c := newConn(nc)
+		gotConn(trace, c, false)
+		return c, nil
+	}
+	w := t.wait()
+	dialed := make(chan dialResult, 1)
+	go func() {
+		// Not cut off with the request: it may serve another (the
+		// dialer's timeout bounds it).
+		nc, err := t.Dial(context.WithoutCancel(ctx), "tcp", addr)
+		dialed <- dialResult{nc, err}
+	}()
+	select {
+	case r := <-dialed:
+		done(r.err)
+		if !t.unwait(w) { // handed one at the last moment: it goes back
+			t.put(<-w.ch)
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+		c := newConn(r.nc)
+		gotConn(trace, c, false)
+		return c, nil
+	case c := <-w.ch:
+		go t.pool(dialed)
+		gotConn(trace, c, true)
+		return c, nil
+	case <-ctx.Done():
+		if !t.unwait(w) {
+			t.put(<-w.ch)
+		}
+		go t.pool(dialed)
+		return nil, context.Cause(ctx)
+	}
+}
+
+// dialResult is a dial's outcome.
+type dialResult struct {
+	nc  net.Conn
+	err error
+}
+
+// pool puts the connection of a dial no request waits for any more in
+// the pool.
+func (t *Transport) pool(dialed <-chan dialResult) {
+	if r := <-dialed; r.err == nil {
+		t.put(newConn(r.nc))
+	}
+}
+
+// newConn wraps a new connection.
+func newConn(nc net.Conn) *conn {
+	c := &conn{nc: nc, src: limitedConn{nc: nc}}
+	c.br = bufio.NewReaderSize(&c.src, bufferBytes)
+	c.bw = bufio.NewWriterSize(nc, bufferBytes)
+	return c
+}
+
+// gotConn reports c to the trace.
+func gotConn(trace *httptrace.ClientTrace, c *conn, reused bool) {
+	if trace == nil || trace.GotConn == nil {
+		return
+	}
+	info := httptrace.GotConnInfo{Conn: c.nc, Reused: reused, WasIdle: reused}
+	if reused {
+		info.IdleTime = time.Since(c.idleSince)
+	}
+	trace.GotConn(info)
+}
+
+// waiter is a request dialling a connection, which takes one that is
+// returned meanwhile: put hands it over on ch (buffered: never blocks).
+type waiter struct {
+	ch    chan *conn
+	since time.Time
+	gone  bool // it stopped waiting (under Transport.mu)
+}
+
+// handOverAfter is how long a dial waits before a returned connection is
+// handed to it rather than kept for the stream that returned it: a dial
+// on a LAN takes well under a millisecond, and two streams sharing one
+// connection while theirs are being dialled would halve the concurrency
+// of a short run; a dial stuck in a full accept queue takes seconds.
+const handOverAfter = 50 * time.Millisecond
+
+// wait registers a waiter, after the ones before it.
+func (t *Transport) wait() *waiter {
+	w := &waiter{ch: make(chan *conn, 1), since: time.Now()}
+	t.mu.Lock()
+	t.waiting = append(t.waiting, w)
+	t.mu.Unlock()
+	return w
+}
+
+// unwait takes w off the waiting list. It returns false when a
+// connection was handed to it already (it is then on w.ch).
+func (t *Transport) unwait(w *waiter) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if w.gone {
+		return false
+	}
+	w.gone = true
+	// The list drops the ones gone when they are at its front (put);
+	// it is compacted when they are most of it.
+	if t.gone++; t.gone > len(t.waiting)/2 {
+		t.waiting = slices.DeleteFunc(t.waiting, func(w *waiter) bool { return w.gone })
+		t.gone = 0
+	}
+	return true
+}
+
+// takeIdle pops the connection returned last. It closes, and passes
+// over, the ones idle for longer than IdleTimeout and the ones the server
+// has closed (uvicorn, vLLM's server, closes a connection idle for 5 s),
+// as net/http's reader of an idle connection does, so that a request
+// goes out on a connection that was alive a moment ago (one system call,
+// a non-blocking peek, per request).
+func (t *Transport) takeIdle() *conn {
+	for {
+		t.mu.Lock()
+		n := len(t.idle)
+		if n == 0 {
+			t.mu.Unlock()
+			return nil
+		}
+		c := t.idle[n-1]
+		t.idle[n-1] = nil
+		t.idle = t.idle[:n-1]
+		t.mu.Unlock()
+		if t.IdleTimeout > 0 && time.Since(c.idleSince) > t.IdleTimeout || !alive(c.nc) {
+			c.nc.Close()
+			continue
+		}
+		return c
+	}
+}
+
+// alive reports whether an idle connection has nothing queued on it: no
+// end of stream, no reset, no bytes no request asked for.
+func alive(nc net.Conn) bool {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	raw, err := sc.SyscallConn()
+	return err == nil && peek(raw) == peekNothing
+}
+
+// put hands c to the request that has waited longest for one, or
+// returns it to the pool, or closes it when the pool is full.
+func (t *Transport) put(c *conn) {
+	c.idleSince = time.Now()
+	t.mu.Lock()
+	for len(t.waiting) > 0 {
+		w := t.waiting[0]
+		if !w.gone && c.idleSince.Sub(w.since) < handOverAfter {
+			break // no one has waited long: the connection stays with its stream
+		}
+		t.waiting[0] = nil
+		t.waiting = t.waiting[1:]
+		if w.gone {
+			t.gone--
+			continue
+		}
+		w.gone = true
+		t.mu.Unlock()
+		w.ch <- c
+		return
+	}
+	if len(t.idle) < max(t.MaxIdle, 2) {
+		t.idle = append(t.idle, c)
+		c = nil
+	}
+	t.mu.Unlock()
+	if c != nil {
+		c.nc.Close()
+	}
+}
+
+// CloseIdleConnections closes the pooled connections, and Fallback's.
+func (t *Transport) CloseIdleConnections() {
+	t.mu.Lock()
+	idle := t.idle
+	t.idle = nil
+	t.mu.Unlock()
+	for _, c := range idle {
+		c.nc.Close()
+	}
+	if ci, ok := t.Fallback.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+}
