@@ -92,21 +92,21 @@ func (a *attempt) trace(seen *connSeen) *httptrace.ClientTrace {
 }
 
 // serverClosed looks, without waiting or reading, whether the server has
-// hung up on a kept-alive connection the transport is about to use (an
-// end of stream or a reset is queued on it). A server that hangs up after
+// hung up on a kept-alive TLS connection net/http is about to use (an end
+// of stream or a reset is queued on it). A server that hangs up after
 // each response (as llama-server does on a keep-alive timeout) usually has
 // by then, and a request written to such a connection would be lost
 // without a way to know that it never reached the server. One system call
 // per request on a reused connection, none per chunk. An HTTP/2
-// connection, which other requests share, is left alone.
+// connection, which other requests share, is left alone, and so is a
+// plain-TCP one: sixpin's own transport hands those out, and it looked at
+// each as it took it from its pool (internal/h1), a moment before.
 func serverClosed(c net.Conn) bool {
-	if tc, ok := c.(*tls.Conn); ok {
-		if tc.ConnectionState().NegotiatedProtocol == "h2" {
-			return false
-		}
-		c = tc.NetConn()
+	tc, ok := c.(*tls.Conn)
+	if !ok || tc.ConnectionState().NegotiatedProtocol == "h2" {
+		return false
 	}
-	sc, ok := c.(syscall.Conn)
+	sc, ok := tc.NetConn().(syscall.Conn)
 	if !ok {
 		return false
 	}
