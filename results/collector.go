@@ -661,18 +661,11 @@ func (a *winAcc) finish(slo SLO, events, okEvents []int64) {
 	if a.sumReqOutput > 0 {
 		w.RequestedInputOutputRatio = float64(a.sumReqPrompt) / float64(a.sumReqOutput)
 	}
-	h := a.h
-	w.TTFTMs = Summarize(MetricTTFT, h[MetricTTFT.Name])
-	w.TTFTAnswerMs = Summarize(MetricTTFTAnswer, h[MetricTTFTAnswer.Name])
-	w.ServerQueueMs = Summarize(MetricServerQueue, h[MetricServerQueue.Name])
-	w.ServerPrefillMs = Summarize(MetricServerPrefill, h[MetricServerPrefill.Name])
-	w.TTFTRestMs = Summarize(MetricTTFTRest, h[MetricTTFTRest.Name])
-	w.ITLMs = Summarize(MetricITL, h[MetricITL.Name])
-	w.TPOTMs = Summarize(MetricTPOT, h[MetricTPOT.Name])
-	w.E2EMs = Summarize(MetricE2E, h[MetricE2E.Name])
-	w.DecodeTokS = Summarize(MetricDecode, h[MetricDecode.Name])
-	w.EffectiveTokS = Summarize(MetricEffective, h[MetricEffective.Name])
-	w.ScheduleLagMs = Summarize(MetricLag, h[MetricLag.Name])
+	for _, d := range windowDists(w) {
+		if !d.exact {
+			*d.dist = Summarize(d.metric, a.h[d.metric.Name])
+		}
+	}
 	w.PromptTokens = a.prompts.dist()
 	w.OutputPerReq = a.outputs.dist()
 }

@@ -178,8 +178,8 @@ func (c *fileCheck) window(name string, w *Window) {
 		}
 	}
 	for _, d := range windowDists(w) {
-		if d.dist != nil {
-			c.dist(p(d.key), d.dist)
+		if *d.dist != nil {
+			c.dist(p(d.key), *d.dist)
 		}
 	}
 }
@@ -267,7 +267,7 @@ func (c *fileCheck) histograms(run *Run) {
 		}
 		summaries := map[string]distAt{}
 		for _, d := range windowDists(w) {
-			summaries[d.metric] = d
+			summaries[d.metric.Name] = d
 		}
 		hs := run.Histograms[wname]
 		for _, mname := range slices.Sorted(maps.Keys(hs)) {
@@ -292,8 +292,8 @@ func (c *fileCheck) histograms(run *Run) {
 				if d := run.ClientAddedLatencyMs; d != nil {
 					want, where = d.Count, "client_added_latency_ms.count"
 				}
-			} else if d, ok := summaries[mname]; ok && d.dist != nil {
-				want, where = d.dist.Count, "windows."+wname+"."+d.key+".count"
+			} else if d, ok := summaries[mname]; ok && *d.dist != nil {
+				want, where = (*d.dist).Count, "windows."+wname+"."+d.key+".count"
 			}
 			if h.TotalCount() != want {
 				c.at(p, "counts %d values, but %s (%d): the file contradicts itself", h.TotalCount(), where, want)
@@ -303,8 +303,8 @@ func (c *fileCheck) histograms(run *Run) {
 			continue
 		}
 		for _, d := range windowDists(w) {
-			if _, ok := hs[d.metric]; !ok && d.dist != nil && d.dist.Count > 0 {
-				c.at([]string{"histograms", wname}, "lacks %s, which windows.%s.%s counts (%d values)", d.metric, wname, d.key, d.dist.Count)
+			if _, ok := hs[d.metric.Name]; !ok && *d.dist != nil && (*d.dist).Count > 0 {
+				c.at([]string{"histograms", wname}, "lacks %s, which windows.%s.%s counts (%d values)", d.metric.Name, wname, d.key, (*d.dist).Count)
 			}
 		}
 	}
@@ -321,29 +321,34 @@ func decodeHistogram(e EncodedHistogram) (h *hdrhistogram.Histogram, err error) 
 	return e.Decode()
 }
 
-// distAt is one of a window's summaries: its metric's histogram name and
-// its JSON key in the window.
+// distAt is one of a window's summaries: its metric (whose histogram
+// the window keeps), its JSON key in the window, and where it is held.
+// exact marks the lengths, summarised from exact counts rather than from
+// the histogram (winAcc).
 type distAt struct {
-	metric, key string
-	dist        *Dist
+	metric Metric
+	key    string
+	dist   **Dist
+	exact  bool
 }
 
-// windowDists lists w's summaries of the window metrics.
+// windowDists lists w's summaries of the window metrics: the one list
+// the collector fills and the reader checks.
 func windowDists(w *Window) []distAt {
 	return []distAt{
-		{MetricTTFT.Name, "ttft_ms", w.TTFTMs},
-		{MetricTTFTAnswer.Name, "ttft_answer_ms", w.TTFTAnswerMs},
-		{MetricITL.Name, "itl_ms", w.ITLMs},
-		{MetricTPOT.Name, "tpot_ms", w.TPOTMs},
-		{MetricE2E.Name, "e2e_ms", w.E2EMs},
-		{MetricDecode.Name, "decode_tok_s", w.DecodeTokS},
-		{MetricEffective.Name, "effective_tok_s", w.EffectiveTokS},
-		{MetricLag.Name, "schedule_lag_ms", w.ScheduleLagMs},
-		{MetricPrompt.Name, "prompt_tokens_per_request", w.PromptTokens},
-		{MetricOutput.Name, "output_tokens_per_request", w.OutputPerReq},
-		{MetricServerQueue.Name, "server_queue_ms", w.ServerQueueMs},
-		{MetricServerPrefill.Name, "server_prefill_ms", w.ServerPrefillMs},
-		{MetricTTFTRest.Name, "ttft_rest_ms", w.TTFTRestMs},
+		{MetricTTFT, "ttft_ms", &w.TTFTMs, false},
+		{MetricTTFTAnswer, "ttft_answer_ms", &w.TTFTAnswerMs, false},
+		{MetricITL, "itl_ms", &w.ITLMs, false},
+		{MetricTPOT, "tpot_ms", &w.TPOTMs, false},
+		{MetricE2E, "e2e_ms", &w.E2EMs, false},
+		{MetricDecode, "decode_tok_s", &w.DecodeTokS, false},
+		{MetricEffective, "effective_tok_s", &w.EffectiveTokS, false},
+		{MetricLag, "schedule_lag_ms", &w.ScheduleLagMs, false},
+		{MetricPrompt, "prompt_tokens_per_request", &w.PromptTokens, true},
+		{MetricOutput, "output_tokens_per_request", &w.OutputPerReq, true},
+		{MetricServerQueue, "server_queue_ms", &w.ServerQueueMs, false},
+		{MetricServerPrefill, "server_prefill_ms", &w.ServerPrefillMs, false},
+		{MetricTTFTRest, "ttft_rest_ms", &w.TTFTRestMs, false},
 	}
 }
 
