@@ -240,24 +240,47 @@ func loadScenario(cfg Config) (*scenario.Scenario, error) {
 	return sc, nil
 }
 
-// execute runs sc against cfg's target and returns the assembled results
-// (not yet written) and the record spill, at spillPath, that it was
-// measured into: the caller removes it once the results are safe. Every
-// checkpoint (0: none) the results so far are written to out, marked
-// incomplete. The run is interrupted as Run describes; an interrupted run
-// comes back marked incomplete.
-func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, spillPath string, checkpoint time.Duration) (*results.Run, *spillFile, error) {
+// prepared is a run made ready before load: the client and the runner
+// built, the server discovered and probed, the KV fit checked, the
+// header written. close releases the client and the target (a simulator
+// started for the run).
+type prepared struct {
+	client *endpoint.Client
+	rn     *runner.Runner
+	plan   *scenario.Plan
+	h      *results.Header
+	ids    *results.RequestIDs
+	cal    *results.Calibration
+	stop   func() // the target's (nil: none)
+}
+
+func (p *prepared) close() {
+	if p.client != nil {
+		p.client.Close()
+	}
+	if p.stop != nil {
+		p.stop()
+	}
+}
+
+// prepare makes sc ready to run against cfg's target: everything
+// execute does before it waits for the start and begins the load. On an
+// error what it opened is released.
+func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepared, err error) {
 	salt, err := promptSalt(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	tg, err := resolveTarget(sc, cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if tg.stop != nil {
-		defer tg.stop()
-	}
+	p := &prepared{stop: tg.stop}
+	defer func() {
+		if err != nil {
+			p.close()
+		}
+	}()
 	if tg.profile.Simulated() {
 		fmt.Fprintf(cfg.Out, "sixpin: running %s against the built-in simulator (profile %s) — simulated figures, not a measurement of real hardware\n",
 			sc.Path, tg.profile.Name)
@@ -268,7 +291,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	var notes []string
 	prompts, tok, err := promptBuilder(ctx, cfg, tg)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if tok.warning != "" {
 		notes = append(notes, tok.warning)
@@ -277,7 +300,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	whole := scenario.NewPlan(sc, scenario.PromptSalt(salt))
 	plan, err := shardPlan(cfg, whole)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	opts := []runner.Option{runner.WithPrompts(prompts)}
 	if tg.profile.Pricing.Set() {
@@ -293,9 +316,9 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	co.RequestIDPrefix = ids.Prefix
 	client, err := endpoint.New(tg.Target, co)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
-	defer client.Close()
+	p.client = client
 
 	disc := endpoint.Discover(ctx, client)
 	tmpl, ok, msg := endpoint.Probe(ctx, client, endpoint.ProbeRequest{
@@ -305,7 +328,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	overhead := tmpl.Overhead
 	rn, err := runner.New(plan, client, opts...)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	probeFailure := ""
 	if !ok {
@@ -331,18 +354,35 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	h := header(sc, tg, d, disc, overhead, tok, notes)
 	h.KVFit = kvFit(sc, plan, disc)
 	if err := preflightKV(cfg.ErrOut, cfg.KVFit, h.KVFit); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var cal *results.Calibration
 	if cfg.Calibrate {
 		if cal, err = calibrate(ctx, sc, plan); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		fmt.Fprintf(cfg.ErrOut, "sixpin: calibration: %s\n", report.CalibrationLine(cal))
 	}
 	h.ProbeFailure = probeFailure
 	h.Scenario.PromptSalt = fmt.Sprintf("%016x", salt)
 	h.Shard = shardIdentity(cfg, sc, whole)
+	p.rn, p.plan, p.h, p.ids, p.cal = rn, plan, h, ids, cal
+	return p, nil
+}
+
+// execute runs sc against cfg's target and returns the assembled results
+// (not yet written) and the record spill, at spillPath, that it was
+// measured into: the caller removes it once the results are safe. Every
+// checkpoint (0: none) the results so far are written to out, marked
+// incomplete. The run is interrupted as Run describes; an interrupted run
+// comes back marked incomplete.
+func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, spillPath string, checkpoint time.Duration) (*results.Run, *spillFile, error) {
+	p, err := prepare(ctx, cfg, sc)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer p.close()
+	client, rn, plan, h, ids, cal := p.client, p.rn, p.plan, p.h, p.ids, p.cal
 	if err := waitStart(ctx, cfg); err != nil {
 		return nil, nil, err
 	}
