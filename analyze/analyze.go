@@ -762,10 +762,13 @@ func addName(m *map[string]int, name string) {
 	(*m)[name]++
 }
 
-// tokens is a JSON token count as an integer (0 for nonsense).
+// tokens is a JSON token count as an integer, a fraction truncated as
+// the reference truncates it (throughput.py's int(), grapeot/
+// opencode_skill@73e353aa351ae3fa82b678d2de8d4080ac77506b); 0 for
+// nonsense.
 func tokens(v float64) int64 {
 	if v > 0 && v < 1e15 {
-		return int64(v + 0.5)
+		return int64(v)
 	}
 	return 0
 }

@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"fmt"
+	"strconv"
 	"testing"
 
 	oc "github.com/sixpin/sixpin/analyze/opencodetest"
@@ -46,5 +48,43 @@ func TestAnyToolCut(t *testing.T) {
 	checkDist(t, "effective tok/s", m.EffectiveTokS, Dist{N: 3, Min: 20, P10: 36, P25: 60, P50: 100, P75: 100, P90: 100, Max: 100})
 	if r.Counts.Skipped.ToolCallsWithoutStart != 0 {
 		t.Errorf("skipped %+v", r.Counts.Skipped)
+	}
+}
+
+// The three shapes below are where sixpin once differed from
+// throughput.py (grapeot/opencode_skill@73e353aa351ae3fa82b678d2de8d4080ac77506b,
+// src/opencode_skill/throughput.py) without saying so.
+
+// fractionalDB: times and token counts with fractions.
+func fractionalDB(t *testing.T) string {
+	d := oc.New(t, t.TempDir())
+	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	add := func(id string, created, completed, output, reasoning float64) {
+		d.Raw(id, "ses_1", int64(created), fmt.Sprintf(`{"role":"assistant","providerID":"p","modelID":"m","finish":"stop",`+
+			`"time":{"created":%s,"completed":%s},"tokens":{"input":100,"output":%s,"reasoning":%s,"cache":{"read":0,"write":0}}}`,
+			num(created), num(completed), num(output), num(reasoning)))
+	}
+	at := float64(t0)
+	add("msg_1", at, at+199.5, 100, 0)             // 199 ms: too short
+	add("msg_2", at+10000.6, at+10200.4, 100, 0)   // 200 ms: 500 tok/s
+	add("msg_3", at+20000, at+21000, 60.9, 0.9)    // 60 tokens in 1 s
+	add("msg_4", at+30000, at+31000, 49.6, 0)      // 49 tokens: below 50
+	add("msg_5", at+40000.9, at+41000.9, 100.5, 0) // 100 tokens in 1 s
+	return d.Close()
+}
+
+// TestReferenceTruncates: milliseconds and token counts are whole
+// numbers as throughput.py makes them, by int() (truncation), so 199.5
+// ms is 199 ms and fails the 0.2 s bound.
+func TestReferenceTruncates(t *testing.T) {
+	r := analyzeDB(t, Options{DBs: []string{fractionalDB(t)}})
+	m := model(t, r, "p/m")
+	checkDist(t, "effective tok/s", m.EffectiveTokS, Dist{N: 3, Min: 60, P10: 68, P25: 80, P50: 100, P75: 300, P90: 420, Max: 500})
+	sk := r.Counts.Skipped
+	if sk.DurationOutOfRange != 1 || sk.BelowMinOutput != 1 || r.Counts.Samples != 3 {
+		t.Errorf("counts %+v, want msg_1 out of range, msg_4 below min output, 3 samples", r.Counts)
+	}
+	if m.Tokens != 260 {
+		t.Errorf("sample tokens %d, want 100 + 60 + 100", m.Tokens)
 	}
 }
