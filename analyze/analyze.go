@@ -243,6 +243,11 @@ type Counts struct {
 	// Generations are the completed assistant messages in the filters:
 	// the traffic (context, ratios, cache, cost, rate limits, trace).
 	Generations int `json:"generations"`
+	// MissingTokens are generations without a numeric tokens.input or
+	// tokens.output (or without tokens): a missing count is 0, as the
+	// reference reads it (throughput.py's _as_int, grapeot/opencode_skill@
+	// 73e353aa351ae3fa82b678d2de8d4080ac77506b, needs no input count).
+	MissingTokens int `json:"missing_tokens"`
 	// Samples are the generations kept for throughput.
 	Samples int     `json:"samples"`
 	Skipped Skipped `json:"skipped"`
@@ -263,7 +268,7 @@ type Skipped struct {
 	// (Claude Code, Codex) with no record before them to start from.
 	NoRequestTime int `json:"no_request_time,omitempty"`
 	// MissingFields are assistant messages without a providerID,
-	// modelID, or numeric time.created, tokens.input and tokens.output.
+	// modelID, or numeric time.created.
 	MissingFields int `json:"missing_fields"`
 	// Errored ended in an error (aborted, API error).
 	Errored int `json:"errored"`
@@ -519,7 +524,7 @@ type info struct {
 	created, completed            float64
 	hasCreated, hasCompleted      bool
 	failed                        bool // a non-null "error"
-	hasTokens, hasInput, hasOut   bool
+	hasInput, hasOut              bool
 	input, output, reasoning      float64
 	cacheRead, cacheWrite         float64
 	// noRequestTime: a JSONL log's call with nothing before it to take
@@ -561,7 +566,6 @@ func (m *info) field(key, val []byte) error {
 			return nil
 		})
 	case "tokens":
-		m.hasTokens = len(val) > 0 && val[0] == '{'
 		return subfields(val, func(k, v []byte) error {
 			switch string(k) {
 			case "input":
@@ -722,7 +726,7 @@ func (a *acc) message(m *msg) {
 		return
 	}
 	created, ok := ms(i.created)
-	if i.provider == "" || i.model == "" || !i.hasCreated || !ok || !i.hasTokens || !i.hasInput || !i.hasOut {
+	if i.provider == "" || i.model == "" || !i.hasCreated || !ok {
 		a.counts.Skipped.MissingFields++
 		return
 	}
@@ -738,6 +742,9 @@ func (a *acc) message(m *msg) {
 	if !i.hasCompleted || !ok || completed < created {
 		a.counts.Skipped.Incomplete++
 		return
+	}
+	if !i.hasInput || !i.hasOut {
+		a.counts.MissingTokens++
 	}
 	if m.parts.malformed > 0 {
 		a.counts.Skipped.MalformedParts++

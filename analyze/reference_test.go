@@ -55,6 +55,32 @@ func TestAnyToolCut(t *testing.T) {
 // throughput.py (grapeot/opencode_skill@73e353aa351ae3fa82b678d2de8d4080ac77506b,
 // src/opencode_skill/throughput.py) without saying so.
 
+// noInputDB: assistant messages whose tokens lack input, or output.
+func noInputDB(t *testing.T) string {
+	d := oc.New(t, t.TempDir())
+	// No tokens.input: 200 tokens in 4 s, 50 tok/s; its prompt is its
+	// cache reads.
+	d.Raw("msg_b", "ses_1", t0, fmt.Sprintf(`{"role":"assistant","providerID":"p","modelID":"m","finish":"stop",`+
+		`"time":{"created":%d,"completed":%d},"tokens":{"output":200,"reasoning":0,"cache":{"read":1000,"write":0}}}`, t0, t0+4*sec))
+	// No tokens.output, 100 reasoning tokens in 1 s: 100 tok/s.
+	d.Raw("msg_c", "ses_1", t0+10*sec, fmt.Sprintf(`{"role":"assistant","providerID":"p","modelID":"m","finish":"stop",`+
+		`"time":{"created":%d,"completed":%d},"tokens":{"input":1000,"reasoning":100}}`, t0+10*sec, t0+11*sec))
+	return d.Close()
+}
+
+// TestReferenceNoInputTokens: a message without tokens.input (or
+// tokens.output) is a generation, the missing count taken as 0, as
+// throughput.py reads it (_as_int).
+func TestReferenceNoInputTokens(t *testing.T) {
+	r := analyzeDB(t, Options{DBs: []string{noInputDB(t)}})
+	m := model(t, r, "p/m")
+	checkDist(t, "effective tok/s", m.EffectiveTokS, Dist{N: 2, Min: 50, P10: 55, P25: 62.5, P50: 75, P75: 87.5, P90: 95, Max: 100})
+	checkDist(t, "context tokens", m.ContextTokens, Dist{N: 2, Min: 1000, P10: 1000, P25: 1000, P50: 1000, P75: 1000, P90: 1000, Max: 1000})
+	if r.Counts.Skipped.MissingFields != 0 || r.Counts.MissingTokens != 2 {
+		t.Errorf("counts %+v, want none skipped for missing fields, 2 with a missing token count", r.Counts)
+	}
+}
+
 // fractionalDB: times and token counts with fractions.
 func fractionalDB(t *testing.T) string {
 	d := oc.New(t, t.TempDir())

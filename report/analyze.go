@@ -244,6 +244,9 @@ func (r analyzeReport) headline() []string {
 	if sk := r.skipped(); len(sk) > 0 {
 		lines = append(lines, "skipped: "+strings.Join(sk, ", "))
 	}
+	if c.MissingTokens > 0 {
+		lines = append(lines, "token counts missing (taken as 0, as throughput.py reads them): "+numfmt.Count(c.MissingTokens, "generation", ""))
+	}
 	if ex := c.Skipped.Examples; len(ex) > 0 {
 		lines = append(lines, "unreadable lines: "+strings.Join(ex, "; "))
 	}

@@ -139,3 +139,19 @@ func TestAnalyzeCharts(t *testing.T) {
 		t.Error("charts of no samples: no error")
 	}
 }
+
+// TestAnalyzeReferenceReadings: the headline says how many generations
+// had a token count taken as 0.
+func TestAnalyzeReferenceReadings(t *testing.T) {
+	r := goldenReport(t)
+	r.Counts.MissingTokens = 2
+	for _, f := range []string{"text", "md"} {
+		var buf bytes.Buffer
+		if err := WriteAnalyze(&buf, r, f); err != nil {
+			t.Fatal(err)
+		}
+		if want := "token counts missing (taken as 0, as throughput.py reads them): 2 generations"; !strings.Contains(buf.String(), want) {
+			t.Errorf("%s lacks %q:\n%s", f, want, buf.String())
+		}
+	}
+}
