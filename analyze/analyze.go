@@ -227,6 +227,15 @@ type Counts struct {
 	LayoutDuplicates int `json:"layout_duplicates,omitempty"`
 	// Parts are v1 part rows and v2 content items.
 	Parts int `json:"parts"`
+	// MalformedParts are parts whose data is not a JSON object with a
+	// type, in MalformedPartMessages messages. Each is ignored and its
+	// message kept, as the reference ignores an unreadable part row
+	// (throughput.py, grapeot/opencode_skill@
+	// 73e353aa351ae3fa82b678d2de8d4080ac77506b); such a message's first
+	// token is not timed (the part may have been the first), so it gives
+	// no TTFT, decode or prefill share.
+	MalformedParts        int `json:"malformed_parts"`
+	MalformedPartMessages int `json:"malformed_part_messages"`
 	// Files and Lines are the JSON Lines files and lines read (Claude
 	// Code, Codex).
 	Files     int `json:"files,omitempty"`
@@ -275,11 +284,6 @@ type Skipped struct {
 	// Incomplete have no time.completed (still running, or killed), or
 	// one before time.created.
 	Incomplete int `json:"incomplete"`
-	// MalformedParts are messages with a part whose data is not a JSON
-	// object (their timing cannot be trusted); MalformedPartRows counts
-	// those parts.
-	MalformedParts    int `json:"malformed_parts"`
-	MalformedPartRows int `json:"malformed_part_rows"`
 	// The rest are generations that are not throughput samples:
 	// ToolOutsideSpan started a tool outside [created, completed];
 	// ToolCallsWithoutStart finished with tool calls but no tool has a
@@ -705,6 +709,10 @@ func (a *acc) add(r *row) {
 func (a *acc) message(m *msg) {
 	a.counts.Messages++
 	a.counts.Parts += m.parts.n
+	if m.parts.malformed > 0 {
+		a.counts.MalformedParts += m.parts.malformed
+		a.counts.MalformedPartMessages++
+	}
 	switch m.kind {
 	case kindMalformed:
 		a.counts.Skipped.MalformedMessages++
@@ -745,11 +753,6 @@ func (a *acc) message(m *msg) {
 	}
 	if !i.hasInput || !i.hasOut {
 		a.counts.MissingTokens++
-	}
-	if m.parts.malformed > 0 {
-		a.counts.Skipped.MalformedParts++
-		a.counts.Skipped.MalformedPartRows += m.parts.malformed
-		return
 	}
 	g := generation{
 		session: a.sess.id, provider: i.provider, model: i.model, finish: i.finish,
@@ -1013,7 +1016,7 @@ func definitions(source string, minOutput int, toolCut string) map[string]string
 		"context_tokens":   "the whole prompt: tokens.input + tokens.cache.read + tokens.cache.write (opencode stores input without the cache reads and writes)",
 		"input_output":     "prompt tokens / (output + reasoning tokens), per generation",
 		"cache_read_share": "cache-read tokens / prompt tokens, over all generations",
-		"decode_tok_s":     "(output + reasoning tokens) / (first token → last token: the tool start when cut, else the last text or reasoning part end); the first token is the first text or reasoning part's start (opencode 2: the first content item's start, when it is reasoning or a tool call, as text carries no time)",
+		"decode_tok_s":     "(output + reasoning tokens) / (first token → last token: the tool start when cut, else the last text or reasoning part end); the first token is the first text or reasoning part's start (opencode 2: the first content item's start, when it is reasoning or a tool call, as text carries no time); a message with an unreadable part has none",
 		"ttft_s":           "time.created → the first token",
 		"prefill_share":    "TTFT / generation time",
 		"rate_limits":      "per session, the most any 60 s window held: requests and prompt tokens at time.created, generated tokens at time.completed; total tokens count cache reads in full",

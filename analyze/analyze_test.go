@@ -166,12 +166,12 @@ func TestMalformedRowsAreSkippedAndCounted(t *testing.T) {
 	d.Assistant(good("msg_15", t0+14))
 	r := analyzeDB(t, Options{DBs: []string{d.Close()}})
 	want := Skipped{MalformedMessages: 2, UnknownTypes: map[string]int{"message.role=system": 1}, MissingFields: 2, Errored: 1, Incomplete: 3,
-		MalformedParts: 1, MalformedPartRows: 2, BelowMinOutput: 1, DurationOutOfRange: 2}
+		BelowMinOutput: 1, DurationOutOfRange: 2}
 	if !reflect.DeepEqual(r.Counts.Skipped, want) {
 		t.Errorf("skipped:\n got %+v\nwant %+v", r.Counts.Skipped, want)
 	}
-	if r.Counts.Samples != 2 || r.Counts.Generations != 5 || r.Counts.Messages != 15 {
-		t.Errorf("counts %+v, want 2 samples, 5 generations, 15 messages", r.Counts)
+	if r.Counts.Samples != 3 || r.Counts.Generations != 6 || r.Counts.Messages != 15 || r.Counts.MalformedParts != 2 || r.Counts.MalformedPartMessages != 1 {
+		t.Errorf("counts %+v, want 3 samples (msg_11's unreadable parts ignored), 6 generations, 15 messages, 2 unreadable parts in 1", r.Counts)
 	}
 }
 

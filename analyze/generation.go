@@ -35,7 +35,8 @@ type timing struct {
 	// no tool has a start time (reference rule): the sample is skipped.
 	noToolStart bool
 	// first is true when a text or reasoning part started within the
-	// generation: ttftMS and decodeMS are then set.
+	// generation and every part could be read: ttftMS and decodeMS are
+	// then set.
 	first bool
 	// ttftMS runs from created to the first text or reasoning part's
 	// start (prefill, queueing and the network included).
@@ -84,7 +85,7 @@ func (g *generation) timing(rule string) timing {
 		}
 		t.end, t.cut = p.toolStart, true
 	}
-	if p.texts > 0 && p.firstStart >= g.created && p.firstStart <= t.end {
+	if p.texts > 0 && p.malformed == 0 && p.firstStart >= g.created && p.firstStart <= t.end {
 		t.first = true
 		t.ttftMS = p.firstStart - g.created
 		last := t.end

@@ -293,7 +293,8 @@ type row struct {
 // parts is what a message's parts say about its timing.
 type parts struct {
 	n int
-	// malformed counts parts whose data is not a JSON object.
+	// malformed counts parts whose data is not a JSON object with a
+	// type: they are ignored.
 	malformed int
 	// tools counts tool parts that started; toolStart is the earliest
 	// state.time.start among them.

@@ -55,6 +55,32 @@ func TestAnyToolCut(t *testing.T) {
 // throughput.py (grapeot/opencode_skill@73e353aa351ae3fa82b678d2de8d4080ac77506b,
 // src/opencode_skill/throughput.py) without saying so.
 
+// malformedPartDB: a message with one part row that is not JSON beside a
+// tool that started at 2 s.
+func malformedPartDB(t *testing.T) string {
+	d := oc.New(t, t.TempDir())
+	d.Assistant(oc.Message{ID: "msg_a", Session: "ses_1", Provider: "p", Model: "m", Created: t0, Completed: t0 + 10*sec,
+		Finish: "tool-calls", Input: 100, Output: 200, Parts: []oc.Part{oc.Reasoning(t0+500, t0+1000), oc.Tool(t0+2*sec, t0+9*sec)}})
+	d.RawPart("msg_a", "ses_1", t0+1500, `{"type":"tool","state":`)
+	return d.Close()
+}
+
+// TestReferenceMalformedPart: an unreadable part row is ignored, as
+// throughput.py ignores it (its json.loads fails: continue); its message
+// is still a sample, cut at the readable tool's start (200 tokens in 2 s).
+// Its first token is not timed: the unreadable part may have been first.
+func TestReferenceMalformedPart(t *testing.T) {
+	r := analyzeDB(t, Options{DBs: []string{malformedPartDB(t)}})
+	m := model(t, r, "p/m")
+	checkDist(t, "effective tok/s", m.EffectiveTokS, Dist{N: 1, Min: 100, P10: 100, P25: 100, P50: 100, P75: 100, P90: 100, Max: 100})
+	if m.TTFTS != nil || m.DecodeTokS != nil {
+		t.Errorf("ttft %+v, decode %+v: want none from a message with an unreadable part", m.TTFTS, m.DecodeTokS)
+	}
+	if r.Counts.Samples != 1 || r.Counts.Generations != 1 || r.Counts.MalformedParts != 1 || r.Counts.MalformedPartMessages != 1 {
+		t.Errorf("counts %+v, want 1 generation, 1 sample, 1 unreadable part in 1 message", r.Counts)
+	}
+}
+
 // noInputDB: assistant messages whose tokens lack input, or output.
 func noInputDB(t *testing.T) string {
 	d := oc.New(t, t.TempDir())
