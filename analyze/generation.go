@@ -50,7 +50,8 @@ type timing struct {
 // Tool-cut rules: when a generation's time ends at a tool's start.
 const (
 	// ToolCutReference is the field report's tool's rule
-	// (grapeot/opencode_skill, throughput.py): a message that finished
+	// (src/opencode_skill/throughput.py, grapeot/opencode_skill@
+	// 73e353aa351ae3fa82b678d2de8d4080ac77506b): a message that finished
 	// with tool calls ends at its earliest tool start, and is no sample
 	// when no tool has a start time (or it lies outside the message);
 	// any other message ends at time.completed, tools or not.

@@ -9,7 +9,9 @@ import (
 )
 
 // referenceDB holds the two shapes on which sixpin and the field
-// report's tool (grapeot/opencode_skill, throughput.py) once differed.
+// report's tool once differed on the tool cut. The reference is
+// src/opencode_skill/throughput.py at grapeot/opencode_skill@
+// 73e353aa351ae3fa82b678d2de8d4080ac77506b.
 func referenceDB(t *testing.T) string {
 	d := oc.New(t, t.TempDir())
 	// (a) finished with tool calls, but its tool never started (pending,
@@ -52,8 +54,7 @@ func TestAnyToolCut(t *testing.T) {
 }
 
 // The three shapes below are where sixpin once differed from
-// throughput.py (grapeot/opencode_skill@73e353aa351ae3fa82b678d2de8d4080ac77506b,
-// src/opencode_skill/throughput.py) without saying so.
+// throughput.py without saying so.
 
 // malformedPartDB: a message with one part row that is not JSON beside a
 // tool that started at 2 s.
