@@ -227,6 +227,15 @@ type Counts struct {
 	LayoutDuplicates int `json:"layout_duplicates,omitempty"`
 	// Parts are v1 part rows and v2 content items.
 	Parts int `json:"parts"`
+	// MalformedParts are parts whose data is not a JSON object with a
+	// type, in MalformedPartMessages messages. Each is ignored and its
+	// message kept, as the reference ignores an unreadable part row
+	// (throughput.py, grapeot/opencode_skill@
+	// 73e353aa351ae3fa82b678d2de8d4080ac77506b); such a message's first
+	// token is not timed (the part may have been the first), so it gives
+	// no TTFT, decode or prefill share.
+	MalformedParts        int `json:"malformed_parts"`
+	MalformedPartMessages int `json:"malformed_part_messages"`
 	// Files and Lines are the JSON Lines files and lines read (Claude
 	// Code, Codex).
 	Files     int `json:"files,omitempty"`
@@ -243,6 +252,11 @@ type Counts struct {
 	// Generations are the completed assistant messages in the filters:
 	// the traffic (context, ratios, cache, cost, rate limits, trace).
 	Generations int `json:"generations"`
+	// MissingTokens are generations without a numeric tokens.input or
+	// tokens.output (or without tokens): a missing count is 0, as the
+	// reference reads it (throughput.py's _as_int, grapeot/opencode_skill@
+	// 73e353aa351ae3fa82b678d2de8d4080ac77506b, needs no input count).
+	MissingTokens int `json:"missing_tokens"`
 	// Samples are the generations kept for throughput.
 	Samples int     `json:"samples"`
 	Skipped Skipped `json:"skipped"`
@@ -263,18 +277,13 @@ type Skipped struct {
 	// (Claude Code, Codex) with no record before them to start from.
 	NoRequestTime int `json:"no_request_time,omitempty"`
 	// MissingFields are assistant messages without a providerID,
-	// modelID, or numeric time.created, tokens.input and tokens.output.
+	// modelID, or numeric time.created.
 	MissingFields int `json:"missing_fields"`
 	// Errored ended in an error (aborted, API error).
 	Errored int `json:"errored"`
 	// Incomplete have no time.completed (still running, or killed), or
 	// one before time.created.
 	Incomplete int `json:"incomplete"`
-	// MalformedParts are messages with a part whose data is not a JSON
-	// object (their timing cannot be trusted); MalformedPartRows counts
-	// those parts.
-	MalformedParts    int `json:"malformed_parts"`
-	MalformedPartRows int `json:"malformed_part_rows"`
 	// The rest are generations that are not throughput samples:
 	// ToolOutsideSpan started a tool outside [created, completed];
 	// ToolCallsWithoutStart finished with tool calls but no tool has a
@@ -519,7 +528,7 @@ type info struct {
 	created, completed            float64
 	hasCreated, hasCompleted      bool
 	failed                        bool // a non-null "error"
-	hasTokens, hasInput, hasOut   bool
+	hasInput, hasOut              bool
 	input, output, reasoning      float64
 	cacheRead, cacheWrite         float64
 	// noRequestTime: a JSONL log's call with nothing before it to take
@@ -561,7 +570,6 @@ func (m *info) field(key, val []byte) error {
 			return nil
 		})
 	case "tokens":
-		m.hasTokens = len(val) > 0 && val[0] == '{'
 		return subfields(val, func(k, v []byte) error {
 			switch string(k) {
 			case "input":
@@ -701,6 +709,10 @@ func (a *acc) add(r *row) {
 func (a *acc) message(m *msg) {
 	a.counts.Messages++
 	a.counts.Parts += m.parts.n
+	if m.parts.malformed > 0 {
+		a.counts.MalformedParts += m.parts.malformed
+		a.counts.MalformedPartMessages++
+	}
 	switch m.kind {
 	case kindMalformed:
 		a.counts.Skipped.MalformedMessages++
@@ -722,7 +734,7 @@ func (a *acc) message(m *msg) {
 		return
 	}
 	created, ok := ms(i.created)
-	if i.provider == "" || i.model == "" || !i.hasCreated || !ok || !i.hasTokens || !i.hasInput || !i.hasOut {
+	if i.provider == "" || i.model == "" || !i.hasCreated || !ok {
 		a.counts.Skipped.MissingFields++
 		return
 	}
@@ -739,10 +751,8 @@ func (a *acc) message(m *msg) {
 		a.counts.Skipped.Incomplete++
 		return
 	}
-	if m.parts.malformed > 0 {
-		a.counts.Skipped.MalformedParts++
-		a.counts.Skipped.MalformedPartRows += m.parts.malformed
-		return
+	if !i.hasInput || !i.hasOut {
+		a.counts.MissingTokens++
 	}
 	g := generation{
 		session: a.sess.id, provider: i.provider, model: i.model, finish: i.finish,
@@ -762,10 +772,13 @@ func addName(m *map[string]int, name string) {
 	(*m)[name]++
 }
 
-// tokens is a JSON token count as an integer (0 for nonsense).
+// tokens is a JSON token count as an integer, a fraction truncated as
+// the reference truncates it (throughput.py's int(), grapeot/
+// opencode_skill@73e353aa351ae3fa82b678d2de8d4080ac77506b); 0 for
+// nonsense.
 func tokens(v float64) int64 {
 	if v > 0 && v < 1e15 {
-		return int64(v + 0.5)
+		return int64(v)
 	}
 	return 0
 }
@@ -1003,7 +1016,7 @@ func definitions(source string, minOutput int, toolCut string) map[string]string
 		"context_tokens":   "the whole prompt: tokens.input + tokens.cache.read + tokens.cache.write (opencode stores input without the cache reads and writes)",
 		"input_output":     "prompt tokens / (output + reasoning tokens), per generation",
 		"cache_read_share": "cache-read tokens / prompt tokens, over all generations",
-		"decode_tok_s":     "(output + reasoning tokens) / (first token → last token: the tool start when cut, else the last text or reasoning part end); the first token is the first text or reasoning part's start (opencode 2: the first content item's start, when it is reasoning or a tool call, as text carries no time)",
+		"decode_tok_s":     "(output + reasoning tokens) / (first token → last token: the tool start when cut, else the last text or reasoning part end); the first token is the first text or reasoning part's start (opencode 2: the first content item's start, when it is reasoning or a tool call, as text carries no time); a message with an unreadable part has none",
 		"ttft_s":           "time.created → the first token",
 		"prefill_share":    "TTFT / generation time",
 		"rate_limits":      "per session, the most any 60 s window held: requests and prompt tokens at time.created, generated tokens at time.completed; total tokens count cache reads in full",

@@ -139,7 +139,7 @@ func TestMalformedRowsAreSkippedAndCounted(t *testing.T) {
 	d.Raw("msg_03", "ses_1", t0+2, `{"role":"system"}`)
 	d.Raw("msg_04", "ses_1", t0+3, `[1,2,3]`)
 	d.Raw("msg_05", "ses_1", t0+4, `{"role":"assistant","providerID":"p","time":{"created":1},"tokens":{"input":1,"output":1}}`) // no modelID
-	d.Raw("msg_06", "ses_1", t0+5, `{"role":"assistant","providerID":"p","modelID":"m","time":{"created":1}}`)                   // no tokens
+	d.Raw("msg_06", "ses_1", t0+5, `{"role":"assistant","providerID":"p","modelID":"m","time":{"created":1}}`)                   // no tokens (0, as the reference reads them), not completed
 	d.Raw("msg_07", "ses_1", t0+6, `{"role":"assistant","providerID":"p","modelID":"m","time":{"created":"soon"},"tokens":{"input":1,"output":1}}`)
 	inc := good("msg_08", t0+7)
 	inc.Completed = 0
@@ -165,13 +165,13 @@ func TestMalformedRowsAreSkippedAndCounted(t *testing.T) {
 	d.Assistant(slow)
 	d.Assistant(good("msg_15", t0+14))
 	r := analyzeDB(t, Options{DBs: []string{d.Close()}})
-	want := Skipped{MalformedMessages: 2, UnknownTypes: map[string]int{"message.role=system": 1}, MissingFields: 3, Errored: 1, Incomplete: 2,
-		MalformedParts: 1, MalformedPartRows: 2, BelowMinOutput: 1, DurationOutOfRange: 2}
+	want := Skipped{MalformedMessages: 2, UnknownTypes: map[string]int{"message.role=system": 1}, MissingFields: 2, Errored: 1, Incomplete: 3,
+		BelowMinOutput: 1, DurationOutOfRange: 2}
 	if !reflect.DeepEqual(r.Counts.Skipped, want) {
 		t.Errorf("skipped:\n got %+v\nwant %+v", r.Counts.Skipped, want)
 	}
-	if r.Counts.Samples != 2 || r.Counts.Generations != 5 || r.Counts.Messages != 15 {
-		t.Errorf("counts %+v, want 2 samples, 5 generations, 15 messages", r.Counts)
+	if r.Counts.Samples != 3 || r.Counts.Generations != 6 || r.Counts.Messages != 15 || r.Counts.MalformedParts != 2 || r.Counts.MalformedPartMessages != 1 {
+		t.Errorf("counts %+v, want 3 samples (msg_11's unreadable parts ignored), 6 generations, 15 messages, 2 unreadable parts in 1", r.Counts)
 	}
 }
 

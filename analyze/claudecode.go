@@ -262,7 +262,7 @@ func (m *msg) merge(l *ccLine) {
 		i.completed, i.hasCompleted = l.ts, true
 	}
 	if l.hasUsage {
-		i.hasTokens, i.hasInput, i.hasOut = true, true, true
+		i.hasInput, i.hasOut = true, true
 		i.input = max(i.input, l.input)
 		i.cacheRead = max(i.cacheRead, l.cacheRead)
 		i.cacheWrite = max(i.cacheWrite, l.cacheWrite)

@@ -226,7 +226,7 @@ func (a *acc) readCodex(ctx context.Context, files []string) error {
 				prev = l.total
 				calls++
 				m := msg{id: id + "#" + strconv.Itoa(calls), info: info{role: "assistant", provider: provider, model: model,
-					completed: l.ts, hasCompleted: l.hasTS, hasTokens: true, hasInput: true, hasOut: true,
+					completed: l.ts, hasCompleted: l.hasTS, hasInput: true, hasOut: true,
 					input: call.input - call.cached, cacheRead: call.cached, output: call.output - call.reasoning, reasoning: call.reasoning}}
 				if start, ok := requestStart(lastInput, prevEnd); ok {
 					m.info.created, m.info.hasCreated = start, true

@@ -35,7 +35,8 @@ type timing struct {
 	// no tool has a start time (reference rule): the sample is skipped.
 	noToolStart bool
 	// first is true when a text or reasoning part started within the
-	// generation: ttftMS and decodeMS are then set.
+	// generation and every part could be read: ttftMS and decodeMS are
+	// then set.
 	first bool
 	// ttftMS runs from created to the first text or reasoning part's
 	// start (prefill, queueing and the network included).
@@ -49,7 +50,8 @@ type timing struct {
 // Tool-cut rules: when a generation's time ends at a tool's start.
 const (
 	// ToolCutReference is the field report's tool's rule
-	// (grapeot/opencode_skill, throughput.py): a message that finished
+	// (src/opencode_skill/throughput.py, grapeot/opencode_skill@
+	// 73e353aa351ae3fa82b678d2de8d4080ac77506b): a message that finished
 	// with tool calls ends at its earliest tool start, and is no sample
 	// when no tool has a start time (or it lies outside the message);
 	// any other message ends at time.completed, tools or not.
@@ -84,7 +86,7 @@ func (g *generation) timing(rule string) timing {
 		}
 		t.end, t.cut = p.toolStart, true
 	}
-	if p.texts > 0 && p.firstStart >= g.created && p.firstStart <= t.end {
+	if p.texts > 0 && p.malformed == 0 && p.firstStart >= g.created && p.firstStart <= t.end {
 		t.first = true
 		t.ttftMS = p.firstStart - g.created
 		last := t.end

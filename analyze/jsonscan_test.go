@@ -50,7 +50,7 @@ func TestParseInfo(t *testing.T) {
 		`"tokens":{"input":10,"output":20,"reasoning":5,"cache":{"read":100,"write":7}},"finish":"tool-calls"}`
 	m, err := parseInfo([]byte(in))
 	want := info{role: "assistant", provider: "local", model: "qwen", finish: "tool-calls", created: 1759320000000, completed: 1759320003000,
-		hasCreated: true, hasCompleted: true, hasTokens: true, hasInput: true, hasOut: true, input: 10, output: 20, reasoning: 5, cacheRead: 100, cacheWrite: 7}
+		hasCreated: true, hasCompleted: true, hasInput: true, hasOut: true, input: 10, output: 20, reasoning: 5, cacheRead: 100, cacheWrite: 7}
 	if err != nil || m != want {
 		t.Errorf("got %+v, %v\nwant %+v", m, err, want)
 	}

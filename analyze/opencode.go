@@ -293,7 +293,8 @@ type row struct {
 // parts is what a message's parts say about its timing.
 type parts struct {
 	n int
-	// malformed counts parts whose data is not a JSON object.
+	// malformed counts parts whose data is not a JSON object with a
+	// type: they are ignored.
 	malformed int
 	// tools counts tool parts that started; toolStart is the earliest
 	// state.time.start among them.
@@ -388,13 +389,16 @@ func (p *parts) add(data []byte) {
 	}
 }
 
-// ms converts a JSON time to whole milliseconds; false for values no
-// clock gives (negative, NaN, beyond year 9999).
+// ms converts a JSON time to whole milliseconds, truncating a fraction
+// as the reference does (throughput.py's int(), grapeot/opencode_skill@
+// 73e353aa351ae3fa82b678d2de8d4080ac77506b: 199.5 ms is 199 ms, under
+// the 0.2 s bound); false for values no clock gives (negative, NaN,
+// beyond year 9999).
 func ms(v float64) (int64, bool) {
 	if math.IsNaN(v) || v < 0 || v > 253402300799999 {
 		return 0, false
 	}
-	return int64(math.Round(v)), true
+	return int64(v), true
 }
 
 // Queries. Messages and their parts come in the same order, (session,

@@ -101,7 +101,7 @@ func TestV2RowsNamed(t *testing.T) {
 	if sk.UnknownTypes["session_message.type=hologram"] != 1 || sk.UnknownTypes["message.role=system"] != 1 || len(sk.UnknownTypes) != 2 {
 		t.Errorf("unknown types %v", sk.UnknownTypes)
 	}
-	if sk.MalformedMessages != 1 || sk.MissingFields != 1 || r.Counts.Generations != 1 {
+	if sk.MalformedMessages != 1 || sk.Incomplete != 1 || r.Counts.Generations != 1 {
 		t.Errorf("counts %+v", r.Counts)
 	}
 }

@@ -142,7 +142,6 @@ func (r analyzeReport) skipped() []string {
 	add(s.Errored, "errored", "errored")
 	add(s.Incomplete, "incomplete", "incomplete")
 	add(s.NoRequestTime, "with no record before it to time it from", "with no record before them to time them from")
-	add(s.MalformedParts, fmt.Sprintf("with malformed parts (%d parts)", s.MalformedPartRows), fmt.Sprintf("with malformed parts (%d parts)", s.MalformedPartRows))
 	add(s.ToolOutsideSpan, "with a tool start outside the message", "with a tool start outside the message")
 	add(s.ToolCallsWithoutStart, "finished with tool calls but no tool start", "finished with tool calls but no tool start")
 	add(s.BelowMinOutput, fmt.Sprintf("below %d output tokens", r.Filters.MinOutputTokens), fmt.Sprintf("below %d output tokens", r.Filters.MinOutputTokens))
@@ -243,6 +242,13 @@ func (r analyzeReport) headline() []string {
 	}
 	if sk := r.skipped(); len(sk) > 0 {
 		lines = append(lines, "skipped: "+strings.Join(sk, ", "))
+	}
+	if c.MalformedParts > 0 {
+		lines = append(lines, fmt.Sprintf("unreadable parts ignored (as throughput.py ignores them): %s in %s, kept without a first-token time",
+			numfmt.Count(c.MalformedParts, "part", ""), numfmt.Count(c.MalformedPartMessages, "message", "")))
+	}
+	if c.MissingTokens > 0 {
+		lines = append(lines, "token counts missing (taken as 0, as throughput.py reads them): "+numfmt.Count(c.MissingTokens, "generation", ""))
 	}
 	if ex := c.Skipped.Examples; len(ex) > 0 {
 		lines = append(lines, "unreadable lines: "+strings.Join(ex, "; "))

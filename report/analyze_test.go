@@ -139,3 +139,24 @@ func TestAnalyzeCharts(t *testing.T) {
 		t.Error("charts of no samples: no error")
 	}
 }
+
+// TestAnalyzeReferenceReadings: the headline says how many generations
+// had a token count taken as 0, and how many unreadable parts were
+// ignored.
+func TestAnalyzeReferenceReadings(t *testing.T) {
+	r := goldenReport(t)
+	r.Counts.MissingTokens = 2
+	r.Counts.MalformedParts, r.Counts.MalformedPartMessages = 3, 1
+	for _, f := range []string{"text", "md"} {
+		var buf bytes.Buffer
+		if err := WriteAnalyze(&buf, r, f); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"token counts missing (taken as 0, as throughput.py reads them): 2 generations",
+			"unreadable parts ignored (as throughput.py ignores them): 3 parts in 1 message, kept without a first-token time"} {
+			if !strings.Contains(buf.String(), want) {
+				t.Errorf("%s lacks %q:\n%s", f, want, buf.String())
+			}
+		}
+	}
+}
