@@ -86,7 +86,7 @@ func (s *spillFile) keep(w io.Writer) {
 // DefaultSpillMemory is how many bytes of records a run keeps in memory
 // while its record spill cannot be written (a full disk) before it stops
 // issuing: past it, the run ends early, marked incomplete.
-const DefaultSpillMemory = 512 << 20
+const DefaultSpillMemory = 512_000_000
 
 // spillWatch watches a run's record spill: it says when its disk fills
 // and when it has room again, and stops issuing when the records kept in
