@@ -328,6 +328,9 @@ func (c *fileCheck) histograms(run *Run) {
 // window, metric or run.
 func (c *fileCheck) agrees(p []string, where string, m Metric, sum *Dist, h *hdrhistogram.Histogram) {
 	n := h.TotalCount()
+	if n == 0 {
+		return
+	}
 	figs := []struct {
 		key string
 		pct float64
