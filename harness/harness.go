@@ -91,6 +91,10 @@ type Config struct {
 	// written after the run (nil: the working directory, then the system's
 	// temporary directory).
 	FallbackDirs []string
+	// SpillMemory bounds the records, in bytes, a run keeps in memory
+	// while its record spill cannot be written (a full disk); past it the
+	// run stops issuing and ends incomplete (0: DefaultSpillMemory).
+	SpillMemory int
 	// Distributed makes the run one shard of a distributed run.
 	Distributed Distributed
 	// Live serves the live page at this address (HOST:PORT; "" none), a
@@ -195,7 +199,7 @@ func runObserved(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 	}
 	written, err := save(cfg, path, run)
 	if err != nil {
-		sp.keep(cfg)
+		sp.keep(cfg.Out)
 		return nil, err
 	}
 	sp.remove()
@@ -395,6 +399,10 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	// A panic or an error leaves the spill for `sixpin recover`.
 	defer sp.release()
 
+	// Issuing stops at the first interrupt (ctx), or when the records
+	// can be kept neither on disk nor in memory (stopIssuing).
+	issue, stopIssuing := context.WithCancelCause(ctx)
+	defer stopIssuing(nil)
 	inflight, cancelInflight := context.WithCancel(context.Background())
 	defer cancelInflight()
 	cpu0 := clientInfo().CPUSeconds
@@ -408,22 +416,23 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 			}
 		}()
 	}
-	records := rn.Run(ctx, inflight)
+	records := rn.Run(issue, inflight)
 	h.StartedAt = rn.Start()
 	if scraper != nil {
 		scraper.Start(ctx, rn.Clock())
 	}
 	if err := col.Begin(h); err != nil {
+		stopIssuing(err)
 		cancelInflight()
 		for range records {
 		}
 		return nil, nil, err
 	}
 	fmt.Fprintf(cfg.ErrOut, "sixpin: recording to %s (if this run dies, `sixpin recover %s` rebuilds its results)\n", col.SpillPath(), col.SpillPath())
-	// After the first interrupt, in-flight requests get the grace period.
+	// Once issuing stops, in-flight requests get the grace period.
 	go func() {
 		select {
-		case <-ctx.Done():
+		case <-issue.Done():
 		case <-inflight.Done():
 			return
 		}
@@ -441,17 +450,13 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	defer w.finish(nil) // its sampler stops on every way out
 	cfg.obs.begin(w, metricLabels(cfg, sc, h))
 	bar := startProgress(cfg, w)
-	addErr := consume(records, col, newCheckpointer(cfg, col, out, checkpoint, h.StartedAt, scraper), func(rec *results.Record) {
+	consume(records, col, newSpillWatch(cfg, stopIssuing), newCheckpointer(cfg, col, out, checkpoint, h.StartedAt, scraper), func(rec *results.Record) {
 		ids.Count(rec)
 		w.observe(rec)
 	})
 	interrupted := ctx.Err() != nil
+	stopped := context.Cause(issue)
 	cancelInflight()
-	if addErr != nil {
-		bar.finish()
-		cfg.obs.end(w, nil, "")
-		return nil, nil, addErr
-	}
 
 	m, err := col.Finish(h.Windows, h.SLO, h.Tol)
 	if err != nil {
@@ -460,9 +465,13 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 		return nil, nil, err
 	}
 	end := results.Ending{}
-	if interrupted {
+	switch {
+	case interrupted:
 		end = results.Ending{Incomplete: true, Interrupted: true,
 			Reason: "interrupted by a signal; issuing stopped and in-flight requests had " + cfg.Grace.String() + " to finish"}
+	case stopped != nil:
+		end = results.Ending{Incomplete: true,
+			Reason: "stopped early: " + stopped.Error() + "; issuing stopped and in-flight requests had " + cfg.Grace.String() + " to finish"}
 	}
 	run := results.Assemble(h, m, end)
 	run.RequestIDs = ids

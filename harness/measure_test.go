@@ -278,8 +278,8 @@ func TestFailingWriteFallsBack(t *testing.T) {
 	if _, err := os.Stat(primary + ".spill"); err != nil {
 		t.Errorf("spill not kept: %v", err)
 	}
-	if e := cfg.ErrOut.(interface{ String() string }).String(); !strings.Contains(e, "sixpin recover "+primary+".spill") {
-		t.Errorf("stderr:\n%s", e)
+	if out := cfg.Out.(interface{ String() string }).String(); !strings.Contains(out, "the run's 12 requests stay in "+primary+".spill: `sixpin recover "+primary+".spill") {
+		t.Errorf("the summary does not say where the requests are:\n%s", out)
 	}
 }
 

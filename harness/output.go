@@ -1,8 +1,10 @@
 package harness
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/endpoint"
+	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -59,12 +62,69 @@ func (s *spillFile) remove() { _ = s.col.Close() }
 // release closes the spill and keeps it (a no-op after remove).
 func (s *spillFile) release() { _ = s.col.Release() }
 
-// keep keeps the spill and says how to recover from it.
-func (s *spillFile) keep(cfg Config) {
+// keep keeps the spill, once the results it was measured into could not
+// be written, and says on w what of them it holds: all, for `sixpin
+// recover`; or, when its disk filled during the run, only the requests
+// measured until then (the others, kept in memory, are lost with the
+// results); a spill that holds none is removed.
+func (s *spillFile) keep(w io.Writer) {
 	s.release()
-	fmt.Fprintf(cfg.ErrOut, "sixpin: the run's records stay in %s: `sixpin recover %s -o FILE` rebuilds its results\n",
-		s.col.SpillPath(), s.col.SpillPath())
+	st := s.col.Spill()
+	all := numfmt.Count(s.col.Requests(), "request", "")
+	switch {
+	case st.InMemory == 0:
+		fmt.Fprintf(w, "sixpin: the run's %s stay in %s: `sixpin recover %s -o FILE` rebuilds its results\n", all, st.Path, st.Path)
+	case st.OnDisk == 0:
+		s.remove()
+		fmt.Fprintf(w, "sixpin: LOST: the %s measured, all of them: their record spill could not be written either (%v)\n", all, st.Err)
+	default:
+		fmt.Fprintf(w, "sixpin: LOST: %s of the %s measured, those after the record spill could not be written (%v); it holds the first %s: `sixpin recover %s -o FILE` rebuilds those\n",
+			numfmt.Int(st.InMemory), all, st.Err, numfmt.Int(st.OnDisk), st.Path)
+	}
 }
+
+// DefaultSpillMemory is how many bytes of records a run keeps in memory
+// while its record spill cannot be written (a full disk) before it stops
+// issuing: past it, the run ends early, marked incomplete.
+const DefaultSpillMemory = 512_000_000
+
+// spillWatch watches a run's record spill: it says when its disk fills
+// and when it has room again, and stops issuing when the records kept in
+// memory meanwhile pass the bound. It is used by the consumer of the
+// records only.
+type spillWatch struct {
+	errOut io.Writer
+	// max is the bound in bytes; stop stops issuing, with the reason.
+	max  int
+	stop context.CancelCauseFunc
+	full bool
+}
+
+func newSpillWatch(cfg Config, stop context.CancelCauseFunc) *spillWatch {
+	max := cfg.SpillMemory
+	if max <= 0 {
+		max = DefaultSpillMemory
+	}
+	return &spillWatch{errOut: cfg.ErrOut, max: max, stop: stop}
+}
+
+// check looks at the spill after a flush.
+func (w *spillWatch) check(st results.SpillState) {
+	switch {
+	case st.Err != nil && !w.full:
+		w.full = true
+		fmt.Fprintf(w.errOut, "sixpin: warning: the record spill cannot be written (%v): it holds the first %s, and those since are kept in memory (at most %s, then the run stops)\n",
+			st.Err, numfmt.Count(st.OnDisk, "request", ""), megabytes(w.max))
+	case st.Err == nil && w.full:
+		w.full = false
+		fmt.Fprintf(w.errOut, "sixpin: the record spill is written again: it holds every request so far (%s)\n", numfmt.Int(st.OnDisk))
+	}
+	if st.Err != nil && st.MemoryBytes > w.max {
+		w.stop(fmt.Errorf("the record spill could not be written (%v), and the records measured since outgrew the %s that may be kept in memory", st.Err, megabytes(w.max)))
+	}
+}
+
+func megabytes(n int) string { return numfmt.Sig(float64(n)/1e6) + " MB" }
 
 // save writes run to path with cfg's writer; when that fails (a full
 // disk), to the same name in each fallback directory in turn, and says
@@ -146,7 +206,8 @@ func (c *checkpointer) ticks() <-chan time.Time {
 }
 
 // fire starts a checkpoint unless the run is younger than
-// CheckpointAfter or one is still being written.
+// CheckpointAfter, one is still being written, or the spill lags behind
+// the records (its disk is full: the checkpoint would miss some).
 func (c *checkpointer) fire() {
 	after := CheckpointAfter
 	if c.cfg.CheckpointAfter > 0 {
@@ -162,14 +223,16 @@ func (c *checkpointer) fire() {
 			return
 		}
 	}
-	if err := c.col.Flush(); err != nil {
+	c.col.Flush()
+	st := c.col.Spill()
+	if st.Err != nil {
 		return
 	}
 	busy := make(chan struct{})
 	c.busy = busy
 	go func() {
 		defer close(busy)
-		rec, err := results.Recover(c.col.SpillPath(), fmt.Sprintf("a checkpoint of a run still going %s after its start", time.Since(c.start).Round(time.Second)))
+		rec, err := results.RecoverUpTo(st.Path, st.Bytes, fmt.Sprintf("a checkpoint of a run still going %s after its start", time.Since(c.start).Round(time.Second)))
 		if err == nil {
 			if c.scraper != nil {
 				rec.Run.Server = c.scraper.Snapshot().Server(rec.Run.Windows)
@@ -198,9 +261,9 @@ const spillFlushEvery = time.Second
 
 // consume adds every record to col, then hands it to observe, flushing
 // the spill every spillFlushEvery (so a run killed by SIGKILL or the OOM
-// killer loses at most that much) and firing checkpoints on the way.
-func consume(records <-chan *results.Record, col *results.Collector, ck *checkpointer, observe func(*results.Record)) error {
-	var addErr error
+// killer loses at most that much), watching it with sw, and firing
+// checkpoints on the way.
+func consume(records <-chan *results.Record, col *results.Collector, sw *spillWatch, ck *checkpointer, observe func(*results.Record)) {
 	flush := time.NewTicker(spillFlushEvery)
 	defer flush.Stop()
 	for {
@@ -208,20 +271,15 @@ func consume(records <-chan *results.Record, col *results.Collector, ck *checkpo
 		case rec, ok := <-records:
 			if !ok {
 				ck.stop()
-				return addErr
+				return
 			}
-			if addErr == nil {
-				addErr = col.Add(rec)
-			}
+			col.Add(rec)
 			observe(rec)
 		case <-flush.C:
-			if addErr == nil {
-				addErr = col.Flush()
-			}
+			col.Flush()
+			sw.check(col.Spill())
 		case <-ck.ticks():
-			if addErr == nil {
-				ck.fire()
-			}
+			ck.fire()
 		}
 	}
 }

@@ -162,7 +162,7 @@ func saveWithSpills(cfg Config, path string, write func(path string) error, ss s
 	written, err := saveWith(cfg, path, write)
 	if err != nil {
 		for _, s := range ss {
-			s.keep(cfg)
+			s.keep(cfg.Out)
 		}
 		return "", err
 	}

@@ -72,8 +72,13 @@ func (c *Collector) SpillPath() string { return c.src }
 func (c *Collector) Begin(h *Header) error { return c.spill.header(h) }
 
 // Flush writes every record added so far through to the spill file, for a
-// checkpoint to read.
-func (c *Collector) Flush() error { return c.spill.flush() }
+// checkpoint or Recover to read. When the file does not take them (a full
+// disk), they stay in memory, and Spill says so.
+func (c *Collector) Flush() { c.spill.flush() }
+
+// Spill says where the records added so far are: whole in the spill file,
+// or in memory.
+func (c *Collector) Spill() SpillState { return c.spill.state() }
 
 // Close closes and removes the spill file.
 func (c *Collector) Close() error {
@@ -83,7 +88,8 @@ func (c *Collector) Close() error {
 	return c.spill.close(true)
 }
 
-// Release closes the spill file and keeps it, for `sixpin recover`. After
+// Release writes what it can of the spill (Spill then says what the file
+// did not take) and closes it, keeping it for `sixpin recover`. After
 // Close it does nothing.
 func (c *Collector) Release() error {
 	if c.spill == nil {
@@ -97,8 +103,9 @@ func (c *Collector) Requests() int { return c.n }
 
 // Add takes a finished record. It fills in each chunk's token count
 // (apportioned from usage when the client could not count them) and may
-// modify r; r is not used after Add returns.
-func (c *Collector) Add(r *Record) error {
+// modify r; r is not used after Add returns. It spills r: to the file,
+// or, when that cannot take it, to memory (see Spill).
+func (c *Collector) Add(r *Record) {
 	assignChunkTokens(r)
 	c.n++
 	c.lastScheduled = max(c.lastScheduled, r.Scheduled)
@@ -140,10 +147,9 @@ func (c *Collector) Add(r *Record) error {
 	if !r.Failed() {
 		c.okEvents = append(c.okEvents, us(r.Sent)<<1|1, us(r.End)<<1)
 	}
-	if c.spill == nil {
-		return nil
+	if c.spill != nil {
+		c.spill.put(r)
 	}
-	return c.spill.put(r)
 }
 
 // each replays the records added, in order.
@@ -151,10 +157,7 @@ func (c *Collector) each(fn func(r *Record)) error {
 	if c.spill != nil {
 		return c.spill.each(fn)
 	}
-	read, _, err := eachRecord(c.src, c.n, nil, fn)
-	if err == nil && read != c.n {
-		err = fmt.Errorf("read record spill %s: %d of %d records", c.src, read, c.n)
-	}
+	_, err := eachRecord(c.src, -1, c.n, nil, fn)
 	return err
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/sixpin/sixpin/internal/clip"
 	"github.com/sixpin/sixpin/internal/fielderr"
 	"github.com/sixpin/sixpin/internal/jsonerr"
+	"github.com/sixpin/sixpin/internal/stats"
 )
 
 // Notes Read adds to a run whose file lacks an optional part, so that
@@ -287,16 +289,22 @@ func (c *fileCheck) histograms(run *Run) {
 				c.at(append(p, "hdr"), "not a histogram sixpin wrote: %v", err)
 				continue
 			}
-			want, where := int64(0), "the window has no summary of it"
+			var sum *Dist
+			where := "the window has no summary of it"
 			if mname == MetricClientLag.Name {
 				if d := run.ClientAddedLatencyMs; d != nil {
-					want, where = d.Count, "client_added_latency_ms.count"
+					sum, where = d, "client_added_latency_ms"
 				}
 			} else if d, ok := summaries[mname]; ok && *d.dist != nil {
-				want, where = (*d.dist).Count, "windows."+wname+"."+d.key+".count"
+				sum, where = *d.dist, "windows."+wname+"."+d.key
 			}
-			if h.TotalCount() != want {
-				c.at(p, "counts %d values, but %s (%d): the file contradicts itself", h.TotalCount(), where, want)
+			switch {
+			case sum == nil && h.TotalCount() != 0:
+				c.at(p, "counts %d values, but %s (0): the file contradicts itself", h.TotalCount(), where)
+			case sum != nil && h.TotalCount() != sum.Count:
+				c.at(p, "counts %d values, but %s.count (%d): the file contradicts itself", h.TotalCount(), where, sum.Count)
+			case sum != nil:
+				c.agrees(p, where, m, sum, h)
 			}
 		}
 		if len(hs) == 0 {
@@ -309,6 +317,60 @@ func (c *fileCheck) histograms(run *Run) {
 		}
 	}
 }
+
+// agrees checks that the summary sum (at where) of metric m says what
+// its histogram h (at p), which counts as many values, says: its min and
+// max in the same HDR bucket as h's, each percentile in the buckets of
+// the values ranked at it by nearest rank or by HDR, or one rank either
+// side (the token lengths are summarised from exact counts, not from h),
+// and its mean within h's precision. The first statistic that does not
+// agree is reported: a summary edited by hand, or a histogram of another
+// window, metric or run.
+func (c *fileCheck) agrees(p []string, where string, m Metric, sum *Dist, h *hdrhistogram.Histogram) {
+	n := h.TotalCount()
+	if n == 0 {
+		return
+	}
+	figs := []struct {
+		key string
+		pct float64
+		v   float64
+	}{{"min", 0, sum.Min}, {"p10", 10, sum.P10}, {"p50", 50, sum.P50}, {"p90", 90, sum.P90},
+		{"p95", 95, sum.P95}, {"p99", 99, sum.P99}, {"p99_9", 99.9, sum.P999}, {"max", 100, sum.Max}}
+	// Every value needed, read in one pass over h: each statistic's own
+	// (HDR reads 0 as the min's bucket, 100 as the max's) and the values
+	// at the ranks that bound it.
+	atRank := func(k int64) float64 { return 100 * float64(min(max(k, 1), n)) / float64(n) }
+	bounds := make([][2]float64, len(figs))
+	qs := make([]float64, 0, 3*len(figs))
+	for i, st := range figs {
+		bounds[i] = [2]float64{st.pct, st.pct}
+		if st.pct > 0 && st.pct < 100 {
+			nr, hr := stats.NearestRank(st.pct, n), stats.HDRRank(st.pct, n)
+			bounds[i] = [2]float64{atRank(min(nr, hr) - 1), atRank(max(nr, hr) + 1)}
+		}
+		qs = append(qs, st.pct, bounds[i][0], bounds[i][1])
+	}
+	slices.Sort(qs)
+	vals := h.ValueAtPercentilesSlice(qs)
+	at := func(q float64) int64 { i, _ := slices.BinarySearch(qs, q); return vals[i] }
+	for i, st := range figs {
+		v, lo, hi := int64(math.Round(st.v*m.Scale)), at(bounds[i][0]), at(bounds[i][1])
+		if !(v >= lo || h.ValuesAreEquivalent(v, lo)) || !(v <= hi || h.ValuesAreEquivalent(v, hi)) {
+			c.at(p, "puts %s at %s, but %s.%s is %s: the file contradicts itself", st.key, exact(float64(at(st.pct))/m.Scale), where, st.key, exact(st.v))
+			return
+		}
+	}
+	if mean := h.Mean() / m.Scale; math.Abs(sum.Mean-mean) > meanPrecision*math.Abs(mean)+1e-9 {
+		c.at(p, "puts the mean at %s, but %s.mean is %s: the file contradicts itself", exact(mean), where, exact(sum.Mean))
+	}
+}
+
+// meanPrecision is how far, relatively, a mean summarised from exact
+// values may be from its histogram's: each value is read back as the
+// middle of its HDR bucket, off by at most half the bucket (1/2,048 of
+// the value at 3 significant figures).
+const meanPrecision = 1e-3
 
 // decodeHistogram decodes e, turning a panic of the decoder on bytes it
 // did not expect into an error.

@@ -3,12 +3,14 @@ package results
 import (
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sixpin/sixpin/internal/fielderr"
 )
@@ -25,6 +27,16 @@ func TestBadResultsCorpus(t *testing.T) {
 		},
 		"dist-order.json": {
 			"testdata/bad/dist-order.json:623:16: windows.steady.ttft_ms.p99: must be ≥ p95 (got 0.254 < 2.321)",
+			"testdata/bad/dist-order.json:1058:18: histograms.steady.ttft_ms: puts p99 at 2.751, but windows.steady.ttft_ms.p99 is 0.254: the file contradicts itself",
+		},
+		// A summary edited by hand, and a histogram of another metric in
+		// place of the window's own (as many values, the same unit): each
+		// counts what the other does, and says something else.
+		"summary-edited.json": {
+			"testdata/bad/summary-edited.json:1058:18: histograms.steady.ttft_ms: puts p50 at 0.508, but windows.steady.ttft_ms.p50 is 0.9: the file contradicts itself",
+		},
+		"hist-foreign.json": {
+			"testdata/bad/hist-foreign.json:1058:18: histograms.steady.ttft_ms: puts min at 0.003, but windows.steady.ttft_ms.min is 0.275: the file contradicts itself",
 		},
 		"empty.json": {
 			"testdata/bad/empty.json:1:1: invalid JSON: unexpected end of JSON input",
@@ -219,4 +231,49 @@ func walk(m map[string]any, path ...any) map[string]any {
 		}
 	}
 	return v.(map[string]any)
+}
+
+// Every summary the collector writes agrees with its histogram, the token
+// lengths too (summarised from exact counts, whose percentiles may fall a
+// rank away from HDR's and in another bucket); the histogram of another
+// window does not.
+func TestSummariesAgreeWithTheirHistograms(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 8))
+	for seed := range 6 {
+		var recs []*Record
+		for i := range 50 + rnd.IntN(200) {
+			r := stream(i, time.Duration(i)*100*ms, time.Duration(1+rnd.IntN(5000))*ms, time.Duration(1+rnd.IntN(90))*ms, 1+rnd.IntN(40), 1+rnd.IntN(3))
+			r.Usage.PromptTokens = 1 + rnd.IntN(1+rnd.IntN(300_000))
+			r.Usage.CompletionTokens = 1 + rnd.IntN(20_000)
+			recs = append(recs, r)
+		}
+		m := finish(t, WindowSpec{Warmup: 3 * time.Second, Burst: 5 * time.Second}, SLO{}, recs...)
+		for wname, w := range m.Windows {
+			for _, d := range windowDists(w) {
+				e, ok := m.Histograms[wname][d.metric.Name]
+				if *d.dist == nil || !ok {
+					continue
+				}
+				h, err := e.Decode()
+				if err != nil {
+					t.Fatal(err)
+				}
+				c := newCheck("r.json", nil)
+				c.agrees([]string{"histograms", wname, d.metric.Name}, "windows."+wname+"."+d.key, d.metric, *d.dist, h)
+				if len(*c.errs) > 0 {
+					t.Errorf("seed %d: %v", seed, c.errs)
+				}
+			}
+		}
+		// The warmup window's TTFT histogram, given to the steady window.
+		h, err := m.Histograms[WindowWarmup][MetricTTFT.Name].Decode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := newCheck("r.json", nil)
+		c.agrees([]string{"histograms", WindowSteady, MetricTTFT.Name}, "windows.steady.ttft_ms", MetricTTFT, m.Windows[WindowSteady].TTFTMs, h)
+		if len(*c.errs) != 1 {
+			t.Errorf("seed %d: the warmup window's histogram passed for the steady window's", seed)
+		}
+	}
 }

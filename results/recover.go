@@ -2,6 +2,8 @@ package results
 
 import (
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
 )
@@ -9,23 +11,34 @@ import (
 // Recovered is a run rebuilt from its record spill.
 type Recovered struct {
 	Run *Run
-	// Requests is how many records the spill held whole; Truncated is
-	// true when it ended inside one (the writer was killed mid-write).
-	Requests  int
-	Truncated bool
+	// Requests is how many whole records the spill held before its end,
+	// or before its damage.
+	Requests int
+	// SkippedBytes were left unread from the first frame that was cut
+	// short or did not check out (a write cut off by a kill, zeros or
+	// garbage left by a crash) to the end of the spill; Damage says what
+	// that frame was ("" when none was).
+	SkippedBytes int64
+	Damage       string
 }
 
 // Recover rebuilds a results file from the record spill at path (a run
 // that was killed, ran out of memory or panicked, or a run still going):
-// the header and every whole record in it, measured and judged as a
-// finished run is, and marked incomplete with why.
+// the header and every whole record before the spill's end or its first
+// damage, measured and judged as a finished run is, and marked incomplete
+// with why (and what was skipped).
 func Recover(path string, why string) (*Recovered, error) {
+	return RecoverUpTo(path, -1, why)
+}
+
+// RecoverUpTo is Recover reading only the first size bytes of the spill
+// (all of it when size < 0): a spill still being written, as of its last
+// flush (SpillState.Bytes).
+func RecoverUpTo(path string, size int64, why string) (*Recovered, error) {
 	c := newCollector()
 	c.src = path
 	var h *Header
-	n, truncated, err := eachRecord(path, -1, func(hd *Header) { h = hd }, func(r *Record) {
-		_ = c.Add(r) // no spill to write: cannot fail
-	})
+	rd, err := eachRecord(path, size, -1, func(hd *Header) { h = hd }, c.Add)
 	if err != nil {
 		return nil, fmt.Errorf("recover %s: %w", path, err)
 	}
@@ -36,39 +49,63 @@ func Recover(path string, why string) (*Recovered, error) {
 	if err != nil {
 		return nil, fmt.Errorf("recover %s: %w", path, err)
 	}
+	n := c.Requests()
 	reason := fmt.Sprintf("%s; rebuilt from its record spill with the %s measured until then", why, numfmt.Count(n, "request", ""))
-	if truncated {
-		reason += " (the last one, cut mid-write, was dropped)"
+	if rd.skipped > 0 {
+		reason += fmt.Sprintf("; skipped the last %s bytes of the spill (%s)", numfmt.Int(rd.skipped), rd.damage)
 	}
 	run := Assemble(h, m, Ending{Incomplete: true, Reason: reason})
-	return &Recovered{Run: run, Requests: n, Truncated: truncated}, nil
+	return &Recovered{Run: run, Requests: n, SkippedBytes: rd.skipped, Damage: rd.damage}, nil
 }
 
-// eachRecord replays the first n whole records of the spill at path (all
-// when n < 0) into one reused Record (fn must not keep it), and hands the
-// header to onHeader (when not nil) as it comes by. It returns how many
-// records it read and whether the file ended inside a frame.
-func eachRecord(path string, n int, onHeader func(*Header), fn func(*Record)) (read int, truncated bool, err error) {
-	f, rd, err := openSpill(path)
+// eachRecord replays the first n whole records (all when n < 0) of the
+// spill at path, read up to its first size bytes (all when size < 0),
+// into one reused Record (fn must not keep it), and hands the header to
+// onHeader (when not nil) as it comes by. It returns the reader, which
+// says what was damaged and skipped.
+func eachRecord(path string, size int64, n int, onHeader func(*Header), fn func(*Record)) (*spillReader, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return 0, false, err
+		return nil, fmt.Errorf("open record spill: %w", err)
 	}
 	defer f.Close()
+	var src io.Reader = f
+	if size >= 0 {
+		src = io.LimitReader(f, size)
+	}
+	rd, err := newSpillReader(src, path)
+	if err != nil {
+		return nil, err
+	}
+	return rd, readRecords(rd, path, n, onHeader, fn)
+}
+
+// readRecords replays the first n whole records of rd (all when n < 0)
+// as eachRecord does. With n ≥ 0, fewer than n is an error.
+func readRecords(rd *spillReader, name string, n int, onHeader func(*Header), fn func(*Record)) error {
 	var rec Record
+	read := 0
 	for n < 0 || read < n {
-		ok, err := rd.next(&rec)
+		ok := rd.next(&rec)
 		if rd.header != nil && onHeader != nil {
 			onHeader(rd.header)
 			onHeader = nil
 		}
-		if err != nil {
-			return read, false, err
-		}
 		if !ok {
-			return read, rd.truncated, nil
+			break
 		}
 		fn(&rec)
 		read++
 	}
-	return read, false, nil
+	switch {
+	case rd.err != nil:
+		return fmt.Errorf("read record spill %s: %w", name, rd.err)
+	case n >= 0 && read < n:
+		then := rd.damage
+		if then == "" {
+			then = "its end"
+		}
+		return fmt.Errorf("read record spill %s: %d of %d records, then %s", name, read, n, then)
+	}
+	return nil
 }

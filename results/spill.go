@@ -2,10 +2,12 @@ package results
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"time"
@@ -19,15 +21,33 @@ import (
 //
 // The file is self-describing, so that Recover can rebuild a results
 // file from it when the run was killed: spillMagic, then frames, each a
-// uvarint length and a payload whose first byte is its kind — the run's
+// uvarint length, a payload whose first byte is its kind — the run's
 // Header (JSON), a string (the next id of the string table: classes,
-// session ends, buckets, error classes), or a record. A frame cut short by
-// a crash ends the file.
+// session ends, buckets, error classes), or a record — and the payload's
+// CRC-32C (4 bytes, little-endian). A frame cut short, or one that does
+// not check out (zeros or garbage left by a crash), ends what is read.
+//
+// Frames are buffered whole and written whole: the file holds whole
+// frames only. When it cannot take more (a full disk), it is cut back
+// to its last whole frame and the frames since stay in memory, so that
+// the run loses no record and the file stays recoverable; each timed
+// flush tries the file again.
 type spill struct {
 	path string
 	f    *os.File
-	w    *bufio.Writer
-	buf  []byte
+	// pending are whole frames not yet in the file: a buffer while the
+	// file takes them, every frame since the write that failed (err)
+	// otherwise.
+	pending     []byte
+	pendingRecs int
+	// size is the file's length, all of it whole frames, onDisk the
+	// records among them.
+	size   int64
+	onDisk int
+	// err is why the last flush did not reach the file (a full disk);
+	// nil when it did.
+	err error
+	buf []byte
 	// strID interns the record's short strings; each new one is written
 	// as a string frame before the record that first uses it.
 	strID map[string]uint64
@@ -36,8 +56,16 @@ type spill struct {
 	closed, removed bool
 }
 
-// spillMagic opens every spill file.
-const spillMagic = "sixpin-spill/v1\n"
+// spillMagic opens every spill file; spillMagicV1 opened those of older
+// sixpin versions, whose frames carry no checksum.
+const (
+	spillMagic   = "sixpin-spill/v2\n"
+	spillMagicV1 = "sixpin-spill/v1\n"
+)
+
+// spillBuffer is how many bytes of frames are buffered before they are
+// written to the file.
+const spillBuffer = 1 << 16
 
 // Frame kinds.
 const (
@@ -45,6 +73,10 @@ const (
 	frameString = 'S'
 	frameRecord = 'R'
 )
+
+// castagnoli is the frames' checksum table (CRC-32C: in hardware on
+// amd64 and arm64).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // newSpill creates the spill at path (which must not exist), or a new
 // temporary file in the system's temporary directory when path is "".
@@ -59,61 +91,128 @@ func newSpill(path string) (*spill, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create record spill file: %w", err)
 	}
-	s := &spill{path: f.Name(), f: f, w: bufio.NewWriterSize(f, 1<<16), strID: map[string]uint64{}}
-	if _, err := s.w.WriteString(spillMagic); err != nil {
-		s.close(true)
-		return nil, fmt.Errorf("write record spill: %w", err)
-	}
+	s := &spill{path: f.Name(), f: f, strID: map[string]uint64{}}
+	s.pending = append(make([]byte, 0, spillBuffer), spillMagic...)
 	return s, nil
 }
 
-// frame writes one frame of kind k.
-func (s *spill) frame(k byte, payload []byte) error {
-	var hdr [binary.MaxVarintLen64 + 1]byte
-	n := binary.PutUvarint(hdr[:], uint64(len(payload)+1))
-	hdr[n] = k
-	if _, err := s.w.Write(hdr[:n+1]); err != nil {
-		return fmt.Errorf("write record spill: %w", err)
+// frame buffers one frame of kind k, and writes what is buffered to the
+// file when the buffer is full and the file takes frames.
+func (s *spill) frame(k byte, payload []byte) {
+	b := binary.AppendUvarint(s.pending, uint64(len(payload)+1))
+	at := len(b)
+	b = append(b, k)
+	b = append(b, payload...)
+	s.pending = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[at:], castagnoli))
+	if s.err == nil && len(s.pending) >= spillBuffer {
+		s.flush()
 	}
-	if _, err := s.w.Write(payload); err != nil {
-		return fmt.Errorf("write record spill: %w", err)
-	}
-	return nil
 }
 
-// header writes the run's header frame.
+// header writes the run's header frame through to the file.
 func (s *spill) header(h *Header) error {
 	b, err := json.Marshal(h)
 	if err != nil {
 		return fmt.Errorf("encode spill header: %w", err)
 	}
-	if err := s.frame(frameHeader, b); err != nil {
-		return err
-	}
-	return s.flush()
+	s.frame(frameHeader, b)
+	s.flush()
+	return nil
 }
 
-// flush writes what is buffered to the file, so a reader of the file (a
+// flush writes the frames buffered, or kept in memory since the file
+// stopped taking them, to the file, so that a reader of the file (a
 // checkpoint, or Recover after a crash) sees every record put so far.
-func (s *spill) flush() error {
-	if err := s.w.Flush(); err != nil {
-		return fmt.Errorf("flush record spill: %w", err)
+// When the file does not take them all (a full disk), it keeps the whole
+// frames it took and is cut back to them; the rest stay in memory until
+// a later flush writes them.
+func (s *spill) flush() {
+	if len(s.pending) == 0 || s.closed {
+		return
 	}
-	return nil
+	n, err := s.f.WriteAt(s.pending, s.size)
+	if err == nil {
+		s.err = nil
+		s.wrote(n, s.pendingRecs)
+		return
+	}
+	s.err = err
+	// WriteAt does not say how much it wrote: the file's length does (a
+	// longer one left by an earlier attempt holds the same bytes).
+	n = 0
+	if fi, err := s.f.Stat(); err == nil {
+		n = int(min(max(fi.Size()-s.size, 0), int64(len(s.pending))))
+	}
+	keep, recs := wholeFrames(s.pending[:n], s.size == 0)
+	// A partial frame would end the file for a reader. Were the cut to
+	// fail, the next write still starts over it, and readers stop at it.
+	_ = s.f.Truncate(s.size + int64(keep))
+	s.wrote(keep, recs)
+}
+
+// wrote takes the first n bytes of pending, holding recs records, as
+// written to the file.
+func (s *spill) wrote(n, recs int) {
+	s.size += int64(n)
+	s.onDisk += recs
+	s.pendingRecs -= recs
+	s.pending = s.pending[:copy(s.pending, s.pending[n:])]
+	if cap(s.pending) > 4*spillBuffer && len(s.pending) < spillBuffer { // memory kept while the disk was full
+		s.pending = append(make([]byte, 0, spillBuffer), s.pending...)
+	}
+}
+
+// wholeFrames returns the length of the whole frames at the start of b
+// (after the magic when magic is true) and how many of them are records.
+func wholeFrames(b []byte, magic bool) (n, records int) {
+	if magic {
+		if len(b) < len(spillMagic) {
+			return 0, 0
+		}
+		n = len(spillMagic)
+	}
+	for {
+		size, w := binary.Uvarint(b[n:])
+		end := n + w + int(size) + crc32.Size
+		if w <= 0 || end > len(b) {
+			return n, records
+		}
+		if b[n+w] == frameRecord {
+			records++
+		}
+		n = end
+	}
+}
+
+// SpillState is where a run's records are.
+type SpillState struct {
+	// Path is the spill file, Bytes its length: whole frames only.
+	Path  string
+	Bytes int64
+	// OnDisk records are whole in the file; InMemory ones are not (yet)
+	// written to it: buffered, or kept since the file stopped taking
+	// them, in MemoryBytes bytes (once the spill is closed, dropped).
+	OnDisk, InMemory int
+	MemoryBytes      int
+	// Err is why the last flush did not reach the file (a full disk):
+	// the records since stay in memory until a flush does. nil when it
+	// did.
+	Err error
+}
+
+func (s *spill) state() SpillState {
+	return SpillState{Path: s.path, Bytes: s.size, OnDisk: s.onDisk, InMemory: s.n - s.onDisk, MemoryBytes: len(s.pending), Err: s.err}
 }
 
 func us(d time.Duration) int64 { return d.Microseconds() }
 
 func usDur(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
 
-func (s *spill) put(r *Record) error {
+// put adds a record to the spill.
+func (s *spill) put(r *Record) {
 	ids := [4]uint64{}
 	for i, v := range [4]string{r.Class, r.SessionEnd, r.RateLimitBucket, string(r.Err)} {
-		id, err := s.intern(v)
-		if err != nil {
-			return err
-		}
-		ids[i] = id
+		ids[i] = s.intern(v)
 	}
 	b := s.buf[:0]
 	var flags uint64
@@ -181,36 +280,35 @@ func (s *spill) put(r *Record) error {
 		b = binary.AppendUvarint(b, uint64(max(t.PredictedTokens, 0)))
 	}
 	s.buf = b
-	if err := s.frame(frameRecord, b); err != nil {
-		return err
-	}
 	s.n++
-	return nil
+	s.pendingRecs++
+	s.frame(frameRecord, b)
 }
 
 // intern returns the id of a short string in the spill's table, writing
 // a string frame the first time it is seen.
-func (s *spill) intern(v string) (uint64, error) {
+func (s *spill) intern(v string) uint64 {
 	id, ok := s.strID[v]
 	if !ok {
 		id = uint64(len(s.strID))
 		s.strID[v] = id
-		if err := s.frame(frameString, []byte(v)); err != nil {
-			return 0, err
-		}
+		s.frame(frameString, []byte(v))
 	}
-	return id, nil
+	return id
 }
 
-// close closes the file, and removes it when remove is true.
+// close writes what it can to the file (what the file does not take is
+// dropped: state says how many records) and closes it, and removes it
+// when remove is true.
 func (s *spill) close(remove bool) error {
 	var err error
 	if !s.closed {
-		s.closed = true
-		err = s.w.Flush()
-		if cerr := s.f.Close(); err == nil {
-			err = cerr
+		if !remove {
+			s.flush()
 		}
+		s.closed = true
+		s.pending = nil
+		err = s.f.Close()
 	}
 	if remove && !s.removed {
 		s.removed = true
@@ -223,71 +321,125 @@ func (s *spill) close(remove bool) error {
 
 var errSpillCorrupt = errors.New("record spill is corrupt")
 
-// spillReader reads a spill file frame by frame.
+// spillReader reads a spill frame by frame. Reading stops at the end of
+// the spill, or at the first frame that is cut short or does not check
+// out, whose bytes and those after it are skipped: no frame is trusted
+// after a damaged one.
 type spillReader struct {
-	rd      *bufio.Reader
+	rd *bufio.Reader
+	// sums is true when the frames carry their checksum (all but v1).
+	sums    bool
 	strs    []string
-	payload []byte
+	payload bytes.Buffer
 	header  *Header
-	// Truncated is true when the file ended inside a frame (the writer
-	// was killed mid-write).
-	truncated bool
+	// pos counts the bytes read, end those up to the last whole frame.
+	pos, end int64
+	// damage says why reading stopped before the end ("" when it did
+	// not), and skipped how many bytes from the damaged frame on were
+	// left unread; err is an error reading the file.
+	damage  string
+	skipped int64
+	err     error
 }
 
-// openSpill opens the spill at path and checks its magic.
-func openSpill(path string) (*os.File, *spillReader, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("open record spill: %w", err)
-	}
-	r := &spillReader{rd: bufio.NewReaderSize(f, 1<<16)}
+// newSpillReader reads the spill in src, called name, from its magic on.
+func newSpillReader(src io.Reader, name string) (*spillReader, error) {
+	r := &spillReader{rd: bufio.NewReaderSize(src, spillBuffer)}
 	magic := make([]byte, len(spillMagic))
-	if _, err := io.ReadFull(r.rd, magic); err != nil || string(magic) != spillMagic {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s is not a sixpin record spill", path)
+	if _, err := io.ReadFull(r.rd, magic); err != nil || string(magic) != spillMagic && string(magic) != spillMagicV1 {
+		return nil, fmt.Errorf("%s is not a sixpin record spill", name)
 	}
-	return f, r, nil
+	r.sums = string(magic) == spillMagic
+	r.pos = int64(len(magic))
+	r.end = r.pos
+	return r, nil
+}
+
+// ReadByte reads one byte, counting it (for binary.ReadUvarint).
+func (r *spillReader) ReadByte() (byte, error) {
+	b, err := r.rd.ReadByte()
+	if err == nil {
+		r.pos++
+	}
+	return b, err
 }
 
 // next reads up to the next record into rec and reports whether there was
-// one; header and string frames on the way are taken in. A frame cut short
-// ends the file (truncated); a frame that does not decode is an error.
-func (r *spillReader) next(rec *Record) (bool, error) {
+// one; header and string frames on the way are taken in. It reports false
+// at the end of the spill, at a damaged frame (damage), or on an error
+// reading it (err).
+func (r *spillReader) next(rec *Record) bool {
 	for {
-		n, err := binary.ReadUvarint(r.rd)
-		if err == io.EOF {
-			return false, nil
+		kind, p, ok := r.frame()
+		if !ok {
+			return false
 		}
-		if err != nil || n == 0 || n > 1<<30 {
-			r.truncated = err == io.ErrUnexpectedEOF
-			if r.truncated {
-				return false, nil
-			}
-			return false, errSpillCorrupt
-		}
-		if cap(r.payload) < int(n) {
-			r.payload = make([]byte, n)
-		}
-		p := r.payload[:n]
-		if _, err := io.ReadFull(r.rd, p); err != nil {
-			r.truncated = true
-			return false, nil
-		}
-		switch p[0] {
+		switch kind {
 		case frameString:
-			r.strs = append(r.strs, string(p[1:]))
+			r.strs = append(r.strs, string(p))
 		case frameHeader:
 			var h Header
-			if err := json.Unmarshal(p[1:], &h); err != nil {
-				return false, fmt.Errorf("record spill header: %w", err)
+			if err := json.Unmarshal(p, &h); err != nil {
+				return r.stop("a header that does not decode")
 			}
 			r.header = &h
 		case frameRecord:
-			return true, r.decode(p[1:], rec)
+			if r.decode(p, rec) != nil {
+				return r.stop("a record that does not decode")
+			}
+			r.end = r.pos
+			return true
 		default:
-			return false, errSpillCorrupt
+			return r.stop("zeros or garbage, not a frame")
 		}
+		r.end = r.pos
 	}
+}
+
+// frame reads the next frame and returns its kind and payload (valid
+// until the next call); false at the end, at damage or on an error.
+func (r *spillReader) frame() (byte, []byte, bool) {
+	n, err := binary.ReadUvarint(r)
+	switch {
+	case err == io.EOF:
+		return 0, nil, false
+	case err == io.ErrUnexpectedEOF:
+		return 0, nil, r.stop("a frame cut short")
+	case err != nil || n == 0:
+		return 0, nil, r.stop("zeros or garbage, not a frame")
+	}
+	if r.sums {
+		n += crc32.Size
+	}
+	// Copied as it comes, not read into a buffer of n bytes: in garbage,
+	// n may be anything.
+	r.payload.Reset()
+	got, err := io.CopyN(&r.payload, r.rd, int64(n))
+	r.pos += got
+	switch {
+	case err == io.EOF:
+		return 0, nil, r.stop("a frame cut short")
+	case err != nil:
+		r.err = err
+		return 0, nil, false
+	}
+	p := r.payload.Bytes()
+	if r.sums {
+		body, sum := p[:len(p)-crc32.Size], p[len(p)-crc32.Size:]
+		if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(sum) {
+			return 0, nil, r.stop("a frame whose checksum does not match: zeros or garbage")
+		}
+		p = body
+	}
+	return p[0], p[1:], true
+}
+
+// stop ends reading at the frame that began at r.end, damaged (why), and
+// counts the bytes skipped from there to the end of the spill.
+func (r *spillReader) stop(why string) bool {
+	rest, err := io.Copy(io.Discard, r.rd)
+	r.damage, r.skipped, r.err = why, r.pos+rest-r.end, err
+	return false
 }
 
 // str returns the interned string id (or "" for an unknown id).
@@ -299,16 +451,20 @@ func (r *spillReader) str(id uint64) string {
 }
 
 // each replays every record put so far, in order, into one reused Record;
-// fn must not keep it.
+// fn must not keep it. It reads the file's whole frames, then those kept
+// in memory.
 func (s *spill) each(fn func(r *Record)) error {
-	if err := s.flush(); err != nil {
+	s.flush()
+	f, err := os.Open(s.path)
+	if err != nil {
+		return fmt.Errorf("read record spill: %w", err)
+	}
+	defer f.Close()
+	rd, err := newSpillReader(io.MultiReader(io.LimitReader(f, s.size), bytes.NewReader(s.pending)), s.path)
+	if err != nil {
 		return err
 	}
-	read, _, err := eachRecord(s.path, s.n, nil, fn)
-	if err == nil && read != s.n {
-		err = fmt.Errorf("read record spill: %d of %d records", read, s.n)
-	}
-	return err
+	return readRecords(rd, s.path, s.n, nil, fn)
 }
 
 func (s *spillReader) decode(b []byte, r *Record) error {

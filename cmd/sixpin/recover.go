@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -26,7 +27,10 @@ func NewCmdRecover(f *Factory, runF func(*RecoverOptions) error) *cobra.Command 
 (RESULTS.json.spill). A run that ends normally removes it; one that is
 killed (SIGKILL, out of memory, a crash) leaves it, and recover rebuilds
 an ordinary results file from it, marked incomplete, with every request
-measured until then: report, compare and gate read it as any other.`,
+measured until then: report, compare and gate read it as any other. A
+spill whose tail is damaged (cut mid-write, or zeros or garbage left by a
+crash) gives every whole record before the damage, and recover says how
+many bytes it skipped.`,
 		Example: `  sixpin recover results.json.spill
   sixpin recover results.json.spill -o recovered.json`,
 		Args: argsBadInput(cobra.ExactArgs(1)),
@@ -59,5 +63,8 @@ func recoverRun(opts *RecoverOptions) error {
 	}
 	fmt.Fprintf(opts.F.IO.Out, "sixpin: rebuilt %d measured requests from %s into %s (marked incomplete); the spill may now be removed\n",
 		rec.Requests, opts.Spill, out)
+	if rec.SkippedBytes > 0 {
+		fmt.Fprintf(opts.F.IO.Out, "sixpin: skipped the last %s bytes of the spill, which hold no whole record (%s)\n", numfmt.Int(rec.SkippedBytes), rec.Damage)
+	}
 	return nil
 }

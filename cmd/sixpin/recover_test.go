@@ -69,6 +69,29 @@ func TestKilledRunRecovers(t *testing.T) {
 	if _, o, e := sixpin(t, nil, "gate", "--baseline", out, out); !strings.Contains(o+e, "incomplete") || strings.Contains(o+e, "read results") {
 		t.Errorf("gate: %s%s", o, e)
 	}
+
+	// The same spill with a tail of zeros (what a crash can leave on some
+	// file systems): every record before them is rebuilt, and recover
+	// says what it skipped.
+	f, err := os.OpenFile(spill, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(make([]byte, 8192)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	code, stdout, errOut = sixpin(t, nil, "recover", spill, "-o", out)
+	if code != ExitOK || !strings.Contains(stdout, "skipped the last 8,192 bytes") {
+		t.Fatalf("recover of a spill with a zero tail: exit %d\n%s%s", code, stdout, errOut)
+	}
+	again, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Errors.Requests != run.Errors.Requests || !again.Incomplete {
+		t.Errorf("with a zero tail: %d requests (incomplete %v), want the %d before it", again.Errors.Requests, again.Incomplete, run.Errors.Requests)
+	}
 }
 
 func TestRecoverRefusesWhatIsNoSpill(t *testing.T) {

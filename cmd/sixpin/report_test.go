@@ -155,6 +155,15 @@ func TestCompareCommand(t *testing.T) {
 			}
 		}
 	})
+	t.Run("refuses a file that contradicts itself", func(t *testing.T) {
+		edited, foreign := contradictions(t, t.TempDir())
+		for _, bad := range []string{edited, foreign} {
+			code, out, errOut := runCmd(t, compareCmd, fixBase, bad)
+			if code != ExitBadInput || out != "" || !strings.Contains(errOut, bad+":") || !strings.Contains(errOut, ": histograms.steady.ttft_ms: puts ") {
+				t.Errorf("compare with %s: exit %d\nstdout: %s\nstderr: %s", bad, code, out, errOut)
+			}
+		}
+	})
 	t.Run("bad input", func(t *testing.T) {
 		for _, args := range [][]string{{fixBase}, {fixBase, fixNoise, "--format", "html"}, {fixBase, fixNoise, "--confidence", "2"}, {fixBase, "nope.json"}} {
 			if code, _, _ := runCmd(t, compareCmd, args...); code != ExitBadInput {
@@ -182,6 +191,7 @@ func TestGateCommand(t *testing.T) {
 	editJSON(t, fixNoise, damaged, func(m map[string]any) {
 		m["histograms"].(map[string]any)["steady"].(map[string]any)["ttft_ms"].(map[string]any)["hdr"] = "HISTFAAAAbroken"
 	})
+	edited, foreign := contradictions(t, dir)
 	for _, c := range []struct {
 		name   string
 		args   []string
@@ -195,6 +205,10 @@ func TestGateCommand(t *testing.T) {
 			[]string{"gate: 5 of 7 rules could not be evaluated"}},
 		{"a damaged histogram is refused", []string{"--baseline", fixBase, damaged}, ExitBadInput, nil,
 			[]string{"damaged.json:", ": histograms.steady.ttft_ms.hdr: not a histogram sixpin wrote"}},
+		{"a summary edited by hand is refused", []string{"--baseline", fixBase, edited}, ExitBadInput, nil,
+			[]string{"edited.json:", ": histograms.steady.ttft_ms: puts p50 at 249.215, but windows.steady.ttft_ms.p50 is 230: the file contradicts itself"}},
+		{"a histogram of another run is refused", []string{"--baseline", fixBase, foreign}, ExitBadInput, nil,
+			[]string{"foreign.json:", ": histograms.steady.ttft_ms: puts ", ", but windows.steady.ttft_ms."}},
 		{"noise only passes", []string{"--baseline", fixBase, fixNoise}, ExitOK, []string{"RESULT: PASS"}, nil},
 		{"regression fails", []string{"--baseline", fixBase, fixSlow}, ExitFailed,
 			[]string{"FAIL  steady.aggregate_output_tok_s", "RESULT: FAIL — 3 of 7 rules regressed"}, []string{"gate: regression: 3 of 7 rules failed"}},
@@ -275,6 +289,33 @@ func TestGateFlags(t *testing.T) {
 }
 
 // editJSON writes to dst the JSON file src as edit changes it.
+// contradictions writes into dir two copies of the noise run whose steady
+// TTFT histogram and summary count the same values and say different
+// things: edited.json, its p50 edited by hand (still between p10 and
+// p90), and foreign.json, the histogram of another run (the base run's,
+// as many values).
+func contradictions(t *testing.T, dir string) (edited, foreign string) {
+	t.Helper()
+	edited, foreign = filepath.Join(dir, "edited.json"), filepath.Join(dir, "foreign.json")
+	editJSON(t, fixNoise, edited, func(m map[string]any) {
+		m["windows"].(map[string]any)["steady"].(map[string]any)["ttft_ms"].(map[string]any)["p50"] = 230
+	})
+	data, err := os.ReadFile(fixBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var base struct {
+		Histograms map[string]map[string]any `json:"histograms"`
+	}
+	if err := json.Unmarshal(data, &base); err != nil {
+		t.Fatal(err)
+	}
+	editJSON(t, fixNoise, foreign, func(m map[string]any) {
+		m["histograms"].(map[string]any)["steady"].(map[string]any)["ttft_ms"] = base.Histograms["steady"]["ttft_ms"]
+	})
+	return edited, foreign
+}
+
 func editJSON(t *testing.T, src, dst string, edit func(map[string]any)) {
 	t.Helper()
 	data, err := os.ReadFile(src)
