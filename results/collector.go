@@ -251,6 +251,11 @@ type Measurement struct {
 	// Issued sums what the issued requests asked for, and what those that
 	// succeeded asked for.
 	Issued Issued
+	// Server is the server's metrics scraped during the run, per window
+	// (nil: not scraped). Finish leaves it nil: whoever scraped sets it
+	// (Scrapes.Server of m.Windows) before Assemble, which judges the pins
+	// by it too.
+	Server *Server
 }
 
 // Issued sums the requested lengths of the issued requests (interrupted
