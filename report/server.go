@@ -243,12 +243,23 @@ func KVFitLine(f *results.KVFit) string {
 	if f.SharedPrefixTokens > 0 {
 		s += fmt.Sprintf(" (+ %s shared prefix tokens held once)", kTokens(float64(f.SharedPrefixTokens*f.PrefixGroups)))
 	}
-	s += fmt.Sprintf(" need %s KV tokens; the server holds %s", kTokens(f.NeedTokens), kTokens(float64(f.BudgetTokens)))
-	if f.MaxNumSeqs > 0 {
-		s += fmt.Sprintf(" and runs at most %d sequences", f.MaxNumSeqs)
+	s += fmt.Sprintf(" need %s KV tokens; ", kTokens(f.NeedTokens))
+	if f.Uncertain {
+		s += fmt.Sprintf("the server holds %s if its %d slots share one cache (llama-server's --kv-unified, its default) or %s if each has its own — it does not say which",
+			kTokens(float64(f.BudgetTokens)), f.MaxNumSeqs, kTokens(float64(f.AltBudgetTokens)))
+	} else {
+		s += "the server holds " + kTokens(float64(f.BudgetTokens))
+		if f.MaxNumSeqs > 0 {
+			s += fmt.Sprintf(" and runs at most %d sequences", f.MaxNumSeqs)
+		}
 	}
-	if f.Fits {
+	switch {
+	case f.Fits:
 		return s + fmt.Sprintf(": they fit (up to %d would)", f.MaxFit)
+	case f.Uncertain && f.Streams <= f.AltMaxFit:
+		return s + fmt.Sprintf(": at most %d fit in one shared cache (all %d in caches per slot); expect queueing or preemption unless the caches are per slot", f.MaxFit, f.Streams)
+	case f.Uncertain:
+		return s + fmt.Sprintf(": at most %d fit in one shared cache (%d in caches per slot); expect queueing or preemption", f.MaxFit, f.AltMaxFit)
 	}
 	return s + fmt.Sprintf(": at most %d fit; expect queueing or preemption", f.MaxFit)
 }
@@ -259,10 +270,14 @@ func kvFitShort(run *results.Run) string {
 	if f == nil {
 		return ""
 	}
-	if f.Fits {
-		return fmt.Sprintf("preflight: %d streams fit (up to %d would)", f.Streams, f.MaxFit)
+	uncertain := ""
+	if f.Uncertain {
+		uncertain = fmt.Sprintf(" if the slots share one cache (%d if each has its own: the server does not say)", f.AltMaxFit)
 	}
-	return fmt.Sprintf("preflight: at most %d of %d streams fit", f.MaxFit, f.Streams)
+	if f.Fits {
+		return fmt.Sprintf("preflight: %d streams fit (up to %d would%s)", f.Streams, f.MaxFit, uncertain)
+	}
+	return fmt.Sprintf("preflight: at most %d of %d streams fit%s", f.MaxFit, f.Streams, uncertain)
 }
 
 // writeTTFTSplit writes how the server's own timings split the window's

@@ -120,7 +120,11 @@ func TestFitKV(t *testing.T) {
 		{"max_num_seqs caps", 32, 1200, 0, 0, KVFacts{BudgetTokens: 524_288, MaxNumSeqs: 16}, 38_400, 524_288, 16, false},
 		{"shared prefix once", 4, 1000, 10_000, 1, KVFacts{BudgetTokens: 14_000, PrefixCaching: &on}, 14_000, 14_000, 4, true},
 		{"no prefix cache", 4, 1000, 10_000, 1, KVFacts{BudgetTokens: 14_000, PrefixCaching: &off}, 44_000, 14_000, 1, false},
-		{"llama.cpp slots", 4, 3000, 0, 0, KVFacts{MaxModelLen: 2048, MaxNumSeqs: 2}, 12_000, 4096, 1, false},
+		// llama.cpp says a slot's context and its slots, not whether they
+		// share one cache: the smaller reading decides.
+		{"llama.cpp slots", 4, 3000, 0, 0, KVFacts{MaxModelLen: 2048, MaxNumSeqs: 2}, 12_000, 2048, 0, false},
+		{"llama-server --kv-unified", 8, 10_000, 0, 0, KVFacts{MaxModelLen: 32_768, MaxNumSeqs: 4}, 80_000, 32_768, 3, false},
+		{"one slot", 1, 1000, 0, 0, KVFacts{MaxModelLen: 4096, MaxNumSeqs: 1}, 1000, 4096, 1, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -132,6 +136,14 @@ func TestFitKV(t *testing.T) {
 	}
 	if FitKV(8, 1000, 0, 0, KVFacts{MaxModelLen: 4096}, nil) != nil {
 		t.Error("a fit without a budget")
+	}
+	// The larger reading is beside the smaller, never taken as fact.
+	f := FitKV(8, 10_000, 0, 0, KVFacts{MaxModelLen: 32_768, MaxNumSeqs: 4}, nil)
+	if !f.Uncertain || f.AltBudgetTokens != 131_072 || f.AltMaxFit != 4 {
+		t.Errorf("unified or not: %+v", f)
+	}
+	if f := FitKV(1, 1000, 0, 0, KVFacts{MaxModelLen: 4096, MaxNumSeqs: 1}, nil); f.Uncertain {
+		t.Errorf("one slot is one cache either way: %+v", f)
 	}
 }
 
