@@ -190,6 +190,9 @@ func kvObserved(o results.KVCacheObserved) string {
 	if o.PrefixCaching != nil {
 		parts = append(parts, "prefix caching "+boolLabel(o.PrefixCaching))
 	}
+	if o.Batching != "" {
+		parts = append(parts, o.Batching+" batching")
+	}
 	if len(parts) == 0 {
 		return "nothing exposed"
 	}

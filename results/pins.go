@@ -232,6 +232,7 @@ type KVCacheObserved struct {
 	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
 	MaxNumSeqs           int     `json:"max_num_seqs,omitempty"`
 	PrefixCaching        *bool   `json:"prefix_caching,omitempty"`
+	Batching             string  `json:"batching,omitempty"`
 	// Sources names each fact's origin, by field.
 	Sources map[string]string `json:"sources,omitempty"`
 }
@@ -356,8 +357,8 @@ func BuildPins(d Declared, m *Measurement, disc Discovery, srv *Server, headline
 	kv := disc.KV
 	p.KVCache.Observed = KVCacheObserved{MaxModelLen: kv.MaxModelLen, BudgetTokens: kv.BudgetTokens,
 		BlockSize: kv.BlockSize, GPUMemoryUtilization: kv.GPUMemoryUtilization, MaxNumSeqs: kv.MaxNumSeqs,
-		PrefixCaching: kv.PrefixCaching}
-	for _, f := range []string{"max_model_len", "budget_tokens", "block_size", "gpu_memory_utilization", "max_num_seqs", "prefix_caching"} {
+		PrefixCaching: kv.PrefixCaching, Batching: kv.Batching}
+	for _, f := range []string{"max_model_len", "budget_tokens", "block_size", "gpu_memory_utilization", "max_num_seqs", "prefix_caching", "batching"} {
 		if from, ok := disc.From["kv_cache."+f]; ok {
 			if p.KVCache.Observed.Sources == nil {
 				p.KVCache.Observed.Sources = map[string]string{}
@@ -365,7 +366,7 @@ func BuildPins(d Declared, m *Measurement, disc Discovery, srv *Server, headline
 			p.KVCache.Observed.Sources[f] = from
 		}
 	}
-	p.KVCache.Verified, p.KVCache.Reason = verifyKV(d.KVCache, p.KVCache.Observed)
+	p.KVCache.Verified, p.KVCache.Reason = verifyKV(d.KVCache, p.KVCache.Observed, disc.Engine)
 
 	p.Mix.Declared = d.Mix
 	p.Mix.Observed = MixObserved{Window: WindowAll, InputOutputRatio: all.InputOutputRatio,
@@ -516,7 +517,8 @@ func verifyConcurrency(d scenario.ConcurrencyDeclared, o ConcurrencyObserved) (V
 
 // verifyKV compares every declared KV setting the server exposes: any
 // mismatch contradicts the pin; none compared leaves it unverifiable.
-func verifyKV(d scenario.KVCachePin, o KVCacheObserved) (Verdict, string) {
+// engine is the serving engine discovery recognised ("" unknown).
+func verifyKV(d scenario.KVCachePin, o KVCacheObserved, engine string) (Verdict, string) {
 	var agree, differ, hidden []string
 	check := func(name string, declared, observed any, set, seen, same bool) {
 		switch {
@@ -537,12 +539,14 @@ func verifyKV(d scenario.KVCachePin, o KVCacheObserved) (Verdict, string) {
 		seen := o.PrefixCaching != nil
 		check("prefix_caching", *d.PrefixCaching, deref(o.PrefixCaching), true, seen, seen && *d.PrefixCaching == *o.PrefixCaching)
 	}
-	if d.Batching != "" {
-		hidden = append(hidden, "batching")
+	check("batching", d.Batching, o.Batching, d.Batching != "", o.Batching != "", d.Batching == o.Batching)
+	notExposed := strings.Join(hidden, ", ")
+	if engine == "llama.cpp" && slices.Contains(hidden, "batching") {
+		notExposed += " (llama.cpp batches continuously unless started with --no-cont-batching, which it does not expose)"
 	}
 	hiddenNote := ""
 	if len(hidden) > 0 {
-		hiddenNote = "; not exposed: " + strings.Join(hidden, ", ")
+		hiddenNote = "; not exposed: " + notExposed
 	}
 	switch {
 	case len(differ) > 0:
@@ -554,7 +558,7 @@ func verifyKV(d scenario.KVCachePin, o KVCacheObserved) (Verdict, string) {
 	case len(hidden) == 0:
 		return Unverifiable, fmt.Sprintf("nothing declared to check (the server reports max_model_len %d)", o.MaxModelLen)
 	}
-	return Unverifiable, "declared settings not exposed: " + strings.Join(hidden, ", ")
+	return Unverifiable, "declared settings not exposed: " + notExposed
 }
 
 func deref(b *bool) bool { return b != nil && *b }
