@@ -39,9 +39,34 @@ func serverKV(run *results.Run) string {
 	}
 	s := "server (" + run.Headline + " window, /metrics): " + strings.Join(parts, ", ")
 	if sw.KVRegime != "" {
-		s += " — " + sw.KVRegime
+		s += " — " + regimeWords(sw)
 	}
 	return s
+}
+
+// regimeWords is a window's KV regime and what it rests on: "queued
+// (requests waiting in 100% of scrapes, 88% of TTFT in the server's
+// queue; the KV cache was not the limit)".
+func regimeWords(sw *results.ServerWindow) string {
+	var why []string
+	if v := sw.WaitingScrapesShare; v != nil && *v > 0 {
+		why = append(why, "requests waiting in "+pct(*v)+" of scrapes")
+	}
+	if v := sw.QueuedTTFTShare; v != nil && *v > 0 {
+		why = append(why, pct(*v)+" of TTFT in the server's queue")
+	}
+	switch sw.KVRegime {
+	case results.RegimeQueued:
+		why = append(why, "the KV cache was not the limit: admission was")
+	case results.RegimeFits:
+		if len(why) == 0 {
+			return sw.KVRegime
+		}
+	}
+	if len(why) == 0 {
+		return sw.KVRegime
+	}
+	return sw.KVRegime + " (" + strings.Join(why, ", ") + ")"
 }
 
 // serverMix is what pin 6 adds: the server's prompt:generation token
@@ -73,6 +98,9 @@ func writeServerWindow(p *numfmt.Printer, run *results.Run, name string) {
 	p.F("  server (%s, %d scrapes in window)", run.Server.Source, sw.Scrapes)
 	if sw.KVRegime != "" {
 		p.F(": KV regime %s", strings.ToUpper(sw.KVRegime))
+		if words := regimeWords(sw); words != sw.KVRegime {
+			p.F(" %s", strings.TrimPrefix(words, sw.KVRegime+" "))
+		}
 	}
 	p.F("\n")
 	var parts []string
@@ -133,14 +161,23 @@ func writeServerSummary(p *numfmt.Printer, run *results.Run) {
 		p.F(", %d failed (last: %s)", s.Failures, s.LastError)
 	}
 	p.F("\n")
-	var under []string
+	var under, queued []string
 	for _, name := range results.WindowNames {
-		if sw := s.Windows[name]; sw != nil && (sw.KVRegime == results.RegimeSaturated || sw.KVRegime == results.RegimePreempting) {
+		sw := s.Windows[name]
+		switch {
+		case sw == nil:
+		case sw.KVRegime == results.RegimeSaturated || sw.KVRegime == results.RegimePreempting:
 			under = append(under, name+" ("+sw.KVRegime+")")
+		case sw.KVRegime == results.RegimeQueued:
+			queued = append(queued, name)
 		}
 	}
 	if len(under) > 0 {
-		p.F("  measured under KV saturation: %s — the server queued or preempted there, so its figures include that wait\n", strings.Join(under, ", "))
+		p.F("  measured under KV saturation: %s — the KV cache was the limit there (full, or requests waiting while it was over %d%%, or preempted), so its figures include that wait\n",
+			strings.Join(under, ", "), results.HighKVPct)
+	}
+	if len(queued) > 0 {
+		p.F("  measured with requests queued: %s — the server held requests back at admission (max_num_seqs, its prefill budget), not for KV memory; their figures include that wait\n", strings.Join(queued, ", "))
 	}
 }
 

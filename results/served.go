@@ -47,10 +47,10 @@ type ServedConcurrency struct {
 
 // servedConcurrency is what the server did with inFlight (the client's
 // mean requests in flight in window w; sw is the server's metrics of the
-// same window, nil when not scraped): how many it queued — its waiting
-// gauge, else the requests' share of time in its queue, else what
-// exceeds its max_num_seqs — and how many it ran — its running gauge,
-// else in flight less queued. nil when the server says nothing of it.
+// same window, nil when not scraped): how many it queued — the requests'
+// share of time in its queue, else its waiting gauge, else what exceeds
+// its max_num_seqs — and how many it ran — its running gauge, else in
+// flight less queued. nil when the server says nothing of it.
 // The client's in flight also holds the network's and the client's share
 // of each request, which the server neither runs nor queues: a server
 // that ran fewer than were in flight with nothing waiting was idle, not
@@ -81,11 +81,14 @@ func servedConcurrency(inFlight float64, w *Window, sw *ServerWindow, kv KVFacts
 			s.QueuedTTFTShare = &t
 		}
 	}
+	// Per request (Little's law: in flight × the share of their time
+	// queued is the mean number queued) beats the waiting gauge, which is
+	// sampled once per scrape.
 	switch {
+	case s.QueuedShare != nil:
+		s.Queued, s.QueuedFrom = inFlight**s.QueuedShare, "in flight × their share of time in its queue, by "+queueFrom
 	case s.WaitingMean != nil:
 		s.Queued, s.QueuedFrom = min(*s.WaitingMean, inFlight), "its waiting gauge"
-	case s.QueuedShare != nil:
-		s.Queued, s.QueuedFrom = inFlight**s.QueuedShare, "requests in flight × their share of time in its queue, by "+queueFrom
 	case s.MaxNumSeqs > 0:
 		s.Queued, s.QueuedFrom = max(inFlight-float64(s.MaxNumSeqs), 0), "in flight beyond its max_num_seqs"
 	default:
