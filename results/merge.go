@@ -395,6 +395,7 @@ func (mg *merger) window(name string) (*Window, map[string]EncodedHistogram, err
 		w.StartS, w.EndS = min(w.StartS, sw.StartS+off), max(w.EndS, sw.EndS+off)
 		w.Requests += sw.Requests
 		w.Completed += sw.Completed
+		w.DecodeUnmeasured += sw.DecodeUnmeasured
 		w.Failed += sw.Failed
 		w.OutputTokens += sw.OutputTokens
 		w.ReasoningTokens += sw.ReasoningTokens
