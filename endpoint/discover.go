@@ -243,6 +243,7 @@ func merge(info *results.Discovery, p *partial) {
 	mergeVal(info, "kv_cache.max_num_seqs", &info.KV.MaxNumSeqs, f.KV.MaxNumSeqs, from)
 	mergeBool(info, "kv_cache.prefix_caching", &info.KV.PrefixCaching, f.KV.PrefixCaching, from)
 	mergeVal(info, "kv_cache.chunked_prefill_tokens", &info.KV.ChunkedPrefillTokens, f.KV.ChunkedPrefillTokens, from)
+	mergeVal(info, "kv_cache.batching", &info.KV.Batching, f.KV.Batching, from)
 
 	if f.RequestsRunning != nil && info.RequestsRunning == nil {
 		info.RequestsRunning, info.From["requests_running"] = f.RequestsRunning, from["requests_running"]

@@ -115,12 +115,18 @@ func (r *Client) parseModels(p *partial, raw []byte, ep string) error {
 	return nil
 }
 
-// vLLM metric names discovery reads.
+// vLLM metric names discovery reads, and the simulator's own info metric
+// beside them (sim.SchedulerConfigInfo).
 const (
 	vllmCacheConfig = "vllm:cache_config_info"
 	vllmRunning     = "vllm:num_requests_running"
 	vllmWaiting     = "vllm:num_requests_waiting"
+	simScheduler    = "sixpin_sim:scheduler_config_info"
 )
+
+// batchingContinuous is KVFacts.Batching for an engine whose scheduler
+// only batches continuously.
+const batchingContinuous = "continuous"
 
 // parseVLLMMetrics reads vLLM's /metrics: the cache configuration from
 // the labels of vllm:cache_config_info, one sample per engine (data
@@ -128,7 +134,7 @@ const (
 // up), and the request gauges summed over every label set.
 func parseVLLMMetrics(p *partial, raw []byte, ep string) error {
 	samples, bad := parseProm(raw, func(name string) bool {
-		return name == vllmCacheConfig || name == vllmRunning || name == vllmWaiting
+		return name == vllmCacheConfig || name == vllmRunning || name == vllmWaiting || name == simScheduler
 	})
 	if len(samples) == 0 {
 		if bad > 0 {
@@ -152,6 +158,12 @@ func parseVLLMMetrics(p *partial, raw []byte, ep string) error {
 		case vllmWaiting:
 			waiting += s.value
 			hasWaiting = true
+			continue
+		case simScheduler:
+			if b := s.labels["batching"]; b != "" {
+				f.KV.Batching = b
+				p.set("kv_cache.batching", ep+" "+simScheduler+" batching")
+			}
 			continue
 		}
 		if engines[s.labels["engine"]] {
@@ -189,6 +201,10 @@ func parseVLLMMetrics(p *partial, raw []byte, ep string) error {
 	}
 	if len(engines) > 0 {
 		p.engine = SourceVLLM
+		if f.KV.Batching == "" {
+			f.KV.Batching = batchingContinuous
+			p.set("kv_cache.batching", ep+" (vLLM: its scheduler only batches continuously)")
+		}
 	} else {
 		p.notes = append(p.notes, fmt.Sprintf("%s has vLLM's request gauges but no %s", ep, vllmCacheConfig))
 	}
@@ -380,6 +396,8 @@ func parseSGLangInfo(p *partial, raw []byte, ep string) error {
 		return errors.New("the answer has no model_path and mem_fraction_static")
 	}
 	p.engine = SourceSGLang
+	p.info.KV.Batching = batchingContinuous
+	p.set("kv_cache.batching", ep+" (SGLang: its scheduler only batches continuously)")
 	var in sglangArgs
 	if len(si.InternalStates) > 0 {
 		in = si.InternalStates[0]

@@ -110,7 +110,7 @@ func TestDiscoverEngines(t *testing.T) {
 			want:   headline{ModelIDs: []string{"Qwen/Qwen3-14B"}, MaxModelLen: 32768, Source: "/v1/models max_model_len"},
 			info: results.Discovery{Engine: "vllm", Model: results.ModelFacts{ID: "Qwen/Qwen3-14B"},
 				KV: results.KVFacts{MaxModelLen: 32768, BudgetTokens: 9271 * 16, BlockSize: 16, NumGPUBlocks: 9271, CacheDtype: "auto",
-					GPUMemoryUtilization: 0.65, PrefixCaching: boolp(true)},
+					GPUMemoryUtilization: 0.65, PrefixCaching: boolp(true), Batching: "continuous"},
 				RequestsRunning: floatp(2), RequestsWaiting: floatp(1)},
 			ok: []string{SourceModels, SourceVLLM},
 			from: map[string]string{
@@ -144,7 +144,7 @@ func TestDiscoverEngines(t *testing.T) {
 			info: results.Discovery{Engine: "sglang", Version: "0.0.0.dev1+g54b06f199",
 				Model: results.ModelFacts{ID: "qwen/qwen2.5-0.5b-instruct", Path: "qwen/qwen2.5-0.5b-instruct", Dtype: "auto"},
 				KV: results.KVFacts{MaxModelLen: 32768, BudgetTokens: 20480, BlockSize: 1, CacheDtype: "auto", GPUMemoryUtilization: 0.836,
-					MaxNumSeqs: 128, PrefixCaching: boolp(true), ChunkedPrefillTokens: 8192}},
+					MaxNumSeqs: 128, PrefixCaching: boolp(true), ChunkedPrefillTokens: 8192, Batching: "continuous"}},
 			ok: []string{SourceModels, SourceSGLang},
 			from: map[string]string{
 				"kv_cache.budget_tokens":          "/get_server_info max_total_num_tokens",
@@ -296,7 +296,7 @@ func checkNotes(t *testing.T, notes, want []string) {
 // (/props) at once, consistently.
 func TestDiscoverSimulator(t *testing.T) {
 	cfg := sim.Config{Timing: sim.TimingNone, Model: "qwen3.8-27b", MaxModelLen: 4096, MaxNumSeqs: 8,
-		KVBudgetTokens: 65536, GPUMemoryUtilization: 0.8, Roofline: sim.Roofline{ParamsB: 27}}
+		KVBudgetTokens: 65536, GPUMemoryUtilization: 0.8, Roofline: sim.Roofline{ParamsB: 27}, Batching: sim.BatchingStatic}
 	srv, err := sim.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -308,7 +308,7 @@ func TestDiscoverSimulator(t *testing.T) {
 	checkInfo(t, info, results.Discovery{Engine: "sixpin-sim", Version: "sixpin-sim",
 		Model: results.ModelFacts{ID: "qwen3.8-27b", Path: "qwen3.8-27b", ParamsB: 27, ContextTrain: 4096, ChatTemplate: boolp(true)},
 		KV: results.KVFacts{MaxModelLen: 4096, BudgetTokens: 65536, BlockSize: 16, NumGPUBlocks: 4096, CacheDtype: "auto",
-			GPUMemoryUtilization: 0.8, MaxNumSeqs: 8, PrefixCaching: boolp(false)},
+			GPUMemoryUtilization: 0.8, MaxNumSeqs: 8, PrefixCaching: boolp(false), Batching: "static"},
 		RequestsRunning: floatp(0), RequestsWaiting: floatp(0)})
 	if got := sourcesOK(info); !slices.Equal(got, []string{SourceModels, SourceVLLM, SourceLlamaCpp}) {
 		t.Errorf("sources answering %v", got)

@@ -55,7 +55,24 @@ type sseReader struct {
 	data []byte
 	// long assembles a line longer than br's buffer.
 	long []byte
+	// src is what br reads from, counting its reads.
+	src readCounter
 }
+
+// readCounter counts the reads of r: events that came in the same read
+// arrived together, whatever the time their parse took.
+type readCounter struct {
+	r io.Reader
+	n uint32
+}
+
+func (c *readCounter) Read(p []byte) (int, error) {
+	c.n++
+	return c.r.Read(p)
+}
+
+// reads is how many reads from the stream the reader has made so far.
+func (s *sseReader) reads() uint32 { return s.src.n }
 
 // newSSEReader reads events from r; maxLine bounds a line and an event's
 // data (≤ 0: DefaultMaxLineBytes).
@@ -69,7 +86,9 @@ func newSSEReaderSize(r io.Reader, size, maxLine int) *sseReader {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
-	return &sseReader{br: *bufio.NewReaderSize(r, size), maxLine: maxLine}
+	s := &sseReader{maxLine: maxLine, src: readCounter{r: r}}
+	s.br = *bufio.NewReaderSize(&s.src, size)
+	return s
 }
 
 // next returns the data of the next event. The slice is valid until the

@@ -306,6 +306,8 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 		start    = clk.Start
 		stall    = r.stallTimeout
 		publish  time.Duration // when the next chunk's time goes to the stall watch
+		// lastRead is the stream read the last token-bearing chunk came in.
+		lastRead uint32
 		// Chunks not yet added to the live count, and when they go.
 		pending int64
 		flushAt time.Duration
@@ -387,6 +389,9 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 		chunks = append(chunks, results.Chunk{
 			At: at, Bytes: int32(n), Reasoning: c.contentBytes == 0 && !c.toolCall, ClientLagUS: lag,
 		})
+		if rd := sr.reads(); rd != lastRead {
+			rec.TokenReads, lastRead = rec.TokenReads+1, rd
+		}
 		if pending++; elapsed >= flushAt {
 			live.Add(pending)
 			pending, flushAt = 0, elapsed+LiveStep
@@ -449,6 +454,7 @@ func (r *call) readJSON(ctx context.Context, body io.Reader, rec *results.Record
 		if n := c.contentBytes + c.reasoningBytes + c.toolBytes; n > 0 || c.toolCall {
 			rec.Chunks = append(rec.Chunks, results.Chunk{At: rec.End, Bytes: int32(max(n, 1)),
 				Reasoning: c.contentBytes == 0 && !c.toolCall, ClientLagUS: -1})
+			rec.TokenReads = 1              // a whole answer: its decode is not observed
 			r.live.stripe(rec.Index).Add(1) // taken back with the stream's chunks
 		}
 		ended(rec, c.finished)

@@ -75,6 +75,10 @@ type Config struct {
 	// context on purpose (to measure how it refuses them); without it they
 	// are sent too, but the prompt pin is ✗ and the run invalid.
 	AllowOverContext bool
+	// AllowPinMismatch names pins (results.PinNames) whose contradiction
+	// the user accepts knowingly: still ✗ on the card and recorded in the
+	// results, but the run stays valid.
+	AllowPinMismatch []string
 	// PromptSalt reuses a run's prompt salt (16 hex digits, as its results
 	// file records in scenario.prompt_salt), for warm-cache studies; "" is
 	// a fresh salt, so no run is served from an earlier one's prefix cache.
@@ -356,6 +360,7 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 		}
 	}
 	h := header(sc, tg, d, disc, overhead, tok, notes)
+	h.AllowPinMismatch = cfg.AllowPinMismatch
 	h.KVFit = kvFit(sc, plan, disc)
 	if err := preflightKV(cfg.ErrOut, cfg.KVFit, h.KVFit); err != nil {
 		return nil, err
@@ -473,14 +478,14 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 		end = results.Ending{Incomplete: true,
 			Reason: "stopped early: " + stopped.Error() + "; issuing stopped and in-flight requests had " + cfg.Grace.String() + " to finish"}
 	}
+	if scraper != nil {
+		m.Server = scraper.Stop().Server(m.Windows)
+		scraper = nil
+	}
 	run := results.Assemble(h, m, end)
 	run.RequestIDs = ids
 	run.Calibration = cal
 	judgeCalibration(run, cfg.TimeScale)
-	if scraper != nil {
-		run.Server = scraper.Stop().Server(run.Windows)
-		scraper = nil
-	}
 	run.Errors.Outages = client.Outages()
 	run.Client = clientInfo()
 	run.Client.Connections = client.Connections()

@@ -308,7 +308,9 @@ func (w *watch) observe(rec *results.Record) {
 		if ttft, ok := rec.TTFT(); ok {
 			_ = w.ttft.RecordValue(us(ttft))
 		}
-		rec.ITLs(func(gap time.Duration, k int) { _ = w.itl.RecordValues(us(gap/time.Duration(k)), int64(k)) })
+		if rec.DecodeMeasured() {
+			rec.ITLs(func(gap time.Duration, k int) { _ = w.itl.RecordValues(us(gap/time.Duration(k)), int64(k)) })
+		}
 	}
 	w.mu.Unlock()
 	if w.prom != nil {

@@ -3,6 +3,8 @@ package harness
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/sixpin/sixpin/report"
@@ -45,6 +47,17 @@ func ParseKVFit(s string) (string, error) {
 		return KVFitStrict, nil
 	}
 	return "", fmt.Errorf("--kv-fit %q: want warn or strict", s)
+}
+
+// CheckPinNames refuses a name in names that is not one of the six
+// pins' (results.PinNames); flag names the flag they came from.
+func CheckPinNames(flag string, names []string) error {
+	for _, n := range names {
+		if !slices.Contains(results.PinNames, n) {
+			return fmt.Errorf("%s %q: want one of %s", flag, n, strings.Join(results.PinNames, ", "))
+		}
+	}
+	return nil
 }
 
 // kvFit is the KV-fit preflight of plan against what discovery found:

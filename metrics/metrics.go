@@ -180,6 +180,9 @@ func (r *Run) Observe(rec *results.Record) {
 	if ttft, ok := rec.TTFT(); ok {
 		r.ttft.Observe(ttft.Seconds())
 	}
+	if !rec.DecodeMeasured() {
+		return // gaps inside one read are the client's parse, not the server's
+	}
 	rec.ITLs(func(gap time.Duration, k int) {
 		per := (gap / time.Duration(k)).Seconds()
 		for range k {

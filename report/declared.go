@@ -99,6 +99,8 @@ func declaredConcurrency(d scenario.ConcurrencyDeclared) string {
 		return "closed loop, " + numfmt.Count(d.Streams, "concurrent agentic session", "concurrent agentic sessions") + " (think time between turns)"
 	case d.Streams == 1:
 		return "closed loop, a single stream: per-stream = aggregate"
+	case d.Queueing == scenario.QueueingAllowed:
+		return fmt.Sprintf("closed loop, %d concurrent streams; the server may queue them (queueing: allowed)", d.Streams)
 	}
 	return fmt.Sprintf("closed loop, %d concurrent streams", d.Streams)
 }

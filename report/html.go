@@ -164,7 +164,7 @@ func writeHTMLRun(b *strings.Builder, in Input, idx int) error {
 		figure(b, c, "The server's own generation rate (its /metrics counters between scrapes) over the client's output rate; shaded: the windows.")
 	}
 	if c := serverStateChart(run); c != nil {
-		figure(b, c, "What the server reported at each scrape: KV cache usage (left) and requests running and waiting (right); a window that queued or reached 95% KV usage is labelled saturated.")
+		figure(b, c, "What the server reported at each scrape: KV cache usage (left) and requests running and waiting (right); a window is labelled saturated when its KV cache was the limit (95% used, or requests waiting while over 80%), queued when requests waited at admission without KV pressure.")
 	}
 	if c := perStreamChart(run); c != nil {
 		figure(b, c, "Per stream (aggregate ÷ requests in flight, each second) against the concurrency: as streams are added the aggregate rises while each stream slows.")

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
@@ -53,6 +54,9 @@ func PinCard(run *results.Run) Card {
 		c.Window = fmt.Sprintf("%s window, %s–%s s of load", run.Headline, num(w.StartS), num(w.EndS))
 	}
 	add := func(n int, pin, declared, observed string, v results.Verdict, reason string) {
+		if v == results.Contradicted && slices.Contains(run.AllowPinMismatch, pin) {
+			reason += " — accepted knowingly (--allow-pin-mismatch " + pin + "): the run is not invalid for it"
+		}
 		c.Rows = append(c.Rows, CardRow{n, pin, declared, observed, v, reason})
 		if v != results.Verified {
 			c.Unverified = append(c.Unverified, pin)
@@ -156,6 +160,12 @@ func concurrencyObserved(o results.ConcurrencyObserved) string {
 	if sc := o.Schedule; sc != nil {
 		s += fmt.Sprintf("; sent %s req/s of %s scheduled", num(sc.AchievedRateRPS), num(sc.ScheduledRateRPS))
 	}
+	if v := o.Server; v != nil {
+		s += fmt.Sprintf("; server: %s running, %s queued on average", num(v.Served), num(v.Queued))
+		if v.QueuedTTFTShare != nil {
+			s += fmt.Sprintf(", %s of TTFT in its queue", pct(*v.QueuedTTFTShare))
+		}
+	}
 	return s
 }
 
@@ -179,6 +189,9 @@ func kvObserved(o results.KVCacheObserved) string {
 	}
 	if o.PrefixCaching != nil {
 		parts = append(parts, "prefix caching "+boolLabel(o.PrefixCaching))
+	}
+	if o.Batching != "" {
+		parts = append(parts, o.Batching+" batching")
 	}
 	if len(parts) == 0 {
 		return "nothing exposed"

@@ -39,9 +39,34 @@ func serverKV(run *results.Run) string {
 	}
 	s := "server (" + run.Headline + " window, /metrics): " + strings.Join(parts, ", ")
 	if sw.KVRegime != "" {
-		s += " — " + sw.KVRegime
+		s += " — " + regimeWords(sw)
 	}
 	return s
+}
+
+// regimeWords is a window's KV regime and what it rests on: "queued
+// (requests waiting in 100% of scrapes, 88% of TTFT in the server's
+// queue; the KV cache was not the limit)".
+func regimeWords(sw *results.ServerWindow) string {
+	var why []string
+	if v := sw.WaitingScrapesShare; v != nil && *v > 0 {
+		why = append(why, "requests waiting in "+pct(*v)+" of scrapes")
+	}
+	if v := sw.QueuedTTFTShare; v != nil && *v > 0 {
+		why = append(why, pct(*v)+" of TTFT in the server's queue")
+	}
+	switch sw.KVRegime {
+	case results.RegimeQueued:
+		why = append(why, "the KV cache was not the limit: admission was")
+	case results.RegimeFits:
+		if len(why) == 0 {
+			return sw.KVRegime
+		}
+	}
+	if len(why) == 0 {
+		return sw.KVRegime
+	}
+	return sw.KVRegime + " (" + strings.Join(why, ", ") + ")"
 }
 
 // serverMix is what pin 6 adds: the server's prompt:generation token
@@ -73,6 +98,9 @@ func writeServerWindow(p *numfmt.Printer, run *results.Run, name string) {
 	p.F("  server (%s, %d scrapes in window)", run.Server.Source, sw.Scrapes)
 	if sw.KVRegime != "" {
 		p.F(": KV regime %s", strings.ToUpper(sw.KVRegime))
+		if words := regimeWords(sw); words != sw.KVRegime {
+			p.F(" %s", strings.TrimPrefix(words, sw.KVRegime+" "))
+		}
 	}
 	p.F("\n")
 	var parts []string
@@ -133,14 +161,23 @@ func writeServerSummary(p *numfmt.Printer, run *results.Run) {
 		p.F(", %d failed (last: %s)", s.Failures, s.LastError)
 	}
 	p.F("\n")
-	var under []string
+	var under, queued []string
 	for _, name := range results.WindowNames {
-		if sw := s.Windows[name]; sw != nil && (sw.KVRegime == results.RegimeSaturated || sw.KVRegime == results.RegimePreempting) {
+		sw := s.Windows[name]
+		switch {
+		case sw == nil:
+		case sw.KVRegime == results.RegimeSaturated || sw.KVRegime == results.RegimePreempting:
 			under = append(under, name+" ("+sw.KVRegime+")")
+		case sw.KVRegime == results.RegimeQueued:
+			queued = append(queued, name)
 		}
 	}
 	if len(under) > 0 {
-		p.F("  measured under KV saturation: %s — the server queued or preempted there, so its figures include that wait\n", strings.Join(under, ", "))
+		p.F("  measured under KV saturation: %s — the KV cache was the limit there (full, or requests waiting while it was over %d%%, or preempted), so its figures include that wait\n",
+			strings.Join(under, ", "), results.HighKVPct)
+	}
+	if len(queued) > 0 {
+		p.F("  measured with requests queued: %s — the server held requests back at admission (max_num_seqs, its prefill budget), not for KV memory; their figures include that wait\n", strings.Join(queued, ", "))
 	}
 }
 
@@ -243,12 +280,23 @@ func KVFitLine(f *results.KVFit) string {
 	if f.SharedPrefixTokens > 0 {
 		s += fmt.Sprintf(" (+ %s shared prefix tokens held once)", kTokens(float64(f.SharedPrefixTokens*f.PrefixGroups)))
 	}
-	s += fmt.Sprintf(" need %s KV tokens; the server holds %s", kTokens(f.NeedTokens), kTokens(float64(f.BudgetTokens)))
-	if f.MaxNumSeqs > 0 {
-		s += fmt.Sprintf(" and runs at most %d sequences", f.MaxNumSeqs)
+	s += fmt.Sprintf(" need %s KV tokens; ", kTokens(f.NeedTokens))
+	if f.Uncertain {
+		s += fmt.Sprintf("the server holds %s if its %d slots share one cache (llama-server's --kv-unified, its default) or %s if each has its own — it does not say which",
+			kTokens(float64(f.BudgetTokens)), f.MaxNumSeqs, kTokens(float64(f.AltBudgetTokens)))
+	} else {
+		s += "the server holds " + kTokens(float64(f.BudgetTokens))
+		if f.MaxNumSeqs > 0 {
+			s += fmt.Sprintf(" and runs at most %d sequences", f.MaxNumSeqs)
+		}
 	}
-	if f.Fits {
+	switch {
+	case f.Fits:
 		return s + fmt.Sprintf(": they fit (up to %d would)", f.MaxFit)
+	case f.Uncertain && f.Streams <= f.AltMaxFit:
+		return s + fmt.Sprintf(": at most %d fit in one shared cache (all %d in caches per slot); expect queueing or preemption unless the caches are per slot", f.MaxFit, f.Streams)
+	case f.Uncertain:
+		return s + fmt.Sprintf(": at most %d fit in one shared cache (%d in caches per slot); expect queueing or preemption", f.MaxFit, f.AltMaxFit)
 	}
 	return s + fmt.Sprintf(": at most %d fit; expect queueing or preemption", f.MaxFit)
 }
@@ -259,10 +307,14 @@ func kvFitShort(run *results.Run) string {
 	if f == nil {
 		return ""
 	}
-	if f.Fits {
-		return fmt.Sprintf("preflight: %d streams fit (up to %d would)", f.Streams, f.MaxFit)
+	uncertain := ""
+	if f.Uncertain {
+		uncertain = fmt.Sprintf(" if the slots share one cache (%d if each has its own: the server does not say)", f.AltMaxFit)
 	}
-	return fmt.Sprintf("preflight: at most %d of %d streams fit", f.MaxFit, f.Streams)
+	if f.Fits {
+		return fmt.Sprintf("preflight: %d streams fit (up to %d would%s)", f.Streams, f.MaxFit, uncertain)
+	}
+	return fmt.Sprintf("preflight: at most %d of %d streams fit%s", f.MaxFit, f.Streams, uncertain)
 }
 
 // writeTTFTSplit writes how the server's own timings split the window's

@@ -136,6 +136,9 @@ func writeWindow(p *numfmt.Printer, run *results.Run, name string, w *results.Wi
 			}
 		}
 	}
+	if w.DecodeUnmeasured > 0 {
+		p.F("  decode not measured in %s of %s requests: %s\n", group(float64(w.DecodeUnmeasured)), group(float64(w.Completed)), DecodeUnmeasuredWhy)
+	}
 	writeTTFTSplit(p, name, w)
 	p.F("  aggregate output (all streams, %s window): %s tok/s at c=%s (mean in flight; max %d) = %s tok/s per stream\n",
 		name, num(w.AggregateOutputTokS), num(w.MeanInFlight), w.MaxInFlight, num(w.AggregatePerStreamTokS))
@@ -158,6 +161,11 @@ func writeWindow(p *numfmt.Printer, run *results.Run, name string, w *results.Wi
 	}
 	writeServerWindow(p, run, name)
 }
+
+// DecodeUnmeasuredWhy says why requests are left out of decode tok/s,
+// ITL and TPOT (results.Record.DecodeMeasured).
+var DecodeUnmeasuredWhy = fmt.Sprintf("their tokens after the first came in fewer than %d reads of their own or within %s (an answer sent at once, by a server or proxy that buffers it, or too short to time) — left out of decode tok/s, ITL and TPOT, which would measure the client's parse",
+	results.MinDecodeReads, results.MinDecodeSpan)
 
 // RatioLabel formats an observed input:output token ratio; 0 is a window
 // in which no successful request reported usage.

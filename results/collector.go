@@ -254,6 +254,11 @@ type Measurement struct {
 	// Issued sums what the issued requests asked for, and what those that
 	// succeeded asked for.
 	Issued Issued
+	// Server is the server's metrics scraped during the run, per window
+	// (nil: not scraped). Finish leaves it nil: whoever scraped sets it
+	// (Scrapes.Server of m.Windows) before Assemble, which judges the pins
+	// by it too.
+	Server *Server
 }
 
 // Issued sums the requested lengths of the issued requests (interrupted
@@ -331,6 +336,10 @@ type Window struct {
 	Requests  int `json:"requests"`
 	Completed int `json:"completed"`
 	Failed    int `json:"failed"`
+	// DecodeUnmeasured counts the completed requests of more than one
+	// output token whose decode was not observed (Record.DecodeMeasured):
+	// they are left out of decode tok/s, ITL and TPOT.
+	DecodeUnmeasured int `json:"decode_unmeasured"`
 	// OutputTokens arrived inside the window (reasoning included).
 	OutputTokens int64 `json:"output_tokens"`
 	// ReasoningTokens is the usage's reasoning share of the output of the
@@ -615,12 +624,20 @@ func (a *winAcc) add(r *Record, slo SLO) {
 	a.sumE2E += e2e.Seconds()
 	// ITL: a chunk of k tokens after a gap g counts as k gaps of g/k, so
 	// coalesced chunks neither inflate nor hide the per-token latency.
-	itl := a.h[MetricITL.Name] // once per record, not per chunk
-	r.ITLs(func(g time.Duration, k int) {
-		record(itl, float64(g.Microseconds())/float64(k), int64(k))
-	})
+	// Only where the decode was observed: gaps inside one read are the
+	// client's parse.
+	if r.DecodeMeasured() {
+		itl := a.h[MetricITL.Name] // once per record, not per chunk
+		r.ITLs(func(g time.Duration, k int) {
+			record(itl, float64(g.Microseconds())/float64(k), int64(k))
+		})
+	}
 	good := true
-	if decodeSpan := e2e - ttft; out > 1 && decodeSpan > 0 {
+	switch decodeSpan := e2e - ttft; {
+	case out <= 1 || decodeSpan <= 0:
+	case !r.DecodeMeasured():
+		w.DecodeUnmeasured++
+	default:
 		tpot := decodeSpan / time.Duration(out-1)
 		record(a.h[MetricTPOT.Name], float64(tpot.Microseconds()), 1)
 		record(a.h[MetricDecode.Name], float64(out-1)/decodeSpan.Seconds()*1e3, 1)

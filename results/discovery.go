@@ -86,6 +86,10 @@ type KVFacts struct {
 	// ChunkedPrefillTokens is the prefill chunk size in tokens (SGLang
 	// chunked_prefill_size; 0: unknown or off).
 	ChunkedPrefillTokens int `json:"chunked_prefill_tokens,omitempty"`
+	// Batching is how the server batches, "continuous" or "static" (""
+	// unknown): what the engine is known to do (vLLM and SGLang only
+	// batch continuously), or what it says (the simulator).
+	Batching string `json:"batching,omitempty"`
 }
 
 // SourceResult is how one discovery source fared.

@@ -48,6 +48,10 @@ type Header struct {
 	Shard *ShardInfo `json:"shard,omitempty"`
 	// KVFit is the KV-fit preflight (nil: no KV budget known).
 	KVFit *KVFit `json:"kv_fit,omitempty"`
+	// AllowPinMismatch names the pins (PinNames) whose contradiction the
+	// user accepted knowingly (`--allow-pin-mismatch`): they are still ✗,
+	// but do not make the run invalid.
+	AllowPinMismatch []string `json:"allow_pin_mismatch,omitempty"`
 }
 
 // Ending is how a run ended, as Assemble needs to know it.
@@ -80,12 +84,14 @@ func Assemble(h *Header, m *Measurement, e Ending) *Run {
 		Scenario:             h.Scenario,
 		Target:               h.Target,
 		KVFit:                h.KVFit,
+		AllowPinMismatch:     h.AllowPinMismatch,
 	}
 	if h.OpenRateRPS > 0 {
 		run.Schedule = BuildSchedule(h.OpenRateRPS, m)
 	}
 	disc := h.Discovery
-	run.Pins = BuildPins(h.Declared, m, disc, run.Headline, run.Schedule)
+	run.Server = m.Server
+	run.Pins = BuildPins(h.Declared, m, disc, m.Server, run.Headline, run.Schedule)
 	run.Shard = shardOf(h, m, run.Schedule)
 	if p := &run.Pins.Prompt; h.ProbeFailure != "" && p.Verified != Unverifiable {
 		// Every prompt was built without the template's overhead: its
@@ -101,7 +107,7 @@ func Assemble(h *Header, m *Measurement, e Ending) *Run {
 		run.Pins.Concurrency.Verified = Unverifiable
 		run.Pins.Concurrency.Reason = "interrupted before any request completed"
 	}
-	run.Valid, run.Invalid = Validity(run.Pins)
+	run.Valid, run.Invalid = Validity(run.Pins, run.AllowPinMismatch)
 	if e.Interrupted && succeeded == 0 {
 		run.Valid = false
 		run.Invalid = append(run.Invalid, "interrupted before any request completed")

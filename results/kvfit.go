@@ -27,21 +27,36 @@ type KVFit struct {
 	MaxFit int `json:"max_fit"`
 	// Fits is Streams ≤ MaxFit.
 	Fits bool `json:"fits"`
+	// Uncertain is set when the server does not say whether its slots
+	// share one KV cache: BudgetTokens, MaxFit and Fits are then the
+	// smaller reading (one cache of max_model_len tokens the slots share:
+	// llama-server's --kv-unified, its default when --parallel is not
+	// given), AltBudgetTokens and AltMaxFit the larger (a cache of
+	// max_model_len per slot). The larger is never taken as fact.
+	Uncertain       bool `json:"uncertain,omitempty"`
+	AltBudgetTokens int  `json:"alt_budget_tokens,omitempty"`
+	AltMaxFit       int  `json:"alt_max_fit,omitempty"`
 }
 
 // FitKV is the KV-fit preflight of streams sequences of perStream tokens
 // each (prompt + output − the shared prefix), sharing groups prefixes of
 // prefix tokens, against what discovery found. The budget is the KV
 // cache's tokens (vLLM num_gpu_blocks × block_size, SGLang
-// max_total_num_tokens, the simulator's budget); without one, llama.cpp's
-// per-slot context times its slots. nil when no budget is known or
+// max_total_num_tokens, the simulator's budget). Without one (llama.cpp,
+// which says its per-slot context and its slots but not whether they
+// share one cache), the budget is uncertain: one per-slot context if the
+// slots share a unified cache, that times the slots if each has its own;
+// the fit is judged by the smaller. nil when no budget is known or
 // nothing is planned.
 func FitKV(streams int, perStream float64, prefix, groups int, kv KVFacts, from map[string]string) *KVFit {
 	f := &KVFit{Streams: streams, PerStreamTokens: perStream, BudgetTokens: kv.BudgetTokens, MaxNumSeqs: kv.MaxNumSeqs}
 	f.BudgetFrom = from["kv_cache.budget_tokens"]
 	if f.BudgetTokens <= 0 && kv.MaxModelLen > 0 && kv.MaxNumSeqs > 0 {
-		f.BudgetTokens = kv.MaxModelLen * kv.MaxNumSeqs
-		f.BudgetFrom = "max_model_len × max_num_seqs (" + from["kv_cache.max_model_len"] + ")"
+		f.BudgetTokens = kv.MaxModelLen
+		f.BudgetFrom = "max_model_len, one cache the slots share (" + from["kv_cache.max_model_len"] + ")"
+		if kv.MaxNumSeqs > 1 {
+			f.Uncertain, f.AltBudgetTokens = true, kv.MaxModelLen*kv.MaxNumSeqs
+		}
 	}
 	if f.BudgetTokens <= 0 || streams <= 0 || perStream <= 0 {
 		return nil
@@ -54,12 +69,22 @@ func FitKV(streams int, perStream float64, prefix, groups int, kv KVFacts, from 
 		f.PerStreamTokens += float64(prefix) // no prefix cache: every sequence holds its own
 	}
 	f.NeedTokens = float64(streams)*f.PerStreamTokens + shared
-	f.MaxFit = max(int(math.Floor((float64(f.BudgetTokens)-shared)/f.PerStreamTokens)), 0)
-	if f.MaxNumSeqs > 0 {
-		f.MaxFit = min(f.MaxFit, f.MaxNumSeqs)
+	f.MaxFit = f.fit(f.BudgetTokens, shared)
+	if f.Uncertain {
+		f.AltMaxFit = f.fit(f.AltBudgetTokens, shared)
 	}
 	f.Fits = streams <= f.MaxFit
 	return f
+}
+
+// fit is the most streams a budget of tokens holds, beside shared
+// prefix tokens held once, within MaxNumSeqs.
+func (f *KVFit) fit(budget int, shared float64) int {
+	n := max(int(math.Floor((float64(budget)-shared)/f.PerStreamTokens)), 0)
+	if f.MaxNumSeqs > 0 {
+		n = min(n, f.MaxNumSeqs)
+	}
+	return n
 }
 
 // Calibration is sixpin's own floor (`sixpin run --calibrate`): a short

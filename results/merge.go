@@ -103,7 +103,16 @@ func Merge(shards []Shard, opts MergeOptions) (*Run, error) {
 	if first.Discovery != nil {
 		disc = *first.Discovery
 	}
-	run.Pins = BuildPins(d, m, disc, run.Headline, run.Schedule)
+	// Every shard watched the same server: its metrics are the first
+	// shard's scrapes (summing them would count the server N times).
+	var serverFrom string
+	for _, s := range shards {
+		if s.Run.Server != nil {
+			run.Server, serverFrom = s.Run.Server, shardName(s)
+			break
+		}
+	}
+	run.Pins = BuildPins(d, m, disc, run.Server, run.Headline, run.Schedule)
 	for _, s := range shards {
 		// A shard that could not measure the chat template's overhead
 		// built its prompts without it: the whole's prompt pin can't be
@@ -115,7 +124,8 @@ func Merge(shards []Shard, opts MergeOptions) (*Run, error) {
 	if len(m.Sessions.All) > 0 {
 		run.Sessions = &m.Sessions
 	}
-	run.Valid, run.Invalid = Validity(run.Pins)
+	run.AllowPinMismatch = first.AllowPinMismatch
+	run.Valid, run.Invalid = Validity(run.Pins, run.AllowPinMismatch)
 	if reason := overBudget(first.Scenario.SLO.MaxErrorRate, m.Errors); reason != "" {
 		run.Valid = false
 		run.Invalid = append(run.Invalid, reason)
@@ -146,14 +156,8 @@ func Merge(shards []Shard, opts MergeOptions) (*Run, error) {
 	}
 	run.RateLimits = BuildRateLimits(limits, m)
 	run.Notes = mg.notes()
-	// Every shard watched the same server: its metrics are the first
-	// shard's scrapes (summing them would count the server N times).
-	for _, s := range shards {
-		if s.Run.Server != nil {
-			run.Server = s.Run.Server
-			run.Notes = append(run.Notes, "server metrics: shard "+shardName(s)+"'s scrapes of the server every shard loaded (its windows are that shard's)")
-			break
-		}
+	if serverFrom != "" {
+		run.Notes = append(run.Notes, "server metrics: shard "+serverFrom+"'s scrapes of the server every shard loaded (its windows are that shard's)")
 	}
 	return run, nil
 }
@@ -391,6 +395,7 @@ func (mg *merger) window(name string) (*Window, map[string]EncodedHistogram, err
 		w.StartS, w.EndS = min(w.StartS, sw.StartS+off), max(w.EndS, sw.EndS+off)
 		w.Requests += sw.Requests
 		w.Completed += sw.Completed
+		w.DecodeUnmeasured += sw.DecodeUnmeasured
 		w.Failed += sw.Failed
 		w.OutputTokens += sw.OutputTokens
 		w.ReasoningTokens += sw.ReasoningTokens

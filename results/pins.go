@@ -218,6 +218,9 @@ type ConcurrencyObserved struct {
 	// time included): what the pin declares for agentic workloads.
 	MeanSessions float64 `json:"mean_sessions,omitempty"`
 	MaxSessions  int     `json:"max_sessions,omitempty"`
+	// Server is what the server served of it (nil: the server says
+	// nothing of it).
+	Server *ServedConcurrency `json:"server,omitempty"`
 }
 
 // KVCacheObserved is what discovery found of the server's KV settings
@@ -229,6 +232,7 @@ type KVCacheObserved struct {
 	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
 	MaxNumSeqs           int     `json:"max_num_seqs,omitempty"`
 	PrefixCaching        *bool   `json:"prefix_caching,omitempty"`
+	Batching             string  `json:"batching,omitempty"`
 	// Sources names each fact's origin, by field.
 	Sources map[string]string `json:"sources,omitempty"`
 }
@@ -269,9 +273,10 @@ const (
 )
 
 // BuildPins fills the observed and verified side of every pin from what the
-// run measured (headline window), what discovery found, and, for open loop,
+// run measured (headline window), what discovery found, what the server's
+// metrics said during the run (srv; nil: not scraped), and, for open loop,
 // the run's pacing (nil in closed loop).
-func BuildPins(d Declared, m *Measurement, disc Discovery, headline string, sched *Schedule) Pins {
+func BuildPins(d Declared, m *Measurement, disc Discovery, srv *Server, headline string, sched *Schedule) Pins {
 	var p Pins
 	w := m.Windows[headline]
 	all := m.Windows[WindowAll]
@@ -337,15 +342,23 @@ func BuildPins(d Declared, m *Measurement, disc Discovery, headline string, sche
 			obs.MeanSessions, obs.MaxSessions = inFlight(ev, Span{secDur(w.StartS), secDur(w.EndS)})
 		}
 	}
+	if w != nil {
+		var sw *ServerWindow
+		if srv != nil {
+			sw = srv.Windows[headline]
+		}
+		obs.Server = servedConcurrency(obs.MeanInFlight, w, sw, disc.KV, disc.From["kv_cache.max_num_seqs"])
+	}
 	p.Concurrency.Observed = obs
 	p.Concurrency.Verified, p.Concurrency.Reason = verifyConcurrency(d.Concurrency, obs)
+	p.Concurrency.Verified, p.Concurrency.Reason = judgeServed(d.Concurrency, obs, p.Concurrency.Verified, p.Concurrency.Reason)
 
 	p.KVCache.Declared = d.KVCache
 	kv := disc.KV
 	p.KVCache.Observed = KVCacheObserved{MaxModelLen: kv.MaxModelLen, BudgetTokens: kv.BudgetTokens,
 		BlockSize: kv.BlockSize, GPUMemoryUtilization: kv.GPUMemoryUtilization, MaxNumSeqs: kv.MaxNumSeqs,
-		PrefixCaching: kv.PrefixCaching}
-	for _, f := range []string{"max_model_len", "budget_tokens", "block_size", "gpu_memory_utilization", "max_num_seqs", "prefix_caching"} {
+		PrefixCaching: kv.PrefixCaching, Batching: kv.Batching}
+	for _, f := range []string{"max_model_len", "budget_tokens", "block_size", "gpu_memory_utilization", "max_num_seqs", "prefix_caching", "batching"} {
 		if from, ok := disc.From["kv_cache."+f]; ok {
 			if p.KVCache.Observed.Sources == nil {
 				p.KVCache.Observed.Sources = map[string]string{}
@@ -353,7 +366,7 @@ func BuildPins(d Declared, m *Measurement, disc Discovery, headline string, sche
 			p.KVCache.Observed.Sources[f] = from
 		}
 	}
-	p.KVCache.Verified, p.KVCache.Reason = verifyKV(d.KVCache, p.KVCache.Observed)
+	p.KVCache.Verified, p.KVCache.Reason = verifyKV(d.KVCache, p.KVCache.Observed, disc.Engine)
 
 	p.Mix.Declared = d.Mix
 	p.Mix.Observed = MixObserved{Window: WindowAll, InputOutputRatio: all.InputOutputRatio,
@@ -504,7 +517,8 @@ func verifyConcurrency(d scenario.ConcurrencyDeclared, o ConcurrencyObserved) (V
 
 // verifyKV compares every declared KV setting the server exposes: any
 // mismatch contradicts the pin; none compared leaves it unverifiable.
-func verifyKV(d scenario.KVCachePin, o KVCacheObserved) (Verdict, string) {
+// engine is the serving engine discovery recognised ("" unknown).
+func verifyKV(d scenario.KVCachePin, o KVCacheObserved, engine string) (Verdict, string) {
 	var agree, differ, hidden []string
 	check := func(name string, declared, observed any, set, seen, same bool) {
 		switch {
@@ -525,12 +539,14 @@ func verifyKV(d scenario.KVCachePin, o KVCacheObserved) (Verdict, string) {
 		seen := o.PrefixCaching != nil
 		check("prefix_caching", *d.PrefixCaching, deref(o.PrefixCaching), true, seen, seen && *d.PrefixCaching == *o.PrefixCaching)
 	}
-	if d.Batching != "" {
-		hidden = append(hidden, "batching")
+	check("batching", d.Batching, o.Batching, d.Batching != "", o.Batching != "", d.Batching == o.Batching)
+	notExposed := strings.Join(hidden, ", ")
+	if engine == "llama.cpp" && slices.Contains(hidden, "batching") {
+		notExposed += " (llama.cpp batches continuously unless started with --no-cont-batching, which it does not expose)"
 	}
 	hiddenNote := ""
 	if len(hidden) > 0 {
-		hiddenNote = "; not exposed: " + strings.Join(hidden, ", ")
+		hiddenNote = "; not exposed: " + notExposed
 	}
 	switch {
 	case len(differ) > 0:
@@ -542,17 +558,7 @@ func verifyKV(d scenario.KVCachePin, o KVCacheObserved) (Verdict, string) {
 	case len(hidden) == 0:
 		return Unverifiable, fmt.Sprintf("nothing declared to check (the server reports max_model_len %d)", o.MaxModelLen)
 	}
-	return Unverifiable, "declared settings not exposed: " + strings.Join(hidden, ", ")
-}
-
-// mixServed is the mix pin's verdict as far as validity goes: only a
-// served mix that differs from the requested one (a failed class of
-// requests) invalidates; a sample's ratio off the declared mean does not.
-func mixServed(p Pin[scenario.MixDeclared, MixObserved]) Verdict {
-	if p.Observed.Served.beyond() {
-		return Contradicted
-	}
-	return Verified
+	return Unverifiable, "declared settings not exposed: " + notExposed
 }
 
 func deref(b *bool) bool { return b != nil && *b }
@@ -574,26 +580,33 @@ func verifyMix(d scenario.MixDeclared, o MixObserved) (Verdict, string) {
 		num(o.InputOutputRatio), num(o.RequestedInputOutputRatio), num(d.InputOutputRatio))
 }
 
+// PinNames are the six pins' names as the results file and
+// --allow-pin-mismatch spell them, in pin order.
+var PinNames = []string{"model", "prompt", "output", "concurrency", "kv_cache", "mix"}
+
 // Validity judges a run by its pins, MLPerf-style: the figures describe
-// the declared workload only if prompt and output lengths held within
-// their tolerances (over every issued request: a class of failed requests
-// changes what was served), the client held the declared concurrency, and
-// the served mix is the requested one. Any of those contradicted makes
-// the run invalid; reasons says why. (A contradicted model or KV-cache
-// declaration is flagged on the pin card but does not invalidate what was
-// measured; Assemble adds the error budget.)
-func Validity(p Pins) (valid bool, reasons []string) {
+// the declared workload only if every pin the server could be checked
+// against held within its tolerance — the model served, prompt and output
+// lengths (over every issued request: a class of failed requests changes
+// what was served), the concurrency the server served, its KV-cache
+// settings and the served mix. Any pin contradicted makes the run
+// invalid, unless the user accepted that pin's mismatch knowingly
+// (allowed holds PinNames; `--allow-pin-mismatch`); reasons says why.
+// (Assemble adds the error budget.)
+func Validity(p Pins, allowed []string) (valid bool, reasons []string) {
 	for _, c := range []struct {
 		name    string
 		verdict Verdict
 		reason  string
 	}{
+		{"model", p.Model.Verified, p.Model.Reason},
 		{"prompt", p.Prompt.Verified, p.Prompt.Reason},
 		{"output", p.Output.Verified, p.Output.Reason},
 		{"concurrency", p.Concurrency.Verified, p.Concurrency.Reason},
-		{"mix", mixServed(p.Mix), p.Mix.Reason},
+		{"kv_cache", p.KVCache.Verified, p.KVCache.Reason},
+		{"mix", p.Mix.Verified, p.Mix.Reason},
 	} {
-		if c.verdict == Contradicted {
+		if c.verdict == Contradicted && !slices.Contains(allowed, c.name) {
 			reasons = append(reasons, c.name+": "+c.reason)
 		}
 	}

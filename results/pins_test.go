@@ -28,9 +28,9 @@ func TestVerify(t *testing.T) {
 		{"closed: in flight but failing", first(verifyConcurrency(scenario.ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 7.9, MeanServedInFlight: 0.1, MaxInFlight: 8, WindowS: 60, MeanRequestS: 2})), Contradicted},
 		{"closed: starved", first(verifyConcurrency(scenario.ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 3, MeanServedInFlight: 3, MaxInFlight: 8, WindowS: 60, MeanRequestS: 2})), Contradicted},
 		{"closed: window shorter than a request", first(verifyConcurrency(scenario.ConcurrencyDeclared{Mode: "closed", Streams: 8}, ConcurrencyObserved{MeanInFlight: 1, MeanServedInFlight: 1, MaxInFlight: 1, WindowS: 0.1, MeanRequestS: 2})), Unverifiable},
-		{"kv: nothing exposed", first(verifyKV(scenario.KVCachePin{MaxModelLen: 32768}, KVCacheObserved{})), Unverifiable},
-		{"kv: agrees", first(verifyKV(scenario.KVCachePin{MaxModelLen: 32768}, KVCacheObserved{MaxModelLen: 32768})), Verified},
-		{"kv: contradicted", first(verifyKV(scenario.KVCachePin{MaxModelLen: 32768}, KVCacheObserved{MaxModelLen: 8192})), Contradicted},
+		{"kv: nothing exposed", first(verifyKV(scenario.KVCachePin{MaxModelLen: 32768}, KVCacheObserved{}, "")), Unverifiable},
+		{"kv: agrees", first(verifyKV(scenario.KVCachePin{MaxModelLen: 32768}, KVCacheObserved{MaxModelLen: 32768}, "")), Verified},
+		{"kv: contradicted", first(verifyKV(scenario.KVCachePin{MaxModelLen: 32768}, KVCacheObserved{MaxModelLen: 8192}, "")), Contradicted},
 		{"mix: server honoured a sample off the mean", first(verifyMix(scenario.MixDeclared{InputOutputRatio: 173}, MixObserved{InputOutputRatio: 319, RequestedInputOutputRatio: 318})), Verified},
 		{"mix: server cut outputs short", first(verifyMix(scenario.MixDeclared{InputOutputRatio: 2}, MixObserved{InputOutputRatio: 4, RequestedInputOutputRatio: 2})), Contradicted},
 		{"model: size agrees", first(verifyModel(scenario.ModelDeclared{Requested: "q", ParamsB: 27}, ModelObserved{Listed: []string{"q"}, ParamsB: 27.3}, Discovery{})), Verified},
@@ -38,18 +38,20 @@ func TestVerify(t *testing.T) {
 		{"model: not listed", first(verifyModel(scenario.ModelDeclared{Requested: "q"}, ModelObserved{Listed: []string{"other"}}, Discovery{})), Contradicted},
 		{"model: no metadata", first(verifyModel(scenario.ModelDeclared{Requested: "q"}, ModelObserved{}, Discovery{Err: "HTTP 404"})), Unverifiable},
 		{"kv: several agree, one hidden", first(verifyKV(scenario.KVCachePin{MaxModelLen: 8192, MaxNumSeqs: 4, GPUMemoryUtilization: 0.9, Batching: "continuous"},
-			KVCacheObserved{MaxModelLen: 8192, MaxNumSeqs: 4, GPUMemoryUtilization: 0.9})), Verified},
+			KVCacheObserved{MaxModelLen: 8192, MaxNumSeqs: 4, GPUMemoryUtilization: 0.9}, "llama.cpp")), Verified},
+		{"kv: batching agrees", first(verifyKV(scenario.KVCachePin{Batching: "continuous"}, KVCacheObserved{MaxModelLen: 1, Batching: "continuous"}, "vllm")), Verified},
+		{"kv: batching differs", first(verifyKV(scenario.KVCachePin{Batching: "continuous"}, KVCacheObserved{MaxModelLen: 1, Batching: "static"}, "sixpin-sim")), Contradicted},
 		{"kv: memory utilisation differs", first(verifyKV(scenario.KVCachePin{MaxModelLen: 8192, GPUMemoryUtilization: 0.9},
-			KVCacheObserved{MaxModelLen: 8192, GPUMemoryUtilization: 0.8})), Contradicted},
-		{"kv: prefix caching differs", first(verifyKV(scenario.KVCachePin{PrefixCaching: &yes}, KVCacheObserved{MaxModelLen: 1, PrefixCaching: &no})), Contradicted},
-		{"kv: declared but hidden", first(verifyKV(scenario.KVCachePin{GPUMemoryUtilization: 0.9}, KVCacheObserved{MaxModelLen: 8192})), Unverifiable},
+			KVCacheObserved{MaxModelLen: 8192, GPUMemoryUtilization: 0.8}, "")), Contradicted},
+		{"kv: prefix caching differs", first(verifyKV(scenario.KVCachePin{PrefixCaching: &yes}, KVCacheObserved{MaxModelLen: 1, PrefixCaching: &no}, "")), Contradicted},
+		{"kv: declared but hidden", first(verifyKV(scenario.KVCachePin{GPUMemoryUtilization: 0.9}, KVCacheObserved{MaxModelLen: 8192}, "")), Unverifiable},
 	}
 	for _, c := range cases {
 		if c.v != c.want {
 			t.Errorf("%s: %s, want %s", c.name, c.v, c.want)
 		}
 	}
-	if _, reason := verifyKV(scenario.KVCachePin{MaxModelLen: 32768}, KVCacheObserved{MaxModelLen: 8192}); !strings.Contains(reason, "32768") || !strings.Contains(reason, "8192") {
+	if _, reason := verifyKV(scenario.KVCachePin{MaxModelLen: 32768}, KVCacheObserved{MaxModelLen: 8192}, ""); !strings.Contains(reason, "32768") || !strings.Contains(reason, "8192") {
 		t.Errorf("a contradiction must name both values: %q", reason)
 	}
 }
@@ -97,5 +99,18 @@ func TestScheduleAndOpenLoopVerification(t *testing.T) {
 		if v, reason := verifyConcurrency(d, ConcurrencyObserved{MeanInFlight: 1, MeanServedInFlight: 1, Schedule: s}); v != c.verdict {
 			t.Errorf("%s: %s (%s), want %s", c.name, v, reason, c.verdict)
 		}
+	}
+}
+
+// Batching is compared where the server says it, and where it cannot
+// (llama.cpp), the card says why rather than a silent ✓.
+func TestVerifyBatching(t *testing.T) {
+	v, why := verifyKV(scenario.KVCachePin{MaxModelLen: 4096, Batching: "continuous"}, KVCacheObserved{MaxModelLen: 4096}, "llama.cpp")
+	if v != Verified || !strings.Contains(why, "not exposed: batching (llama.cpp batches continuously unless started with --no-cont-batching") {
+		t.Errorf("%s: %s", v, why)
+	}
+	v, why = verifyKV(scenario.KVCachePin{Batching: "static"}, KVCacheObserved{MaxModelLen: 4096, Batching: "continuous"}, "vllm")
+	if v != Contradicted || why != "batching declared static, server continuous" {
+		t.Errorf("%s: %s", v, why)
 	}
 }

@@ -159,13 +159,17 @@ func (c *fileCheck) window(name string, w *Window) {
 		n   float64
 	}{{"duration_s", w.DurationS}, {"requests", float64(w.Requests)}, {"completed", float64(w.Completed)},
 		{"failed", float64(w.Failed)}, {"output_tokens", float64(w.OutputTokens)}, {"reasoning_tokens", float64(w.ReasoningTokens)},
-		{"aggregate_output_tok_s", w.AggregateOutputTokS}, {"mean_in_flight", w.MeanInFlight}, {"max_in_flight", float64(w.MaxInFlight)}} {
+		{"aggregate_output_tok_s", w.AggregateOutputTokS}, {"mean_in_flight", w.MeanInFlight}, {"max_in_flight", float64(w.MaxInFlight)},
+		{"decode_unmeasured", float64(w.DecodeUnmeasured)}} {
 		if f.n < 0 {
 			c.at(p(f.key), "must be ≥ 0 (got %s)", exact(f.n))
 		}
 	}
 	if w.Completed+w.Failed > w.Requests && w.Requests >= 0 && w.Completed >= 0 && w.Failed >= 0 {
 		c.at(p("requests"), "must count its completed and failed requests (got %d < %d + %d)", w.Requests, w.Completed, w.Failed)
+	}
+	if w.DecodeUnmeasured > w.Completed && w.Completed >= 0 {
+		c.at(p("decode_unmeasured"), "must be ≤ completed (got %d > %d)", w.DecodeUnmeasured, w.Completed)
 	}
 	if e2e := w.E2EMs; (e2e == nil && w.Completed > 0) || (e2e != nil && e2e.Count != int64(w.Completed)) {
 		n := int64(0)

@@ -72,6 +72,11 @@ type Record struct {
 	// Chunks are the token-bearing chunks (content or reasoning) in
 	// arrival order.
 	Chunks []Chunk
+	// TokenReads is how many reads from the connection brought
+	// token-bearing chunks (0: unknown, a record from before it was
+	// counted). Chunks that came in one read arrived together: their
+	// gaps are the client's parse, not the server's decode (DecodeMeasured).
+	TokenReads int
 
 	// RequestedPromptTokens and RequestedOutputTokens are the Plan's pins
 	// for this request.

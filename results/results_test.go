@@ -465,7 +465,7 @@ func TestUnplannedCacheCommonStart(t *testing.T) {
 			recs = append(recs, r)
 		}
 		m := finish(t, WindowSpec{}, SLO{}, recs...)
-		p := BuildPins(Declared{}, m, Discovery{}, WindowAll, nil)
+		p := BuildPins(Declared{}, m, Discovery{}, nil, WindowAll, nil)
 		u := p.Prompt.Observed.UnplannedCache
 		if u == nil || u.CommonStart != c.wantCommon || !strings.Contains(u.String(), c.want) || !strings.Contains(p.Prompt.Reason, c.want) {
 			t.Errorf("%d of 100 cached: %+v, %q", c.cached, u, p.Prompt.Reason)

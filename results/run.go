@@ -33,6 +33,9 @@ type Run struct {
 	// lists why.
 	Valid   bool     `json:"valid"`
 	Invalid []string `json:"invalid,omitempty"`
+	// AllowPinMismatch names the pins whose contradiction the user
+	// accepted (`--allow-pin-mismatch`): ✗ on the card, not invalid.
+	AllowPinMismatch []string `json:"allow_pin_mismatch,omitempty"`
 
 	Scenario ScenarioInfo `json:"scenario"`
 	Target   TargetInfo   `json:"target"`

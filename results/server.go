@@ -6,22 +6,40 @@ import (
 	"time"
 )
 
-// KV regimes a window is labelled with (ServerWindow.KVRegime).
+// KV regimes a window is labelled with (ServerWindow.KVRegime): what, if
+// anything, held the server back — its KV cache, or only its admission.
 const (
-	// RegimeFits: the server neither queued nor preempted, and its KV
-	// cache stayed below SaturatedKVPct.
+	// RegimeFits: the KV cache was never the limit, and requests waited
+	// little or not at all.
 	RegimeFits = "fits"
-	// RegimeSaturated: requests waited (waiting > 0) or the KV cache
-	// reached SaturatedKVPct.
+	// RegimeQueued: requests waited for most of their TTFT (at least
+	// QueuedPct of it, and in at least QueuedPct of the scrapes, where
+	// the server says both) with the KV cache not under pressure:
+	// admission (max_num_seqs, the prefill budget) held them back, not
+	// memory. A shorter wait, for the next step of a continuous batch or
+	// behind another request's prefill, is the normal cost of batching
+	// and leaves the window fits.
+	RegimeQueued = "queued"
+	// RegimeSaturated: the KV cache was the limit: it reached
+	// SaturatedKVPct, or requests waited while it was above HighKVPct in
+	// at least QueuedPct of the scrapes.
 	RegimeSaturated = "saturated"
 	// RegimePreempting: the server preempted requests (its preemption
 	// counter rose).
 	RegimePreempting = "preempting"
 )
 
-// SaturatedKVPct is the KV usage, in percent, at which a window counts as
-// saturated.
-const SaturatedKVPct = 95
+// Thresholds of the KV regimes, in percent.
+const (
+	// SaturatedKVPct is the KV usage at which a window is saturated.
+	SaturatedKVPct = 95
+	// HighKVPct is the KV usage above which requests waiting count as
+	// waiting for the KV cache.
+	HighKVPct = 80
+	// QueuedPct is the share of TTFT spent in the server's queue, and of
+	// scrapes with requests waiting, that makes waiting sustained.
+	QueuedPct = 50
+)
 
 // ServerSample is one scrape of the server's Prometheus metrics, as read:
 // gauges at the scrape and cumulative counters and histograms since the
@@ -130,8 +148,15 @@ type ServerWindow struct {
 	E2EMs     *HistDelta `json:"e2e_ms,omitempty"`
 	QueueMs   *HistDelta `json:"queue_ms,omitempty"`
 	PrefillMs *HistDelta `json:"prefill_ms,omitempty"`
-	// KVRegime is RegimeFits, RegimeSaturated or RegimePreempting ("":
-	// no scrape in the window exposed the gauges it is judged by).
+	// WaitingScrapesShare is the share (0–1) of the window's scrapes in
+	// which requests were waiting; QueuedTTFTShare the share of the
+	// requests' TTFT spent in the server's queue, by its timing of each
+	// request or its queue-time histogram (nil: unknown).
+	WaitingScrapesShare *float64 `json:"waiting_scrapes_share,omitempty"`
+	QueuedTTFTShare     *float64 `json:"queued_ttft_share,omitempty"`
+	// KVRegime is RegimeFits, RegimeQueued, RegimeSaturated or
+	// RegimePreempting ("": no scrape in the window exposed the gauges it
+	// is judged by).
 	KVRegime string `json:"kv_regime,omitempty"`
 }
 
@@ -194,6 +219,7 @@ func serverWindow(samples []ServerSample, w *Window) *ServerWindow {
 	start, end := secs(w.StartS), secs(w.EndS)
 	sw := &ServerWindow{ClientOutputTokS: w.AggregateOutputTokS, ClientInputOutputRatio: w.InputOutputRatio}
 	var kv, run, wait gauge
+	var waited, waitedHighKV int
 	for _, x := range samples {
 		if x.T < start || x.T > end {
 			continue
@@ -207,6 +233,12 @@ func serverWindow(samples []ServerSample, w *Window) *ServerWindow {
 		}
 		if x.Waiting != nil {
 			wait.add(*x.Waiting)
+			if *x.Waiting > 0 {
+				waited++
+				if x.KVUsage != nil && *x.KVUsage*100 >= HighKVPct {
+					waitedHighKV++
+				}
+			}
 		}
 	}
 	sw.KVUsagePct, sw.Running, sw.Waiting = kv.result(), run.result(), wait.result()
@@ -237,15 +269,48 @@ func serverWindow(samples []ServerSample, w *Window) *ServerWindow {
 			sw.PrefixCacheHitPct = &r.Mean
 		}
 	}
+	if wait.n > 0 {
+		share := float64(waited) / float64(wait.n)
+		sw.WaitingScrapesShare = &share
+	}
+	sw.QueuedTTFTShare = queuedTTFT(w, sw)
+	sw.KVRegime = regime(sw, float64(waitedHighKV)/float64(max(wait.n, 1)))
+	return sw
+}
+
+// queuedTTFT is the share of the window's TTFT its requests spent in the
+// server's queue: by the server's timing of each request (w), else its
+// queue-time and TTFT histograms; nil when the server says neither.
+func queuedTTFT(w *Window, sw *ServerWindow) *float64 {
+	var share float64
+	switch {
+	case w.ServerQueueMs != nil && w.ServerQueueMs.Count > 0 && w.TTFTMs != nil && w.TTFTMs.Mean > 0:
+		share = w.ServerQueueMs.Mean / w.TTFTMs.Mean
+	case sw.QueueMs != nil && sw.TTFTMs != nil && sw.TTFTMs.Mean > 0:
+		share = sw.QueueMs.Mean / sw.TTFTMs.Mean
+	default:
+		return nil
+	}
+	share = min(share, 1)
+	return &share
+}
+
+// regime labels a window by what held the server back (the Regime*
+// constants); waitedHighKV is the share of its scrapes with requests
+// waiting while the KV cache was above HighKVPct.
+func regime(sw *ServerWindow, waitedHighKV float64) string {
+	sustained := func(share *float64) bool { return share == nil || *share*100 >= QueuedPct }
 	switch {
 	case sw.Preemptions != nil && *sw.Preemptions > 0:
-		sw.KVRegime = RegimePreempting
-	case sw.Waiting != nil && sw.Waiting.Peak > 0, sw.KVUsagePct != nil && sw.KVUsagePct.Peak >= SaturatedKVPct:
-		sw.KVRegime = RegimeSaturated
+		return RegimePreempting
+	case sw.KVUsagePct != nil && sw.KVUsagePct.Peak >= SaturatedKVPct, waitedHighKV*100 >= QueuedPct:
+		return RegimeSaturated
+	case (sw.QueuedTTFTShare != nil || sw.WaitingScrapesShare != nil) && sustained(sw.QueuedTTFTShare) && sustained(sw.WaitingScrapesShare):
+		return RegimeQueued
 	case sw.Waiting != nil || sw.KVUsagePct != nil:
-		sw.KVRegime = RegimeFits
+		return RegimeFits
 	}
-	return sw
+	return ""
 }
 
 func secs(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
@@ -289,10 +354,15 @@ func pctOf(v *float64) *float64 {
 }
 
 // since is the counter's rise from base to v; a counter that fell (the
-// server restarted) counts from zero.
+// server restarted) counts from zero, and so does one absent at base (a
+// Prometheus client creates a labelled series at its first event).
 func since(v, base *float64) *float64 {
-	if v == nil || base == nil {
+	if v == nil {
 		return nil
+	}
+	if base == nil {
+		d := *v
+		return &d
 	}
 	d := *v - *base
 	if d < 0 {
@@ -333,10 +403,19 @@ func hitPct(a, b ServerSample) *float64 {
 	return pctOf(b.PrefixHitRate)
 }
 
-// histDelta is histogram b less a (same buckets), in ms; nil when either
-// is missing, the buckets differ, or nothing was counted between them.
+// histDelta is histogram b less a (same buckets), in ms; nil when b is
+// missing, the buckets differ, or nothing was counted between them. A
+// histogram absent at a counts from zero: vLLM's histograms, like every
+// Prometheus client's labelled series, first appear with their first
+// observation, which may be mid-run.
 func histDelta(a, b *ServerHist) *HistDelta {
-	if a == nil || b == nil || len(a.Bounds) != len(b.Bounds) {
+	if b == nil {
+		return nil
+	}
+	if a == nil {
+		a = &ServerHist{Bounds: b.Bounds, Counts: make([]float64, len(b.Counts))}
+	}
+	if len(a.Bounds) != len(b.Bounds) {
 		return nil
 	}
 	n := b.Count - a.Count

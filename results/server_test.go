@@ -120,7 +120,11 @@ func TestFitKV(t *testing.T) {
 		{"max_num_seqs caps", 32, 1200, 0, 0, KVFacts{BudgetTokens: 524_288, MaxNumSeqs: 16}, 38_400, 524_288, 16, false},
 		{"shared prefix once", 4, 1000, 10_000, 1, KVFacts{BudgetTokens: 14_000, PrefixCaching: &on}, 14_000, 14_000, 4, true},
 		{"no prefix cache", 4, 1000, 10_000, 1, KVFacts{BudgetTokens: 14_000, PrefixCaching: &off}, 44_000, 14_000, 1, false},
-		{"llama.cpp slots", 4, 3000, 0, 0, KVFacts{MaxModelLen: 2048, MaxNumSeqs: 2}, 12_000, 4096, 1, false},
+		// llama.cpp says a slot's context and its slots, not whether they
+		// share one cache: the smaller reading decides.
+		{"llama.cpp slots", 4, 3000, 0, 0, KVFacts{MaxModelLen: 2048, MaxNumSeqs: 2}, 12_000, 2048, 0, false},
+		{"llama-server --kv-unified", 8, 10_000, 0, 0, KVFacts{MaxModelLen: 32_768, MaxNumSeqs: 4}, 80_000, 32_768, 3, false},
+		{"one slot", 1, 1000, 0, 0, KVFacts{MaxModelLen: 4096, MaxNumSeqs: 1}, 1000, 4096, 1, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -132,6 +136,14 @@ func TestFitKV(t *testing.T) {
 	}
 	if FitKV(8, 1000, 0, 0, KVFacts{MaxModelLen: 4096}, nil) != nil {
 		t.Error("a fit without a budget")
+	}
+	// The larger reading is beside the smaller, never taken as fact.
+	f := FitKV(8, 10_000, 0, 0, KVFacts{MaxModelLen: 32_768, MaxNumSeqs: 4}, nil)
+	if !f.Uncertain || f.AltBudgetTokens != 131_072 || f.AltMaxFit != 4 {
+		t.Errorf("unified or not: %+v", f)
+	}
+	if f := FitKV(1, 1000, 0, 0, KVFacts{MaxModelLen: 4096, MaxNumSeqs: 1}, nil); f.Uncertain {
+		t.Errorf("one slot is one cache either way: %+v", f)
 	}
 }
 
@@ -155,5 +167,72 @@ func TestTTFTSplit(t *testing.T) {
 	near(t, "rest max (500 − 300)", w.TTFTRestMs.Max, 200, 0.5)
 	if m.Histograms[WindowAll][MetricTTFTRest.Name].Unit == "" {
 		t.Error("no ttft_rest_ms histogram")
+	}
+}
+
+// TestKVRegimes: a window is saturated only when the KV cache was the
+// limit; a queue without KV pressure is queued, with its share of
+// scrapes and of TTFT; a passing wait is still fits.
+func TestKVRegimes(t *testing.T) {
+	scrape := func(sec int, kv, running, waiting float64) ServerSample {
+		return ServerSample{T: time.Duration(sec) * time.Second, KVUsage: fp(kv), Running: fp(running), Waiting: fp(waiting), Preemptions: fp(0)}
+	}
+	ttft := &Dist{Count: 10, Mean: 1000}
+	cases := []struct {
+		name    string
+		kv      []float64 // per scrape, 0–1
+		waiting []float64
+		w       *Window
+		want    string
+	}{
+		// The default first run's shape: KV at 10%, one scrape of ten
+		// with a request waiting for the prefill budget.
+		{"a passing wait", []float64{.1, .1, .1, .1, .1, .1, .1, .1, .1, .1}, []float64{0, 0, 0, 1, 0, 0, 0, 0, 0, 0}, &Window{}, RegimeFits},
+		{"a passing wait, timed", []float64{.1, .1, .1, .1, .1, .1, .1, .1, .1, .1}, []float64{0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+			&Window{TTFTMs: ttft, ServerQueueMs: &Dist{Count: 10, Mean: 20}}, RegimeFits},
+		{"admission holds them back", []float64{.6, .6, .6, .6, .6, .6, .6, .6, .6, .6}, []float64{8, 8, 8, 8, 8, 8, 8, 8, 8, 8}, &Window{}, RegimeQueued},
+		// smoke.yaml's shape: a request arriving during another's prefill
+		// step waits for it to end.
+		{"a wait behind a prefill", []float64{.1, .1, .1, .1, .1, .1, .1}, []float64{0, 3, 0, 0, 1, 0, 0},
+			&Window{TTFTMs: ttft, ServerQueueMs: &Dist{Count: 10, Mean: 220}}, RegimeFits},
+		{"queued, by the server's timing", []float64{.1, .1, .1, .1, .1, .1, .1, .1, .1, .1}, []float64{0, 2, 2, 2, 2, 2, 2, 0, 0, 0},
+			&Window{TTFTMs: ttft, ServerQueueMs: &Dist{Count: 10, Mean: 600}}, RegimeQueued},
+		{"most scrapes waiting, but a short part of TTFT", []float64{.1, .1, .1, .1, .1, .1, .1, .1, .1, .1}, []float64{0, 2, 2, 2, 2, 2, 2, 0, 0, 0},
+			&Window{TTFTMs: ttft, ServerQueueMs: &Dist{Count: 10, Mean: 200}}, RegimeFits},
+		{"KV full", []float64{.5, .7, .96, .9, .9, .9, .9, .9, .9, .9}, []float64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, &Window{}, RegimeSaturated},
+		{"waiting while KV is high", []float64{.85, .85, .85, .85, .85, .85, .85, .85, .85, .85}, []float64{0, 2, 2, 2, 2, 2, 0, 0, 0, 0}, &Window{}, RegimeSaturated},
+		{"waiting a while, KV high", []float64{.85, .85, .85, .85, .85, .85, .85, .85, .85, .85}, []float64{0, 2, 2, 0, 0, 0, 0, 0, 0, 0}, &Window{}, RegimeFits},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.w.StartS, c.w.EndS = 0, float64(len(c.kv)-1)
+			var xs []ServerSample
+			for i := range c.kv {
+				xs = append(xs, scrape(i, c.kv[i], 4, c.waiting[i]))
+			}
+			sw := BuildServer("x", time.Second, xs, 0, "", map[string]*Window{WindowSteady: c.w}).Windows[WindowSteady]
+			if sw.KVRegime != c.want {
+				t.Errorf("regime %q, want %q (waiting in %v of scrapes, %v of TTFT queued)", sw.KVRegime, c.want, val(sw.WaitingScrapesShare), val(sw.QueuedTTFTShare))
+			}
+		})
+	}
+}
+
+// A server histogram or counter that first appears mid-run (vLLM creates
+// a labelled series at its first observation) counts from zero, not
+// dropped: 12 requests queued for 32.3 s in all.
+func TestSeriesAbsentAtBaseline(t *testing.T) {
+	bounds := []float64{1, 5, 10, math.Inf(1)}
+	xs := []ServerSample{
+		{T: 0, Waiting: fp(0)},
+		{T: 10 * time.Second, Waiting: fp(3), Preemptions: fp(2), Queue: &ServerHist{Bounds: bounds, Counts: []float64{4, 10, 12, 12}, Count: 12, Sum: 32.3}},
+	}
+	s := BuildServer("x", time.Second, xs, 0, "", map[string]*Window{WindowAll: {StartS: 0, EndS: 10}})
+	w := s.Windows[WindowAll]
+	if w.QueueMs == nil || w.QueueMs.Count != 12 || math.Abs(w.QueueMs.Mean-32300.0/12) > 1e-6 {
+		t.Errorf("queue %+v", w.QueueMs)
+	}
+	if w.Preemptions == nil || *w.Preemptions != 2 || s.Series[1].Preemptions == nil || *s.Series[1].Preemptions != 2 {
+		t.Errorf("preemptions: window %v, series %v", w.Preemptions, s.Series[1].Preemptions)
 	}
 }

@@ -248,7 +248,7 @@ func (a *contextAcc) add(r *Record) {
 	if e2e > 0 {
 		record(a.eff[i], float64(out)/e2e.Seconds()*1e3, 1)
 	}
-	if d := e2e - ttft; out > 1 && d > 0 {
+	if d := e2e - ttft; out > 1 && d > 0 && r.DecodeMeasured() {
 		record(a.dec[i], float64(out-1)/d.Seconds()*1e3, 1)
 	}
 	record(a.ttft[i], float64(ttft/time.Microsecond), 1)

@@ -231,6 +231,9 @@ func (s *spill) put(r *Record) {
 			flags |= 16
 		}
 	}
+	if r.TokenReads > 0 {
+		flags |= 32 // the token reads follow the server's timings
+	}
 	b = binary.AppendUvarint(b, uint64(r.Index))
 	b = binary.AppendUvarint(b, ids[0])
 	b = binary.AppendUvarint(b, ids[1])
@@ -278,6 +281,9 @@ func (s *spill) put(r *Record) {
 		b = binary.AppendUvarint(b, uint64(max(t.PromptTokens, 0)))
 		b = binary.AppendUvarint(b, uint64(max(t.CachedTokens, 0)))
 		b = binary.AppendUvarint(b, uint64(max(t.PredictedTokens, 0)))
+	}
+	if flags&32 != 0 {
+		b = binary.AppendUvarint(b, uint64(r.TokenReads))
 	}
 	s.buf = b
 	s.n++
@@ -515,6 +521,9 @@ func (s *spillReader) decode(b []byte, r *Record) error {
 		t.Has, t.QueueKnown = true, flags&16 != 0
 		t.Queue, t.Prefill, t.Decode = usDur(int64(d.u())), usDur(int64(d.u())), usDur(int64(d.u()))
 		t.PromptTokens, t.CachedTokens, t.PredictedTokens = int(d.u()), int(d.u()), int(d.u())
+	}
+	if flags&32 != 0 {
+		r.TokenReads = int(d.u())
 	}
 	if d.err != nil {
 		return errSpillCorrupt

@@ -69,6 +69,9 @@ type ConcurrencyDeclared struct {
 	// Sessions is true when Streams counts concurrent agentic sessions
 	// (or, in a trace replay, the most sessions the trace had at once).
 	Sessions bool `json:"sessions,omitempty"`
+	// Queueing is "allowed" when the scenario is a queueing study
+	// (ConcurrencyPin.Queueing).
+	Queueing string `json:"queueing,omitempty"`
 }
 
 // MixDeclared is pin 6 as declared: the input:output ratio (the
@@ -109,7 +112,7 @@ func (p *Plan) Declared(w Wire) Declared {
 			Exact: pins.Output.Exact, Control: w.OutputControl},
 		Concurrency: ConcurrencyDeclared{Mode: pins.Concurrency.Mode, Streams: p.Streams(),
 			RateRPS: p.Rate(), Arrival: pins.Concurrency.Arrival, Burstiness: pins.Concurrency.Burstiness,
-			MaxInFlight: p.MaxInFlight()},
+			MaxInFlight: p.MaxInFlight(), Queueing: pins.Concurrency.Queueing},
 		KVCache:      pins.KVCache,
 		Mix:          MixDeclared{InputOutputRatio: pins.Mix.InputOutputRatio},
 		CachePlanned: pins.Prompt.SharedPrefixTokens > 0 || s.Workload.Agentic() || s.Workload.Replay(),

@@ -154,7 +154,16 @@ type ConcurrencyPin struct {
 	Burstiness float64 `yaml:"burstiness"`
 	// MaxInFlight caps open-loop requests in flight; zero means no cap.
 	MaxInFlight int `yaml:"max_in_flight"`
+	// Queueing is QueueingAllowed when the scenario studies a server that
+	// queues part of what it is sent (a queueing study): a server that
+	// served less concurrency than the client kept in flight is then
+	// reported, not a broken pin. Empty: the server must serve what it is
+	// sent.
+	Queueing string `yaml:"queueing"`
 }
+
+// QueueingAllowed is ConcurrencyPin.Queueing's one value.
+const QueueingAllowed = "allowed"
 
 // KVCachePin is pin 5: the server's KV-cache budget as declared. sixpin
 // cannot set it; it records it, checks it for consistency, and verifies it

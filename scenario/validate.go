@@ -639,6 +639,9 @@ func (v *validator) concurrency() {
 	default:
 		v.errorf(p+".mode", "must be closed or open (got %q)", c.Mode)
 	}
+	if v.has(p+".queueing") && c.Queueing != QueueingAllowed {
+		v.errorf(p+".queueing", "must be %s (a queueing study: the server may queue part of the streams) or left out (got %q)", QueueingAllowed, c.Queueing)
+	}
 }
 
 // classes checks the mix's classes and reports whether they are valid.

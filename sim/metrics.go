@@ -183,4 +183,11 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(bw, "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n")
 	fmt.Fprintf(bw, "# TYPE vllm:cache_config_info gauge\n")
 	fmt.Fprintf(bw, "vllm:cache_config_info{%s} 1.0\n", s.metricsLabels())
+	fmt.Fprintf(bw, "# HELP %s The simulator's scheduler (not a vLLM metric).\n# TYPE %[1]s gauge\n", SchedulerConfigInfo)
+	fmt.Fprintf(bw, "%s{batching=\"%s\",max_num_seqs=\"%d\"} 1.0\n", SchedulerConfigInfo, s.cfg.Batching, s.cfg.MaxNumSeqs)
 }
+
+// SchedulerConfigInfo is the simulator's own info metric in /metrics: its
+// batching (continuous or static) and max_num_seqs as labels, which
+// vLLM's metrics do not state (vLLM always batches continuously).
+const SchedulerConfigInfo = "sixpin_sim:scheduler_config_info"

@@ -26,7 +26,7 @@ func scrape(t *testing.T, url string) map[string]float64 {
 		}
 		i := strings.LastIndexByte(line, ' ')
 		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if i < 0 || err != nil || !strings.HasPrefix(line, "vllm:") {
+		if i < 0 || err != nil || !strings.HasPrefix(line, "vllm:") && !strings.HasPrefix(line, SchedulerConfigInfo+"{") {
 			t.Fatalf("not a sample: %q", line)
 		}
 		m[line[:i]] = v

@@ -58,6 +58,7 @@ func NewCmdRun(f *Factory, runF func(*cobra.Command, *RunOptions) error) *cobra.
 	fl.IntVar(&c.Repeat, "repeat", 0, "run N times (seeds seed, seed+1, …) and report means with 95% confidence intervals")
 	fl.BoolVar(&opts.NoProgress, "no-progress", false, "no progress bar")
 	fl.BoolVar(&c.AllowOverContext, "allow-over-context", false, "send planned prompts longer than the server's context on purpose, to measure how it refuses them (without it the prompt pin is ✗ and the run invalid)")
+	fl.StringSliceVar(&c.AllowPinMismatch, "allow-pin-mismatch", nil, "accept a contradicted pin knowingly (model, prompt, output, concurrency, kv_cache or mix; repeatable): it stays ✗ on the card and is recorded in the results, but the run is valid")
 	fl.StringVar(&c.PromptSalt, "prompt-salt", "", "reuse a run's prompt salt (scenario.prompt_salt in its results) to send the same prompt bytes again, e.g. for warm-cache studies (default: a fresh salt per run)")
 	fl.DurationVar(&c.Checkpoint, "checkpoint", harness.DefaultCheckpoint, "rewrite the results file, marked incomplete, this often once a run has gone on for a minute (0: never)")
 	fl.StringVar(&opts.Shard, "shard", "", "run shard I of N of the scenario's plan (I/N, e.g. 0/4; needs --run-id); `sixpin merge` combines the shards' results")
@@ -94,6 +95,9 @@ func runRun(cmd *cobra.Command, opts *RunOptions) error {
 	}
 	c.ServerMetrics = sm
 	if c.KVFit, err = harness.ParseKVFit(c.KVFit); err != nil {
+		return badInput(err)
+	}
+	if err := harness.CheckPinNames("--allow-pin-mismatch", c.AllowPinMismatch); err != nil {
 		return badInput(err)
 	}
 	if err := parseDistributed(opts, &c.Distributed); err != nil {
