@@ -240,11 +240,13 @@ func (r *call) httpError(cancel context.CancelCauseFunc, resp *http.Response, bo
 		if rec.RateLimitBucket == "" {
 			rec.RateLimitBucket = bucketFromHeaders(resp.Header)
 		}
-		rec.RetryAfter = r.runTime(retryAfter(resp.Header.Get("Retry-After"), time.Now()))
 	case code >= 500:
 		rec.Err = results.ErrHTTP5xx
 	default:
 		rec.Err = results.ErrHTTP4xx
+	}
+	if results.AsksToSlowDown(resp.StatusCode) {
+		rec.RetryAfter = r.runTime(retryHint(resp.Header, time.Now()))
 	}
 }
 

@@ -132,6 +132,9 @@ func (s *spill) put(r *Record) error {
 			flags |= 16
 		}
 	}
+	if r.Backoff > 0 || r.Withheld > 0 {
+		flags |= 32 // the backoff and the withheld arrivals come last
+	}
 	b = binary.AppendUvarint(b, uint64(r.Index))
 	b = binary.AppendUvarint(b, ids[0])
 	b = binary.AppendUvarint(b, ids[1])
@@ -179,6 +182,10 @@ func (s *spill) put(r *Record) error {
 		b = binary.AppendUvarint(b, uint64(max(t.PromptTokens, 0)))
 		b = binary.AppendUvarint(b, uint64(max(t.CachedTokens, 0)))
 		b = binary.AppendUvarint(b, uint64(max(t.PredictedTokens, 0)))
+	}
+	if flags&32 != 0 {
+		b = binary.AppendUvarint(b, uint64(max(us(r.Backoff), 0)))
+		b = binary.AppendUvarint(b, uint64(max(r.Withheld, 0)))
 	}
 	s.buf = b
 	if err := s.frame(frameRecord, b); err != nil {
@@ -359,6 +366,9 @@ func (s *spillReader) decode(b []byte, r *Record) error {
 		t.Has, t.QueueKnown = true, flags&16 != 0
 		t.Queue, t.Prefill, t.Decode = usDur(int64(d.u())), usDur(int64(d.u())), usDur(int64(d.u()))
 		t.PromptTokens, t.CachedTokens, t.PredictedTokens = int(d.u()), int(d.u()), int(d.u())
+	}
+	if flags&32 != 0 {
+		r.Backoff, r.Withheld = usDur(int64(d.u())), int(d.u())
 	}
 	if d.err != nil {
 		return errSpillCorrupt
