@@ -10,12 +10,13 @@ import (
 
 // health records when the endpoint could not be reached: an outage opens
 // at the first request that fails to connect and closes at the first
-// answer to a request sent after it on a connection opened for it. An
-// answer on a kept-alive connection says only that the connection still
-// works (a server going down closes its listener before its
-// connections), not that the endpoint accepts connections again. It is updated once per request
-// (never per chunk) from any goroutine; while the endpoint is up an
-// answer costs one atomic load.
+// real answer to a request sent after it on a connection opened for it:
+// a 503 (a server still loading its model) or 529 (overloaded) is not
+// one. An answer on a kept-alive connection says only that the connection
+// still works (a server going down closes its listener before its
+// connections), not that the endpoint accepts connections again. It is
+// updated once per request (never per chunk) from any goroutine; while
+// the endpoint is up an answer costs one atomic load.
 type health struct {
 	down atomic.Bool
 	mu   sync.Mutex
