@@ -142,11 +142,10 @@ func (r *call) stream(inflight context.Context, cut error, req scenario.Request,
 			r.health.failed(rec.Sent)
 		}
 	} else {
-		if code := s.resp.StatusCode; code != http.StatusServiceUnavailable && code != 529 {
-			// A server still starting (503 Loading model) or overloaded
-			// (529) is not back yet: the outage lasts until a real answer.
-			r.health.answered(rec.Sent, r.since(), s.freshConn)
-		}
+		// A server still starting (503 Loading model) or overloaded (529)
+		// is not back yet: an outage lasts until a real answer.
+		code := s.resp.StatusCode
+		r.health.answered(rec.Sent, r.since(), s.freshConn, code != http.StatusServiceUnavailable && code != 529)
 		r.readResponse(ctx, cancel, s.resp, rec)
 	}
 	// Everything the record keeps of the server's text, redacted in one
