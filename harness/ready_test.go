@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/sim"
 )
 
@@ -101,4 +102,41 @@ func TestWaitForTheServerToLoad(t *testing.T) {
 			t.Errorf("results written for a run that never started")
 		}
 	})
+}
+
+// A server that answers every request 429 (Retry-After: 1, the
+// simulator's fault): sixpin backs off, so a 3 s run at c=4 sends at most
+// c × 3 + c requests; the run is still invalid under the default error
+// budget, and the summary says the server asked it to slow down, how
+// often, and how long sixpin waited.
+func TestRateLimitedRunSaysSo(t *testing.T) {
+	endpoint := simServer(t, sim.Config{Model: "m", Timing: sim.TimingNone, Tokenizer: "words",
+		Faults: map[string]float64{sim.FaultHTTP429: 1}}, nil)
+	cfg := quiet(t, Config{ScenarioPath: scenarioFile(t, `name: storm
+seed: 1
+pins:
+  model: {name: m}
+  prompt: {tokens: 50}
+  output: {tokens: 20}
+  concurrency: {mode: closed, streams: 4}
+duration: 3s
+`), Endpoint: endpoint, Model: "m", Tokenizer: "words"})
+	cfg.Output = t.TempDir() + "/r.json"
+	o, err := Run(t.Context(), t.Context(), cfg)
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "over the error budget of 1% (the default") {
+		t.Fatalf("err %v, want invalid over the default error budget", err)
+	}
+	e := o.Run.Errors
+	if e.Requests > 4*3+4 || e.SlowDowns["429"] != e.Requests || e.BackoffS["http_429"] <= 0 {
+		t.Errorf("errors %+v: want at most 16 requests, each a 429, and the waits after them", e)
+	}
+	summary := cfg.Out.(interface{ String() string }).String()
+	for _, want := range []string{
+		"the server asked sixpin to slow down " + numfmt.Count(e.Requests, "time", "") + " (429 × ",
+		"sixpin waited ", "(after http_429 ",
+	} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("summary lacks %q:\n%s", want, summary)
+		}
+	}
 }
