@@ -35,7 +35,7 @@ func waitReady(ctx context.Context, cfg Config, c *endpoint.Client) error {
 		return nil
 	}
 	start := time.Now()
-	rng := rand.New(rand.NewPCG(uint64(start.UnixNano()), 0x7265616479)) // "ready"
+	rng := rand.New(rand.NewPCG(endpoint.ProbeSeed, 0x7265616479)) // "ready": jitter, not part of the measurement
 	var said time.Time
 	for n := 0; ; n++ {
 		r := c.Ready(ctx)
