@@ -250,20 +250,6 @@ func encodeExtra(m map[string]any) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// retryAfter parses a Retry-After header: seconds, or an HTTP date.
-func retryAfter(v string, now time.Time) time.Duration {
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs >= 0 {
-		return time.Duration(secs * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0)
-	}
-	return 0
-}
-
 // bucketFromHeaders names the exhausted limit from x-ratelimit-remaining-*
 // headers (OpenAI's and Cerebras' styles) or anthropic-ratelimit-*-remaining
 // ones (Anthropic's input-tokens limit counts no cache reads: the uncached

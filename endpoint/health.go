@@ -10,12 +10,14 @@ import (
 
 // health records when the endpoint could not be reached: an outage opens
 // at the first request that fails to connect and closes at the first
-// answer to a request sent after it on a connection opened for it. An
-// answer on a kept-alive connection says only that the connection still
-// works (a server going down closes its listener before its
-// connections), not that the endpoint accepts connections again. It is updated once per request
-// (never per chunk) from any goroutine; while the endpoint is up an
-// answer costs one atomic load.
+// real answer to a request sent after it, once the endpoint has answered
+// one of those on a connection opened for it. An answer on a kept-alive
+// connection says only that the connection still works (a server going
+// down closes its listener before its connections), not that the endpoint
+// accepts connections again; a 503 (a server still loading its model) or
+// 529 (overloaded) says it does, but is not a real answer. It is updated
+// once per request (never per chunk) from any goroutine; while the
+// endpoint is up an answer costs one atomic load.
 type health struct {
 	down atomic.Bool
 	mu   sync.Mutex
@@ -25,6 +27,9 @@ type health struct {
 	openAt  time.Duration
 	last    time.Duration
 	outages []results.Outage
+	// accepting is set once, since the latest failure, a request sent
+	// during the outage was answered on a new connection.
+	accepting bool
 }
 
 // failed records a request sent at sent that could not connect.
@@ -37,18 +42,24 @@ func (h *health) failed(sent time.Duration) {
 	}
 	h.open.FailedRequests++
 	h.last = max(h.last, sent)
+	h.accepting = false
 }
 
 // answered records an answer, at at, to a request sent at sent; fresh
-// is whether it came on a connection opened for the request.
-func (h *health) answered(sent, at time.Duration, fresh bool) {
-	if !fresh || !h.down.Load() {
+// is whether it came on a connection opened for the request, real whether
+// it was a real answer (not a 503 or 529).
+func (h *health) answered(sent, at time.Duration, fresh, real bool) {
+	if !h.down.Load() || !fresh && !real {
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.down.Load() || sent < h.openAt {
 		return // sent before the outage began: it says nothing of the endpoint now
+	}
+	h.accepting = h.accepting || fresh
+	if !real || !h.accepting {
+		return
 	}
 	h.open.EndS, h.open.Recovered = at.Seconds(), true
 	h.outages = append(h.outages, h.open)

@@ -142,7 +142,10 @@ func (r *call) stream(inflight context.Context, cut error, req scenario.Request,
 			r.health.failed(rec.Sent)
 		}
 	} else {
-		r.health.answered(rec.Sent, r.since(), s.freshConn)
+		// A server still starting (503 Loading model) or overloaded (529)
+		// is not back yet: an outage lasts until a real answer.
+		code := s.resp.StatusCode
+		r.health.answered(rec.Sent, r.since(), s.freshConn, code != http.StatusServiceUnavailable && code != 529)
 		r.readResponse(ctx, cancel, s.resp, rec)
 	}
 	// Everything the record keeps of the server's text, redacted in one
@@ -240,11 +243,13 @@ func (r *call) httpError(cancel context.CancelCauseFunc, resp *http.Response, bo
 		if rec.RateLimitBucket == "" {
 			rec.RateLimitBucket = bucketFromHeaders(resp.Header)
 		}
-		rec.RetryAfter = r.runTime(retryAfter(resp.Header.Get("Retry-After"), time.Now()))
 	case code >= 500:
 		rec.Err = results.ErrHTTP5xx
 	default:
 		rec.Err = results.ErrHTTP4xx
+	}
+	if results.AsksToSlowDown(resp.StatusCode) {
+		rec.RetryAfter = r.runTime(retryHint(resp.Header, time.Now()))
 	}
 }
 

@@ -64,6 +64,11 @@ type Config struct {
 	Grace time.Duration
 	// StallTimeout overrides the runner's stall timeout when > 0.
 	StallTimeout time.Duration
+	// ReadyTimeout is how long a run waits, before load, for a server
+	// still starting (not listening yet, or answering 503 Loading model)
+	// to be ready; 0: it does not wait (the CLI's default is
+	// DefaultReadyTimeout).
+	ReadyTimeout time.Duration
 	// Getenv reads the environment (API keys); nil means os.Getenv.
 	Getenv func(string) string
 	// Out receives the first line and the summary; ErrOut progress and
@@ -296,27 +301,10 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 		fmt.Fprintf(cfg.Out, "sixpin: running %s against %s (model %q, profile %s)\n", sc.Path, redact.URL(tg.BaseURL), tg.Model, tg.profile.Name)
 	}
 
-	var notes []string
-	prompts, tok, err := promptBuilder(ctx, cfg, tg)
-	if err != nil {
-		return nil, err
-	}
-	if tok.warning != "" {
-		notes = append(notes, tok.warning)
-		fmt.Fprintf(cfg.ErrOut, "sixpin: warning: %s\n", tok.warning)
-	}
 	whole := scenario.NewPlan(sc, scenario.PromptSalt(salt))
 	plan, err := shardPlan(cfg, whole)
 	if err != nil {
 		return nil, err
-	}
-	opts := []runner.Option{runner.WithPrompts(prompts)}
-	if tg.profile.Pricing.Set() {
-		opts = append(opts, runner.WithPricing(tg.profile.Pricing))
-	}
-	if scaled(cfg) {
-		opts = append(opts, runner.WithTimeScale(cfg.TimeScale))
-		notes = append(notes, fmt.Sprintf("compressed time: the simulator and the client ran %s× faster than real time; every figure but the client-added latency is in simulated time", numfmt.Sig(1/cfg.TimeScale)))
 	}
 	co := runner.ClientOptions(plan)
 	co.StallTimeout = cfg.StallTimeout
@@ -327,6 +315,29 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
 	p.client = client
+	// Everything from here on asks the server: a server still loading
+	// its model would answer 503 to all of it.
+	if err := waitReady(ctx, cfg, client); err != nil {
+		return nil, err
+	}
+
+	var notes []string
+	prompts, tok, err := promptBuilder(ctx, cfg, tg)
+	if err != nil {
+		return nil, err
+	}
+	if tok.warning != "" {
+		notes = append(notes, tok.warning)
+		fmt.Fprintf(cfg.ErrOut, "sixpin: warning: %s\n", tok.warning)
+	}
+	opts := []runner.Option{runner.WithPrompts(prompts)}
+	if tg.profile.Pricing.Set() {
+		opts = append(opts, runner.WithPricing(tg.profile.Pricing))
+	}
+	if scaled(cfg) {
+		opts = append(opts, runner.WithTimeScale(cfg.TimeScale))
+		notes = append(notes, fmt.Sprintf("compressed time: the simulator and the client ran %s× faster than real time; every figure but the client-added latency is in simulated time", numfmt.Sig(1/cfg.TimeScale)))
+	}
 
 	disc := endpoint.Discover(ctx, client)
 	tmpl, ok, msg := endpoint.Probe(ctx, client, endpoint.ProbeRequest{

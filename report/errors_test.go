@@ -46,3 +46,39 @@ func TestSummaryOutagesAndReconnects(t *testing.T) {
 		t.Errorf("summary lacks %q:\n%s", want, b.String())
 	}
 }
+
+// The summary says when the server asked sixpin to slow down, how often
+// (by status), how long sixpin waited (by what it waited after), and
+// how many open-loop arrivals it withheld; a run that only waited after
+// connect failures says that much.
+func TestSummaryBackoff(t *testing.T) {
+	run := &results.Run{
+		Headline: results.WindowSteady,
+		Windows:  map[string]*results.Window{results.WindowSteady: {Completed: 4, EndS: 10}},
+		Errors: results.Errors{Requests: 48, Failed: 46, Rate: 46.0 / 48, ByClass: map[string]int{"http_429": 40, "http_5xx": 6},
+			SlowDowns:        map[string]int{"429": 40, "503": 6},
+			BackoffS:         map[string]float64{"http_429": 79.5, "http_5xx": 3.25, "connect": 0.5},
+			WithheldArrivals: 368},
+	}
+	var b strings.Builder
+	if err := WriteSummary(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"the server asked sixpin to slow down 46 times (429 × 40, 503 × 6)",
+		"sixpin waited 83.2 s before sending again (after connect 0.5 s, after http_429 79.5 s, after http_5xx 3.25 s), never counted as latency",
+		"368 open-loop arrivals fell inside those waits and were withheld (not sent, never sent late)",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+	run.Errors = results.Errors{Requests: 40, Failed: 3, Rate: 3.0 / 40, ByClass: map[string]int{"connect": 3}, BackoffS: map[string]float64{"connect": 0.35}}
+	b.Reset()
+	if err := WriteSummary(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); strings.Contains(s, "slow down") || !strings.Contains(s, "sixpin waited 0.35 s before sending again (after connect 0.35 s)") {
+		t.Errorf("summary of a run that waited only after connect failures:\n%s", s)
+	}
+}

@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
@@ -222,6 +224,7 @@ func writeErrors(p *numfmt.Printer, run *results.Run) {
 			p.F("  endpoint unreachable from %s s: no new connection accepted by the end of the run (%s failed to connect)\n", num(o.StartS), numfmt.Count(o.FailedRequests, "request", ""))
 		}
 	}
+	writeBackoff(p, e)
 	if e.Reconnects > 0 {
 		p.F("  reconnects: %d (requests sent again on a new connection: the server had closed the kept-alive one without reading them; not failures)\n", e.Reconnects)
 	}
@@ -231,6 +234,34 @@ func writeErrors(p *numfmt.Printer, run *results.Run) {
 			from = "from " + num(k.AtS) + " s"
 		}
 		p.F("  connections: a new one per request %s (%d opened): the server hangs up on kept-alive connections without saying so (%s)\n", from, run.Client.Connections, k.Reason)
+	}
+}
+
+// writeBackoff says how often the server asked sixpin to slow down, how
+// long sixpin waited before sending again, and the open-loop arrivals it
+// withheld meanwhile.
+func writeBackoff(p *numfmt.Printer, e results.Errors) {
+	if len(e.SlowDowns) > 0 {
+		statuses := slices.Sorted(maps.Keys(e.SlowDowns))
+		asked, parts := 0, make([]string, 0, len(statuses))
+		for _, st := range statuses {
+			asked += e.SlowDowns[st]
+			parts = append(parts, fmt.Sprintf("%s × %s", st, numfmt.Int(e.SlowDowns[st])))
+		}
+		p.F("  the server asked sixpin to slow down %s (%s)\n", numfmt.Count(asked, "time", ""), strings.Join(parts, ", "))
+	}
+	if len(e.BackoffS) > 0 {
+		total, parts := 0.0, []string{}
+		for _, c := range results.ErrorClasses {
+			if v, ok := e.BackoffS[string(c)]; ok {
+				total += v
+				parts = append(parts, fmt.Sprintf("after %s %s s", c, num(v)))
+			}
+		}
+		p.F("  sixpin waited %s s before sending again (%s), never counted as latency\n", num(total), strings.Join(parts, ", "))
+	}
+	if e.WithheldArrivals > 0 {
+		p.F("  %s fell inside those waits and were withheld (not sent, never sent late)\n", numfmt.Count(e.WithheldArrivals, "open-loop arrival", ""))
 	}
 }
 

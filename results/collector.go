@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -419,9 +420,38 @@ type Errors struct {
 	// the server had closed the kept-alive one without reading them
 	// (Record.Reconnects, summed). They are not failures.
 	Reconnects int `json:"reconnects"`
+	// SlowDowns counts the answers that asked sixpin to slow down, by
+	// HTTP status ("429", "503", "529"; AsksToSlowDown).
+	SlowDowns map[string]int `json:"slow_downs,omitempty"`
+	// BackoffS is how long sixpin waited before sending again, in
+	// seconds of run time, by the class of the failure it waited after
+	// (Record.Backoff, summed: over streams in closed loop and sessions,
+	// the pause of all arrivals in open loop). Never part of a latency.
+	BackoffS map[string]float64 `json:"backoff_s,omitempty"`
+	// WithheldArrivals counts open-loop arrivals that fell inside a pause
+	// and were not sent (never sent late; k6's dropped iterations).
+	WithheldArrivals int `json:"withheld_arrivals,omitempty"`
 	// Outages are the times the endpoint could not be reached, as the
 	// client saw them (endpoint.Client.Outages).
 	Outages []Outage `json:"outages,omitempty"`
+}
+
+// backedOff tallies what r says of backing off: its wait, the answer
+// when it asked to slow down, the arrivals it withheld.
+func (e *Errors) backedOff(r *Record) {
+	if r.Failed() && AsksToSlowDown(r.HTTPStatus) {
+		if e.SlowDowns == nil {
+			e.SlowDowns = map[string]int{}
+		}
+		e.SlowDowns[strconv.Itoa(r.HTTPStatus)]++
+	}
+	if r.Backoff > 0 {
+		if e.BackoffS == nil {
+			e.BackoffS = map[string]float64{}
+		}
+		e.BackoffS[string(r.Err)] += r.Backoff.Seconds()
+	}
+	e.WithheldArrivals += r.Withheld
 }
 
 // winAcc accumulates one window during the final pass.
@@ -489,6 +519,7 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 		issued.add(r)
 		errs.Requests++
 		errs.Reconnects += r.Reconnects
+		errs.backedOff(r)
 		if r.Failed() {
 			errs.Failed++
 			errs.ByClass[string(r.Err)]++

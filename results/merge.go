@@ -558,8 +558,21 @@ func (mg *merger) errors() Errors {
 		e.Requests += r.Requests
 		e.Failed += r.Failed
 		e.Reconnects += r.Reconnects
+		e.WithheldArrivals += r.WithheldArrivals
 		for c, n := range r.ByClass {
 			e.ByClass[c] += n
+		}
+		for st, n := range r.SlowDowns {
+			if e.SlowDowns == nil {
+				e.SlowDowns = map[string]int{}
+			}
+			e.SlowDowns[st] += n
+		}
+		for c, s := range r.BackoffS {
+			if e.BackoffS == nil {
+				e.BackoffS = map[string]float64{}
+			}
+			e.BackoffS[c] += s
 		}
 		for c, ex := range r.Examples {
 			for _, x := range ex {

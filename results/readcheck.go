@@ -226,6 +226,19 @@ func (c *fileCheck) errors(e Errors) {
 			c.at([]string{"errors", "by_class", class}, "must be ≥ 0 (got %d)", n)
 		}
 	}
+	for status, n := range e.SlowDowns {
+		if n < 0 {
+			c.at([]string{"errors", "slow_downs", status}, "must be ≥ 0 (got %d)", n)
+		}
+	}
+	for class, s := range e.BackoffS {
+		if s < 0 {
+			c.at([]string{"errors", "backoff_s", class}, "must be ≥ 0 (got %s)", exact(s))
+		}
+	}
+	if e.WithheldArrivals < 0 {
+		c.at([]string{"errors", "withheld_arrivals"}, "must be ≥ 0 (got %d)", e.WithheldArrivals)
+	}
 }
 
 // series checks that the per-second series are whole: one length, no

@@ -52,6 +52,12 @@ const (
 var ErrorClasses = []ErrorClass{ErrConnect, ErrTimeout, ErrHTTP4xx, ErrHTTP429, ErrHTTP5xx,
 	ErrStreamCut, ErrMalformed, ErrBadContentType, ErrOversizedLine, ErrStreamError, ErrEmpty, ErrInterrupted, ErrClient}
 
+// AsksToSlowDown reports whether an HTTP status asks the client to slow
+// down: 429 (rate limited), 503 (unavailable: overloaded, or a server
+// still loading its model) and 529 (Anthropic's overloaded). sixpin backs
+// off after each.
+func AsksToSlowDown(status int) bool { return status == 429 || status == 503 || status == 529 }
+
 // Record is one request as the client saw it. All times are offsets from
 // the start of the run on the monotonic clock. A Record is written by one
 // goroutine (the request's) and handed over once, complete; it is not
@@ -103,8 +109,19 @@ type Record struct {
 	// RateLimitBucket is the limit a 429 names (BucketTokens, ...), from
 	// the response's headers or body; "" when it names none.
 	RateLimitBucket string
-	// RetryAfter is a 429's Retry-After (0: none). Not kept in the spill.
+	// RetryAfter is the wait, in run time, that an answer asking to slow
+	// down (AsksToSlowDown) asked for: its Retry-After or the reset of its
+	// exhausted rate-limit bucket (0: none). Not kept in the spill.
 	RetryAfter time.Duration
+	// Backoff is how long sixpin waited after this answer before sending
+	// again, in run time: its stream's wait (a connect failure, or an
+	// answer that asked to slow down), or in open loop the stretch it
+	// added to the pause of every arrival. Never part of a latency.
+	Backoff time.Duration
+	// Withheld counts open-loop arrivals that fell inside a pause after
+	// answers asking to slow down and were not sent (k6's dropped
+	// iterations), carried by one record of the pause.
+	Withheld int
 	// Reconnects counts the times the request was sent again on a new
 	// connection because the server had closed the kept-alive one without
 	// reading it (nothing was written, or the server's side reset the

@@ -290,6 +290,10 @@ func TestSpillRoundTrip(t *testing.T) {
 	// its own flag bit (both once took bit 4).
 	in[0].Server = ServerTimings{Has: true, QueueKnown: true, Queue: 2 * ms, Prefill: 30 * ms, Decode: 90 * ms, PromptTokens: 40, CachedTokens: 16, PredictedTokens: 2}
 	in[1].Server = ServerTimings{Has: true, Prefill: 4 * ms}
+	// The token reads beside a backoff and withheld arrivals: each has its
+	// own flag bit (both once took bit 32).
+	in[0].TokenReads, in[0].Backoff, in[0].Withheld = 17, 2*time.Second, 3
+	in[1].Backoff = 500 * ms
 	for _, r := range in {
 		assignChunkTokens(r)
 		s.put(r)
@@ -302,7 +306,8 @@ func TestSpillRoundTrip(t *testing.T) {
 			r.HTTPStatus != want.HTTPStatus || r.Scheduled != want.Scheduled || r.Sent != want.Sent ||
 			r.End != want.End || r.Err != want.Err || r.Usage != want.Usage || r.HasUsage != want.HasUsage ||
 			r.RequestedPromptTokens != want.RequestedPromptTokens || len(r.Chunks) != len(want.Chunks) ||
-			r.ToolCalls != want.ToolCalls || r.Reconnects != want.Reconnects || r.Server != want.Server {
+			r.ToolCalls != want.ToolCalls || r.Reconnects != want.Reconnects || r.Server != want.Server ||
+			r.TokenReads != want.TokenReads || r.Backoff != want.Backoff || r.Withheld != want.Withheld {
 			t.Fatalf("record %d: got %+v, want %+v", i, r, want)
 		}
 		for j := range r.Chunks {

@@ -231,8 +231,11 @@ func (s *spill) put(r *Record) {
 			flags |= 16
 		}
 	}
+	if r.Backoff > 0 || r.Withheld > 0 {
+		flags |= 32 // the backoff and the withheld arrivals follow the server's timings
+	}
 	if r.TokenReads > 0 {
-		flags |= 32 // the token reads follow the server's timings
+		flags |= 64 // the token reads come last
 	}
 	b = binary.AppendUvarint(b, uint64(r.Index))
 	b = binary.AppendUvarint(b, ids[0])
@@ -283,6 +286,10 @@ func (s *spill) put(r *Record) {
 		b = binary.AppendUvarint(b, uint64(max(t.PredictedTokens, 0)))
 	}
 	if flags&32 != 0 {
+		b = binary.AppendUvarint(b, uint64(max(us(r.Backoff), 0)))
+		b = binary.AppendUvarint(b, uint64(max(r.Withheld, 0)))
+	}
+	if flags&64 != 0 {
 		b = binary.AppendUvarint(b, uint64(r.TokenReads))
 	}
 	s.buf = b
@@ -523,6 +530,9 @@ func (s *spillReader) decode(b []byte, r *Record) error {
 		t.PromptTokens, t.CachedTokens, t.PredictedTokens = int(d.u()), int(d.u()), int(d.u())
 	}
 	if flags&32 != 0 {
+		r.Backoff, r.Withheld = usDur(int64(d.u())), int(d.u())
+	}
+	if flags&64 != 0 {
 		r.TokenReads = int(d.u())
 	}
 	if d.err != nil {

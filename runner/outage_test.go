@@ -28,6 +28,7 @@ type dyingServer struct {
 	mu       sync.Mutex
 	srv      *http.Server
 	back     chan struct{} // closed once it is serving again
+	backAt   time.Time     // when it came back (read after back is closed)
 }
 
 func newDyingServer(t *testing.T, h http.Handler, dieAfter int64, down time.Duration) *dyingServer {
@@ -71,6 +72,7 @@ func (s *dyingServer) dieAndReturn() {
 		ln, err := net.Listen("tcp", s.addr)
 		if err == nil {
 			s.serve(ln)
+			s.backAt = time.Now()
 			close(s.back)
 			return
 		}
@@ -247,5 +249,92 @@ duration: 1.5s
 	}
 	if o := out[0]; !o.Recovered || o.FailedRequests != connect || o.EndS-o.StartS < down.Seconds()/2 {
 		t.Errorf("outage %+v; want recovered, %d failed requests, lasting about %v", o, connect, down)
+	}
+}
+
+// loading answers chat requests as llama-server does while it loads its
+// model — 503 {"error":{"code":503,"message":"Loading model"}} — from
+// when back is closed until loading has passed since *at, then serves h.
+func loading(back <-chan struct{}, at *time.Time, loading time.Duration, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-back:
+			if strings.HasSuffix(r.URL.Path, "/chat/completions") && time.Since(*at) < loading {
+				w.Header().Set("Content-Type", "application/json; charset=utf-8")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = w.Write([]byte(`{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}`))
+				return
+			}
+		default:
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// TestServerRestartsLoading: a server restarted mid-run answers 503
+// Loading model for a while once it accepts connections again (as
+// llama-server does). Workers and sessions back off from each 503 as
+// from a 429 instead of sending the next request at once (1,153 × 503 in
+// 1.5 s before), no session ends on one, and the outage lasts until the
+// first real answer, not the first 503.
+func TestServerRestartsLoading(t *testing.T) {
+	const down, load = 300 * time.Millisecond, 700 * time.Millisecond
+	cases := []struct {
+		name    string
+		yaml    string
+		n       int
+		streams int
+	}{
+		{"closed loop", `
+seed: 3
+pins:
+  model: {name: sim-model}
+  prompt: {tokens: 20}
+  output: {tokens: 4, exact: true}
+  concurrency: {mode: closed, streams: 4}
+requests: 200
+`, 200, 4},
+		{"agentic sessions", strings.Replace(sessionsPlan(t, "requests: 12", "requests: 80", "turns: 6", "turns: 40"),
+			"streams: 2", "streams: 3", 1), 80, 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := newSim(t, sim.Config{Timing: sim.TimingNone})
+			t.Cleanup(func() { srv.Close() })
+			var ds *dyingServer
+			back := make(chan struct{})
+			var at time.Time
+			ds = newDyingServer(t, loading(back, &at, load, srv), int64(c.n/4), down)
+			go func() { <-ds.back; at = ds.backAt; close(back) }()
+			r := newRunner(t, mustPlan(t, c.yaml), endpoint.Target{BaseURL: "http://" + ds.addr + "/v1", Model: sim.DefaultModel, OutputControl: endpoint.ControlIgnoreEOS},
+				WithTemplate(endpoint.Template{Overhead: simOverhead}))
+			recs := runAll(t, r)
+			if len(recs) != c.n {
+				t.Fatalf("%d records, want %d", len(recs), c.n)
+			}
+			unavailable := 0
+			var lastUnavailable time.Duration
+			for _, rec := range recs {
+				if rec.HTTPStatus == http.StatusServiceUnavailable {
+					unavailable++
+					lastUnavailable = max(lastUnavailable, rec.End)
+				}
+				if rec.SessionEnd == results.SessionEndError && rec.HTTPStatus == http.StatusServiceUnavailable {
+					t.Errorf("session %d ended on a 503 (turn %d)", rec.Session, rec.Turn)
+				}
+			}
+			// Backing off from 1 s (jittered to at least 0.5 s), each
+			// stream meets the loading server a few times at most.
+			if unavailable == 0 || unavailable > 3*c.streams {
+				t.Errorf("%d requests answered 503 while the server loaded; want 1 to %d", unavailable, 3*c.streams)
+			}
+			out := r.client.Outages()
+			if len(out) != 1 {
+				t.Fatalf("outages %+v, want one", out)
+			}
+			if o := out[0]; !o.Recovered || o.EndS < lastUnavailable.Seconds() {
+				t.Errorf("outage %+v ended before the last 503 (%.3f s): want it to last until the first real answer", o, lastUnavailable.Seconds())
+			}
+		})
 	}
 }

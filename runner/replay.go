@@ -19,6 +19,11 @@ import (
 // re-sent byte for byte, and Mooncake hash ids become shared prompt
 // blocks, so prefix caches behave as they did. The run's duration and
 // request count still bound it.
+//
+// Each session is a stream with its own backoff: after a connect failure
+// or an answer that asked to slow down it waits (and records the wait)
+// before its next turn. A recorded turn is sent once, never again: the
+// replay sends the recording's requests.
 func (r *Runner) traceLoop(issue, inflight context.Context, out chan<- *results.Record) {
 	var turns atomic.Int64
 	var g errgroup.Group
@@ -44,6 +49,7 @@ func (r *Runner) replaySession(issue, inflight context.Context, s scenario.Trace
 		h    history
 		last *results.Record
 		end  = results.SessionEndTurns
+		p    = r.newPacer(uint64(s.Index))
 	)
 	for k, u := range s.Turns {
 		if k > 0 && !backoff.Sleep(issue, r.wallTime(u.Think)) {
@@ -64,6 +70,10 @@ func (r *Runner) replaySession(issue, inflight context.Context, s scenario.Trace
 		last = rec
 		if rec.Err == results.ErrInterrupted {
 			end = results.SessionEndInterrupted
+			break
+		}
+		if d := p.delay(rec); d > 0 && !r.wait(issue, rec, d, r.more(int(turns.Load()), r.since())) {
+			end = results.SessionEndRunEnded
 			break
 		}
 		// The answer joins the history at the length the server gave.

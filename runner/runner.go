@@ -1,8 +1,9 @@
 // Package runner generates load: it replays a scenario's Plan through an
 // endpoint.Client with arrival scheduling (closed and open loop), the
 // worker pool, agentic sessions and trace replay (the conversations they
-// grow), and the backoff after connect failures and 429s. What one
-// request does on the wire is the endpoint package's.
+// grow), and the backoff after connect failures and answers that ask to
+// slow down (429, 503, 529). What one request does on the wire is the
+// endpoint package's.
 package runner
 
 import (
@@ -26,8 +27,9 @@ import (
 
 // Defaults for the options.
 const (
+	// DefaultBackoff is the first step of the backoff after an answer
+	// that asks to slow down, without the server's hint (WithBackoff).
 	DefaultBackoff = time.Second
-	maxBackoff     = time.Minute
 	// DefaultConnectBackoff and DefaultConnectBackoffMax bound the wait
 	// after a connect failure (WithConnectBackoff).
 	DefaultConnectBackoff    = 50 * time.Millisecond
@@ -58,8 +60,10 @@ func WithTemplate(t endpoint.Template) Option { return func(r *Runner) { r.tmpl 
 // WithPricing prices requests, for agentic sessions' cost cap.
 func WithPricing(p *results.Pricing) Option { return func(r *Runner) { r.pricing = p } }
 
-// WithBackoff sets the first delay of the 429 backoff (default
-// DefaultBackoff); it doubles per retry, with jitter, up to a minute.
+// WithBackoff sets the first delay of the backoff after an answer that
+// asks to slow down (429, 503, 529) and gives no hint of its own (default
+// DefaultBackoff, in run time); it doubles for each such answer in a row,
+// with jitter (equal: the second half random), up to 8 s.
 func WithBackoff(d time.Duration) Option { return func(r *Runner) { r.backoff = d } }
 
 // WithTimeScale runs the world k times faster (0 < k ≤ 1) against a
@@ -103,8 +107,9 @@ type Runner struct {
 	prompts *prompt.Builder
 	// pricing prices requests for a session's cost cap (nil: unpriced).
 	pricing *results.Pricing
-	// backoff is the first 429 backoff delay; it doubles per retry, with
-	// jitter, up to maxBackoff.
+	// backoff is the first step of the backoff after an answer that asks
+	// to slow down; it doubles per such answer in a row, with jitter, up
+	// to maxBackoff.
 	backoff time.Duration
 	// timeScale is run time's speed-up (1: real time; see WithTimeScale).
 	timeScale float64
@@ -239,15 +244,16 @@ func (r *Runner) more(i int, t time.Duration) bool {
 // closedLoop keeps Streams requests in flight: each worker issues its next
 // request as soon as its last one ends.
 //
-// A worker whose request could not connect waits before its next one
-// (WithConnectBackoff), so that a dead endpoint is not hammered.
+// A worker whose request could not connect, or was answered with a
+// request to slow down (429, 503, 529), waits before its next one (its
+// pacer), so that a server is not hammered; the wait is recorded on the
+// record (Backoff), whose emission waits for it.
 func (r *Runner) closedLoop(issue, inflight context.Context, out chan<- *results.Record) {
 	var next atomic.Int64
 	var g errgroup.Group
 	for w := 0; w < r.plan.Streams(); w++ {
 		g.Go(func() error {
-			rng := rand.New(rand.NewPCG(r.plan.Seed(), uint64(w)))
-			fails := 0
+			p := r.newPacer(uint64(w))
 			for issue.Err() == nil {
 				i := int(next.Add(1) - 1)
 				req := r.plan.Request(r.plan.Unit(i))
@@ -257,15 +263,11 @@ func (r *Runner) closedLoop(issue, inflight context.Context, out chan<- *results
 					return nil
 				}
 				rec := r.do(inflight, req, text, at)
+				ok := r.wait(issue, rec, p.delay(rec), r.more(int(next.Load()), r.since()))
 				out <- rec
-				if rec.Err != results.ErrConnect {
-					fails = 0
-					continue
-				}
-				if !backoff.Sleep(issue, r.connectDelay(rng, fails)) {
+				if !ok {
 					return nil
 				}
-				fails++
 			}
 			return nil
 		})
@@ -283,11 +285,23 @@ func (r *Runner) connectDelay(rng *rand.Rand, fails int) time.Duration {
 // flight (up to MaxInFlight when set). Latencies count from the scheduled
 // arrival, so a client that falls behind shows it as schedule lag and
 // latency rather than hiding it (no coordinated omission).
+//
+// An answer that asks to slow down pauses every arrival (pause): those
+// that fall inside the pause are withheld, never sent late, and the
+// records that made the pause come out when it is over.
 func (r *Runner) openLoop(issue, inflight context.Context, out chan<- *results.Record) {
 	var g errgroup.Group
 	var sem *semaphore.Weighted
 	if n := r.plan.MaxInFlight(); n > 0 {
 		sem = semaphore.NewWeighted(int64(n))
+	}
+	pause := r.newPause()
+	admit := func(at time.Duration) bool {
+		ok, over := pause.admit(at)
+		for _, rec := range over {
+			out <- rec
+		}
+		return ok
 	}
 	arrivals := r.plan.Arrivals()
 	timer := time.NewTimer(time.Hour)
@@ -316,20 +330,36 @@ loop:
 		if issue.Err() != nil {
 			break
 		}
+		if !admit(at) {
+			continue
+		}
 		if sem != nil {
 			if err := sem.Acquire(issue, 1); err != nil {
 				break
+			}
+			if !admit(at) { // a pause began while it waited for a slot
+				sem.Release(1)
+				continue
 			}
 		}
 		g.Go(func() error {
 			if sem != nil {
 				defer sem.Release(1)
 			}
-			out <- r.do(inflight, req, text, at)
+			if rec := r.do(inflight, req, text, at); !pause.hold(rec) {
+				out <- rec
+			}
 			return nil
 		})
 	}
+	stop := r.since()
 	_ = g.Wait()
+	if issue.Err() == nil && r.duration > 0 {
+		stop = max(stop, min(r.since(), r.duration))
+	}
+	for _, rec := range pause.end(stop) {
+		out <- rec
+	}
 }
 
 // promptText synthesises the request's prompt: its shared prefix, if any,

@@ -2,10 +2,8 @@ package runner
 
 import (
 	"context"
-	"math/rand/v2"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -22,14 +20,15 @@ func (r *Runner) sessionLoop(issue, inflight context.Context, out chan<- *result
 	var next, turns atomic.Int64
 	var g errgroup.Group
 	limit := r.plan.SessionLimit()
-	for range r.plan.Streams() {
+	for w := range r.plan.Streams() {
 		g.Go(func() error {
+			p := r.newPacer(uint64(w))
 			for issue.Err() == nil && r.more(int(turns.Load()), r.since()) {
 				i := int(next.Add(1) - 1)
 				if limit > 0 && i >= limit {
 					return nil
 				}
-				r.session(issue, inflight, r.plan.Session(r.plan.Unit(i)), &turns, out)
+				r.session(issue, inflight, r.plan.Session(r.plan.Unit(i)), p, &turns, out)
 			}
 			return nil
 		})
@@ -57,12 +56,17 @@ func (h *history) add(role, text string, tokens int) {
 	h.content += tokens
 }
 
-// session plays one session and emits its records, the last one marked
-// with why the session ended. A turn rate-limited under on_429: backoff,
-// or one that could not connect, is sent again after a backoff.
-func (r *Runner) session(issue, inflight context.Context, s scenario.Session, turns *atomic.Int64, out chan<- *results.Record) {
+// session plays one session on a worker whose backoff is p, and emits
+// its records, the last one marked with why the session ended. After a
+// connect failure or an answer that asked to slow down the worker waits
+// (p), whatever comes next: the turn again, the next turn, or the next
+// session. A turn that could not connect, or was answered 503 or 529 (a
+// server away, still loading, or overloaded), is sent again until it is
+// answered or the run ends; a 429 is on_429's: sent again up to
+// max_retries (backoff), the session ended (abort-session), or the next
+// turn (count-only).
+func (r *Runner) session(issue, inflight context.Context, s scenario.Session, p *pacer, turns *atomic.Int64, out chan<- *results.Record) {
 	w := r.plan.SessionPolicy()
-	rng := rand.New(rand.NewPCG(s.Seed, 0x6a6974746572)) // "jitter"
 	seed := func(k, part uint64) uint64 { return r.plan.Salt(s.Seed ^ (k<<8|part)*0x9e3779b97f4a7c15) }
 	var (
 		h    history
@@ -95,7 +99,7 @@ turns:
 		}
 		req := scenario.Request{Index: s.Index, PromptTokens: prompt, OutputTokens: s.Outputs[k], Seed: s.Seed}
 		var rec *results.Record
-		limited, unreachable := 0, 0 // 429 and connect retries of this turn
+		limited := 0 // 429 retries of this turn
 		for attempt := 0; ; attempt++ {
 			// Take a request slot; the run's bounds count every attempt.
 			if n := turns.Add(1) - 1; issue.Err() != nil || !r.more(int(n), r.since()) {
@@ -105,28 +109,26 @@ turns:
 			rec = r.doMessages(inflight, req, h.msgs, r.since())
 			rec.Session, rec.Turn, rec.Attempt = s.Index, k, attempt
 			emit(rec)
+			d := p.delay(rec)
 			if !rec.Failed() {
 				break
 			}
-			switch {
-			case rec.Err == results.ErrInterrupted:
+			if rec.Err == results.ErrInterrupted {
 				end = results.SessionEndInterrupted
+				break turns
+			}
+			if d > 0 && !r.wait(issue, rec, d, r.more(int(turns.Load()), r.since())) {
+				end = results.SessionEndRunEnded
+				break turns
+			}
+			switch {
+			case rec.Err == results.ErrConnect, slowDown(rec) && rec.Err != results.ErrHTTP429:
+				continue
 			case rec.Err == results.ErrHTTP429 && w.On429 == scenario.On429CountOnly:
 				continue turns
 			case rec.Err == results.ErrHTTP429 && w.On429 == scenario.On429Backoff && limited < w.MaxRetries:
-				if backoff.Sleep(issue, r.wallTime(r.backoffDelay(rng, limited, rec.RetryAfter))) {
-					limited++
-					continue
-				}
-				end = results.SessionEndRunEnded
-			case rec.Err == results.ErrConnect:
-				// The endpoint is away: wait, and send the turn again
-				// until it is back or the run ends.
-				if backoff.Sleep(issue, r.connectDelay(rng, unreachable)) {
-					unreachable++
-					continue
-				}
-				end = results.SessionEndRunEnded
+				limited++
+				continue
 			case rec.Err == results.ErrHTTP429:
 				end = results.SessionEndRateLimited
 			case rec.Err == results.ErrHTTP4xx && strings.Contains(strings.ToLower(rec.ErrMsg), "context length"):
@@ -157,11 +159,4 @@ turns:
 		last.SessionEnd = end
 		out <- last
 	}
-}
-
-// backoffDelay is the wait before retry attempt+1 of a rate-limited turn:
-// the server's Retry-After, or the jittered exponential backoff, whichever
-// is longer.
-func (r *Runner) backoffDelay(rng *rand.Rand, attempt int, retryAfter time.Duration) time.Duration {
-	return max(backoff.Jittered(rng, r.backoff, maxBackoff, attempt), retryAfter)
 }

@@ -44,6 +44,7 @@ func NewCmdBakeoff(f *Factory, runF func(*cobra.Command, *BakeoffOptions) error)
 	fl.DurationVar(&c.Duration, "duration", 0, "override the scenario's duration")
 	fl.IntVar(&c.Requests, "requests", 0, "override the scenario's request count")
 	fl.DurationVar(&c.Grace, "grace", harness.DefaultGrace, "after an interrupt, how long in-flight requests may finish")
+	addReadyFlag(fl, &c.Config)
 	addLiveFlags(fl, &c.Config)
 	fl.Float64Var(&c.TimeScale, "time-scale", 0, "run built-in simulators this much faster (tests and demos)")
 	_ = fl.MarkHidden("time-scale")
@@ -53,6 +54,9 @@ func NewCmdBakeoff(f *Factory, runF func(*cobra.Command, *BakeoffOptions) error)
 
 func bakeoffRun(cmd *cobra.Command, opts *BakeoffOptions) error {
 	c := opts.Config
+	if c.ReadyTimeout < 0 {
+		return badInput(errNegative("--ready-timeout", c.ReadyTimeout))
+	}
 	c.Gates = map[string]string{}
 	for _, kv := range opts.Intelligence {
 		name, verdict, ok := strings.Cut(kv, "=")

@@ -23,3 +23,9 @@ func addTargetFlags(fl *pflag.FlagSet, c *harness.Config) {
 	fl.StringVar(&c.Model, "model", "", "model id to request (default: the profile's, else the scenario's model pin)")
 	fl.StringVar(&c.Tokenizer, "tokenizer", "", "whose count prompts are built to: server (the endpoint's /tokenize), qwen2, cl100k_base, o200k_base, words, or hf:PATH/tokenizer.json (a bare PATH to a tokenizer file works too; default: the profile's)")
 }
+
+// addReadyFlag adds the flag that bounds the wait, before load, for a
+// server still starting.
+func addReadyFlag(fl *pflag.FlagSet, c *harness.Config) {
+	fl.DurationVar(&c.ReadyTimeout, "ready-timeout", harness.DefaultReadyTimeout, "before load, wait up to this long for a server still starting (not listening yet, or answering 503 Loading model) to be ready (0: don't wait)")
+}

@@ -156,7 +156,9 @@ func TestRunFailsWithoutSuccess(t *testing.T) {
 	}))
 	defer srv.Close()
 	path := filepath.Join(t.TempDir(), "out.json")
-	code, out, _ := sixpin(t, nil, "run", "testdata/tiny.yaml", "--endpoint", srv.URL+"/v1", "-o", path, "--requests", "4")
+	// --ready-timeout 0: a server answering 503 to everything, /health
+	// too, would otherwise be waited for as one still loading its model.
+	code, out, _ := sixpin(t, nil, "run", "testdata/tiny.yaml", "--endpoint", srv.URL+"/v1", "-o", path, "--requests", "4", "--ready-timeout", "0")
 	if code != ExitFailed {
 		t.Fatalf("exit %d, want %d", code, ExitFailed)
 	}

@@ -55,6 +55,7 @@ func NewCmdRun(f *Factory, runF func(*cobra.Command, *RunOptions) error) *cobra.
 	fl.DurationVar(&c.Duration, "duration", 0, "override the scenario's duration (e.g. 30s, 5m)")
 	fl.IntVar(&c.Requests, "requests", 0, "override the scenario's request count")
 	fl.DurationVar(&c.Grace, "grace", harness.DefaultGrace, "after an interrupt, how long in-flight requests may finish")
+	addReadyFlag(fl, c)
 	fl.IntVar(&c.Repeat, "repeat", 0, "run N times (seeds seed, seed+1, …) and report means with 95% confidence intervals")
 	fl.BoolVar(&opts.NoProgress, "no-progress", false, "no progress bar")
 	fl.BoolVar(&c.AllowOverContext, "allow-over-context", false, "send planned prompts longer than the server's context on purpose, to measure how it refuses them (without it the prompt pin is ✗ and the run invalid)")
@@ -85,6 +86,9 @@ func runRun(cmd *cobra.Command, opts *RunOptions) error {
 	}
 	if c.Checkpoint < 0 {
 		return badInput(errNegative("--checkpoint", c.Checkpoint))
+	}
+	if c.ReadyTimeout < 0 {
+		return badInput(errNegative("--ready-timeout", c.ReadyTimeout))
 	}
 	if c.Repeat < 0 || c.TimeScale < 0 || c.TimeScale > 1 {
 		return badInput(fmt.Errorf("--repeat must be ≥ 0 and --time-scale in (0, 1]"))

@@ -71,6 +71,7 @@ Every run uses the --to scenario's duration, windows and SLO unless
 	fl.DurationVar(&c.Duration, "step-duration", 0, "bound each step's run in time (default: the --to scenario's duration)")
 	fl.IntVar(&c.Requests, "step-requests", 0, "bound each step's run by a request count (default: the --to scenario's)")
 	fl.DurationVar(&c.Grace, "grace", harness.DefaultGrace, "after an interrupt, how long in-flight requests may finish")
+	addReadyFlag(fl, &c.Config)
 	fl.BoolVar(&opts.NoProgress, "no-progress", false, "no progress bar")
 	fl.Float64Var(&c.TimeScale, "time-scale", 0, "run the built-in simulator and the client this much faster (0 < k < 1), figures in simulated time (for tests and demos)")
 	_ = fl.MarkHidden("time-scale")
@@ -88,6 +89,8 @@ func waterfallRun(cmd *cobra.Command, opts *WaterfallOptions) error {
 		return badInput(fmt.Errorf("give --from (a scenario, or brochure) and --to (the production scenario)"))
 	case c.Duration < 0:
 		return badInput(errNegative("--step-duration", c.Duration))
+	case c.ReadyTimeout < 0:
+		return badInput(errNegative("--ready-timeout", c.ReadyTimeout))
 	case c.Requests < 0 || c.Repeat < 1 || c.Claim < 0:
 		return badInput(fmt.Errorf("--step-requests and --claim must be ≥ 0, --repeat ≥ 1"))
 	case c.TimeScale < 0 || c.TimeScale > 1:
