@@ -272,14 +272,8 @@ func writeTTFTSplit(p *numfmt.Printer, name string, w *results.Window) {
 		return
 	}
 	p.F("  TTFT split by the server's own timings (%s requests it timed, %s window):\n", group(float64(w.ServerPrefillMs.Count)), name)
-	for _, l := range []struct {
-		label string
-		d     *results.Dist
-	}{{"server queue ms", w.ServerQueueMs}, {"server prefill ms", w.ServerPrefillMs}, {"rest ms (network, client)", w.TTFTRestMs}} {
-		if l.d != nil {
-			p.F("  %-30s %10s %10s %10s %10s %10s\n", l.label, num(l.d.Mean), num(l.d.P50), num(l.d.P90), num(l.d.P99), num(l.d.Max))
-		}
-	}
+	writeDistTable(p, "TTFT split, "+name, requestStats, []distRow{
+		{"server queue ms", w.ServerQueueMs}, {"server prefill ms", w.ServerPrefillMs}, {"rest ms (network, client)", w.TTFTRestMs}})
 	if w.ServerQueueMs == nil {
 		p.F("    the server does not say its queue: the rest includes it\n")
 	}

@@ -107,34 +107,13 @@ func writeWindow(p *numfmt.Printer, run *results.Run, name string, w *results.Wi
 	if w.Completed == 0 {
 		p.F("  no successful request started in this window: no latency figures\n")
 	}
-	lat := []struct {
-		label string
-		d     *results.Dist
-	}{
-		{"TTFT ms", w.TTFTMs}, {"ITL ms", w.ITLMs}, {"TPOT ms", w.TPOTMs}, {"E2E ms", w.E2EMs},
-	}
+	lat := []distRow{{"TTFT ms", w.TTFTMs}, {"ITL ms", w.ITLMs}, {"TPOT ms", w.TPOTMs}, {"E2E ms", w.E2EMs}}
 	if w.TTFTAnswerMs != nil && w.TTFTMs != nil && w.TTFTAnswerMs.P50 != w.TTFTMs.P50 {
-		lat = append(lat[:1], append([]struct {
-			label string
-			d     *results.Dist
-		}{{"TTFT answer ms", w.TTFTAnswerMs}}, lat[1:]...)...)
+		lat = append(lat[:1], append([]distRow{{"TTFT answer ms", w.TTFTAnswerMs}}, lat[1:]...)...)
 	}
 	if w.Completed > 0 {
-		p.F("  %-30s %10s %10s %10s %10s %10s\n", "per request, "+name, "mean", "p50", "p90", "p99", "max")
-		for _, l := range lat {
-			if l.d != nil {
-				p.F("  %-30s %10s %10s %10s %10s %10s\n", l.label, num(l.d.Mean), num(l.d.P50), num(l.d.P90), num(l.d.P99), num(l.d.Max))
-			}
-		}
-		p.F("  %-30s %10s %10s %10s %10s %10s\n", "per stream, "+name, "mean", "min", "p10", "p50", "p90")
-		for _, l := range []struct {
-			label string
-			d     *results.Dist
-		}{{"decode tok/s", w.DecodeTokS}, {"effective tok/s", w.EffectiveTokS}} {
-			if l.d != nil {
-				p.F("  %-30s %10s %10s %10s %10s %10s\n", l.label, num(l.d.Mean), num(l.d.Min), num(l.d.P10), num(l.d.P50), num(l.d.P90))
-			}
-		}
+		writeDistTable(p, "per request, "+name, requestStats, lat)
+		writeDistTable(p, "per stream, "+name, streamStats, []distRow{{"decode tok/s", w.DecodeTokS}, {"effective tok/s", w.EffectiveTokS}})
 	}
 	writeTTFTSplit(p, name, w)
 	p.F("  aggregate output (all streams, %s window): %s tok/s at c=%s (mean in flight; max %d) = %s tok/s per stream\n",
@@ -157,6 +136,42 @@ func writeWindow(p *numfmt.Printer, run *results.Run, name string, w *results.Wi
 		p.F("  errors in window: %s\n", results.ClassList(w.ErrorsByClass))
 	}
 	writeServerWindow(p, run, name)
+}
+
+// The columns of the summary's distribution tables: per request the
+// tail matters (up to max), per stream the slow streams (down to min).
+var (
+	requestStats = []string{"mean", "p50", "p90", "p99", "max"}
+	streamStats  = []string{"mean", "min", "p10", "p50", "p90"}
+)
+
+// distRow is one row of a distribution table: its label and its
+// distribution (nil: the row is left out).
+type distRow struct {
+	label string
+	d     *results.Dist
+}
+
+// writeDistTable writes a table of distributions under its own header:
+// title, then the statistics stats names, each row's figures taken by
+// those same names, so a header cannot name other columns than its rows
+// print.
+func writeDistTable(p *numfmt.Printer, title string, stats []string, rows []distRow) {
+	p.F("  %-30s", title)
+	for _, st := range stats {
+		p.F(" %10s", st)
+	}
+	p.F("\n")
+	for _, r := range rows {
+		if r.d == nil {
+			continue
+		}
+		p.F("  %-30s", r.label)
+		for _, st := range stats {
+			p.F(" %10s", num(statOf(r.d, st)))
+		}
+		p.F("\n")
+	}
 }
 
 // RatioLabel formats an observed input:output token ratio; 0 is a window

@@ -41,3 +41,76 @@ func TestSummaryWithoutUsage(t *testing.T) {
 		t.Errorf("summary prints a ratio of 0:\n%s", b.String())
 	}
 }
+
+// Every table of the text summary has its own header, and each row's
+// figures are the statistics that header names: a TTFT split row reads
+// mean, p50, p90, p99 and max under a header saying so, not under the
+// per-stream header's mean, min, p10, p50 and p90.
+func TestSummaryTablesHeaders(t *testing.T) {
+	for _, file := range []string{fixBase, fixQueued} {
+		t.Run(file, func(t *testing.T) {
+			run, err := results.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			if err := WriteSummary(&b, run); err != nil {
+				t.Fatal(err)
+			}
+			checkSummaryTables(t, run, b.String())
+		})
+	}
+}
+
+// checkSummaryTables reads the distribution tables of summary (rows
+// "  LABEL<padding> v1 v2 ...", the label in 30 columns) and checks each
+// figure against the window's distribution under the statistic its
+// table's header names in that column.
+func checkSummaryTables(t *testing.T, run *results.Run, summary string) {
+	t.Helper()
+	isStat := map[string]bool{"mean": true, "min": true, "p10": true, "p50": true, "p90": true, "p99": true, "max": true}
+	var w *results.Window
+	var window string
+	var header []string
+	rows, tables := 0, 0
+	for i, line := range strings.Split(summary, "\n") {
+		for _, name := range results.WindowNames {
+			if strings.HasPrefix(line, strings.ToUpper(name)+" ") {
+				w, window, header = run.Windows[name], name, nil
+			}
+		}
+		if w == nil || len(line) < 33 || !strings.HasPrefix(line, "  ") || line[2] == ' ' {
+			continue
+		}
+		label, cells := strings.TrimSpace(line[2:32]), strings.Fields(line[32:])
+		if len(cells) == 0 {
+			continue
+		}
+		if isStat[cells[0]] {
+			header = cells
+			tables++
+			continue
+		}
+		d, ok := map[string]*results.Dist{
+			"TTFT ms": w.TTFTMs, "TTFT answer ms": w.TTFTAnswerMs, "ITL ms": w.ITLMs, "TPOT ms": w.TPOTMs, "E2E ms": w.E2EMs,
+			"decode tok/s": w.DecodeTokS, "effective tok/s": w.EffectiveTokS,
+			"server queue ms": w.ServerQueueMs, "server prefill ms": w.ServerPrefillMs, "rest ms (network, client)": w.TTFTRestMs,
+		}[label]
+		if !ok {
+			continue
+		}
+		rows++
+		if d == nil || len(cells) != len(header) {
+			t.Errorf("line %d (%s window): %q has %d figures under the header %v", i+1, window, line, len(cells), header)
+			continue
+		}
+		for k, stat := range header {
+			if want := num(statOf(d, stat)); cells[k] != want {
+				t.Errorf("line %d (%s window): %s reads %s under %q, but its %s is %s", i+1, window, label, cells[k], stat, stat, want)
+			}
+		}
+	}
+	if rows == 0 || tables == 0 {
+		t.Fatalf("no table rows found in the summary:\n%s", summary)
+	}
+}
