@@ -114,3 +114,30 @@ func checkSummaryTables(t *testing.T, run *results.Run, summary string) {
 		t.Fatalf("no table rows found in the summary:\n%s", summary)
 	}
 }
+
+// The calibration line says how its floor was taken and how far its
+// rounds spread, and calls a spread over 25% unsteady; a file from
+// before rounds reads as it did.
+func TestCalibrationLine(t *testing.T) {
+	cal := results.Calibration{Streams: 4, Requests: 160, Rounds: 5, WarmupRequests: 32, PromptTokens: 500, OutputTokens: 64,
+		TTFTMs: &results.Dist{P50: 1.2, P99: 3}, RoundTTFTP50Ms: []float64{1.0, 1.2, 0.9, 1.1, 1.15}, FloorTTFTMs: 1.1, SpreadPct: 27.3}
+	for _, c := range []struct {
+		spread float64
+		want   string
+	}{
+		{27.3, "sixpin's own floor at 4 streams, 160 requests of 500 → 64 tokens in 5 rounds after 32 warm-up against a loopback server: " +
+			"TTFT p50 1.10 ms (the median of the rounds' p50s, 0.9–1.20 ms: spread 27.3%), p99 3.00 ms" +
+			" — UNSTEADY: its rounds spread over 25% of the floor (a busy machine?), so the floor and its flag are uncertain"},
+		{12, "sixpin's own floor at 4 streams, 160 requests of 500 → 64 tokens in 5 rounds after 32 warm-up against a loopback server: " +
+			"TTFT p50 1.10 ms (the median of the rounds' p50s, 0.9–1.20 ms: spread 12.0%), p99 3.00 ms"},
+	} {
+		cal.SpreadPct = c.spread
+		if got := CalibrationLine(&cal); got != c.want {
+			t.Errorf("got  %q\nwant %q", got, c.want)
+		}
+	}
+	old := results.Calibration{Streams: 8, Requests: 16, PromptTokens: 900, OutputTokens: 100, TTFTMs: &results.Dist{P50: 2.3, P99: 9}}
+	if got, want := CalibrationLine(&old), "sixpin's own floor at 8 streams, 16 requests of 900 → 100 tokens against a loopback server: TTFT p50 2.30 ms, p99 9.00 ms"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
