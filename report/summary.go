@@ -153,12 +153,12 @@ type distRow struct {
 }
 
 // writeDistTable writes a table of distributions under its own header:
-// title, then the statistics stats names, each row's figures taken by
+// title, then the statistics cols names, each row's figures taken by
 // those same names, so a header cannot name other columns than its rows
 // print.
-func writeDistTable(p *numfmt.Printer, title string, stats []string, rows []distRow) {
+func writeDistTable(p *numfmt.Printer, title string, cols []string, rows []distRow) {
 	p.F("  %-30s", title)
-	for _, st := range stats {
+	for _, st := range cols {
 		p.F(" %10s", st)
 	}
 	p.F("\n")
@@ -167,7 +167,7 @@ func writeDistTable(p *numfmt.Printer, title string, stats []string, rows []dist
 			continue
 		}
 		p.F("  %-30s", r.label)
-		for _, st := range stats {
+		for _, st := range cols {
 			p.F(" %10s", num(statOf(r.d, st)))
 		}
 		p.F("\n")
