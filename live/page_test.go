@@ -67,6 +67,11 @@ func TestPageBadgeInChromium(t *testing.T) {
 			if len(page.Drawn) > 0 {
 				t.Errorf("elements marked hidden but drawn: %s", strings.Join(page.Drawn, ", "))
 			}
+			// Leave the page before its server closes: its event stream
+			// would log the refused reconnection.
+			if err := b.Navigate(ctx, "about:blank"); err != nil {
+				t.Fatal(err)
+			}
 		})
 	}
 	if msgs := b.Console(); len(msgs) > 0 {
