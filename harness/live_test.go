@@ -73,6 +73,15 @@ func TestLiveDuringARun(t *testing.T) {
 	if bin == "" {
 		t.Skip("no chromium binary (apt-get install chromium; .ci/run installs it)")
 	}
+	// The browser starts before the run: on a loaded machine its start
+	// alone can outlast the run's 10 s of wall time.
+	bctx, bcancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer bcancel()
+	b, err := headless.Start(bctx, bin, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
 	errOut := &syncBuffer{}
 	cfg := Config{ScenarioPath: "testdata/live.yaml", TimeScale: 0.1, Output: filepath.Join(t.TempDir(), "r.json"),
 		Live: "127.0.0.1:0", LiveKeep: true, MetricsAddr: "127.0.0.1:0",
@@ -97,13 +106,6 @@ func TestLiveDuringARun(t *testing.T) {
 		return liveURL != "" && metricsURL != ""
 	})
 
-	bctx, bcancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer bcancel()
-	b, err := headless.Start(bctx, bin, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
 	if err := b.Navigate(bctx, liveURL); err != nil {
 		t.Fatal(err)
 	}

@@ -122,7 +122,10 @@ func TestCalibrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := o.Run.Calibration
-	if c == nil || c.Streams != 8 || c.Requests != 16 || c.Failed != 0 || c.TTFTMs == nil || c.ITLMs == nil || c.OverheadPctOfTTFT <= 0 {
+	// 8 streams send at least 4 requests each in a warm-up round, then in
+	// each of 7 recorded rounds: at least 32 requests a round.
+	if c == nil || c.Streams != 8 || c.Requests < 7*32 || c.WarmupRequests < 32 || c.Rounds != 7 || len(c.RoundTTFTP50Ms) != 7 ||
+		c.Failed != 0 || c.TTFTMs == nil || c.TTFTMs.Count != int64(c.Requests) || c.ITLMs == nil || c.FloorTTFTMs <= 0 || c.OverheadPctOfTTFT <= 0 {
 		t.Fatalf("calibration %+v", c)
 	}
 	// Against sim-instant the run is itself a floor: far above 5%.

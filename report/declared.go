@@ -70,10 +70,16 @@ func declaredTokens(d scenario.TokensDeclared) string {
 	return s
 }
 
+// noControl is how profiles and results files spell an endpoint without a
+// don't-stop-early control (endpoint.ControlNone).
+const noControl = "none"
+
 // declaredOutput is declaredTokens, and whether (and how) it is exact.
 func declaredOutput(d scenario.OutputDeclared) string {
 	s := declaredTokens(d.TokensDeclared)
 	switch {
+	case d.Exact && d.Control == noControl:
+		s += ", exact, not enforced (no don't-stop-early control)"
 	case d.Exact && d.Control != "":
 		s += ", exact via " + d.Control
 	case d.Exact:

@@ -28,6 +28,8 @@ func TestDeclaredWording(t *testing.T) {
 		{declaredOutput(scenario.OutputDeclared{TokensDeclared: scenario.TokensDeclared{Dist: "64", Min: 64, Max: 64, Mean: 64}, Exact: true}), "64 tokens, exact"},
 		{declaredOutput(scenario.OutputDeclared{TokensDeclared: scenario.TokensDeclared{Dist: "64", Min: 64, Max: 64, Mean: 64}, Exact: true, Control: "ignore_eos"}),
 			"64 tokens, exact via ignore_eos"},
+		{declaredOutput(scenario.OutputDeclared{TokensDeclared: scenario.TokensDeclared{Dist: "64", Min: 64, Max: 64, Mean: 64}, Exact: true, Control: "none"}),
+			"64 tokens, exact, not enforced (no don't-stop-early control)"},
 		{declaredModel(scenario.ModelDeclared{Name: "q", ParamsB: 27, ActiveParamsB: 3, Dtype: "bf16"}), "q, 27B params (3B active), bf16"},
 		{declaredModel(scenario.ModelDeclared{Name: "q", Requested: "q-served"}), `q; requested as "q-served"`},
 		{declaredKV(scenario.KVCachePin{MaxModelLen: 32768, MaxNumSeqs: 8, Batching: "continuous", PrefixCaching: &on}),

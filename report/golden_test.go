@@ -24,6 +24,7 @@ const (
 	fixSlow    = "testdata/slow.json"    // the same on a ~22% slower simulator: a regression
 	fixC1      = "testdata/c1-8k.json"   // one stream, 8,000-token prompts: other pins
 	fixInstant = "testdata/instant.json" // sim-instant: model and KV pins contradicted
+	fixQueued  = "testdata/queued.json"  // smoke against `sixpin sim` running 2 sequences, profile openai-compatible: the server queues, no output control
 )
 
 func load(t *testing.T, paths ...string) []Input {
@@ -83,6 +84,8 @@ func TestGoldenReports(t *testing.T) {
 	}{
 		{"report.md", FormatMarkdown, []string{fixBase}},
 		{"report-contradicted.md", FormatMarkdown, []string{fixInstant}},
+		{"report-queued.md", FormatMarkdown, []string{fixQueued}},
+		{"summary-queued.txt", FormatText, []string{fixQueued}},
 		{"report.csv", FormatCSV, []string{fixBase, fixNoise, fixC1}},
 		{"report.junit.xml", FormatJUnit, []string{fixBase, fixInstant}},
 	} {

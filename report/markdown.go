@@ -95,27 +95,13 @@ func writeMarkdownPinCard(p *numfmt.Printer, c Card) {
 }
 
 // windowDists are the distributions a window table shows.
-func windowDists(w *results.Window) []struct {
-	label string
-	d     *results.Dist
-} {
-	rows := []struct {
-		label string
-		d     *results.Dist
-	}{{"TTFT ms", w.TTFTMs}}
+func windowDists(w *results.Window) []distRow {
+	rows := []distRow{{"TTFT ms", w.TTFTMs}}
 	if w.TTFTAnswerMs != nil && w.TTFTMs != nil && w.TTFTAnswerMs.P50 != w.TTFTMs.P50 {
-		rows = append(rows, struct {
-			label string
-			d     *results.Dist
-		}{"TTFT answer ms", w.TTFTAnswerMs})
+		rows = append(rows, distRow{"TTFT answer ms", w.TTFTAnswerMs})
 	}
-	return append(rows, []struct {
-		label string
-		d     *results.Dist
-	}{
-		{"ITL ms", w.ITLMs}, {"TPOT ms", w.TPOTMs}, {"E2E ms", w.E2EMs},
-		{"decode tok/s per stream", w.DecodeTokS}, {"effective tok/s per stream", w.EffectiveTokS},
-	}...)
+	return append(rows, distRow{"ITL ms", w.ITLMs}, distRow{"TPOT ms", w.TPOTMs}, distRow{"E2E ms", w.E2EMs},
+		distRow{"decode tok/s per stream", w.DecodeTokS}, distRow{"effective tok/s per stream", w.EffectiveTokS})
 }
 
 func writeMarkdownWindow(p *numfmt.Printer, run *results.Run, name string, w *results.Window) {
@@ -124,18 +110,41 @@ func writeMarkdownWindow(p *numfmt.Printer, run *results.Run, name string, w *re
 		p.F("_Note: %s_\n\n", mdCell(w.Note))
 	}
 	if w.Completed > 0 {
-		p.F("| %s | n | mean | min | p10 | p50 | p90 | p99 | max |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n", name)
-		for _, r := range windowDists(w) {
-			if d := r.d; d != nil {
-				p.F("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.label, group(float64(d.Count)), num(d.Mean), num(d.Min),
-					num(d.P10), num(d.P50), num(d.P90), num(d.P99), num(d.Max))
-			}
+		writeMarkdownDistTable(p, name, windowDists(w))
+	}
+	if w.ServerPrefillMs != nil && w.TTFTRestMs != nil {
+		p.F("TTFT split by the server's own timings (%s requests it timed", group(float64(w.ServerPrefillMs.Count)))
+		if w.ServerQueueMs == nil {
+			p.F("; the server does not say its queue: the rest includes it")
 		}
-		p.F("\n")
+		p.F("):\n\n")
+		writeMarkdownDistTable(p, "TTFT split, "+name, []distRow{{"server queue ms", w.ServerQueueMs},
+			{"server prefill ms", w.ServerPrefillMs}, {"rest ms (network, client)", w.TTFTRestMs}})
 	}
 	for _, l := range windowFacts(run, name, w) {
 		p.F("- %s\n", l)
 	}
+}
+
+// writeMarkdownDistTable writes a table of distributions under its own
+// header (title, then every statistic), a row per non-nil distribution.
+func writeMarkdownDistTable(p *numfmt.Printer, title string, rows []distRow) {
+	p.F("| %s | n | mean | min | p10 | p50 | p90 | p99 | max |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n", title)
+	skewed := false
+	for _, r := range rows {
+		if d := r.d; d != nil {
+			mean := num(d.Mean)
+			if SkewedMean(d) {
+				mean, skewed = "–", true
+			}
+			p.F("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.label, group(float64(d.Count)), mean, num(d.Min),
+				num(d.P10), num(d.P50), num(d.P90), num(d.P99), num(d.Max))
+		}
+	}
+	if skewed {
+		p.F("\n_– a mean over %d× its p50 (or under 1/%d) is not printed: a few outliers decide it._\n", skewRatio, skewRatio)
+	}
+	p.F("\n")
 }
 
 // windowFacts are the window's figures beside its distributions, as

@@ -73,6 +73,9 @@ func PinCard(run *results.Run) Card {
 		{withServer(withServer(kvObserved(p.KVCache.Observed), kvFitShort(run)), serverKV(run)), p.KVCache.Reason, p.KVCache.Verified},
 		{withServer(mixObserved(p.Mix.Observed), serverMix(run)), p.Mix.Reason, p.Mix.Verified},
 	}
+	if d := p.Output.Declared; d.Exact && d.Control == noControl {
+		observed[2].reason = outputWithoutControl(p.Output.Verified, p.Output.Reason, run.Target.Profile, p.Output.Observed.Drift)
+	}
 	if proto := run.Target.Protocol; proto != "" {
 		observed[0].text += "; spoken to in protocol " + proto
 	}
@@ -96,6 +99,21 @@ func WritePinCard(w io.Writer, c Card) error {
 		p.F("  NOT VERIFIED: %s — figures are only as strong as these pins\n", strings.Join(c.Unverified, ", "))
 	}
 	return p.Err
+}
+
+// outputWithoutControl words the exact output pin's verification when
+// the profile has no don't-stop-early control: lengths that came out exact
+// did so with max_tokens alone, and a shortfall could not be prevented.
+func outputWithoutControl(v results.Verdict, reason, profile string, dr *results.Drift) string {
+	who := "the profile has"
+	if profile != "" {
+		who = "profile " + profile + " has"
+	}
+	if v == results.Verified && dr != nil && dr.Requests > 0 && dr.Exact == dr.Requests {
+		return fmt.Sprintf("exact in %s of %s without any don't-stop-early control: max_tokens alone held them (%s none; verified, not enforced)",
+			numfmt.Int(dr.Exact), numfmt.Count(dr.Requests, "request", ""), who)
+	}
+	return reason + "; nothing could enforce it: " + who + " no don't-stop-early control"
 }
 
 func modelObserved(o results.ModelObserved) string {

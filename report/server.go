@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
@@ -324,14 +325,8 @@ func writeTTFTSplit(p *numfmt.Printer, name string, w *results.Window) {
 		return
 	}
 	p.F("  TTFT split by the server's own timings (%s requests it timed, %s window):\n", group(float64(w.ServerPrefillMs.Count)), name)
-	for _, l := range []struct {
-		label string
-		d     *results.Dist
-	}{{"server queue ms", w.ServerQueueMs}, {"server prefill ms", w.ServerPrefillMs}, {"rest ms (network, client)", w.TTFTRestMs}} {
-		if l.d != nil {
-			p.F("  %-30s %10s %10s %10s %10s %10s\n", l.label, num(l.d.Mean), num(l.d.P50), num(l.d.P90), num(l.d.P99), num(l.d.Max))
-		}
-	}
+	writeDistTable(p, "TTFT split, "+name, requestStats, []distRow{
+		{"server queue ms", w.ServerQueueMs}, {"server prefill ms", w.ServerPrefillMs}, {"rest ms (network, client)", w.TTFTRestMs}})
 	if w.ServerQueueMs == nil {
 		p.F("    the server does not say its queue: the rest includes it\n")
 	}
@@ -358,8 +353,14 @@ func requestIDLine(r *results.RequestIDs) string {
 
 // CalibrationLine says sixpin's own floor (`--calibrate`).
 func CalibrationLine(c *results.Calibration) string {
-	s := fmt.Sprintf("sixpin's own floor at %d streams, %d requests of %s → %s tokens against a loopback server: TTFT p50 %s ms, p99 %s ms",
-		c.Streams, c.Requests, group(float64(c.PromptTokens)), group(float64(c.OutputTokens)), num(c.TTFTMs.P50), num(c.TTFTMs.P99))
+	s := fmt.Sprintf("sixpin's own floor at %d streams, %d requests of %s → %s tokens", c.Streams, c.Requests,
+		group(float64(c.PromptTokens)), group(float64(c.OutputTokens)))
+	if len(c.RoundTTFTP50Ms) == 0 {
+		s += fmt.Sprintf(" against a loopback server: TTFT p50 %s ms, p99 %s ms", num(c.TTFTMs.P50), num(c.TTFTMs.P99))
+	} else {
+		s += fmt.Sprintf(" in %d rounds after %d warm-up against a loopback server: TTFT p50 %s ms (the median of the rounds' p50s, %s–%s ms: spread %s%%), p99 %s ms",
+			c.Rounds, c.WarmupRequests, num(c.FloorTTFTMs), num(slices.Min(c.RoundTTFTP50Ms)), num(slices.Max(c.RoundTTFTP50Ms)), num(c.SpreadPct), num(c.TTFTMs.P99))
+	}
 	if c.ITLMs != nil {
 		s += fmt.Sprintf("; ITL p50 %s ms, p99 %s ms", num(c.ITLMs.P50), num(c.ITLMs.P99))
 	}
@@ -368,6 +369,9 @@ func CalibrationLine(c *results.Calibration) string {
 		if c.Flagged {
 			s += " — FLAGGED: over 5%, the client's overhead is part of the figures"
 		}
+	}
+	if len(c.RoundTTFTP50Ms) > 0 && c.SpreadPct > results.CalibrationSteadyPct {
+		s += fmt.Sprintf(" — UNSTEADY: its rounds spread over %d%% of the floor (a busy machine?), so the floor and its flag are uncertain", results.CalibrationSteadyPct)
 	}
 	return s
 }

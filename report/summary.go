@@ -109,34 +109,13 @@ func writeWindow(p *numfmt.Printer, run *results.Run, name string, w *results.Wi
 	if w.Completed == 0 {
 		p.F("  no successful request started in this window: no latency figures\n")
 	}
-	lat := []struct {
-		label string
-		d     *results.Dist
-	}{
-		{"TTFT ms", w.TTFTMs}, {"ITL ms", w.ITLMs}, {"TPOT ms", w.TPOTMs}, {"E2E ms", w.E2EMs},
-	}
+	lat := []distRow{{"TTFT ms", w.TTFTMs}, {"ITL ms", w.ITLMs}, {"TPOT ms", w.TPOTMs}, {"E2E ms", w.E2EMs}}
 	if w.TTFTAnswerMs != nil && w.TTFTMs != nil && w.TTFTAnswerMs.P50 != w.TTFTMs.P50 {
-		lat = append(lat[:1], append([]struct {
-			label string
-			d     *results.Dist
-		}{{"TTFT answer ms", w.TTFTAnswerMs}}, lat[1:]...)...)
+		lat = append(lat[:1], append([]distRow{{"TTFT answer ms", w.TTFTAnswerMs}}, lat[1:]...)...)
 	}
 	if w.Completed > 0 {
-		p.F("  %-30s %10s %10s %10s %10s %10s\n", "per request, "+name, "mean", "p50", "p90", "p99", "max")
-		for _, l := range lat {
-			if l.d != nil {
-				p.F("  %-30s %10s %10s %10s %10s %10s\n", l.label, num(l.d.Mean), num(l.d.P50), num(l.d.P90), num(l.d.P99), num(l.d.Max))
-			}
-		}
-		p.F("  %-30s %10s %10s %10s %10s %10s\n", "per stream, "+name, "mean", "min", "p10", "p50", "p90")
-		for _, l := range []struct {
-			label string
-			d     *results.Dist
-		}{{"decode tok/s", w.DecodeTokS}, {"effective tok/s", w.EffectiveTokS}} {
-			if l.d != nil {
-				p.F("  %-30s %10s %10s %10s %10s %10s\n", l.label, num(l.d.Mean), num(l.d.Min), num(l.d.P10), num(l.d.P50), num(l.d.P90))
-			}
-		}
+		writeDistTable(p, "per request, "+name, requestStats, lat)
+		writeDistTable(p, "per stream, "+name, streamStats, []distRow{{"decode tok/s", w.DecodeTokS}, {"effective tok/s", w.EffectiveTokS}})
 	}
 	if w.DecodeUnmeasured > 0 {
 		p.F("  decode not measured in %s of %s requests: %s\n", group(float64(w.DecodeUnmeasured)), group(float64(w.Completed)), DecodeUnmeasuredWhy)
@@ -168,6 +147,64 @@ func writeWindow(p *numfmt.Printer, run *results.Run, name string, w *results.Wi
 // ITL and TPOT (results.Record.DecodeMeasured).
 var DecodeUnmeasuredWhy = fmt.Sprintf("their tokens after the first came in fewer than %d reads of their own or within %s (an answer sent at once, by a server or proxy that buffers it, or too short to time) — left out of decode tok/s, ITL and TPOT, which would measure the client's parse",
 	results.MinDecodeReads, results.MinDecodeSpan)
+
+// The columns of the summary's distribution tables: per request the
+// tail matters (up to max), per stream the slow streams (down to min).
+var (
+	requestStats = []string{"mean", "p50", "p90", "p99", "max"}
+	streamStats  = []string{"mean", "min", "p10", "p50", "p90"}
+)
+
+// distRow is one row of a distribution table: its label and its
+// distribution (nil: the row is left out).
+type distRow struct {
+	label string
+	d     *results.Dist
+}
+
+// writeDistTable writes a table of distributions under its own header:
+// title, then the statistics cols names, each row's figures taken by
+// those same names, so a header cannot name other columns than its rows
+// print. A mean its own p50 contradicts by an order of magnitude
+// (SkewedMean) is left out ("–") and a note under the table says why.
+func writeDistTable(p *numfmt.Printer, title string, cols []string, rows []distRow) {
+	p.F("  %-30s", title)
+	for _, st := range cols {
+		p.F(" %10s", st)
+	}
+	p.F("\n")
+	var skewed []string
+	for _, r := range rows {
+		if r.d == nil {
+			continue
+		}
+		p.F("  %-30s", r.label)
+		for _, st := range cols {
+			cell := num(statOf(r.d, st))
+			if st == "mean" && SkewedMean(r.d) {
+				cell = "–"
+				skewed = append(skewed, fmt.Sprintf("%s (mean %s against p50 %s, max %s)", r.label, num(r.d.Mean), num(r.d.P50), num(r.d.Max)))
+			}
+			p.F(" %10s", cell)
+		}
+		p.F("\n")
+	}
+	if len(skewed) > 0 {
+		p.F("  – a mean over %d× its p50 (or under 1/%d) is not printed: a few outliers decide it — read the percentiles: %s\n",
+			skewRatio, skewRatio, strings.Join(skewed, "; "))
+	}
+}
+
+// skewRatio is how far a mean may be from its p50 before it is not
+// printed.
+const skewRatio = 5
+
+// SkewedMean reports whether d's mean is an order of magnitude from its
+// own p50 (skewRatio: a lognormal spread of σ 1.8 before it counts): a mean the middle of the samples contradicts says
+// what a few outliers did, not what a request saw.
+func SkewedMean(d *results.Dist) bool {
+	return d != nil && d.P50 > 0 && (d.Mean > skewRatio*d.P50 || d.Mean*skewRatio < d.P50)
+}
 
 // RatioLabel formats an observed input:output token ratio; 0 is a window
 // in which no successful request reported usage.

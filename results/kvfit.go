@@ -97,11 +97,42 @@ type Calibration struct {
 	Failed       int `json:"failed,omitempty"`
 	PromptTokens int `json:"prompt_tokens"`
 	OutputTokens int `json:"output_tokens"`
-	// TTFTMs and ITLMs are the floor's percentiles.
+	// Rounds of requests were recorded, one after the other, after
+	// WarmupRequests that were not (connections opened, code paths run
+	// once); Requests counts the recorded ones. 0: a file from before
+	// rounds, whose requests were all recorded at once.
+	Rounds         int `json:"rounds,omitempty"`
+	WarmupRequests int `json:"warmup_requests,omitempty"`
+	// TTFTMs and ITLMs pool the recorded requests' percentiles.
 	TTFTMs *Dist `json:"ttft_ms"`
 	ITLMs  *Dist `json:"itl_ms"`
-	// OverheadPctOfTTFT is the floor's TTFT p50 as a percentage of the
-	// run's own in its headline window; Flagged when it exceeds 5%.
+	// RoundTTFTP50Ms is each round's TTFT p50, ms; FloorTTFTMs their
+	// median, the floor the run is judged by; SpreadPct their range (max −
+	// min) as a percentage of that median: how far the floor moves
+	// between rounds, so how much it can be trusted (with Rounds only).
+	RoundTTFTP50Ms []float64 `json:"round_ttft_p50_ms,omitempty"`
+	FloorTTFTMs    float64   `json:"floor_ttft_ms,omitempty"`
+	SpreadPct      float64   `json:"spread_pct"`
+	// OverheadPctOfTTFT is the floor as a percentage of the run's TTFT
+	// p50 in its headline window; Flagged when it exceeds 5%.
 	OverheadPctOfTTFT float64 `json:"overhead_pct_of_ttft_p50"`
 	Flagged           bool    `json:"flagged"`
+}
+
+// CalibrationSteadyPct is the spread of a calibration's rounds, in
+// percent of its floor, beyond which the floor is unsteady: the machine
+// was busy while it was measured, and the floor and its flag are
+// uncertain.
+const CalibrationSteadyPct = 25
+
+// Floor is the calibration's TTFT floor, ms: the median of its rounds'
+// p50s, or the pooled p50 in a file from before rounds.
+func (c *Calibration) Floor() float64 {
+	if c.FloorTTFTMs > 0 {
+		return c.FloorTTFTMs
+	}
+	if c.TTFTMs != nil {
+		return c.TTFTMs.P50
+	}
+	return 0
 }
