@@ -50,19 +50,21 @@ type ProbeRequest struct {
 // three-message conversation too, to learn what each further message
 // adds (PerMessage is Overhead when that part fails, and msg says so).
 // It then learns whether the server hangs up on kept-alive connections
-// after a streamed answer (checkKeepAlive). A probe request that fails is
-// sent again, up to probeAttempts times, after a backoff. ok is false when
-// the probe still failed, was interrupted (cut at once: there is no grace
-// period before the run), or the server reports no usage; msg says why.
+// after a streamed answer (checkKeepAlive, on the first answer's
+// connection). A probe request that fails is sent again, up to
+// probeAttempts times, after a backoff. ok is false when the probe still
+// failed, was interrupted (cut at once: there is no grace period before
+// the run), or the server reports no usage; msg says why.
 func Probe(ctx context.Context, c *Client, p ProbeRequest) (t Template, ok bool, msg string) {
 	r := &call{Client: c, clk: Clock{Start: time.Now()}}
-	base, err := r.probe(ctx, UserMessage(p.One), 1, p)
+	var first connSeen
+	base, err := r.probe(watchConn(ctx, &first), UserMessage(p.One), 1, p)
 	if err != nil {
 		return Template{}, false, err.Error()
 	}
 	t = Template{Overhead: base, PerMessage: base}
-	c.checkKeepAlive(ctx, func(ctx context.Context) results.ErrorClass {
-		return r.stream(ctx, ErrCutAtOnce, scenario.Request{Index: -1, PromptTokens: 1, OutputTokens: 1}, UserMessage(p.One), r.since()).Err
+	c.checkKeepAlive(ctx, &first, func(ctx context.Context) *results.Record {
+		return r.stream(ctx, ErrCutAtOnce, scenario.Request{Index: -1, PromptTokens: 1, OutputTokens: 1}, UserMessage(p.One), r.since())
 	})
 	if p.Conversation {
 		three := []Message{{Role: RoleUser, Content: p.One}, {Role: RoleAssistant, Content: p.One}, {Role: RoleUser, Content: p.One}}

@@ -526,20 +526,21 @@ func classify(err, cause error, s *sent) (results.ErrorClass, string) {
 	case errors.As(err, &netErr) && netErr.Timeout():
 		return results.ErrTimeout, msg
 	}
-	closed := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed) ||
-		strings.Contains(msg, "connection reset") || strings.Contains(msg, "broken pipe") ||
-		strings.Contains(msg, "server closed idle connection")
-	switch {
-	case closed && s != nil && s.reusedConn:
-		return results.ErrConnect, "the server closed a kept-alive connection as the request was sent, before answering " +
-			"(not sent again: the server may have read it): " + msg
-	case closed && s != nil:
-		return results.ErrConnect, "the server closed the connection before answering: " + msg
-	case closed:
-		return results.ErrStreamCut, "the connection closed mid-stream: " + msg
+	if !connClosed(err) {
+		return results.ErrClient, msg
 	}
-	return results.ErrClient, msg
+	how := "closed"
+	if errors.Is(err, syscall.ECONNRESET) || strings.Contains(msg, "connection reset") {
+		how = "reset"
+	}
+	switch {
+	case s != nil && s.reusedConn:
+		return results.ErrConnect, "the server " + how + " a kept-alive connection as the request was sent, before answering " +
+			"(not sent again: the server may have read it): " + msg
+	case s != nil:
+		return results.ErrConnect, "the server " + how + " the connection before answering: " + msg
+	}
+	return results.ErrStreamCut, "the connection was " + how + " mid-stream: " + msg
 }
 
 // oneLine shortens an error message to one line of at most 300 bytes,
