@@ -68,6 +68,9 @@ type call struct {
 	*Client
 	clk  Clock
 	live *Counter // nil: not counted
+	// cutInEvent: the last stream read ended in the middle of an event
+	// (a line the body ended inside of, dropped), for the probe to say.
+	cutInEvent bool
 }
 
 // since is the offset from the clock's start, in run time.
@@ -131,6 +134,7 @@ func (r *call) stream(inflight context.Context, cut error, req scenario.Request,
 		rec.RequestID = r.idPrefix + "-" + strconv.FormatInt(r.ids.Add(1), 10)
 	}
 	rec.Sent = r.since()
+	r.cutInEvent = false
 	s := r.send(ctx, body, rec.RequestID)
 	rec.Reconnects = s.reconnects
 	if s.err != nil {
@@ -332,6 +336,7 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 			switch {
 			case err == io.EOF && ctx.Err() == nil:
 				ended(rec, finished)
+				r.cutInEvent = sr.cut
 			case errors.Is(err, errLineTooLong):
 				rec.Err = results.ErrOversizedLine
 				rec.ErrMsg = fmt.Sprintf("a line of the stream is longer than the limit of %d bytes (Options.MaxLineBytes); the stream was not read further", r.maxLine)
