@@ -203,7 +203,7 @@ func (r *Client) send(ctx context.Context, body []byte, id string) sent {
 			hungUp++ // closed or reset after the request went out, before any answer
 		}
 		if hungUp > 0 {
-			r.hungUp(hungUp)
+			r.sawHangUps(hungUp)
 		}
 		if s.err == nil {
 			s.freshConn = !reused

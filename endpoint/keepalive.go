@@ -72,8 +72,8 @@ func (r *Client) learnKeepAlive(why string) {
 	})
 }
 
-// hungUp records n hang-ups seen during load (see keepAlive).
-func (r *Client) hungUp(n int) {
+// sawHangUps records n hang-ups seen during load (see keepAlive).
+func (r *Client) sawHangUps(n int) {
 	h := r.keepAlive.hungUp.Add(int64(n))
 	if a := r.keepAlive.answered.Load(); h > 1 && h*hangUpRatio >= a {
 		r.learnKeepAlive(fmt.Sprintf("%d times during load it closed or reset a kept-alive connection after an answer, "+
@@ -86,7 +86,7 @@ func (r *Client) hungUp(n int) {
 // soon after the connection's last answer.
 func (r *Client) closedIdle(idle time.Duration) {
 	if idle < hangUpIdle {
-		r.hungUp(1)
+		r.sawHangUps(1)
 	}
 }
 
@@ -165,6 +165,9 @@ func (r *Client) checkKeepAlive(ctx context.Context, first *connSeen, send func(
 		return // no connection kept alive: nothing to learn
 	}
 	c := *p
+	if tc, ok := c.(*tls.Conn); ok && tc.ConnectionState().NegotiatedProtocol == "h2" {
+		return // shared by requests; a server closing it says so (GOAWAY)
+	}
 	if waited, closed := watchHangUp(ctx, c); closed {
 		r.learnKeepAlive(fmt.Sprintf("the probe's kept-alive connection was closed by the server within %d ms of its streamed answer", waited.Milliseconds()+1))
 		return
