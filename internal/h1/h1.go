@@ -16,10 +16,11 @@
 // method other than GET or POST; a body of unknown length) goes to its
 // Fallback. It reports to an httptrace.ClientTrace in the request's
 // context as net/http does for the hooks sixpin uses (GotConn with
-// Reused, ConnectStart, ConnectDone, GotFirstResponseByte), reuses the
-// connection returned last (LIFO, as net/http), and never sends a request
-// twice by itself: a request that failed before any byte of it was
-// written is marked ErrUnsent, and its caller may send it again.
+// Reused and IdleTime, GotFirstResponseByte) and for ConnectStart and
+// ConnectDone, reuses the connection returned last (LIFO, as net/http),
+// and never sends a request twice by itself: a request that failed
+// before any byte of it was written is marked ErrUnsent, and its caller
+// may send it again.
 package h1
 
 import (
