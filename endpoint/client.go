@@ -139,7 +139,7 @@ func New(t Target, o Options) (*Client, error) {
 	tr := newTransport(o.Conns, &c.dials)
 	once := tr.Clone()
 	once.DisableKeepAlives = true
-	c.httpc, c.fresh = &http.Client{Transport: streamTransport(tr)}, &http.Client{Transport: streamTransport(once)}
+	c.httpc, c.fresh = &http.Client{Transport: streamTransport(tr, c.closedIdle)}, &http.Client{Transport: streamTransport(once, nil)}
 	return c, nil
 }
 

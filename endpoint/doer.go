@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -52,18 +53,21 @@ func newTransport(conns int, dials *atomic.Int64) *http.Transport {
 // engine, the simulator) sixpin's own HTTP/1.1 transport, whose read of a
 // streamed chunk is a fraction of net/http's (internal/h1); anything else
 // (https, a proxy) through tr, with the same dialer, pool size and
-// keep-alive setting.
-func streamTransport(tr *http.Transport) http.RoundTripper {
+// keep-alive setting. closedIdle (nil: none) is told of each idle
+// connection the server closed, as a request was about to take it.
+func streamTransport(tr *http.Transport, closedIdle func(idle time.Duration)) http.RoundTripper {
 	return &h1.Transport{Dial: tr.DialContext, Fallback: tr, Proxy: tr.Proxy, MaxIdle: tr.MaxIdleConnsPerHost,
-		IdleTimeout: tr.IdleConnTimeout, DisableKeepAlives: tr.DisableKeepAlives}
+		IdleTimeout: tr.IdleConnTimeout, DisableKeepAlives: tr.DisableKeepAlives, ClosedIdle: closedIdle}
 }
 
 // attempt is what one attempt to send a request saw of its connection,
 // through httptrace. Its fields are set from the transport's goroutines.
 type attempt struct {
-	conns    atomic.Int32 // connections the transport got (it retries some failures itself)
+	conns    atomic.Int32 // connections the transport got (net/http re-sends a request of which nothing was written itself)
 	reused   atomic.Bool  // the last one had served a request before
+	idle     atomic.Int64 // how long the last one had been idle, ns
 	dropped  atomic.Bool  // the last one was found closed by the server, and closed before use
+	hungUp   atomic.Int32 // kept-alive connections found closed by the server within hangUpIdle of their last answer
 	answered atomic.Bool  // the first byte of a response arrived
 }
 
@@ -73,20 +77,24 @@ func (a *attempt) trace(seen *connSeen) *httptrace.ClientTrace {
 			if seen != nil {
 				seen.conn.Store(&info.Conn)
 			}
-			a.conns.Add(1)
+			if a.conns.Add(1) > 1 && a.reused.Load() && !a.dropped.Load() && time.Duration(a.idle.Load()) < hangUpIdle {
+				// net/http sends the request again when nothing of it
+				// could be written: the server had closed the last one.
+				a.hungUp.Add(1)
+			}
 			a.reused.Store(info.Reused)
+			a.idle.Store(int64(info.IdleTime))
 			a.dropped.Store(false)
 			if info.Reused && serverClosed(info.Conn) {
 				// Nothing is written to it: the transport's write fails,
-				// and the request goes out again (see unread).
+				// and the request goes out again (see unsent).
 				info.Conn.Close()
 				a.dropped.Store(true)
+				if info.IdleTime < hangUpIdle {
+					a.hungUp.Add(1)
+				}
 			}
 		},
-		// A dial for the request (after a kept-alive connection was
-		// found closed, say): what follows is on a new connection, and a
-		// refusal there is the endpoint's, not the old connection's.
-		ConnectStart:         func(string, string) { a.reused.Store(false) },
 		GotFirstResponseByte: func() { a.answered.Store(true) },
 	}
 }
@@ -103,34 +111,29 @@ func (a *attempt) trace(seen *connSeen) *httptrace.ClientTrace {
 // each as it took it from its pool (internal/h1), a moment before.
 func serverClosed(c net.Conn) bool {
 	tc, ok := c.(*tls.Conn)
-	if !ok || tc.ConnectionState().NegotiatedProtocol == "h2" {
-		return false
-	}
-	sc, ok := tc.NetConn().(syscall.Conn)
-	if !ok {
-		return false
-	}
-	raw, err := sc.SyscallConn()
-	return err == nil && h1.PeerClosed(raw)
+	return ok && tc.ConnectionState().NegotiatedProtocol != "h2" && peerClosed(c)
 }
 
-// unread reports whether an attempt that failed with err did so on a
-// kept-alive connection, before any answer, without the server having
-// read the request: nothing of it was written (the connection was found
-// closed and dropped before use, or the transport found the server had
-// closed it idle), or the server's side reset the connection (TCP answers
-// with a reset data that arrives on a socket closed before reading it,
-// and closing a socket with the request still unread in it). A
-// connection the server closed cleanly after the request was written may
-// have been read: that is not unread. (When the transport can tell that
-// nothing was written at all, it sends the request again itself.)
-func (a *attempt) unread(err error) bool {
-	if !a.reused.Load() || a.answered.Load() {
-		return false
-	}
-	return a.dropped.Load() && errors.Is(err, net.ErrClosed) ||
-		strings.Contains(err.Error(), "server closed idle connection") ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+// unsent reports whether an attempt that failed with err on a kept-alive
+// connection, before any answer, did so with nothing of the request
+// written: the transport found the connection closed by the server
+// before writing to it (net/http's "server closed idle connection"), or
+// it was found so and closed before use (dropped), or the first write
+// failed (h1.ErrUnsent). The server cannot have read it. After a byte of
+// it went out, a failure (an end of stream, a reset) may have come after
+// the server read the request — a server that resets a connection on a
+// request does exactly that — and there is no telling.
+func (a *attempt) unsent(err error) bool {
+	return errors.Is(err, h1.ErrUnsent) || a.dropped.Load() && errors.Is(err, net.ErrClosed) ||
+		strings.Contains(err.Error(), "server closed idle connection")
+}
+
+// dialFailed reports whether err is a failure to open a connection (after
+// a kept-alive one was found closed, say): the endpoint's, not the
+// kept-alive connection's.
+func dialFailed(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // maxReconnects bounds the re-sends of one request. Each takes one dead
@@ -152,10 +155,11 @@ type sent struct {
 }
 
 // send posts a chat-completion body. A request that failed on a
-// kept-alive connection the server had closed, without the server having
-// read it (attempt.unread; Go's transport does not send a POST again by
-// itself then), is sent again on a new connection and counted as a
-// reconnect; one that may have reached the server is never sent twice.
+// kept-alive connection without a byte of it written (attempt.unsent) is
+// sent again on a new connection and counted as a reconnect; one of which
+// anything was written is never sent twice: the server may have read it.
+// What each attempt saw of its kept-alive connection goes to the
+// keep-alive learning.
 func (r *Client) send(ctx context.Context, body []byte, id string) sent {
 	var s sent
 	header := r.header
@@ -180,23 +184,46 @@ func (r *Client) send(ctx context.Context, body []byte, id string) sent {
 			c = r.fresh
 		}
 		s.resp, s.err = c.Do(req)
-		// The transport's own retries (a failure it could tell was before
-		// anything was written) are reconnects too.
-		retried := max(int(a.conns.Load())-1, 0)
-		s.reconnects += retried
-		if a.reused.Load() && (a.dropped.Load() || s.err != nil && !a.answered.Load()) || retried > 0 {
-			r.learnKeepAlive("a kept-alive connection was found closed by the server, or closed as a request went out on it")
+		if seen != nil {
+			seen.kept.Store(s.err == nil && !s.resp.Close)
+		}
+		// The transport's own re-sends are reconnects too.
+		s.reconnects += max(int(a.conns.Load())-1, 0)
+		reused := a.reused.Load()
+		s.reusedConn = reused && !a.answered.Load() && s.err != nil && !dialFailed(s.err)
+		unsent := s.reusedConn && a.unsent(s.err)
+		hungUp := int(a.hungUp.Load())
+		switch {
+		case s.err == nil && reused:
+			r.keepAlive.answered.Add(1)
+		case !s.reusedConn || ctx.Err() != nil:
+		case unsent && time.Duration(a.idle.Load()) < hangUpIdle && !a.dropped.Load():
+			hungUp++ // found closed as the request went out (dropped ones are counted)
+		case !unsent && connClosed(s.err):
+			hungUp++ // closed or reset after the request went out, before any answer
+		}
+		if hungUp > 0 {
+			r.sawHangUps(hungUp)
 		}
 		if s.err == nil {
-			s.freshConn = !a.reused.Load()
+			s.freshConn = !reused
 			return s
 		}
-		s.reusedConn = a.reused.Load() && !a.answered.Load()
-		if ctx.Err() != nil || !a.unread(s.err) || s.reconnects >= maxReconnects {
+		if ctx.Err() != nil || !unsent || s.reconnects >= maxReconnects {
 			return s
 		}
 		s.reconnects++
 	}
+}
+
+// connClosed reports whether err says the connection was closed or reset
+// (by the server, or locally after it was).
+func connClosed(err error) bool {
+	msg := err.Error()
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed) ||
+		strings.Contains(msg, "connection reset") || strings.Contains(msg, "broken pipe") ||
+		strings.Contains(msg, "server closed idle connection")
 }
 
 // echoed says whether an answer's header echoes the request id sent.

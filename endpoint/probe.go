@@ -50,19 +50,22 @@ type ProbeRequest struct {
 // three-message conversation too, to learn what each further message
 // adds (PerMessage is Overhead when that part fails, and msg says so).
 // It then learns whether the server hangs up on kept-alive connections
-// after a streamed answer (checkKeepAlive). A probe request that fails is
-// sent again, up to probeAttempts times, after a backoff. ok is false when
-// the probe still failed, was interrupted (cut at once: there is no grace
-// period before the run), or the server reports no usage; msg says why.
+// after a streamed answer (checkKeepAlive, on the first answer's
+// connection). A probe request that fails, or whose stream ends in the
+// middle of an event where the usage comes, is sent again, up to
+// probeAttempts times, after a backoff. ok is false when the probe still
+// failed, was interrupted (cut at once: there is no grace period before
+// the run), or the server reports no usage; msg says why.
 func Probe(ctx context.Context, c *Client, p ProbeRequest) (t Template, ok bool, msg string) {
 	r := &call{Client: c, clk: Clock{Start: time.Now()}}
-	base, err := r.probe(ctx, UserMessage(p.One), 1, p)
+	var first connSeen
+	base, err := r.probe(watchConn(ctx, &first), UserMessage(p.One), 1, p)
 	if err != nil {
 		return Template{}, false, err.Error()
 	}
 	t = Template{Overhead: base, PerMessage: base}
-	c.checkKeepAlive(ctx, func(ctx context.Context) results.ErrorClass {
-		return r.stream(ctx, ErrCutAtOnce, scenario.Request{Index: -1, PromptTokens: 1, OutputTokens: 1}, UserMessage(p.One), r.since()).Err
+	c.checkKeepAlive(ctx, &first, func(ctx context.Context) *results.Record {
+		return r.stream(ctx, ErrCutAtOnce, scenario.Request{Index: -1, PromptTokens: 1, OutputTokens: 1}, UserMessage(p.One), r.since())
 	})
 	if p.Conversation {
 		three := []Message{{Role: RoleUser, Content: p.One}, {Role: RoleAssistant, Content: p.One}, {Role: RoleUser, Content: p.One}}
@@ -83,14 +86,21 @@ func (r *call) probe(ctx context.Context, msgs []Message, content int, p ProbeRe
 	var rec *results.Record
 	for attempt := 1; ; attempt++ {
 		rec = r.stream(ctx, ErrCutAtOnce, req, msgs, r.since())
+		class, why := string(rec.Err), rec.ErrMsg
+		failed := rec.Failed()
+		if !failed && !rec.HasUsage && r.cutInEvent {
+			// The usage comes last: an answer cut off there says nothing
+			// of whether the server reports it.
+			failed, class, why = true, "usage cut off", "the stream ended in the middle of an event after the finish_reason, where the usage comes"
+		}
 		switch {
 		case rec.Err == results.ErrInterrupted:
 			return 0, fmt.Errorf("probe request %s", rec.ErrMsg)
-		case !rec.Failed():
+		case !failed:
 		case attempt == probeAttempts:
-			return 0, fmt.Errorf("probe request failed %d times (last: %s): %s", attempt, rec.Err, rec.ErrMsg)
+			return 0, fmt.Errorf("probe request failed %d times (last: %s): %s", attempt, class, why)
 		case !backoff.Sleep(ctx, backoff.Jittered(rng, p.Backoff, p.MaxBackoff, attempt-1)):
-			return 0, fmt.Errorf("probe interrupted before its attempt %d (the last failed: %s: %s)", attempt+1, rec.Err, rec.ErrMsg)
+			return 0, fmt.Errorf("probe interrupted before its attempt %d (the last failed: %s: %s)", attempt+1, class, why)
 		default:
 			continue
 		}

@@ -48,6 +48,8 @@ type sseReader struct {
 	restBlank bool
 	// started is set once the byte-order mark has been looked for.
 	started bool
+	// cut is set when the stream ended inside a line, which was dropped.
+	cut bool
 	// err is sticky: once the stream failed or ended, next returns it.
 	err error
 	// data is the current event's data, when it spans several lines or its
@@ -222,9 +224,12 @@ func (s *sseReader) line() ([]byte, bool, error) {
 	case err == io.EOF && bytes.IndexByte(raw, '\r') >= 0:
 		// The stream ended after lines ended by CR, and maybe inside one
 		// more line, which is not a line.
-		raw = raw[:bytes.LastIndexByte(raw, '\r')]
+		i := bytes.LastIndexByte(raw, '\r')
+		s.cut = s.cut || i < len(raw)-1
+		raw = raw[:i]
 	default:
 		// A line the stream ended in the middle of is not a line.
+		s.cut = s.cut || err == io.EOF && len(raw) > 0
 		return nil, false, err
 	}
 	if !s.started {

@@ -232,3 +232,25 @@ func FuzzSSE(f *testing.F) {
 }
 
 func fmtEvents(ev []string) string { return fmt.Sprintf("%q", ev) }
+
+// TestSSEReaderCutLine: a stream that ends inside a line drops the line
+// and says it was cut; one that ends after a whole line does not.
+func TestSSEReaderCutLine(t *testing.T) {
+	cases := []struct {
+		in  string
+		cut bool
+	}{
+		{"data: a\n\ndata: {\"us", true},
+		{"data: a\r\rdata: {\"us", true},
+		{"data: a\n\n", false},
+		{"data: a\n", false},
+		{"data: a\r", false},
+	}
+	for _, c := range cases {
+		sr := newSSEReader(strings.NewReader(c.in), 0)
+		got, err := readAllSSE(sr)
+		if err != io.EOF || !slices.Equal(got, []string{"a"}) || sr.cut != c.cut {
+			t.Errorf("%q: events %q, error %v, cut %v; want [a], io.EOF, cut %v", c.in, got, err, sr.cut, c.cut)
+		}
+	}
+}

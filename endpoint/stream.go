@@ -68,6 +68,9 @@ type call struct {
 	*Client
 	clk  Clock
 	live *Counter // nil: not counted
+	// cutInEvent: the last stream read ended in the middle of an event
+	// (a line the body ended inside of, dropped), for the probe to say.
+	cutInEvent bool
 }
 
 // since is the offset from the clock's start, in run time.
@@ -131,6 +134,7 @@ func (r *call) stream(inflight context.Context, cut error, req scenario.Request,
 		rec.RequestID = r.idPrefix + "-" + strconv.FormatInt(r.ids.Add(1), 10)
 	}
 	rec.Sent = r.since()
+	r.cutInEvent = false
 	s := r.send(ctx, body, rec.RequestID)
 	rec.Reconnects = s.reconnects
 	if s.err != nil {
@@ -339,6 +343,7 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 			switch {
 			case err == io.EOF && ctx.Err() == nil:
 				ended(rec, finished)
+				r.cutInEvent = sr.cut
 			case errors.Is(err, errLineTooLong):
 				rec.Err = results.ErrOversizedLine
 				rec.ErrMsg = fmt.Sprintf("a line of the stream is longer than the limit of %d bytes (Options.MaxLineBytes); the stream was not read further", r.maxLine)
@@ -537,20 +542,21 @@ func classify(err, cause error, s *sent) (results.ErrorClass, string) {
 	case errors.As(err, &netErr) && netErr.Timeout():
 		return results.ErrTimeout, msg
 	}
-	closed := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed) ||
-		strings.Contains(msg, "connection reset") || strings.Contains(msg, "broken pipe") ||
-		strings.Contains(msg, "server closed idle connection")
-	switch {
-	case closed && s != nil && s.reusedConn:
-		return results.ErrConnect, "the server closed a kept-alive connection as the request was sent, before answering " +
-			"(not sent again: the server may have read it): " + msg
-	case closed && s != nil:
-		return results.ErrConnect, "the server closed the connection before answering: " + msg
-	case closed:
-		return results.ErrStreamCut, "the connection closed mid-stream: " + msg
+	if !connClosed(err) {
+		return results.ErrClient, msg
 	}
-	return results.ErrClient, msg
+	how := "closed"
+	if errors.Is(err, syscall.ECONNRESET) || strings.Contains(msg, "connection reset") {
+		how = "reset"
+	}
+	switch {
+	case s != nil && s.reusedConn:
+		return results.ErrConnect, "the server " + how + " a kept-alive connection as the request was sent, before answering " +
+			"(not sent again: the server may have read it): " + msg
+	case s != nil:
+		return results.ErrConnect, "the server " + how + " the connection before answering: " + msg
+	}
+	return results.ErrStreamCut, "the connection was " + how + " mid-stream: " + msg
 }
 
 // oneLine shortens an error message to one line of at most 300 bytes,

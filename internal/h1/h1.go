@@ -16,9 +16,11 @@
 // method other than GET or POST; a body of unknown length) goes to its
 // Fallback. It reports to an httptrace.ClientTrace in the request's
 // context as net/http does for the hooks sixpin uses (GotConn with
-// Reused, ConnectStart, ConnectDone, GotFirstResponseByte), reuses the
-// connection returned last (LIFO, as net/http), and never sends a request
-// twice by itself.
+// Reused and IdleTime, GotFirstResponseByte) and for ConnectStart and
+// ConnectDone, reuses the connection returned last (LIFO, as net/http),
+// and never sends a request twice by itself: a request that failed
+// before any byte of it was written is marked ErrUnsent, and its caller
+// may send it again.
 package h1
 
 import (
@@ -52,6 +54,14 @@ const (
 // MaxHeadBytes.
 var ErrHeadTooLong = errors.New("h1: the response's header is longer than 1 MiB")
 
+// ErrUnsent marks (errors.Is) the failure of a request of which no byte
+// was written to its connection: the write failed at once (the server had
+// reset the connection an instant after the transport looked at it), so
+// the server cannot have read any of it. A failure after the first byte
+// went out is not marked, whatever it is: the server may have read the
+// request.
+var ErrUnsent = errors.New("h1: nothing of the request was written")
+
 // Transport is an http.RoundTripper; see the package comment for what it
 // carries itself. Set its fields before the first request; it is safe for
 // concurrent use.
@@ -70,6 +80,11 @@ type Transport struct {
 	// DisableKeepAlives opens a connection per request, sends
 	// "Connection: close" and closes it after the answer.
 	DisableKeepAlives bool
+	// ClosedIdle, if not nil, is told of each idle connection found
+	// closed by the server (an end of stream or a reset) as a request was
+	// about to take it, and passed over, with how long it had been idle.
+	// It is called from the request's goroutine.
+	ClosedIdle func(idle time.Duration)
 
 	mu   sync.Mutex
 	idle []*conn // the last returned last
@@ -84,6 +99,7 @@ type Transport struct {
 type conn struct {
 	nc  net.Conn
 	src limitedConn
+	dst countedConn
 	br  *bufio.Reader
 	bw  *bufio.Writer
 	// idleSince is when it was returned to the pool.
@@ -96,6 +112,18 @@ type limitedConn struct {
 	nc    net.Conn
 	limit bool
 	left  int
+}
+
+// countedConn writes to nc and counts the bytes it took.
+type countedConn struct {
+	nc      net.Conn
+	written int64
+}
+
+func (w *countedConn) Write(p []byte) (int, error) {
+	n, err := w.nc.Write(p)
+	w.written += int64(n)
+	return n, err
 }
 
 func (l *limitedConn) Read(p []byte) (int, error) {
@@ -157,7 +185,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	closing := t.DisableKeepAlives || req.Close
+	before := c.dst.written
 	if err := c.write(req, closing); err != nil {
+		if c.dst.written == before {
+			err = fmt.Errorf("%w: %w", ErrUnsent, err)
+		}
 		return fail(err)
 	}
 	resp, err := c.readHead(req, trace)

@@ -626,19 +626,106 @@ func TestKeepsConnectionForQuickDials(t *testing.T) {
 
 // An idle connection the server has closed (an idle timeout) is passed
 // over, as net/http passes it over: the next request goes out on a new
-// connection, without an error.
+// connection, without an error, and ClosedIdle is told.
 func TestPassesOverClosedIdleConnection(t *testing.T) {
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	srv.Config.IdleTimeout = 20 * time.Millisecond
 	srv.Start()
 	defer srv.Close()
 	tr := newTransport(nil)
+	var closed []time.Duration
+	tr.ClosedIdle = func(idle time.Duration) { closed = append(closed, idle) }
 	get(t, tr, http.MethodGet, srv.URL, "")
 	time.Sleep(200 * time.Millisecond) // the server closes the idle connection
 	if _, text, reused := get(t, tr, http.MethodGet, srv.URL, ""); text != "ok" || reused {
 		t.Errorf("body %q, reused %v: want a new connection", text, reused)
 	}
+	if len(closed) != 1 || closed[0] <= 0 {
+		t.Errorf("ClosedIdle was told %v; want once, of the connection passed over", closed)
+	}
 	if _, _, reused := get(t, tr, http.MethodGet, srv.URL, ""); !reused {
 		t.Error("the new connection was not reused")
 	}
+}
+
+// keptServer answers the first request on each connection with "ok" and
+// keeps the connection; then(c) is what it does after reading the next
+// one (nil: nothing, the connection left as it is).
+func keptServer(t *testing.T, then func(c net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() { ln.Close(); <-done })
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			go func() {
+				br := bufio.NewReader(c)
+				for n := 1; ; n++ {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, req.Body)
+					if n > 1 {
+						if then != nil {
+							then(c)
+						}
+						return
+					}
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+				}
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+// A request of which nothing could be written is marked ErrUnsent (the
+// server cannot have read it: its caller may send it again); one the
+// server read and then reset is not.
+func TestUnsentRequest(t *testing.T) {
+	post := func(tr *Transport, u string, trace *httptrace.ClientTrace) error {
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodPost, u, strings.NewReader("{}"))
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		return err
+	}
+	t.Run("write refused", func(t *testing.T) {
+		u := keptServer(t, nil)
+		tr := newTransport(nil)
+		var nc net.Conn
+		if err := post(tr, u, &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { nc = i.Conn }}); err != nil {
+			t.Fatal(err)
+		}
+		// The connection looks idle, and refuses every write.
+		nc.(*net.TCPConn).CloseWrite()
+		err := post(tr, u, &httptrace.ClientTrace{})
+		if !errors.Is(err, ErrUnsent) {
+			t.Errorf("err = %v; want ErrUnsent", err)
+		}
+	})
+	t.Run("read, then reset", func(t *testing.T) {
+		u := keptServer(t, func(c net.Conn) { c.(*net.TCPConn).SetLinger(0); c.Close() })
+		tr := newTransport(nil)
+		if err := post(tr, u, &httptrace.ClientTrace{}); err != nil {
+			t.Fatal(err)
+		}
+		var reused bool
+		err := post(tr, u, &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }})
+		if err == nil || errors.Is(err, ErrUnsent) || !reused {
+			t.Errorf("err = %v (reused %v); want a failure on the kept-alive connection, not ErrUnsent", err, reused)
+		}
+	})
 }

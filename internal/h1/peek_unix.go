@@ -5,7 +5,8 @@ package h1
 import "syscall"
 
 // PeerClosed reports whether the socket has an end of stream or a reset
-// queued, by a non-blocking peek that consumes nothing.
+// queued, by a non-blocking peek that consumes nothing, or is closed
+// already.
 func PeerClosed(raw syscall.RawConn) bool {
 	return peek(raw) == peekClosed
 }
@@ -21,7 +22,7 @@ const (
 
 func peek(raw syscall.RawConn) peekState {
 	st := peekNothing
-	_ = raw.Control(func(fd uintptr) {
+	err := raw.Control(func(fd uintptr) {
 		var b [1]byte
 		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		switch {
@@ -31,5 +32,8 @@ func peek(raw syscall.RawConn) peekState {
 			st = peekData
 		}
 	})
+	if err != nil { // closed here already
+		return peekClosed
+	}
 	return st
 }

@@ -95,9 +95,9 @@ func (t *Transport) pool(dialed <-chan dialResult) {
 
 // newConn wraps a new connection.
 func newConn(nc net.Conn) *conn {
-	c := &conn{nc: nc, src: limitedConn{nc: nc}}
+	c := &conn{nc: nc, src: limitedConn{nc: nc}, dst: countedConn{nc: nc}}
 	c.br = bufio.NewReaderSize(&c.src, bufferBytes)
-	c.bw = bufio.NewWriterSize(nc, bufferBytes)
+	c.bw = bufio.NewWriterSize(&c.dst, bufferBytes)
 	return c
 }
 
@@ -157,10 +157,11 @@ func (t *Transport) unwait(w *waiter) bool {
 
 // takeIdle pops the connection returned last. It closes, and passes
 // over, the ones idle for longer than IdleTimeout and the ones the server
-// has closed (uvicorn, vLLM's server, closes a connection idle for 5 s),
-// as net/http's reader of an idle connection does, so that a request
-// goes out on a connection that was alive a moment ago (one system call,
-// a non-blocking peek, per request).
+// has closed (uvicorn, vLLM's server, closes a connection idle for 5 s;
+// llama-server one it has just answered on), as net/http's reader of an
+// idle connection does, so that a request goes out on a connection that
+// was alive a moment ago (one system call, a non-blocking peek, per
+// request); it tells ClosedIdle of the latter.
 func (t *Transport) takeIdle() *conn {
 	for {
 		t.mu.Lock()
@@ -173,23 +174,35 @@ func (t *Transport) takeIdle() *conn {
 		t.idle[n-1] = nil
 		t.idle = t.idle[:n-1]
 		t.mu.Unlock()
-		if t.IdleTimeout > 0 && time.Since(c.idleSince) > t.IdleTimeout || !alive(c.nc) {
+		idle := time.Since(c.idleSince)
+		if t.IdleTimeout > 0 && idle > t.IdleTimeout {
 			c.nc.Close()
 			continue
 		}
-		return c
+		switch peekConn(c.nc) {
+		case peekNothing:
+			return c
+		case peekClosed:
+			if t.ClosedIdle != nil {
+				t.ClosedIdle(idle)
+			}
+		}
+		c.nc.Close()
 	}
 }
 
-// alive reports whether an idle connection has nothing queued on it: no
-// end of stream, no reset, no bytes no request asked for.
-func alive(nc net.Conn) bool {
+// peekConn looks at what is queued on an idle connection: nothing, an
+// end of stream or a reset, or bytes no request asked for.
+func peekConn(nc net.Conn) peekState {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
-		return true
+		return peekNothing
 	}
 	raw, err := sc.SyscallConn()
-	return err == nil && peek(raw) == peekNothing
+	if err != nil {
+		return peekClosed
+	}
+	return peek(raw)
 }
 
 // put hands c to the request that has waited longest for one, or
