@@ -57,23 +57,43 @@ type sseReader struct {
 	data []byte
 	// long assembles a line longer than br's buffer.
 	long []byte
-	// src is what br reads from, counting its reads.
-	src readCounter
+	// src is what br reads from, counting the arrivals of its data.
+	src arrivals
 }
 
-// readCounter counts the reads of r: events that came in the same read
-// arrived together, whatever the time their parse took.
-type readCounter struct {
+// arrivals counts the times new data arrived from the stream: a read that
+// follows one that drained the connection (took less than it asked for)
+// reads data that came after it, while a read that follows a full one
+// reads data that was already waiting — an answer sent at once but longer
+// than the buffer is one arrival, however many reads it takes, and
+// however long the client took between them. Events that arrived together
+// were parsed apart by the client, not sent apart by the server.
+type arrivals struct {
 	r io.Reader
-	n uint32
+	// n counts arrivals; full is set when the last read was not known to
+	// drain the connection.
+	n    uint32
+	full bool
+	// drained, when r knows it, says whether its last read drained the
+	// connection (internal/h1's body: a chunked body's framing shortens
+	// what Read returns, not what it read).
+	drained interface{ Drained() bool }
 }
 
-func (c *readCounter) Read(p []byte) (int, error) {
-	c.n++
-	return c.r.Read(p)
+func (c *arrivals) Read(p []byte) (int, error) {
+	if !c.full {
+		c.n++
+	}
+	k, err := c.r.Read(p)
+	if c.drained != nil {
+		c.full = !c.drained.Drained()
+	} else {
+		c.full = k == len(p)
+	}
+	return k, err
 }
 
-// reads is how many reads from the stream the reader has made so far.
+// reads is how many arrivals of data the reader has read so far.
 func (s *sseReader) reads() uint32 { return s.src.n }
 
 // newSSEReader reads events from r; maxLine bounds a line and an event's
@@ -88,7 +108,8 @@ func newSSEReaderSize(r io.Reader, size, maxLine int) *sseReader {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
-	s := &sseReader{maxLine: maxLine, src: readCounter{r: r}}
+	s := &sseReader{maxLine: maxLine, src: arrivals{r: r}}
+	s.src.drained, _ = r.(interface{ Drained() bool })
 	s.br = *bufio.NewReaderSize(&s.src, size)
 	return s
 }

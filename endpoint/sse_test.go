@@ -254,3 +254,42 @@ func TestSSEReaderCutLine(t *testing.T) {
 		}
 	}
 }
+
+// reads is what a reader returns, read by read.
+type reads [][]byte
+
+func (r *reads) Read(p []byte) (int, error) {
+	if len(*r) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, (*r)[0])
+	if n < len((*r)[0]) {
+		(*r)[0] = (*r)[0][n:]
+	} else {
+		*r = (*r)[1:]
+	}
+	return n, nil
+}
+
+// The reader counts arrivals, not reads: an answer longer than its buffer
+// sent at once is read full, full, short — one arrival — and events that
+// came after a read that drained the connection are a new one.
+func TestSSEReaderArrivals(t *testing.T) {
+	event := func(i int) string { return fmt.Sprintf("data: {\"i\":%d,\"pad\":%q}\n\n", i, strings.Repeat("x", 40)) }
+	var burst strings.Builder
+	for i := range 100 {
+		burst.WriteString(event(i)) // ~6 KB: more than the 4 KB buffer
+	}
+	src := reads{[]byte(burst.String()), []byte(event(100)), []byte(event(101))}
+	sr := newSSEReader(&src, 0)
+	var at []uint32
+	for {
+		if _, err := sr.next(); err != nil {
+			break
+		}
+		at = append(at, sr.reads())
+	}
+	if len(at) != 102 || at[0] != 1 || at[99] != 1 || at[100] != 2 || at[101] != 3 {
+		t.Errorf("%d events; arrivals at 0, 99, 100, 101: %v", len(at), []uint32{at[0], at[99], at[100], at[101]})
+	}
+}

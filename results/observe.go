@@ -33,8 +33,9 @@ func (r *Record) ITLs(fn func(gap time.Duration, k int)) {
 	}
 }
 
-// Decode is observed when its tokens after the first arrived in at least
-// MinDecodeReads reads of their own, over at least MinDecodeSpan:
+// Decode is observed when its tokens after the first came in at least
+// MinDecodeReads arrivals of their own (Record.TokenReads), over at least
+// MinDecodeSpan:
 // otherwise the gaps between them are the client's parse of one read (a
 // server that buffers its answer, or a short answer sent at once), and a
 // decode rate or ITL from them would be the client's speed, not the

@@ -78,10 +78,12 @@ type Record struct {
 	// Chunks are the token-bearing chunks (content or reasoning) in
 	// arrival order.
 	Chunks []Chunk
-	// TokenReads is how many reads from the connection brought
+	// TokenReads is how many arrivals of data from the connection brought
 	// token-bearing chunks (0: unknown, a record from before it was
-	// counted). Chunks that came in one read arrived together: their
-	// gaps are the client's parse, not the server's decode (DecodeMeasured).
+	// counted): a read that follows one that drained the connection is an
+	// arrival; one that follows a full read reads what was already
+	// waiting. Chunks that arrived together were parsed apart by the
+	// client, not sent apart by the server (DecodeMeasured).
 	TokenReads int
 
 	// RequestedPromptTokens and RequestedOutputTokens are the Plan's pins

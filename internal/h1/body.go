@@ -36,7 +36,16 @@ type body struct {
 	done   bool // read to its end
 	err    error
 	closed bool
+	// drained is set when the last read from the connection took less
+	// than it asked for: all the connection had at the time (Drained).
+	drained bool
 }
+
+// Drained reports whether the body's last read from the connection
+// drained it: it got less than it asked for, so what the next read gets
+// arrived after it. What Read returns is no guide for a chunked body, its
+// framing squeezed out of what was read.
+func (b *body) Drained() bool { return b.drained }
 
 // frame reads how resp's body is delimited (RFC 9112 §6.3) and whether its
 // connection may be reused.
@@ -115,8 +124,11 @@ func (b *body) Read(p []byte) (int, error) {
 		return b.readChunked(p)
 	case b.left < 0:
 		n, err = b.c.br.Read(p)
+		b.drained = n < len(p)
 	default:
-		n, err = b.c.br.Read(p[:min(int64(len(p)), b.left)])
+		ask := p[:min(int64(len(p)), b.left)]
+		n, err = b.c.br.Read(ask)
+		b.drained = n < len(ask)
 		b.left -= int64(n)
 		switch {
 		case b.left == 0:
@@ -145,11 +157,15 @@ func (b *body) readChunked(p []byte) (int, error) {
 		switch {
 		case b.direct:
 			n, err = b.nc.Read(p)
+			b.drained = n < len(p)
 		case b.c.br.Buffered() > 0:
+			// What came with the head: the connection may hold more.
 			n, err = b.c.br.Read(p[:min(len(p), b.c.br.Buffered())])
+			b.drained = false
 		default:
 			b.direct = true
 			n, err = b.nc.Read(p)
+			b.drained = n < len(p)
 		}
 		data, extra, derr := b.dc.decode(p[:n])
 		switch {

@@ -729,3 +729,52 @@ func TestUnsentRequest(t *testing.T) {
 		}
 	})
 }
+
+// Drained says whether a body's last read took all the connection had:
+// an answer written at once, chunked and longer than the reader's
+// buffer, is read full, full, …, and only its last read drains the
+// connection; an answer written in two parts with a pause between drains
+// it after the first part too. (What Read returns cannot tell: the
+// chunks' framing is squeezed out of it.)
+func TestDrained(t *testing.T) {
+	part := "1000\r\n" + strings.Repeat("x", 0x1000) + "\r\n"
+	pause := make(chan struct{})
+	u := rawServer(t, func(c net.Conn) {
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"+part+part+part)
+		<-pause
+		io.WriteString(c, part+"0\r\n\r\n")
+	}, true)
+	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	resp, err := newTransport(nil).RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b := resp.Body.(interface{ Drained() bool })
+	// A read smaller than what is waiting leaves the rest waiting; one
+	// larger takes all the connection had until the server writes again.
+	// (Once the first part has come, the other two are surely there: the
+	// server wrote the three at once.)
+	buf := make([]byte, 1<<16)
+	if _, err := io.ReadFull(resp.Body, buf[:0x1000]); err != nil {
+		t.Fatal(err)
+	}
+	if b.Drained() {
+		t.Error("a 4 KiB read of three 4 KiB parts written at once drained the connection")
+	}
+	for got := 0x1000; got < 3*0x1000; {
+		n, err := resp.Body.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got += n
+	}
+	if !b.Drained() {
+		t.Error("a 64 KiB read of the rest did not drain the connection")
+	}
+	close(pause)
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil || len(rest) == 0 {
+		t.Fatalf("after the pause: %d bytes, %v", len(rest), err)
+	}
+}
