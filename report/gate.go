@@ -295,8 +295,9 @@ const (
 type Check struct {
 	Rule   Rule
 	Status Status
-	// Baseline and Current are the figure in each run (HasBaseline and
-	// HasCurrent false when a run lacks it).
+	// Baseline and Current are the figure in each side: the run's value,
+	// or the mean of a side's runs (HasBaseline and HasCurrent false when
+	// the side lacks it).
 	Baseline, Current       float64
 	HasBaseline, HasCurrent bool
 	// Change is Current / Baseline − 1 (relative rules).
@@ -308,13 +309,19 @@ type Check struct {
 	// when the interval lies wholly beyond no change (relative) or the
 	// bound (absolute). A rule fails only when both hold.
 	Beyond, Significant bool
+	// Runs is set when a side holds several runs: the figure in each, and
+	// Between whether the interval came from the spread between them
+	// (see GateRuns).
+	Runs    *RunSpread
+	Between bool
 	// Why explains the outcome in a phrase.
 	Why string
 }
 
-// GateResult is a gate's verdict on a current run against a baseline.
+// GateResult is a gate's verdict on the current run(s) against the
+// baseline run(s).
 type GateResult struct {
-	Baseline, Current Input
+	Baseline, Current Sample
 	Stats             stats.Settings
 	// Incomparable lists why the runs cannot be compared (differing pins,
 	// an invalid baseline); then no rule is checked.
@@ -352,68 +359,39 @@ func (g *GateResult) Passed() bool {
 // it when they refuse to compare): test with errors.Is.
 var ErrIncomparable = errors.New("runs are not comparable")
 
-// Gate checks current against baseline by rules. First the pins: if they
-// differ beyond their tolerances (as Compare decides), or the baseline is
-// invalid or incomplete, the result is incomparable and no rule is
-// checked. A rule whose figure a run lacks, or whose interval needs the
-// histograms or per-second series a file does not hold, is NotEvaluated
-// and keeps the gate from passing. Otherwise each rule passes unless its figure is beyond the
-// tolerance and the difference is statistically significant: for a
-// relative bound, the confidence interval of current/baseline − 1 (from
-// independent resamples of both runs) lies wholly on the bad side of no
-// change; for an absolute bound, the interval of the current value lies
-// wholly beyond the bound. A figure without an interval is reported with its
-// value's side of the bound but can never be significant: it passes, and
-// says why (too few values for that percentile, a window too short to
-// resample). The intervals treat requests as independent; ITL values are
-// not (a request's gaps move together), so ITL intervals are too narrow:
-// gate on TPOT rather than ITL.
+// Gate checks current against baseline by rules: one run against one
+// run (GateRuns with a sample of one on each side). First the pins: if
+// they differ beyond their tolerances (as Compare decides), or the
+// baseline is invalid or incomplete, the result is incomparable and no
+// rule is checked. A rule whose figure a run lacks, or whose interval needs
+// the histograms or per-second series a file does not hold, is
+// NotEvaluated and keeps the gate from passing. Otherwise each rule passes
+// unless its figure is beyond the tolerance and the difference is
+// statistically significant: for a relative bound, the confidence interval
+// of current/baseline − 1 (from independent resamples of both runs) lies
+// wholly on the bad side of no change; for an absolute bound, the interval
+// of the current value lies wholly beyond the bound. A figure without an
+// interval is reported with its value's side of the bound but can never be
+// significant: it passes, and says why (too few values for that
+// percentile, a window too short to resample). The intervals treat
+// requests as independent; ITL values are not (a request's gaps move
+// together), so ITL intervals are too narrow: gate on TPOT rather than
+// ITL. Nor do they know the noise between runs — two unchanged runs differ
+// by more than one run's resamples say — which only several runs show:
+// GateRuns.
 func Gate(baseline, current Input, rules []Rule, st stats.Settings) (*GateResult, error) {
-	if err := st.Validate(); err != nil {
-		return nil, err
-	}
-	g := &GateResult{Baseline: baseline, Current: current, Stats: st}
-	for _, m := range PinMismatches(baseline.Run, current.Run, st) {
-		g.Incomparable = append(g.Incomparable, m.String())
-	}
-	if b := baseline.Run; !b.Valid {
-		g.Incomparable = append(g.Incomparable, "the baseline is invalid: "+strings.Join(b.Invalid, "; "))
-	}
-	if b := baseline.Run; b.Incomplete {
-		g.Incomparable = append(g.Incomparable, "the baseline is incomplete: "+b.IncompleteReason)
-	}
-	if !g.Comparable() {
-		return g, nil
-	}
-	hb, hcur := histCache{}, histCache{}
-	for _, r := range rules {
-		g.Checks = append(g.Checks, check(r, baseline.Run, current.Run, hb, hcur, st))
-	}
-	return g, nil
+	return GateRuns(Sample{Name: baseline.Name, Runs: []Input{baseline}}, Sample{Name: current.Name, Runs: []Input{current}}, rules, st)
 }
 
+// check judges rule r on one baseline run against one current run, by
+// their within-run intervals (see Gate). r is not the validity rule.
 func check(r Rule, base, cur *results.Run, hb, hcur histCache, st stats.Settings) Check {
 	c := Check{Rule: r}
-	if r.Kind == Validity {
-		var why []string
-		if !cur.Valid {
-			why = append(why, "invalid: "+strings.Join(cur.Invalid, "; "))
-		}
-		if cur.Incomplete {
-			why = append(why, "incomplete: "+cur.IncompleteReason)
-		}
-		if len(why) > 0 {
-			c.Status, c.Beyond, c.Significant, c.Why = Fail, true, true, "the current run is "+strings.Join(why, "; ")
-		} else {
-			c.Status, c.Why = Pass, "the current run is valid and complete"
-		}
-		return c
-	}
 	eb, okb, whyb := r.fig.estimate(base, hb)
 	ec, okc, whyc := r.fig.estimate(cur, hcur)
 	c.Baseline, c.HasBaseline = eb.Value, okb
 	c.Current, c.HasCurrent = ec.Value, okc
-	relative := r.Kind == MaxIncrease || r.Kind == MaxDecrease
+	relative := r.relative()
 	switch {
 	case !okc && okb:
 		c.Status, c.Why = Fail, "the current run has no such figure ("+whyc+"); the baseline has"
@@ -443,43 +421,44 @@ func check(r Rule, base, cur *results.Run, hb, hcur histCache, st stats.Settings
 			noInterval = cmp.Or(wc, wb, "no sampling model")
 		}
 		c.Interval = iv
-		if r.Kind == MaxIncrease {
-			c.Beyond = c.Change > r.Limit
-			c.Significant = iv.Known && iv.Lo > 0
-		} else {
-			c.Beyond = c.Change < -r.Limit
-			c.Significant = iv.Known && iv.Hi < 0
-		}
 	} else {
-		iv := st.Interval(r.Key, ec)
-		if !iv.Known {
+		c.Interval = st.Interval(r.Key, ec)
+		if !c.Interval.Known {
 			_, wc := st.Usable(ec)
 			noInterval = cmp.Or(wc, "no sampling model")
 		}
-		c.Interval = iv
-		if r.Kind == MaxValue {
-			c.Beyond = ec.Value > r.Limit
-			c.Significant = iv.Known && iv.Lo > r.Limit
-		} else {
-			c.Beyond = ec.Value < r.Limit
-			c.Significant = iv.Known && iv.Hi < r.Limit
-		}
 	}
-	switch {
-	case c.Beyond && c.Significant:
-		c.Status, c.Why = Fail, "regression: beyond the tolerance and significant"
-	case c.Beyond && noInterval != "":
-		c.Status, c.Why = Pass, "beyond the tolerance, but without an interval nothing is significant: "+noInterval
-	case c.Beyond && relative:
-		c.Status, c.Why = Pass, "beyond the tolerance but not significant: the interval includes no change"
-	case c.Beyond:
-		c.Status, c.Why = Pass, "beyond the bound but not significant: the interval reaches within it"
-	case noInterval != "":
-		c.Status, c.Why = Pass, "within the tolerance (no interval: "+noInterval+")"
-	default:
-		c.Status, c.Why = Pass, "within the tolerance"
-	}
+	settle(&c, noInterval)
 	return c
+}
+
+// relative reports whether r bounds a change from the baseline.
+func (r Rule) relative() bool { return r.Kind == MaxIncrease || r.Kind == MaxDecrease }
+
+// settle judges c from its change (relative rules) or current value
+// (absolute ones) and its interval: Beyond, Significant, then Status and
+// Why. noInterval says why c has no interval ("" when it has one).
+func settle(c *Check, noInterval string) {
+	r, iv := c.Rule, c.Interval
+	switch r.Kind {
+	case MaxIncrease:
+		c.Beyond = c.Change > r.Limit
+		c.Significant = iv.Known && iv.Lo > 0
+	case MaxDecrease:
+		c.Beyond = c.Change < -r.Limit
+		c.Significant = iv.Known && iv.Hi < 0
+	case MaxValue:
+		c.Beyond = c.Current > r.Limit
+		c.Significant = iv.Known && iv.Lo > r.Limit
+	case MinValue:
+		c.Beyond = c.Current < r.Limit
+		c.Significant = iv.Known && iv.Hi < r.Limit
+	}
+	c.Status = Pass
+	if c.Beyond && c.Significant {
+		c.Status = Fail
+	}
+	c.Why = checkWhy(*c, noInterval)
 }
 
 // missingData reports whether an estimate has no interval because its
