@@ -108,10 +108,10 @@ func spreadWords(checks []Check) string {
 	switch {
 	case math.IsInf(lo, 1):
 		return "between-run spread unknown (too few runs have the figures)"
-	case fmtPct(lo) == fmtPct(hi):
-		return "between-run sd " + fmtPct(hi) + " of the mean"
+	case pct(lo) == pct(hi):
+		return "between-run sd " + pct(hi) + " of the mean"
 	}
-	return "between-run sd " + strings.TrimSuffix(fmtPct(lo), "%") + "–" + fmtPct(hi) + " of the mean, by rule"
+	return "between-run sd " + strings.TrimSuffix(pct(lo), "%") + "–" + pct(hi) + " of the mean, by rule"
 }
 
 // relSpread is c's standard deviation between runs as a fraction of the
@@ -134,16 +134,13 @@ func relSpread(c Check) float64 {
 // checkSpread formats relSpread: "1.8%", or "".
 func checkSpread(c Check) string {
 	if sd := relSpread(c); !math.IsNaN(sd) {
-		return fmtPct(sd)
+		return pct(sd)
 	}
 	return ""
 }
 
-// fmtPct formats a fraction as a percentage to one decimal: "1.8%".
-func fmtPct(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }
-
 // sampleIdentity is a side's runs in one phrase: one run's identity, or
-// "5 runs of smoke (seeds 7–11) · target".
+// "5 runs of smoke (seeds 7, 8, 9, 10, 11) · target".
 func sampleIdentity(s Sample) string {
 	first := s.Runs[0].Run
 	if len(s.Runs) == 1 {
@@ -178,12 +175,25 @@ func gateMethod(g *GateResult) string {
 	st := g.Stats
 	if g.BetweenRuns() {
 		return fmt.Sprintf("A rule fails only when its figure is beyond the tolerance AND the difference is significant at %s against the spread between runs "+
-			"(Student's two-sample t-test, pooled variance: one current run must lie outside the baseline runs' %s prediction interval).",
+			"(Student's two-sample t-test, pooled variance; for one current run, outside the baseline runs' %s prediction interval).",
 			pct(st.Confidence), pct(st.Confidence))
 	}
 	return fmt.Sprintf("A rule fails only when its figure is beyond the tolerance AND the difference is significant at %s (%s resamples, seed %d) "+
 		"within each run: one run a side cannot show the noise between runs.",
 		pct(st.Confidence), group(float64(st.Resamples)), st.Seed)
+}
+
+// sideHeads head the baseline and current columns: "baseline mean" for a
+// side of several runs.
+func sideHeads(g *GateResult) (base, cur string) {
+	base, cur = "baseline", "current"
+	if len(g.Baseline.Runs) > 1 {
+		base += " mean"
+	}
+	if len(g.Current.Runs) > 1 {
+		cur += " mean"
+	}
+	return base, cur
 }
 
 // checkWhy is the phrase that explains a judged check's outcome;
@@ -275,7 +285,8 @@ func writeGateTextBody(p *numfmt.Printer, g *GateResult, result string) {
 		}
 		p.F("%s\n", strings.TrimRight(s+" "+why, " "))
 	}
-	line("", "rule", "tolerance", "baseline", "current", "change", "interval", "run sd", "")
+	bh, ch := sideHeads(g)
+	line("", "rule", "tolerance", bh, ch, "change", "interval", "run sd", "")
 	for _, c := range g.Checks {
 		line(statusWord(c.Status), c.Rule.Key, c.Rule.Tolerance(), checkValue(c, c.Baseline, c.HasBaseline),
 			checkValue(c, c.Current, c.HasCurrent), checkChange(c), checkInterval(c), checkSpread(c), c.Why)
@@ -315,10 +326,11 @@ func writeGateMarkdownBody(p *numfmt.Printer, g *GateResult) {
 	} else {
 		p.F("Pins agree within their tolerances. %s\n\n", strings.Replace(gateMethod(g), "AND", "**and**", 1))
 		spread := g.BetweenRuns()
+		bh, ch := sideHeads(g)
 		if spread {
-			p.F("| | rule | tolerance | baseline | current | change | interval | run sd | verdict |\n|:-:|---|---|--:|--:|--:|---|--:|---|\n")
+			p.F("| | rule | tolerance | %s | %s | change | interval | run sd | verdict |\n|:-:|---|---|--:|--:|--:|---|--:|---|\n", bh, ch)
 		} else {
-			p.F("| | rule | tolerance | baseline | current | change | interval | verdict |\n|:-:|---|---|--:|--:|--:|---|---|\n")
+			p.F("| | rule | tolerance | %s | %s | change | interval | verdict |\n|:-:|---|---|--:|--:|--:|---|---|\n", bh, ch)
 		}
 		for _, c := range g.Checks {
 			mark := icon[c.Status != Fail]

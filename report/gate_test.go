@@ -70,7 +70,11 @@ func TestGate(t *testing.T) {
 // (88 < 368) for an interval: they report it and pass.
 func TestGateExtremePercentileNeedsValues(t *testing.T) {
 	ins := load(t, fixBase, fixSlow)
-	g, err := Gate(ins[0], ins[1], DefaultRules(), stats.Default())
+	ttft, err := NewRule("steady.ttft_ms.p99", MaxIncrease, 0.10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Gate(ins[0], ins[1], []Rule{ttft}, stats.Default())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -193,3 +193,23 @@ func TestGateRunsNamesRuns(t *testing.T) {
 		t.Errorf("headline\n got %s\nwant %s", got, want)
 	}
 }
+
+// Several baseline sets of one sweep are several runs at each point.
+func TestGateSetsSeveralBaselineSets(t *testing.T) {
+	base := []SetInput{loadSet(t, fixSweep), loadSet(t, fixSweepNoise)}
+	g, err := GateSets("sweep*.json", base, loadSet(t, fixSweepSlow), DefaultRules(), stats.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Points) != 2 || len(g.Failed()) != 2 {
+		t.Fatalf("%d points, %d failed; want 2 and 2", len(g.Points), len(g.Failed()))
+	}
+	for _, p := range g.Points {
+		if n := len(p.Gate.Baseline.Runs); n != 2 || !p.Gate.BetweenRuns() || p.Gate.Baseline.Runs[1].Name != fixSweepNoise+"#"+p.Point.Key {
+			t.Errorf("%s: %d baseline runs (%v), want both sets' runs at the point", p.Point.Label, n, p.Gate.Baseline.Runs)
+		}
+	}
+	if h := setGateHeadline(g); !strings.HasPrefix(h, "FAIL — 2 of 2 points regressed") || !strings.Contains(h, "; baseline 2 sets (2 runs per point), between-run sd ") {
+		t.Errorf("headline %q", h)
+	}
+}
