@@ -48,7 +48,7 @@ func (*Amount) YAMLWant() string { return `a number or a percentage like "10%"` 
 // String formats a as written.
 func (a Amount) String() string {
 	if a.Percent {
-		return strconv.FormatFloat(a.Value*100, 'f', -1, 64) + "%"
+		return trimPercent(a.Value) + "%"
 	}
 	return strconv.FormatFloat(a.Value, 'f', -1, 64)
 }
@@ -95,10 +95,10 @@ func (r Rule) Tolerance() string {
 	case Validity:
 		return "valid and complete"
 	case MaxIncrease, MaxDecrease:
-		return r.Kind + " " + trimFloat(100*r.Limit) + "%"
+		return r.Kind + " " + trimPercent(r.Limit) + "%"
 	}
 	if r.fig.Metric.Fraction {
-		return r.Kind + " " + trimFloat(100*r.Limit) + "%"
+		return r.Kind + " " + trimPercent(r.Limit) + "%"
 	}
 	s := r.Kind + " " + trimFloat(r.Limit)
 	if r.fig.Metric.Unit != "" {
@@ -108,6 +108,14 @@ func (r Rule) Tolerance() string {
 }
 
 func trimFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// trimPercent formats a fraction as the percentage it was written as:
+// 0.55 as "55" (not 100 × 0.55 = 55.00000000000001), to 12 significant
+// digits.
+func trimPercent(f float64) string {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(100*f, 'g', 12, 64), 64)
+	return trimFloat(v)
+}
 
 // NewRule makes a rule on the figure key (steady.ttft_ms.p99, errors.rate)
 // of kind with limit, checking that they fit together.
@@ -136,7 +144,7 @@ func NewRule(key, kind string, limit float64) (Rule, error) {
 			return r, fmt.Errorf("max_decrease bounds a figure where higher is better; %s is better lower: use max_increase", f.Metric.Key)
 		}
 		if limit > 1 {
-			return r, fmt.Errorf("max_decrease: must be at most 100%% (got %s%%)", trimFloat(100*limit))
+			return r, fmt.Errorf("max_decrease: must be at most 100%% (got %s%%)", trimPercent(limit))
 		}
 	case MaxValue, MinValue:
 		if f.Metric.Fraction && limit > 1 {

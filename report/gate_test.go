@@ -286,3 +286,19 @@ func TestGateNeverPassesWhatItCouldNotEvaluate(t *testing.T) {
 		t.Errorf("a figure neither run has: %s (%s), passed %v", c.Status, c.Why, g.Passed())
 	}
 }
+
+// A tolerance prints as written: 55% and 7% are not 55.00000000000001%
+// and 7.000000000000001% (100 × 0.55 in floating point).
+func TestToleranceAsWritten(t *testing.T) {
+	rules, err := ParseRules("gates.yaml", []byte("steady.ttft_ms.p99: {max_increase: 55%}\nerrors.rate: {max: 7%}\nsteady.aggregate_output_tok_s: {max_decrease: 0.1%}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rules[:3] {
+		got = append(got, r.Tolerance())
+	}
+	if want := []string{"max_increase 55%", "max 7%", "max_decrease 0.1%"}; !slices.Equal(got, want) {
+		t.Errorf("tolerances %q, want %q", got, want)
+	}
+}
