@@ -26,7 +26,7 @@ func ExampleGate() {
 	}
 	fmt.Println("passed:", g.Passed())
 	// Output:
-	// pass steady.ttft_ms.p99             max_increase 35%
+	// pass steady.ttft_ms.p99             max_increase 55%
 	// fail steady.tpot_ms.p50             max_increase 15%
 	// pass steady.e2e_ms.p99              max_increase 20%
 	// fail steady.aggregate_output_tok_s  max_decrease 5%

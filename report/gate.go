@@ -157,22 +157,23 @@ func NewRule(key, kind string, limit float64) (Rule, error) {
 }
 
 // DefaultRules are the gate's rules without a rules file: in the steady
-// window TTFT p99 may rise by at most 35%, TPOT p50 by 15% and E2E p99 by
+// window TTFT p99 may rise by at most 55%, TPOT p50 by 15% and E2E p99 by
 // 20%; the aggregate output and the per-stream effective p50 may fall by
 // at most 5%; the whole run's error rate stays at most 1%; and the current
 // run is valid and complete.
 //
 // Each tolerance lies outside the noise between unchanged runs: it is at
-// least three times its figure's standard deviation between runs measured
-// on sixpin's development machine (two cores shared with other work),
-// rounded up to 5%, on the noisier of two workloads on the default
+// least three times its figure's typical standard deviation between runs
+// measured on sixpin's development machine (two vCPUs shared with other
+// work), rounded up to 5%, on the noisier of two workloads on the default
 // simulator — benchmarks/gate-check.yaml (8 streams, 256-token answers,
-// 20 s; 30 runs by make gate-check) and scenarios/smoke.yaml at 8 streams
-// for 40 s (64-token answers, the shape of issue 20's five reruns; 20
-// runs). The largest standard deviations were about 11% (TTFT p99), 4%
-// (TPOT p50), 6% (E2E p99) and under 1% (aggregate, effective p50); the
-// README's gate section has the table. The former 10% on TTFT p99 and
-// TPOT p50 sat inside that noise: an unchanged rerun came out +10.0% on
+// 20 s; 30 runs in each of two runs of make gate-check) and
+// scenarios/smoke.yaml at 8 streams for 40 s (64-token answers, the shape
+// of issue 20's five reruns; 20 runs). The largest were about 17% (TTFT
+// p99), 4% (TPOT p50), 6% (E2E p99) and under 1% (aggregate, effective
+// p50); the README's gate section has the table, and says how runs starved
+// by other work on the machine were set aside. The former 10% on TTFT p99
+// and TPOT p50 sat inside that noise: an unchanged rerun came out +10.0% on
 // TPOT p50. An unchanged run crosses three standard deviations about once
 // in 700 per rule, even where a rule's interval knows only the run's own
 // noise (one run a side); with several baseline runs the spread between
@@ -183,7 +184,7 @@ func DefaultRules() []Rule {
 		key, kind string
 		limit     float64
 	}{
-		{"steady.ttft_ms.p99", MaxIncrease, 0.35},
+		{"steady.ttft_ms.p99", MaxIncrease, 0.55},
 		{"steady.tpot_ms.p50", MaxIncrease, 0.15},
 		{"steady.e2e_ms.p99", MaxIncrease, 0.20},
 		{"steady.aggregate_output_tok_s", MaxDecrease, 0.05},
