@@ -2,7 +2,7 @@
 GO ?= go
 SCENARIO ?= scenarios/agentic-120k.yaml
 
-.PHONY: run test bench bench-go bench-load build vet smoke
+.PHONY: run test bench bench-go bench-load gate-check build vet smoke
 
 ## run: the main job — replay SCENARIO against the built-in simulator
 run:
@@ -21,12 +21,19 @@ build:
 smoke:
 	$(GO) run ./cmd/sixpin run scenarios/smoke.yaml --no-progress -o /tmp/sixpin-smoke.json
 
-## bench: every speed claim in README.md — Go micro-benchmarks, then the load benchmarks
-bench: bench-go bench-load
+## bench: every speed claim in README.md — Go micro-benchmarks, the load benchmarks — and the gate's noise experiment
+bench: bench-go bench-load gate-check
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./endpoint/ ./internal/h1/ ./prompt/ ./tokenizer/ ./sim/ ./analyze/ ./results/
 
 ## bench-load: whole runs of bin/sixpin against `sixpin sim` in a second process
 bench-load: build
-	cd benchmarks && SIXPIN_BIN=$(CURDIR)/bin/sixpin $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m .
+	cd benchmarks && SIXPIN_BIN=$(CURDIR)/bin/sixpin $(GO) test -run '^$$' -bench . -skip GateNoise -benchtime 1x -timeout 30m .
+
+## gate-check: the gate's A/A and A/B experiment (about fifty 20-second runs): its default rules
+## against the noise between unchanged runs, and a decode 10% slower; the runs stay in bench-results/gate-check
+gate-check: build
+	mkdir -p bench-results/gate-check
+	cd benchmarks && SIXPIN_BIN=$(CURDIR)/bin/sixpin SIXPIN_GATE_DIR=$(CURDIR)/bench-results/gate-check \
+		$(GO) test -run '^$$' -bench GateNoise -benchtime 1x -timeout 60m .

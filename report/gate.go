@@ -48,7 +48,7 @@ func (*Amount) YAMLWant() string { return `a number or a percentage like "10%"` 
 // String formats a as written.
 func (a Amount) String() string {
 	if a.Percent {
-		return strconv.FormatFloat(a.Value*100, 'f', -1, 64) + "%"
+		return trimPercent(a.Value) + "%"
 	}
 	return strconv.FormatFloat(a.Value, 'f', -1, 64)
 }
@@ -95,10 +95,10 @@ func (r Rule) Tolerance() string {
 	case Validity:
 		return "valid and complete"
 	case MaxIncrease, MaxDecrease:
-		return r.Kind + " " + trimFloat(100*r.Limit) + "%"
+		return r.Kind + " " + trimPercent(r.Limit) + "%"
 	}
 	if r.fig.Metric.Fraction {
-		return r.Kind + " " + trimFloat(100*r.Limit) + "%"
+		return r.Kind + " " + trimPercent(r.Limit) + "%"
 	}
 	s := r.Kind + " " + trimFloat(r.Limit)
 	if r.fig.Metric.Unit != "" {
@@ -108,6 +108,14 @@ func (r Rule) Tolerance() string {
 }
 
 func trimFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// trimPercent formats a fraction as the percentage it was written as:
+// 0.55 as "55" (not 100 × 0.55 = 55.00000000000001), to 12 significant
+// digits.
+func trimPercent(f float64) string {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(100*f, 'g', 12, 64), 64)
+	return trimFloat(v)
+}
 
 // NewRule makes a rule on the figure key (steady.ttft_ms.p99, errors.rate)
 // of kind with limit, checking that they fit together.
@@ -136,7 +144,7 @@ func NewRule(key, kind string, limit float64) (Rule, error) {
 			return r, fmt.Errorf("max_decrease bounds a figure where higher is better; %s is better lower: use max_increase", f.Metric.Key)
 		}
 		if limit > 1 {
-			return r, fmt.Errorf("max_decrease: must be at most 100%% (got %s%%)", trimFloat(100*limit))
+			return r, fmt.Errorf("max_decrease: must be at most 100%% (got %s%%)", trimPercent(limit))
 		}
 	case MaxValue, MinValue:
 		if f.Metric.Fraction && limit > 1 {
@@ -149,18 +157,36 @@ func NewRule(key, kind string, limit float64) (Rule, error) {
 }
 
 // DefaultRules are the gate's rules without a rules file: in the steady
-// window TTFT p99, TPOT p50 and E2E p99 may rise by at most 10%, the
-// aggregate output and the per-stream effective p50 may fall by at most
-// 5%; the whole run's error rate stays at most 1%; and the current run is
-// valid and complete.
+// window TTFT p99 may rise by at most 55%, TPOT p50 by 15% and E2E p99 by
+// 20%; the aggregate output and the per-stream effective p50 may fall by
+// at most 5%; the whole run's error rate stays at most 1%; and the current
+// run is valid and complete.
+//
+// Each tolerance lies outside the noise between unchanged runs: it is at
+// least three times its figure's typical standard deviation between runs
+// measured on sixpin's development machine (two vCPUs shared with other
+// work), rounded up to 5%, on the noisier of two workloads on the default
+// simulator — benchmarks/gate-check.yaml (8 streams, 256-token answers,
+// 20 s; 30 runs in each of two runs of make gate-check) and
+// scenarios/smoke.yaml at 8 streams for 40 s (64-token answers, the shape
+// of issue 20's five reruns; 20 runs). The largest were about 17% (TTFT
+// p99), 4% (TPOT p50), 6% (E2E p99) and under 1% (aggregate, effective
+// p50); the README's gate section has the table, and says how runs starved
+// by other work on the machine were set aside. The former 10% on TTFT p99
+// and TPOT p50 sat inside that noise: an unchanged rerun came out +10.0% on
+// TPOT p50. An unchanged run crosses three standard deviations about once
+// in 700 per rule, even where a rule's interval knows only the run's own
+// noise (one run a side); with several baseline runs the spread between
+// them guards too. A decode 10% slower still moves aggregate and effective
+// p50 by about 7% on gate-check.yaml, beyond their 5%.
 func DefaultRules() []Rule {
 	defs := []struct {
 		key, kind string
 		limit     float64
 	}{
-		{"steady.ttft_ms.p99", MaxIncrease, 0.10},
-		{"steady.tpot_ms.p50", MaxIncrease, 0.10},
-		{"steady.e2e_ms.p99", MaxIncrease, 0.10},
+		{"steady.ttft_ms.p99", MaxIncrease, 0.55},
+		{"steady.tpot_ms.p50", MaxIncrease, 0.15},
+		{"steady.e2e_ms.p99", MaxIncrease, 0.20},
 		{"steady.aggregate_output_tok_s", MaxDecrease, 0.05},
 		{"steady.effective_tok_s.p50", MaxDecrease, 0.05},
 		{"errors.rate", MaxValue, 0.01},
@@ -295,8 +321,9 @@ const (
 type Check struct {
 	Rule   Rule
 	Status Status
-	// Baseline and Current are the figure in each run (HasBaseline and
-	// HasCurrent false when a run lacks it).
+	// Baseline and Current are the figure in each side: the run's value,
+	// or the mean of a side's runs (HasBaseline and HasCurrent false when
+	// the side lacks it).
 	Baseline, Current       float64
 	HasBaseline, HasCurrent bool
 	// Change is Current / Baseline − 1 (relative rules).
@@ -308,13 +335,19 @@ type Check struct {
 	// when the interval lies wholly beyond no change (relative) or the
 	// bound (absolute). A rule fails only when both hold.
 	Beyond, Significant bool
+	// Runs is set when a side holds several runs: the figure in each, and
+	// Between whether the interval came from the spread between them
+	// (see GateRuns).
+	Runs    *RunSpread
+	Between bool
 	// Why explains the outcome in a phrase.
 	Why string
 }
 
-// GateResult is a gate's verdict on a current run against a baseline.
+// GateResult is a gate's verdict on the current run(s) against the
+// baseline run(s).
 type GateResult struct {
-	Baseline, Current Input
+	Baseline, Current Sample
 	Stats             stats.Settings
 	// Incomparable lists why the runs cannot be compared (differing pins,
 	// an invalid baseline); then no rule is checked.
@@ -352,68 +385,39 @@ func (g *GateResult) Passed() bool {
 // it when they refuse to compare): test with errors.Is.
 var ErrIncomparable = errors.New("runs are not comparable")
 
-// Gate checks current against baseline by rules. First the pins: if they
-// differ beyond their tolerances (as Compare decides), or the baseline is
-// invalid or incomplete, the result is incomparable and no rule is
-// checked. A rule whose figure a run lacks, or whose interval needs the
-// histograms or per-second series a file does not hold, is NotEvaluated
-// and keeps the gate from passing. Otherwise each rule passes unless its figure is beyond the
-// tolerance and the difference is statistically significant: for a
-// relative bound, the confidence interval of current/baseline − 1 (from
-// independent resamples of both runs) lies wholly on the bad side of no
-// change; for an absolute bound, the interval of the current value lies
-// wholly beyond the bound. A figure without an interval is reported with its
-// value's side of the bound but can never be significant: it passes, and
-// says why (too few values for that percentile, a window too short to
-// resample). The intervals treat requests as independent; ITL values are
-// not (a request's gaps move together), so ITL intervals are too narrow:
-// gate on TPOT rather than ITL.
+// Gate checks current against baseline by rules: one run against one
+// run (GateRuns with a sample of one on each side). First the pins: if
+// they differ beyond their tolerances (as Compare decides), or the
+// baseline is invalid or incomplete, the result is incomparable and no
+// rule is checked. A rule whose figure a run lacks, or whose interval needs
+// the histograms or per-second series a file does not hold, is
+// NotEvaluated and keeps the gate from passing. Otherwise each rule passes
+// unless its figure is beyond the tolerance and the difference is
+// statistically significant: for a relative bound, the confidence interval
+// of current/baseline − 1 (from independent resamples of both runs) lies
+// wholly on the bad side of no change; for an absolute bound, the interval
+// of the current value lies wholly beyond the bound. A figure without an
+// interval is reported with its value's side of the bound but can never be
+// significant: it passes, and says why (too few values for that
+// percentile, a window too short to resample). The intervals treat
+// requests as independent; ITL values are not (a request's gaps move
+// together), so ITL intervals are too narrow: gate on TPOT rather than
+// ITL. Nor do they know the noise between runs — two unchanged runs differ
+// by more than one run's resamples say — which only several runs show:
+// GateRuns.
 func Gate(baseline, current Input, rules []Rule, st stats.Settings) (*GateResult, error) {
-	if err := st.Validate(); err != nil {
-		return nil, err
-	}
-	g := &GateResult{Baseline: baseline, Current: current, Stats: st}
-	for _, m := range PinMismatches(baseline.Run, current.Run, st) {
-		g.Incomparable = append(g.Incomparable, m.String())
-	}
-	if b := baseline.Run; !b.Valid {
-		g.Incomparable = append(g.Incomparable, "the baseline is invalid: "+strings.Join(b.Invalid, "; "))
-	}
-	if b := baseline.Run; b.Incomplete {
-		g.Incomparable = append(g.Incomparable, "the baseline is incomplete: "+b.IncompleteReason)
-	}
-	if !g.Comparable() {
-		return g, nil
-	}
-	hb, hcur := histCache{}, histCache{}
-	for _, r := range rules {
-		g.Checks = append(g.Checks, check(r, baseline.Run, current.Run, hb, hcur, st))
-	}
-	return g, nil
+	return GateRuns(Sample{Name: baseline.Name, Runs: []Input{baseline}}, Sample{Name: current.Name, Runs: []Input{current}}, rules, st)
 }
 
+// check judges rule r on one baseline run against one current run, by
+// their within-run intervals (see Gate). r is not the validity rule.
 func check(r Rule, base, cur *results.Run, hb, hcur histCache, st stats.Settings) Check {
 	c := Check{Rule: r}
-	if r.Kind == Validity {
-		var why []string
-		if !cur.Valid {
-			why = append(why, "invalid: "+strings.Join(cur.Invalid, "; "))
-		}
-		if cur.Incomplete {
-			why = append(why, "incomplete: "+cur.IncompleteReason)
-		}
-		if len(why) > 0 {
-			c.Status, c.Beyond, c.Significant, c.Why = Fail, true, true, "the current run is "+strings.Join(why, "; ")
-		} else {
-			c.Status, c.Why = Pass, "the current run is valid and complete"
-		}
-		return c
-	}
 	eb, okb, whyb := r.fig.estimate(base, hb)
 	ec, okc, whyc := r.fig.estimate(cur, hcur)
 	c.Baseline, c.HasBaseline = eb.Value, okb
 	c.Current, c.HasCurrent = ec.Value, okc
-	relative := r.Kind == MaxIncrease || r.Kind == MaxDecrease
+	relative := r.relative()
 	switch {
 	case !okc && okb:
 		c.Status, c.Why = Fail, "the current run has no such figure ("+whyc+"); the baseline has"
@@ -443,43 +447,44 @@ func check(r Rule, base, cur *results.Run, hb, hcur histCache, st stats.Settings
 			noInterval = cmp.Or(wc, wb, "no sampling model")
 		}
 		c.Interval = iv
-		if r.Kind == MaxIncrease {
-			c.Beyond = c.Change > r.Limit
-			c.Significant = iv.Known && iv.Lo > 0
-		} else {
-			c.Beyond = c.Change < -r.Limit
-			c.Significant = iv.Known && iv.Hi < 0
-		}
 	} else {
-		iv := st.Interval(r.Key, ec)
-		if !iv.Known {
+		c.Interval = st.Interval(r.Key, ec)
+		if !c.Interval.Known {
 			_, wc := st.Usable(ec)
 			noInterval = cmp.Or(wc, "no sampling model")
 		}
-		c.Interval = iv
-		if r.Kind == MaxValue {
-			c.Beyond = ec.Value > r.Limit
-			c.Significant = iv.Known && iv.Lo > r.Limit
-		} else {
-			c.Beyond = ec.Value < r.Limit
-			c.Significant = iv.Known && iv.Hi < r.Limit
-		}
 	}
-	switch {
-	case c.Beyond && c.Significant:
-		c.Status, c.Why = Fail, "regression: beyond the tolerance and significant"
-	case c.Beyond && noInterval != "":
-		c.Status, c.Why = Pass, "beyond the tolerance, but without an interval nothing is significant: "+noInterval
-	case c.Beyond && relative:
-		c.Status, c.Why = Pass, "beyond the tolerance but not significant: the interval includes no change"
-	case c.Beyond:
-		c.Status, c.Why = Pass, "beyond the bound but not significant: the interval reaches within it"
-	case noInterval != "":
-		c.Status, c.Why = Pass, "within the tolerance (no interval: "+noInterval+")"
-	default:
-		c.Status, c.Why = Pass, "within the tolerance"
-	}
+	settle(&c, noInterval)
 	return c
+}
+
+// relative reports whether r bounds a change from the baseline.
+func (r Rule) relative() bool { return r.Kind == MaxIncrease || r.Kind == MaxDecrease }
+
+// settle judges c from its change (relative rules) or current value
+// (absolute ones) and its interval: Beyond, Significant, then Status and
+// Why. noInterval says why c has no interval ("" when it has one).
+func settle(c *Check, noInterval string) {
+	r, iv := c.Rule, c.Interval
+	switch r.Kind {
+	case MaxIncrease:
+		c.Beyond = c.Change > r.Limit
+		c.Significant = iv.Known && iv.Lo > 0
+	case MaxDecrease:
+		c.Beyond = c.Change < -r.Limit
+		c.Significant = iv.Known && iv.Hi < 0
+	case MaxValue:
+		c.Beyond = c.Current > r.Limit
+		c.Significant = iv.Known && iv.Lo > r.Limit
+	case MinValue:
+		c.Beyond = c.Current < r.Limit
+		c.Significant = iv.Known && iv.Hi < r.Limit
+	}
+	c.Status = Pass
+	if c.Beyond && c.Significant {
+		c.Status = Fail
+	}
+	c.Why = checkWhy(*c, noInterval)
 }
 
 // missingData reports whether an estimate has no interval because its

@@ -3,6 +3,9 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,19 +53,20 @@ func checkInterval(c Check) string {
 
 func statusWord(s Status) string { return strings.ToUpper(string(s)) }
 
-// gateHeadline is the gate's one-line verdict.
+// gateHeadline is the gate's one-line verdict: its outcome, then the
+// baseline it judged against (how many runs, their spread).
 func gateHeadline(g *GateResult) string {
 	switch {
 	case !g.Comparable():
 		return "INCOMPARABLE — the runs' pins differ: " + strings.Join(g.Incomparable, "; ")
 	case g.Passed():
-		return fmt.Sprintf("PASS — %d rules, no regression", len(g.Checks))
+		return fmt.Sprintf("PASS — %d rules, no regression; %s", len(g.Checks), baselineWords(g))
 	case len(g.Failed()) == 0:
 		var names []string
 		for _, c := range g.NotEvaluated() {
 			names = append(names, c.Rule.Key)
 		}
-		return fmt.Sprintf("NOT EVALUATED — %d of %d rules could not be evaluated: %s", len(names), len(g.Checks), strings.Join(names, "; "))
+		return fmt.Sprintf("NOT EVALUATED — %d of %d rules could not be evaluated: %s; %s", len(names), len(g.Checks), strings.Join(names, "; "), baselineWords(g))
 	}
 	var names []string
 	for _, c := range g.Failed() {
@@ -70,9 +74,164 @@ func gateHeadline(g *GateResult) string {
 		if ch := checkChange(c); ch != "" {
 			n += " " + ch
 		}
+		if sd := checkSpread(c); sd != "" {
+			n += " (between-run sd " + sd + ")"
+		}
 		names = append(names, n)
 	}
-	return fmt.Sprintf("FAIL — %d of %d rules regressed: %s", len(names), len(g.Checks), strings.Join(names, "; "))
+	return fmt.Sprintf("FAIL — %d of %d rules regressed: %s; %s", len(names), len(g.Checks), strings.Join(names, "; "), baselineWords(g))
+}
+
+// baselineWords names what the gate judged against: "baseline 1 run: …"
+// or "baseline 5 runs, between-run sd 0.2–2.1% of the mean, by rule".
+func baselineWords(g *GateResult) string {
+	n := numfmt.Count(len(g.Baseline.Runs), "run", "")
+	if !g.BetweenRuns() {
+		return "baseline " + n + ", so no spread between runs: intervals from within each run"
+	}
+	s := "baseline " + n
+	if k := len(g.Current.Runs); k > 1 {
+		s += ", current " + numfmt.Count(k, "run", "")
+	}
+	return s + ", " + spreadWords(g.Checks)
+}
+
+// spreadWords is the range of the checks' spread between runs:
+// "between-run sd 0.2–2.1% of the mean, by rule".
+func spreadWords(checks []Check) string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, c := range checks {
+		if sd := relSpread(c); !math.IsNaN(sd) {
+			lo, hi = min(lo, sd), max(hi, sd)
+		}
+	}
+	switch {
+	case math.IsInf(lo, 1):
+		return "between-run spread unknown (too few runs have the figures)"
+	case pct(lo) == pct(hi):
+		return "between-run sd " + pct(hi) + " of the mean"
+	}
+	return "between-run sd " + strings.TrimSuffix(pct(lo), "%") + "–" + pct(hi) + " of the mean, by rule"
+}
+
+// relSpread is c's standard deviation between runs as a fraction of the
+// mean it is judged by (the baseline's for a relative rule, the current
+// runs' for an absolute one); NaN when it has none.
+func relSpread(c Check) float64 {
+	if c.Runs == nil || !c.Between || math.IsNaN(c.Runs.SD) {
+		return math.NaN()
+	}
+	m := c.Current
+	if c.Rule.relative() {
+		m = c.Baseline
+	}
+	if m == 0 {
+		return math.NaN()
+	}
+	return c.Runs.SD / math.Abs(m)
+}
+
+// checkSpread formats relSpread: "1.8%", or "".
+func checkSpread(c Check) string {
+	if sd := relSpread(c); !math.IsNaN(sd) {
+		return pct(sd)
+	}
+	return ""
+}
+
+// sampleIdentity is a side's runs in one phrase: one run's identity, or
+// "5 runs of smoke (seeds 7, 8, 9, 10, 11) · target".
+func sampleIdentity(s Sample) string {
+	first := s.Runs[0].Run
+	if len(s.Runs) == 1 {
+		return runIdentity(first)
+	}
+	var seeds []string
+	invalid := 0
+	for _, in := range s.Runs {
+		if sd := strconv.FormatInt(in.Run.Scenario.Seed, 10); !slices.Contains(seeds, sd) {
+			seeds = append(seeds, sd)
+		}
+		if !in.Run.Valid {
+			invalid++
+		}
+	}
+	seedWord := "seed "
+	if len(seeds) > 1 {
+		seedWord = "seeds "
+	}
+	id := fmt.Sprintf("%d runs of %s (%s%s) · %s", len(s.Runs), first.Scenario.Name, seedWord, strings.Join(seeds, ", "), TargetLabel(first.Target))
+	if first.Target.Simulated {
+		id += " [SIMULATED]"
+	}
+	if invalid > 0 {
+		id += fmt.Sprintf(" [%d INVALID]", invalid)
+	}
+	return id
+}
+
+// gateMethod says how the gate judged significance, in a sentence.
+func gateMethod(g *GateResult) string {
+	st := g.Stats
+	if g.BetweenRuns() {
+		return fmt.Sprintf("A rule fails only when its figure is beyond the tolerance AND the difference is significant at %s against the spread between runs "+
+			"(Student's two-sample t-test, pooled variance; for one current run, outside the baseline runs' %s prediction interval).",
+			pct(st.Confidence), pct(st.Confidence))
+	}
+	return fmt.Sprintf("A rule fails only when its figure is beyond the tolerance AND the difference is significant at %s (%s resamples, seed %d) "+
+		"within each run: one run a side cannot show the noise between runs.",
+		pct(st.Confidence), group(float64(st.Resamples)), st.Seed)
+}
+
+// sideHeads head the baseline and current columns: "baseline mean" for a
+// side of several runs.
+func sideHeads(g *GateResult) (base, cur string) {
+	base, cur = "baseline", "current"
+	if len(g.Baseline.Runs) > 1 {
+		base += " mean"
+	}
+	if len(g.Current.Runs) > 1 {
+		cur += " mean"
+	}
+	return base, cur
+}
+
+// checkWhy is the phrase that explains a judged check's outcome;
+// noInterval says why it has no interval ("" when it has one).
+func checkWhy(c Check, noInterval string) string {
+	switch {
+	case c.Beyond && c.Significant && c.Between:
+		return "regression: beyond the tolerance and outside the spread between runs"
+	case c.Beyond && c.Significant:
+		return "regression: beyond the tolerance and significant"
+	case c.Beyond && noInterval != "":
+		return "beyond the tolerance, but without an interval nothing is significant: " + noInterval
+	case c.Beyond && c.Rule.relative() && c.Between:
+		return "beyond the tolerance but within the spread between runs: the interval includes no change"
+	case c.Beyond && c.Rule.relative():
+		return "beyond the tolerance but not significant: the interval includes no change"
+	case c.Beyond:
+		return "beyond the bound but not significant: the interval reaches within it"
+	case noInterval != "":
+		return "within the tolerance (no interval: " + noInterval + ")"
+	}
+	return "within the tolerance"
+}
+
+// validityWhy explains the validity rule's outcome: why lists what is
+// wrong with the current runs (none: it passed).
+func validityWhy(several bool, why []string) string {
+	subject := "the current run is "
+	if several {
+		subject = "every current run is "
+		if len(why) > 0 {
+			subject = "current runs: "
+		}
+	}
+	if len(why) == 0 {
+		return subject + "valid and complete"
+	}
+	return subject + strings.Join(why, "; ")
 }
 
 // compactCard is the pin card in one line: "✓ model ✓ prompt …".
@@ -101,9 +260,9 @@ func WriteGateText(w io.Writer, g *GateResult) error {
 // verdict after result ("RESULT", or "POINT" for a point of a set).
 func writeGateTextBody(p *numfmt.Printer, g *GateResult, result string) {
 	wn := max(len(g.Baseline.Name), len(g.Current.Name))
-	p.F("  baseline  %-*s  %s\n", wn, g.Baseline.Name, runIdentity(g.Baseline.Run))
-	p.F("  current   %-*s  %s\n", wn, g.Current.Name, runIdentity(g.Current.Run))
-	p.F("Pins of the current run: %s\n", compactCard(g.Current.Run))
+	p.F("  baseline  %-*s  %s\n", wn, g.Baseline.Name, sampleIdentity(g.Baseline))
+	p.F("  current   %-*s  %s\n", wn, g.Current.Name, sampleIdentity(g.Current))
+	p.F("Pins of the current run: %s\n", compactCard(g.Current.Runs[0].Run))
 	if !g.Comparable() {
 		p.F("\nThe runs cannot be compared:\n")
 		for _, s := range g.Incomparable {
@@ -113,19 +272,24 @@ func writeGateTextBody(p *numfmt.Printer, g *GateResult, result string) {
 		return
 	}
 	p.F("Pins agree within their tolerances.\n\n")
-	p.F("A rule fails only when its figure is beyond the tolerance AND the difference is significant at %s (%s resamples, seed %d).\n",
-		pct(g.Stats.Confidence), group(float64(g.Stats.Resamples)), g.Stats.Seed)
+	p.F("%s\n", gateMethod(g))
 	sw := 4 // the status column: PASS, FAIL, or NOT EVALUATED
 	if len(g.NotEvaluated()) > 0 {
 		sw = len(statusWord(NotEvaluated))
 	}
-	line := func(cols ...any) {
-		p.F("%s\n", strings.TrimRight(fmt.Sprintf("  %-*s  %-32s %-18s %14s %14s %9s  %-22s %s", append([]any{sw}, cols...)...), " "))
+	spread := g.BetweenRuns()
+	line := func(status, rule, tol, base, cur, ch, iv, sd, why string) {
+		s := fmt.Sprintf("  %-*s  %-32s %-18s %14s %14s %9s  %-22s", sw, status, rule, tol, base, cur, ch, iv)
+		if spread {
+			s += fmt.Sprintf(" %9s", sd)
+		}
+		p.F("%s\n", strings.TrimRight(s+" "+why, " "))
 	}
-	line("", "rule", "tolerance", "baseline", "current", "change", "interval", "")
+	bh, ch := sideHeads(g)
+	line("", "rule", "tolerance", bh, ch, "change", "interval", "run sd", "")
 	for _, c := range g.Checks {
 		line(statusWord(c.Status), c.Rule.Key, c.Rule.Tolerance(), checkValue(c, c.Baseline, c.HasBaseline),
-			checkValue(c, c.Current, c.HasCurrent), checkChange(c), checkInterval(c), c.Why)
+			checkValue(c, c.Current, c.HasCurrent), checkChange(c), checkInterval(c), checkSpread(c), c.Why)
 	}
 	p.F("\n%s: %s\n", result, gateHeadline(g))
 }
@@ -152,29 +316,38 @@ func WriteGateMarkdown(w io.Writer, g *GateResult) error {
 // current run's pin card.
 func writeGateMarkdownBody(p *numfmt.Printer, g *GateResult) {
 	icon := map[bool]string{true: "✅", false: "❌"}
-	p.F("Current `%s` — %s\n\nBaseline `%s` — %s\n\n", g.Current.Name, mdCell(runIdentity(g.Current.Run)),
-		g.Baseline.Name, mdCell(runIdentity(g.Baseline.Run)))
+	p.F("Current `%s` — %s\n\nBaseline `%s` — %s\n\n", g.Current.Name, mdCell(sampleIdentity(g.Current)),
+		g.Baseline.Name, mdCell(sampleIdentity(g.Baseline)))
 	if !g.Comparable() {
 		p.F("The runs cannot be compared:\n\n")
 		for _, s := range g.Incomparable {
 			p.F("- ✗ %s\n", mdCell(s))
 		}
 	} else {
-		p.F("Pins agree within their tolerances. A rule fails only when its figure is beyond the tolerance **and** the difference is significant at %s (%s resamples, seed %d).\n\n",
-			pct(g.Stats.Confidence), group(float64(g.Stats.Resamples)), g.Stats.Seed)
-		p.F("| | rule | tolerance | baseline | current | change | interval | verdict |\n|:-:|---|---|--:|--:|--:|---|---|\n")
+		p.F("Pins agree within their tolerances. %s\n\n", strings.Replace(gateMethod(g), "AND", "**and**", 1))
+		spread := g.BetweenRuns()
+		bh, ch := sideHeads(g)
+		if spread {
+			p.F("| | rule | tolerance | %s | %s | change | interval | run sd | verdict |\n|:-:|---|---|--:|--:|--:|---|--:|---|\n", bh, ch)
+		} else {
+			p.F("| | rule | tolerance | %s | %s | change | interval | verdict |\n|:-:|---|---|--:|--:|--:|---|---|\n", bh, ch)
+		}
 		for _, c := range g.Checks {
 			mark := icon[c.Status != Fail]
 			if c.Status == NotEvaluated {
 				mark = "⚠️"
 			}
-			p.F("| %s | `%s` | %s | %s | %s | %s | %s | %s |\n", mark, c.Rule.Key, c.Rule.Tolerance(),
-				checkValue(c, c.Baseline, c.HasBaseline), checkValue(c, c.Current, c.HasCurrent), checkChange(c), checkInterval(c), mdCell(c.Why))
+			sd := ""
+			if spread {
+				sd = " " + checkSpread(c) + " |"
+			}
+			p.F("| %s | `%s` | %s | %s | %s | %s | %s |%s %s |\n", mark, c.Rule.Key, c.Rule.Tolerance(),
+				checkValue(c, c.Baseline, c.HasBaseline), checkValue(c, c.Current, c.HasCurrent), checkChange(c), checkInterval(c), sd, mdCell(c.Why))
 		}
 	}
 	p.F("\n**%s**\n\n", mdCell(gateHeadline(g)))
 	p.F("<details><summary>Pin card of the current run</summary>\n\n")
-	writeMarkdownPinCard(p, PinCard(g.Current.Run))
+	writeMarkdownPinCard(p, PinCard(g.Current.Runs[0].Run))
 	p.F("\n</details>\n")
 }
 
@@ -191,24 +364,27 @@ func WriteGateJUnit(w io.Writer, g *GateResult) error {
 func gateSuite(g *GateResult, name string) junitSuite {
 	s := junitSuite{
 		Name:      name,
-		Timestamp: g.Current.Run.StartedAt.UTC().Format(time.RFC3339),
+		Timestamp: g.Current.Runs[0].Run.StartedAt.UTC().Format(time.RFC3339),
 		Properties: []junitProperty{
 			{"baseline", g.Baseline.Name},
+			{"baseline_runs", fmt.Sprint(len(g.Baseline.Runs))},
 			{"current", g.Current.Name},
+			{"current_runs", fmt.Sprint(len(g.Current.Runs))},
+			{"between_runs", fmt.Sprint(g.BetweenRuns())},
 			{"confidence", trimFloat(g.Stats.Confidence)},
 			{"resamples", fmt.Sprint(g.Stats.Resamples)},
 			{"seed", fmt.Sprint(g.Stats.Seed)},
 		},
 	}
-	pins := junitCase{Name: "pins comparable", Classname: "sixpin.gate", SystemOut: compactCard(g.Current.Run)}
+	pins := junitCase{Name: "pins comparable", Classname: "sixpin.gate", SystemOut: compactCard(g.Current.Runs[0].Run)}
 	if !g.Comparable() {
 		pins.Failure = &junitMessage{Message: "the runs' pins differ: " + strings.Join(g.Incomparable, "; "), Type: "incomparable"}
 	}
 	s.add(pins)
 	for _, c := range g.Checks {
 		jc := junitCase{Name: c.Rule.Key + " " + c.Rule.Tolerance(), Classname: "sixpin.gate",
-			SystemOut: fmt.Sprintf("baseline %s, current %s, change %s, interval %s: %s", checkValue(c, c.Baseline, c.HasBaseline),
-				checkValue(c, c.Current, c.HasCurrent), checkChange(c), checkInterval(c), c.Why)}
+			SystemOut: fmt.Sprintf("baseline %s, current %s, change %s, interval %s%s: %s", checkValue(c, c.Baseline, c.HasBaseline),
+				checkValue(c, c.Current, c.HasCurrent), checkChange(c), checkInterval(c), runsWords(c), c.Why)}
 		switch c.Status {
 		case Fail:
 			jc.Failure = &junitMessage{Message: c.Why, Type: "regression", Text: jc.SystemOut}
@@ -216,6 +392,26 @@ func gateSuite(g *GateResult, name string) junitSuite {
 			jc.Failure = &junitMessage{Message: c.Why, Type: "not-evaluated", Text: jc.SystemOut}
 		}
 		s.add(jc)
+	}
+	return s
+}
+
+// runsWords is a check's runs for JUnit's output: ", runs 6.21, 6.35 →
+// 6.90 (sd 1.8%)", or "" for a gate of one run each.
+func runsWords(c Check) string {
+	if c.Runs == nil {
+		return ""
+	}
+	f := func(vs []float64) string {
+		ss := make([]string, len(vs))
+		for i, v := range vs {
+			ss[i] = fmtValue(v, c.Rule.fig.Metric.Fraction)
+		}
+		return strings.Join(ss, ", ")
+	}
+	s := ", runs " + f(c.Runs.Baseline) + " → " + f(c.Runs.Current)
+	if sd := checkSpread(c); sd != "" {
+		s += " (between-run sd " + sd + ")"
 	}
 	return s
 }

@@ -70,7 +70,11 @@ func TestGate(t *testing.T) {
 // (88 < 368) for an interval: they report it and pass.
 func TestGateExtremePercentileNeedsValues(t *testing.T) {
 	ins := load(t, fixBase, fixSlow)
-	g, err := Gate(ins[0], ins[1], DefaultRules(), stats.Default())
+	ttft, err := NewRule("steady.ttft_ms.p99", MaxIncrease, 0.10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Gate(ins[0], ins[1], []Rule{ttft}, stats.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,5 +284,21 @@ func TestGateNeverPassesWhatItCouldNotEvaluate(t *testing.T) {
 	}
 	if c := g.Checks[0]; c.Status != NotEvaluated || g.Passed() {
 		t.Errorf("a figure neither run has: %s (%s), passed %v", c.Status, c.Why, g.Passed())
+	}
+}
+
+// A tolerance prints as written: 55% and 7% are not 55.00000000000001%
+// and 7.000000000000001% (100 × 0.55 in floating point).
+func TestToleranceAsWritten(t *testing.T) {
+	rules, err := ParseRules("gates.yaml", []byte("steady.ttft_ms.p99: {max_increase: 55%}\nerrors.rate: {max: 7%}\nsteady.aggregate_output_tok_s: {max_decrease: 0.1%}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rules[:3] {
+		got = append(got, r.Tolerance())
+	}
+	if want := []string{"max_increase 55%", "max 7%", "max_decrease 0.1%"}; !slices.Equal(got, want) {
+		t.Errorf("tolerances %q, want %q", got, want)
 	}
 }

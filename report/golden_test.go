@@ -227,7 +227,7 @@ func TestGoldenSets(t *testing.T) {
 		}
 		golden(t, "set-compare.md", render(t, func(w io.Writer) error { return WriteSetCompareMarkdown(w, sc) }))
 	})
-	g, err := GateSets(loadSet(t, fixSweep), loadSet(t, fixSweepSlow), DefaultRules(), st)
+	g, err := GateSets(fixSweep, []SetInput{loadSet(t, fixSweep)}, loadSet(t, fixSweepSlow), DefaultRules(), st)
 	if err != nil {
 		t.Fatal(err)
 	}

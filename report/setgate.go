@@ -3,17 +3,22 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/internal/stats"
 )
 
-// SetGateResult is a gate's verdict on a current set against a baseline
-// set, point by point.
+// SetGateResult is a gate's verdict on a current set against baseline
+// sets, point by point.
 type SetGateResult struct {
-	Baseline, Current SetInput
-	Stats             stats.Settings
+	// BaselineName names the baseline set files as given; Baseline holds
+	// them (several sets of one sweep are several runs at each point).
+	BaselineName string
+	Baseline     []SetInput
+	Current      SetInput
+	Stats        stats.Settings
 	// Incomparable says why the sets cannot be gated point by point
 	// (another kind, another swept pin); then Points is empty.
 	Incomparable []string
@@ -39,22 +44,33 @@ func (pg PointGate) Failed() bool { return pg.Absent || pg.Gate != nil && len(pg
 // Passed reports whether the point was gated and passed.
 func (pg PointGate) Passed() bool { return pg.Gate != nil && pg.Gate.Passed() }
 
-// GateSets gates current against baseline point by point: every rule at
-// every point, as Gate gates a run (pins, then each rule). The sets must
-// be of one kind and sweep one pin, else the result is incomparable; a
-// baseline point the current set lacks fails, a current point the
-// baseline lacks is not evaluated.
-func GateSets(baseline, current SetInput, rules []Rule, st stats.Settings) (*SetGateResult, error) {
+// GateSets gates current against the baseline sets (named baseName) point
+// by point: every rule at every point, as GateRuns gates runs — one
+// baseline set gives one run at each point, several give several, and
+// the rules then judge the spread between them. The sets must be of one
+// kind and sweep one pin, else the result is incomparable; a baseline
+// point the current set lacks fails, a current point the baseline lacks
+// is not evaluated.
+func GateSets(baseName string, baseline []SetInput, current SetInput, rules []Rule, st stats.Settings) (*SetGateResult, error) {
 	if err := st.Validate(); err != nil {
 		return nil, err
 	}
-	g := &SetGateResult{Baseline: baseline, Current: current, Stats: st}
-	b, c := baseline.Set, current.Set
-	switch {
-	case b.Kind != c.Kind:
-		g.Incomparable = append(g.Incomparable, fmt.Sprintf("the baseline is %s, the current set %s", kindName(b.Kind), kindName(c.Kind)))
-	case b.Pin != c.Pin:
-		g.Incomparable = append(g.Incomparable, fmt.Sprintf("the baseline sweeps %s, the current set %s", b.Pin, c.Pin))
+	if len(baseline) == 0 {
+		return nil, fmt.Errorf("gate: no baseline set")
+	}
+	g := &SetGateResult{BaselineName: baseName, Baseline: baseline, Current: current, Stats: st}
+	c := current.Set
+	for _, bs := range baseline {
+		b, name := bs.Set, ""
+		if len(baseline) > 1 {
+			name = " " + bs.Name
+		}
+		switch {
+		case b.Kind != c.Kind:
+			g.Incomparable = append(g.Incomparable, fmt.Sprintf("the baseline%s is %s, the current set %s", name, kindName(b.Kind), kindName(c.Kind)))
+		case b.Pin != c.Pin:
+			g.Incomparable = append(g.Incomparable, fmt.Sprintf("the baseline%s sweeps %s, the current set %s", name, b.Pin, c.Pin))
+		}
 	}
 	if len(g.Incomparable) > 0 {
 		return g, nil
@@ -63,7 +79,19 @@ func GateSets(baseline, current SetInput, rules []Rule, st stats.Settings) (*Set
 	for _, p := range Points(c) {
 		cur[p.Key] = p
 	}
-	for _, bp := range Points(b) {
+	// The baseline's points in order of first appearance, each with the
+	// runs the baseline sets hold at it.
+	var order []Point
+	runs := map[string][]Input{}
+	for _, bs := range baseline {
+		for _, p := range Points(bs.Set) {
+			if _, seen := runs[p.Key]; !seen {
+				order = append(order, p)
+			}
+			runs[p.Key] = append(runs[p.Key], Input{Name: bs.Name + "#" + p.Key, Run: p.Run})
+		}
+	}
+	for _, bp := range order {
 		cp, ok := cur[bp.Key]
 		delete(cur, bp.Key)
 		if !ok {
@@ -71,7 +99,8 @@ func GateSets(baseline, current SetInput, rules []Rule, st stats.Settings) (*Set
 				Missing: "the current set has no point " + bp.Label + ": a point not measured is not a pass"})
 			continue
 		}
-		pg, err := Gate(Input{Name: baseline.Name + "#" + bp.Key, Run: bp.Run}, Input{Name: current.Name + "#" + cp.Key, Run: cp.Run}, rules, st)
+		pg, err := GateRuns(Sample{Name: baseName + "#" + bp.Key, Runs: runs[bp.Key]},
+			Sample{Name: current.Name + "#" + cp.Key, Runs: []Input{{Name: current.Name + "#" + cp.Key, Run: cp.Run}}}, rules, st)
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +166,8 @@ func (g *SetGateResult) Passed() bool {
 	return true
 }
 
-// setGateHeadline is the set gate's one-line verdict.
+// setGateHeadline is the set gate's one-line verdict: its outcome, then
+// the baseline it judged against (runs per point, their spread).
 func setGateHeadline(g *SetGateResult) string {
 	n := len(g.Points)
 	switch {
@@ -148,7 +178,7 @@ func setGateHeadline(g *SetGateResult) string {
 		if p := g.Points[0]; p.Gate != nil {
 			rules = len(p.Gate.Checks)
 		}
-		return fmt.Sprintf("PASS — %s, %d rules each, no regression", numfmt.Count(n, "point", ""), rules)
+		return fmt.Sprintf("PASS — %s, %d rules each, no regression; %s", numfmt.Count(n, "point", ""), rules, setBaselineWords(g))
 	}
 	failed := g.Failed()
 	if len(failed) == 0 {
@@ -158,7 +188,7 @@ func setGateHeadline(g *SetGateResult) string {
 				names = append(names, p.Point.Label)
 			}
 		}
-		return fmt.Sprintf("NOT EVALUATED — %d of %d points could not be evaluated: %s", len(names), n, strings.Join(names, "; "))
+		return fmt.Sprintf("NOT EVALUATED — %d of %d points could not be evaluated: %s; %s", len(names), n, strings.Join(names, "; "), setBaselineWords(g))
 	}
 	verb, absent := "regressed", false
 	var names []string
@@ -173,7 +203,30 @@ func setGateHeadline(g *SetGateResult) string {
 	if absent {
 		verb = "failed"
 	}
-	return fmt.Sprintf("FAIL — %d of %d points %s: %s", len(failed), n, verb, strings.Join(names, "; "))
+	return fmt.Sprintf("FAIL — %d of %d points %s: %s; %s", len(failed), n, verb, strings.Join(names, "; "), setBaselineWords(g))
+}
+
+// setBaselineWords names the baseline of a set gate: "baseline 1 set, so
+// no spread between runs: …" or "baseline 3 sets (3 runs per point),
+// between-run sd 0.2–2.1% of the mean, by rule".
+func setBaselineWords(g *SetGateResult) string {
+	sets := numfmt.Count(len(g.Baseline), "set", "")
+	if len(g.Baseline) == 1 {
+		return "baseline " + sets + ", so no spread between runs: intervals from within each run"
+	}
+	var checks []Check
+	lo, hi := len(g.Baseline), 0
+	for _, p := range g.Points {
+		if p.Gate != nil {
+			checks = append(checks, p.Gate.Checks...)
+			lo, hi = min(lo, len(p.Gate.Baseline.Runs)), max(hi, len(p.Gate.Baseline.Runs))
+		}
+	}
+	per := strconv.Itoa(hi)
+	if lo < hi {
+		per = strconv.Itoa(lo) + "–" + per
+	}
+	return "baseline " + sets + " (" + per + " runs per point), " + spreadWords(checks)
 }
 
 // WriteSetGateText writes g for a terminal or CI log: each point's gate
@@ -181,7 +234,7 @@ func setGateHeadline(g *SetGateResult) string {
 func WriteSetGateText(w io.Writer, g *SetGateResult) error {
 	p := &numfmt.Printer{W: w}
 	p.F("sixpin gate — current set against baseline set, point by point\n")
-	p.F("  baseline  %s\n  current   %s\n", g.Baseline.Name, g.Current.Name)
+	p.F("  baseline  %s\n  current   %s\n", g.BaselineName, g.Current.Name)
 	if len(g.Incomparable) > 0 {
 		p.F("\nThe sets cannot be gated point by point:\n")
 		for _, s := range g.Incomparable {
@@ -218,7 +271,7 @@ func WriteSetGateMarkdown(w io.Writer, g *SetGateResult) error {
 	default:
 		p.F("## sixpin gate: ❌ FAIL (%d of %d points)\n\n", len(g.Failed()), n)
 	}
-	p.F("Current set `%s` against baseline set `%s`, point by point.\n\n**%s**\n", g.Current.Name, g.Baseline.Name, mdCell(setGateHeadline(g)))
+	p.F("Current set `%s` against baseline set `%s`, point by point.\n\n**%s**\n", g.Current.Name, g.BaselineName, mdCell(setGateHeadline(g)))
 	for _, s := range g.Incomparable {
 		p.F("\n- ✗ %s\n", mdCell(s))
 	}

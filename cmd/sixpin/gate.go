@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,8 +16,9 @@ import (
 
 // GateOptions are `sixpin gate`'s dependencies and flags.
 type GateOptions struct {
-	F        *Factory
-	Baseline string
+	F *Factory
+	// Baseline holds --baseline's values as given: files or globs.
+	Baseline []string
 	Current  string
 	Rules    string
 	JUnit    string
@@ -28,45 +30,58 @@ type GateOptions struct {
 func NewCmdGate(f *Factory, runF func(*GateOptions) error) *cobra.Command {
 	opts := &GateOptions{F: f}
 	cmd := &cobra.Command{
-		Use:   "gate --baseline BASE.json CURRENT.json | --baseline BASE-set.json CURRENT-set.json",
+		Use:   "gate --baseline BASE.json... CURRENT.json | --baseline BASE-set.json... CURRENT-set.json",
 		Short: "Fail on a statistically significant regression against a baseline (for CI)",
 		Long: `Check a run against a baseline by rules. A rule names a window, a metric and
 a tolerance; it fails only when the figure is beyond the tolerance AND the
-difference is statistically significant, so noise never fails a build.
+difference is statistically significant.
 
-Intervals: percentiles by bootstrap of the runs' HDR histograms (exact
-multinomial resampling of the counts); aggregates by a block bootstrap of the
-per-second series; rates by Jeffreys intervals. An extreme percentile of too
-few values (p99 of fewer than 368) has no interval and cannot fail.
+The baseline may be several runs: --baseline repeated, a quoted glob
+(--baseline 'base-*.json'), or a --repeat set file. Two unchanged runs
+differ by more than either run's own resamples say, so with several runs
+(on either side) every rule is judged against the spread between them:
+Student's two-sample t-test with pooled variance on each run's figure —
+for one current run, it must lie outside the baseline runs' prediction
+interval (mean ± t·s·√(1+1/n)) and beyond the tolerance. A current
+--repeat set is a sample of runs too.
+
+With one run a side, intervals come from within the runs: percentiles by
+bootstrap of the runs' HDR histograms (exact multinomial resampling of the
+counts); aggregates by a block bootstrap of the per-second series; rates by
+Jeffreys intervals. An extreme percentile of too few values (p99 of fewer
+than 368) has no interval and cannot fail.
 
 Rules file (--rules), strict YAML:
 
-  steady.ttft_ms.p99: {max_increase: 10%}
+  steady.ttft_ms.p99: {max_increase: 50%}
   steady.aggregate_output_tok_s: {max_decrease: 5%}
   steady.tpot_ms.p50: {max_increase: 10%, max: 60}
   errors.rate: {max: 1%}
 
-Without one: steady TTFT p99, TPOT p50 and E2E p99 may rise by 10%, the
-steady aggregate and effective tok/s p50 may fall by 5%, the error rate stays
-at most 1%. The current run must always be valid and complete.
+Without one, the defaults (derived from the noise between unchanged runs,
+see the README): steady TTFT p99 may rise by 55%, TPOT p50 by 15%, E2E p99 by
+20%; the steady aggregate and effective tok/s p50 may fall by 5%; the error
+rate stays at most 1%. The current run must always be valid and complete.
 
 A rule is NOT EVALUATED when a run lacks its figure, or the histograms or
 per-second series its interval needs: the gate never passes it.
 
-Set files (sweeps, repeats, bake-offs) are gated point by point: every rule
-at every point of the baseline set against the same point of the current
-one. A point the current set lacks fails; one the baseline lacks is not
-evaluated; sets of another kind or sweeping another pin are incomparable.
+Sweeps and bake-offs are gated point by point: every rule at every point
+of the baseline set against the same point of the current one (several
+baseline sets give several runs at each point). A point the current set
+lacks fails; one the baseline lacks is not evaluated; sets of another kind
+or sweeping another pin are incomparable.
 
 Exit 0 pass, 1 regression, 2 incomparable runs (pins differ, as in compare;
 or an invalid baseline), a rule not evaluated (and none failed), or bad
 input.`,
 		Example: `  sixpin gate --baseline main.json pr.json
-  sixpin gate --baseline main.json pr.json --rules gates.yaml --junit gate.xml --markdown gate.md`,
+  sixpin gate --baseline 'main-*.json' pr.json --rules gates.yaml --junit gate.xml --markdown gate.md
+  sixpin gate --baseline main-repeat.json pr.json`,
 		Args: argsBadInput(cobra.ExactArgs(1)),
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.Current = args[0]
-			if opts.Baseline == "" {
+			if len(opts.Baseline) == 0 {
 				return badInput(errors.New("--baseline BASE.json is required"))
 			}
 			if runF != nil {
@@ -76,7 +91,7 @@ input.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Baseline, "baseline", "", "results file to compare against (required)")
+	fl.StringArrayVar(&opts.Baseline, "baseline", nil, "results or set file to compare against (required); repeat it, or quote a glob, for several runs")
 	fl.StringVar(&opts.Rules, "rules", "", "rules file (YAML); default rules without one")
 	fl.StringVar(&opts.JUnit, "junit", "", "also write JUnit XML to FILE")
 	fl.StringVar(&opts.Markdown, "markdown", "", "also write Markdown to FILE (replaced atomically)")
@@ -89,13 +104,17 @@ func gateRun(opts *GateOptions) error {
 	if err != nil {
 		return err
 	}
-	files, err := report.LoadFiles(opts.Baseline, opts.Current)
+	paths, err := baselinePaths(opts.Baseline, opts.Current)
 	if err != nil {
 		return badInput(err)
 	}
-	ins, sets, err := runsOrSets(files, "gate")
+	files, err := report.LoadFiles(append(paths, opts.Current)...)
 	if err != nil {
-		return err
+		return badInput(err)
+	}
+	in, err := report.SortGateFiles(strings.Join(opts.Baseline, ", "), files[:len(paths)], files[len(paths)])
+	if err != nil {
+		return badInput(err)
 	}
 	rules := report.DefaultRules()
 	if opts.Rules != "" {
@@ -103,10 +122,10 @@ func gateRun(opts *GateOptions) error {
 			return badInput(err)
 		}
 	}
-	if sets != nil {
-		return gateSets(opts, sets[0], sets[1], rules, st)
+	if in.CurrentSet != nil {
+		return gateSets(opts, in.BaselineSets, *in.CurrentSet, rules, st)
 	}
-	g, err := report.Gate(ins[0], ins[1], rules, st)
+	g, err := report.GateRuns(in.Baseline, in.Current, rules, st)
 	if err != nil {
 		return badInput(err)
 	}
@@ -128,9 +147,43 @@ func gateRun(opts *GateOptions) error {
 	return nil
 }
 
-// gateSets gates a set against a baseline set point by point.
-func gateSets(opts *GateOptions, base, cur report.SetInput, rules []report.Rule, st stats.Settings) error {
-	g, err := report.GateSets(base, cur, rules, st)
+// baselinePaths expands --baseline's values: a glob to the files it
+// matches (in order), a plain path to itself. A glob that matches
+// nothing, a file given twice, or the current file among several baseline
+// files is an error: each would quietly change what the baseline is.
+func baselinePaths(values []string, current string) ([]string, error) {
+	var paths []string
+	seen := map[string]bool{}
+	for _, v := range values {
+		ps := []string{v}
+		if strings.ContainsAny(v, "*?[") {
+			m, err := filepath.Glob(v)
+			if err != nil {
+				return nil, fmt.Errorf("--baseline %s: %w", v, err)
+			}
+			if len(m) == 0 {
+				return nil, fmt.Errorf("--baseline %s: no file matches", v)
+			}
+			ps = m
+		}
+		for _, p := range ps {
+			key := filepath.Clean(p)
+			if seen[key] {
+				return nil, fmt.Errorf("--baseline: %s given twice", p)
+			}
+			seen[key] = true
+			paths = append(paths, p)
+		}
+	}
+	if len(paths) > 1 && seen[filepath.Clean(current)] {
+		return nil, fmt.Errorf("--baseline: %s is both a baseline and the current run", current)
+	}
+	return paths, nil
+}
+
+// gateSets gates a set against baseline sets point by point.
+func gateSets(opts *GateOptions, base []report.SetInput, cur report.SetInput, rules []report.Rule, st stats.Settings) error {
+	g, err := report.GateSets(strings.Join(opts.Baseline, ", "), base, cur, rules, st)
 	if err != nil {
 		return badInput(err)
 	}

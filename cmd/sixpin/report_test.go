@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -273,14 +274,14 @@ func TestGateFlags(t *testing.T) {
 	var got *GateOptions
 	code, _, errOut := runCmd(t, func(f *Factory) *cobra.Command {
 		return NewCmdGate(f, func(o *GateOptions) error { got = o; return nil })
-	}, "--baseline", "b.json", "c.json", "--rules", "g.yaml", "--junit", "j.xml", "--markdown", "m.md",
+	}, "--baseline", "b.json", "--baseline", "b-*.json", "c.json", "--rules", "g.yaml", "--junit", "j.xml", "--markdown", "m.md",
 		"--confidence", "0.9", "--resamples", "2000", "--stats-seed", "7")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	want := GateOptions{F: got.F, Baseline: "b.json", Current: "c.json", Rules: "g.yaml", JUnit: "j.xml", Markdown: "m.md",
+	want := GateOptions{F: got.F, Baseline: []string{"b.json", "b-*.json"}, Current: "c.json", Rules: "g.yaml", JUnit: "j.xml", Markdown: "m.md",
 		Stats: StatsFlags{Confidence: 0.9, Resamples: 2000, Seed: 7}}
-	if *got != want {
+	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("options %+v, want %+v", *got, want)
 	}
 	if _, err := (StatsFlags{Confidence: 0.95, Resamples: 10, Seed: 1}).stats(); !errors.As(err, new(errBadInput)) {

@@ -64,23 +64,11 @@ func MinMax(xs []float64) (lo, hi float64) {
 // interval at level conf (0.90, 0.95 or 0.99) by Student's t with n−1
 // degrees of freedom; NaN half-width for fewer than two values.
 func MeanCI(xs []float64, conf float64) (mean, half float64) {
-	n := len(xs)
-	if n == 0 {
-		return math.NaN(), math.NaN()
-	}
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(n)
-	if n < 2 {
+	mean, sd := MeanSD(xs)
+	if len(xs) < 2 {
 		return mean, math.NaN()
 	}
-	var ss float64
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	sd := math.Sqrt(ss / float64(n-1))
-	return mean, TCritical(n-1, conf) * sd / math.Sqrt(float64(n))
+	return mean, TCritical(len(xs)-1, conf) * sd / math.Sqrt(float64(len(xs)))
 }
 
 // TCritical is Student's t two-sided critical value for df degrees of
