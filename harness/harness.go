@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/endpoint"
-	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/internal/redact"
 	"github.com/sixpin/sixpin/profiles"
 	"github.com/sixpin/sixpin/report"
@@ -308,7 +307,6 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 	}
 	if scaled(cfg) {
 		opts = append(opts, runner.WithTimeScale(cfg.TimeScale))
-		notes = append(notes, fmt.Sprintf("compressed time: the simulator and the client ran %s× faster than real time; every figure but the client-added latency is in simulated time", numfmt.Sig(1/cfg.TimeScale)))
 	}
 	co := runner.ClientOptions(plan)
 	co.StallTimeout = cfg.StallTimeout
@@ -468,6 +466,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	run.RequestIDs = ids
 	run.Calibration = cal
 	judgeCalibration(run, cfg.TimeScale)
+	run.Compress(cfg.TimeScale)
 	if scraper != nil {
 		run.Server = scraper.Stop().Server(run.Windows)
 		scraper = nil

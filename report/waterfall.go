@@ -415,6 +415,9 @@ func waterfallFacts(f *waterfall.File) []string {
 		}
 		fs = append(fs, line+".")
 	}
+	if s := compressedFact(f); s != "" {
+		fs = append(fs, s)
+	}
 	runs := "run"
 	if f.Repeat > 1 {
 		runs = "runs (seeds paired across steps)"
@@ -437,6 +440,27 @@ func waterfallFacts(f *waterfall.File) []string {
 	}
 	fs = append(fs, f.Notes...)
 	return fs
+}
+
+// compressedFact says a waterfall ran in compressed time and how far the
+// unscaled time moved TTFT across its runs ("" in real time).
+func compressedFact(f *waterfall.File) string {
+	var z *results.Compressed
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, r := range f.Runs {
+		if c := r.Compressed; c != nil {
+			z = c
+			lo, hi = math.Min(lo, c.TTFTOverPct), math.Max(hi, c.TTFTOverPct)
+		}
+	}
+	if z == nil {
+		return ""
+	}
+	s := compressedHead(z.Scale)
+	if hi > 0 {
+		s += fmt.Sprintf(", so TTFT p50 reads %s–%s%% high across the runs", strconv.FormatFloat(lo, 'f', 0, 64), strconv.FormatFloat(hi, 'f', 0, 64))
+	}
+	return s + "; latencies and the rates made of them (effective, decode and aggregate tok/s) are distorted, each run's note says how. Run without --time-scale for figures real time reproduces."
 }
 
 // barWidth is the width of the terminal waterfall's widest bar, in cells.

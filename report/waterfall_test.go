@@ -289,3 +289,20 @@ func svgTexts(t *testing.T, svg string) []string {
 		}
 	}
 }
+
+// A waterfall run in compressed time says so beside its figures, with
+// how far the unscaled time moved TTFT across its runs.
+func TestWaterfallCompressed(t *testing.T) {
+	f := synthWaterfall(t, waterfall.Options{Orders: 1}, synthValues)
+	for i, r := range f.Runs {
+		r.Compressed = &results.Compressed{Scale: 0.1, TTFTOverPct: float64(3 + 7*i)}
+	}
+	var b strings.Builder
+	if err := WriteWaterfallText(&b, f, false); err != nil {
+		t.Fatal(err)
+	}
+	want := "COMPRESSED TIME (10× faster): time outside the simulator's model is not scaled, so TTFT p50 reads 3–31% high across the runs"
+	if !strings.Contains(b.String(), want) || !strings.Contains(b.String(), "Run without --time-scale for figures real time reproduces") {
+		t.Errorf("text lacks %q:\n%s", want, b.String())
+	}
+}
