@@ -191,8 +191,6 @@ type wfRow struct {
 	ratio float64
 	noise bool
 	total bool
-	// ci is the step's confidence interval of its change (nil: none).
-	ci *waterfall.Interval
 	// valid is that of the runs the bar was read from; of is how many
 	// runs that is (0: not known).
 	valid waterfall.Validity
@@ -208,7 +206,7 @@ func stepRows(f *waterfall.File) []wfRow {
 	for i := range f.Steps {
 		s := &f.Steps[i]
 		rows = append(rows, wfRow{name: s.Pin, what: s.From + " → " + s.To, view: s.Window + ", " + s.Metric, metric: s.Metric,
-			prev: prev, value: s.Value, ratio: s.Ratio, noise: s.Noise, ci: s.CI, valid: s.Validity, of: f.Repeat})
+			prev: prev, value: s.Value, ratio: s.Ratio, noise: s.Noise, valid: s.Validity, of: f.Repeat})
 		prev = s.Value
 	}
 	if !f.Incomplete {
@@ -284,20 +282,37 @@ func (r wfRow) invalidWords() string {
 	return "✗ invalid" + of + ": " + invalidHeads(r.valid)
 }
 
-// prefillWords say why the metric switch costs what it costs, at the
-// production pins, in short lines for the chart (joined by spaces for
-// text; nil without the switch).
-func prefillWords(f *waterfall.File) []string {
+// prefillLines say why the metric switch costs what it costs, at the
+// production pins, in four short lines for the chart (nil without the
+// switch); prefillText says it in one line.
+func prefillLines(f *waterfall.File) []string {
 	p := f.Prefill
 	if p == nil {
 		return nil
 	}
 	return []string{
 		fmt.Sprintf("prefill %s%% of the time", strconv.FormatFloat(p.Share*100, 'f', 0, 64)),
-		"(Σ TTFT / Σ E2E),",
+		"(Σ TTFT / Σ E2E)",
 		fmt.Sprintf("TTFT p50 %s ms", numfmt.Sig(p.TTFTMs)),
 		"at production pins",
 	}
+}
+
+func prefillText(f *waterfall.File) string {
+	l := prefillLines(f)
+	if l == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s %s, %s %s", l[0], l[1], l[2], l[3])
+}
+
+// stepsTitle heads the steps table: in an exact waterfall, whose bars
+// are the attribution, it says the steps are one order's.
+func stepsTitle(f *waterfall.File, otherwise string) string {
+	if exactBars(f) {
+		return "Steps as measured, in the " + f.Attribution.Orders[0].Name + " order"
+	}
+	return otherwise
 }
 
 func startWords(f *waterfall.File) string {
@@ -510,10 +525,8 @@ func textBars(p *numfmt.Printer, f *waterfall.File) {
 				label += ", within noise"
 			}
 		}
-		if r.name == waterfall.PinMetric {
-			if w := prefillWords(f); w != nil {
-				label += " — " + strings.Join(w, " ")
-			}
+		if w := prefillText(f); w != "" && r.name == waterfall.PinMetric {
+			label += " — " + w
 		}
 		if r.valid.InvalidRuns > 0 && r.view != shapleyView {
 			label += "  [invalid: " + invalidHeads(r.valid) + "]"
@@ -551,9 +564,7 @@ func WriteWaterfallText(w io.Writer, f *waterfall.File, md bool) error {
 	}
 	p.F("\n")
 	t := stepsTable(f)
-	if exactBars(f) {
-		t.title = "Steps as measured, in the " + f.Attribution.Orders[0].Name + " order"
-	}
+	t.title = stepsTitle(f, "")
 	t.write(p, md)
 	if t := attributionTable(f); t != nil {
 		p.F("\n")
@@ -584,8 +595,9 @@ const (
 // in their order, saying plainly that another order differs.
 func waterfallChart(f *waterfall.File) *chart {
 	if exactBars(f) {
-		c := barChart(f, shapleyRows(f), "Where the figure went: each pin's exact Shapley factor (order-independent)", "pin")
-		if v := shapleyRows(f)[1].valid; v.InvalidRuns > 0 {
+		rows := shapleyRows(f)
+		c := barChart(f, rows, "Where the figure went: each pin's exact Shapley factor (order-independent)", "pin")
+		if v := rows[1].valid; v.InvalidRuns > 0 {
 			c.note = append(c.note, fmt.Sprintf("hatched: every Shapley factor reads every configuration's runs, and %d of the %d were invalid (invalid: %s)",
 				v.InvalidRuns, len(f.Runs), invalidHeads(v)))
 		}
@@ -650,7 +662,7 @@ func barChart(f *waterfall.File, rows []wfRow, title, xLabel string) *chart {
 			fb.title = fmt.Sprintf("%s: %s; %s → %s %s, %s", r.name, r.what, numfmt.Sig(r.prev), numfmt.Sig(r.value), metricUnit(r.metric), ratioWords(r.ratio))
 		}
 		if r.name == waterfall.PinMetric {
-			fb.labels = append(fb.labels, prefillWords(f)...)
+			fb.labels = append(fb.labels, prefillLines(f)...)
 		}
 		if r.valid.InvalidRuns > 0 {
 			fb.hatched = true
@@ -691,16 +703,13 @@ func WriteWaterfallHTML(w io.Writer, f *waterfall.File) error {
 	const legend = "red a loss, green a gain, grey within noise; hatched: read from invalid runs."
 	if exactBars(f) {
 		figure(&b, waterfallChart(f), "Start and end measured, from zero; each pin floats by its exact Shapley factor, the same in every order: "+legend)
-		figure(&b, stepsChart(f), "The steps as measured, in the "+f.Attribution.Orders[0].Name+" order: each floats from the value before it to the value after; "+legend)
+		figure(&b, stepsChart(f), stepsTitle(f, "")+": each floats from the value before it to the value after; "+legend)
 	} else {
 		figure(&b, waterfallChart(f), "Start and end from zero; each step floats from the value before it to the value after: "+legend)
 	}
 	b.WriteString("</div>\n")
 	t := stepsTable(f)
-	t.title = "Steps"
-	if exactBars(f) {
-		t.title = "Steps as measured, in the " + f.Attribution.Orders[0].Name + " order"
-	}
+	t.title = stepsTitle(f, "Steps")
 	t.html(&b)
 	if a := attributionTable(f); a != nil {
 		a.html(&b)
