@@ -500,3 +500,33 @@ func TestPrefillAtProductionPins(t *testing.T) {
 		t.Errorf("no metric step, yet prefill %+v", held.Prefill)
 	}
 }
+
+// A file written before the attribution recorded each pin's range (its
+// pins' lo and hi absent) is filled again from its configurations when
+// read, so that it renders what its measures say.
+func TestReadOlderFile(t *testing.T) {
+	f := filled(t, Options{Orders: 2}, cloud, 1)
+	data, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old map[string]any
+	if err := json.Unmarshal(data, &old); err != nil {
+		t.Fatal(err)
+	}
+	a := old["attribution"].(map[string]any)
+	delete(a, "spread")
+	delete(a, "spread_pin")
+	for _, pc := range a["pins"].([]any) {
+		delete(pc.(map[string]any), "lo")
+		delete(pc.(map[string]any), "hi")
+	}
+	data, _ = json.Marshal(old)
+	g, err := Read("old.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Attribution.Spread != f.Attribution.Spread || g.Attribution.Pins[1].Lo != f.Attribution.Pins[1].Lo || g.Attribution.Pins[1].Hi == 0 {
+		t.Errorf("read back %+v, want %+v", g.Attribution, f.Attribution)
+	}
+}
