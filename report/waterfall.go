@@ -269,6 +269,16 @@ func invalidHeads(v waterfall.Validity) string {
 	return strings.Join(heads, ", ")
 }
 
+// invalidLines label a bar read from invalid runs, narrow enough for its
+// slot: "invalid:", then one pin (or budget) a line.
+func invalidLines(v waterfall.Validity) []string {
+	heads := strings.Split(invalidHeads(v), ", ")
+	for i := range heads[:len(heads)-1] {
+		heads[i] += ","
+	}
+	return append([]string{"invalid:"}, heads...)
+}
+
 // invalidWords is the row's validity for the steps table: "✓ valid", or
 // "✗ invalid (1 of 3 runs): errors, prompt".
 func (r wfRow) invalidWords() string {
@@ -668,7 +678,7 @@ func barChart(f *waterfall.File, rows []wfRow, title, xLabel string) *chart {
 			fb.hatched = true
 			fb.title += "; INVALID: " + strings.Join(r.valid.Invalid, "; ")
 			if r.view != shapleyView {
-				fb.labels = append([]string{"invalid: " + invalidHeads(r.valid)}, fb.labels...)
+				fb.labels = append(invalidLines(r.valid), fb.labels...)
 			}
 		}
 		c.floats = append(c.floats, fb)

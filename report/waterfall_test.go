@@ -224,7 +224,10 @@ func TestWaterfallSVG(t *testing.T) {
 	has := func(sub string) bool {
 		return slices.ContainsFunc(texts, func(s string) bool { return strings.Contains(s, sub) })
 	}
-	for _, want := range []string{"invalid: errors, prompt", "claimed 1,500 · measured 1,800 at the start (+20%)",
+	if i := slices.Index(texts, "invalid:"); i < 0 || i+2 >= len(texts) || texts[i+1] != "errors," || texts[i+2] != "prompt" {
+		t.Errorf("the chart does not label the invalid step \"invalid: errors, prompt\"; its texts: %q", texts)
+	}
+	for _, want := range []string{"claimed 1,500 · measured 1,800 at the start (+20%)",
 		"prefill 60% of the time", "TTFT p50 2,345 ms", "at production pins"} {
 		if !has(want) {
 			t.Errorf("the chart lacks %q; its texts: %q", want, texts)
