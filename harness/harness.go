@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/endpoint"
-	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/internal/redact"
 	"github.com/sixpin/sixpin/profiles"
 	"github.com/sixpin/sixpin/report"
@@ -336,7 +335,6 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 	}
 	if scaled(cfg) {
 		opts = append(opts, runner.WithTimeScale(cfg.TimeScale))
-		notes = append(notes, fmt.Sprintf("compressed time: the simulator and the client ran %s× faster than real time; every figure but the client-added latency is in simulated time", numfmt.Sig(1/cfg.TimeScale)))
 	}
 
 	disc := endpoint.Discover(ctx, client)
@@ -497,6 +495,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	run.RequestIDs = ids
 	run.Calibration = cal
 	judgeCalibration(run, cfg.TimeScale)
+	run.Compress(cfg.TimeScale)
 	run.Errors.Outages = client.Outages()
 	run.Client = clientInfo()
 	run.Client.Connections = client.Connections()

@@ -13,8 +13,9 @@ import (
 )
 
 // DefaultWaterfallMaxRuns bounds the runs of an exact waterfall (2^k
-// configurations for k moved scenario pins, times the repeats).
-const DefaultWaterfallMaxRuns = 64
+// configurations for k moved scenario pins, times the repeats): within
+// it exact attribution is the default.
+const DefaultWaterfallMaxRuns = waterfall.DefaultMaxRuns
 
 // WaterfallConfig is one `sixpin waterfall`: from a start (a scenario
 // file, or waterfall.Brochure) to a production scenario, one pin at a
@@ -24,7 +25,9 @@ const DefaultWaterfallMaxRuns = 64
 type WaterfallConfig struct {
 	Config
 	From, To string
-	// Order, Metric, Orders and Exact are waterfall.Options'.
+	// Order, Metric, Orders and Exact are waterfall.Options': Orders 0
+	// and Exact false choose exact attribution whenever it fits MaxRuns,
+	// else the order and its reverse.
 	Order  []string
 	Metric string
 	Orders int
@@ -65,14 +68,6 @@ func waterfallObserved(ctx, hard context.Context, wc WaterfallConfig) (*Waterfal
 	plan, err := planWaterfall(wc, cfg)
 	if err != nil {
 		return nil, err
-	}
-	maxRuns := wc.MaxRuns
-	if maxRuns <= 0 {
-		maxRuns = DefaultWaterfallMaxRuns
-	}
-	if wc.Exact && plan.Runs() > maxRuns {
-		return nil, fmt.Errorf("%w: --exact needs %d runs (%d configurations × %d), more than --max-runs %d: use --orders 2, or move fewer pins",
-			ErrBadInput, plan.Runs(), len(plan.Configs), plan.Repeat, maxRuns)
 	}
 	path := cfg.Output
 	if path == "" {
@@ -183,7 +178,7 @@ func planWaterfall(wc WaterfallConfig, cfg Config) (*waterfall.Plan, error) {
 		}
 	}
 	plan, err := waterfall.NewPlan(from, to, waterfall.Options{
-		Order: wc.Order, Metric: wc.Metric, Orders: wc.Orders, Exact: wc.Exact, Repeat: cfg.Repeat,
+		Order: wc.Order, Metric: wc.Metric, Orders: wc.Orders, Exact: wc.Exact, Repeat: cfg.Repeat, MaxRuns: wc.MaxRuns,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)

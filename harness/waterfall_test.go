@@ -41,7 +41,8 @@ func runWaterfall(t *testing.T, wc WaterfallConfig) (*WaterfallOutcome, string, 
 // the simulator: the pins that differ move one at a time in the default
 // order, the equal ones are skipped and said so, each scenario step is a
 // full run, the steps multiply to the end, and the file reads back and
-// renders with its chart.
+// renders with its chart. Its 16 runs fit the default budget, so the
+// attribution is exact, and the plan says so before the first run.
 func TestWaterfallEndToEnd(t *testing.T) {
 	o, out, err := runWaterfall(t, WaterfallConfig{From: waterfall.Brochure, Claim: 2000})
 	if err != nil {
@@ -54,8 +55,8 @@ func TestWaterfallEndToEnd(t *testing.T) {
 	if len(f.Skipped) != 3 || f.Skipped[0].Reason != "equal in both" {
 		t.Errorf("skipped %+v", f.Skipped)
 	}
-	if len(f.Runs) != 5 || len(f.Configs) != 5 {
-		t.Fatalf("%d runs, %d configs", len(f.Runs), len(f.Configs))
+	if len(f.Runs) != 16 || len(f.Configs) != 16 || f.Attribution.Method != waterfall.MethodExact || !f.Attribution.Auto {
+		t.Fatalf("%d runs, %d configs, attribution %s (auto %v)", len(f.Runs), len(f.Configs), f.Attribution.Method, f.Attribution.Auto)
 	}
 	start, end := f.Runs[f.Configs[0].Runs[0]], f.Runs[f.Configs[4].Runs[0]]
 	if start.Pins.Concurrency.Declared.Streams != 1 || end.Pins.Concurrency.Declared.Streams != 2 || end.Scenario.Name != "waterfall-to" || !end.Target.Simulated {
@@ -94,7 +95,12 @@ func TestWaterfallEndToEnd(t *testing.T) {
 	if !strings.Contains(html.String(), "<svg") || !strings.Contains(html.String(), "claimed 2,000") {
 		t.Error("the page lacks its chart or the claim")
 	}
-	for _, want := range []string{"6 steps, in order: output, prompt, concurrency, workload, window, metric", "skipped: model (equal in both", "Claimed 2,000; measured at the start's pins", "Results: "} {
+	if p := f.Prefill; p == nil || !(p.Share > 0 && p.Share < 1) || !(p.TTFTMs > 0) {
+		t.Errorf("prefill at production pins %+v", p)
+	}
+	for _, want := range []string{"6 steps, in order: output, prompt, concurrency, workload, window, metric", "skipped: model (equal in both",
+		"attribution: exact Shapley values over every subset of the moved pins, which depend on no order — the default, as its 16 runs fit --max-runs 64",
+		"Claimed 2,000; measured at the start's pins", "Results: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
 		}
@@ -104,10 +110,12 @@ func TestWaterfallEndToEnd(t *testing.T) {
 	}
 }
 
-// Two orders with repeats: the reverse order's configurations run too
-// (shared ones once), every pin has a ratio per order and a mean, each
-// step an interval paired by seed, and a step is noise exactly when its
-// interval holds zero.
+// Two orders with repeats, chosen because exact attribution's 8 runs do
+// not fit a budget of 7: the plan says the attribution depends on the
+// order; the reverse order's configurations run too (shared ones once),
+// every pin has a ratio per order and a mean, each step an interval
+// paired by seed, and a step is noise exactly when its interval holds
+// zero.
 func TestWaterfallTwoOrdersRepeats(t *testing.T) {
 	start := filepath.Join(t.TempDir(), "start.yaml")
 	src, err := os.ReadFile("testdata/waterfall-to.yaml")
@@ -115,14 +123,19 @@ func TestWaterfallTwoOrdersRepeats(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The start differs in the concurrency and the KV-cache declaration
-	// (declared only: the server is the same).
-	s := strings.Replace(string(src), "streams: 2}", "streams: 1}\n  kv_cache: {max_num_seqs: 4}", 1)
+	// (declared only: the server is the same, and runs 256 sequences — a
+	// declaration it contradicts would make every run of the start
+	// invalid).
+	s := strings.Replace(string(src), "streams: 2}", "streams: 1}\n  kv_cache: {max_num_seqs: 256}", 1)
 	if err := os.WriteFile(start, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o, _, err := runWaterfall(t, WaterfallConfig{Config: Config{Repeat: 2}, From: start, Orders: 2})
+	o, out, err := runWaterfall(t, WaterfallConfig{Config: Config{Repeat: 2}, From: start, MaxRuns: 7})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := "attribution: the order and its reverse — exact Shapley values would need 8 runs, more than --max-runs 7 — so the attribution DEPENDS ON THE ORDER"; !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
 	}
 	f := o.File
 	if want := []string{"kv_cache", "concurrency", "window", "metric"}; !slices.Equal(f.Order, want) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
@@ -52,6 +53,9 @@ func PinCard(run *results.Run) Card {
 	c := Card{Window: run.Headline}
 	if w := run.Windows[run.Headline]; w != nil {
 		c.Window = fmt.Sprintf("%s window, %s–%s s of load", run.Headline, num(w.StartS), num(w.EndS))
+	}
+	if z := run.Compressed; z != nil {
+		c.Window += "; " + compressedWords(z)
 	}
 	add := func(n int, pin, declared, observed string, v results.Verdict, reason string) {
 		if v == results.Contradicted && slices.Contains(run.AllowPinMismatch, pin) {
@@ -223,4 +227,20 @@ func mixObserved(o results.MixObserved) string {
 		ratio += " (requested " + num(o.RequestedInputOutputRatio) + ")"
 	}
 	return fmt.Sprintf("input:output %s, prefill %s of wall time (Σ TTFT / Σ E2E), whole run", ratio, PrefillLabel(o.PrefillShare))
+}
+
+// compressedHead says a run was in compressed time at scale, and what
+// is not scaled.
+func compressedHead(scale float64) string {
+	return fmt.Sprintf("COMPRESSED TIME (%s× faster): time outside the simulator's model is not scaled", strconv.FormatFloat(1/scale, 'g', 3, 64))
+}
+
+// compressedWords is a compressed run's caveat, short enough for a card:
+// what is not scaled, and how far it moves TTFT.
+func compressedWords(z *results.Compressed) string {
+	s := compressedHead(z.Scale)
+	if z.TTFTOverPct > 0 {
+		s += fmt.Sprintf(" (TTFT p50 ~%s%% high)", strconv.FormatFloat(z.TTFTOverPct, 'f', 0, 64))
+	}
+	return s + ", so latencies and the rates made of them are distorted: see the note"
 }

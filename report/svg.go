@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"hash/fnv"
 	"html"
 	"math"
 	"strings"
@@ -11,7 +12,10 @@ import (
 // reference lines, bars and line series, drawn without scripts or
 // external resources. Coordinates are in data units; the chart maps them.
 type chart struct {
-	title          string
+	title string
+	// note is lines said under the title, before any figure is read
+	// (a caveat the whole chart carries).
+	note           []string
 	width, height  float64
 	xLabel, yLabel string
 	x, y           axis
@@ -66,10 +70,13 @@ type bar struct {
 }
 
 // floatBar is a vertical bar over [from, to] of the x axis, from lo to
-// hi (a waterfall's step).
+// hi (a waterfall's step); hatched draws it in diagonal stripes of its
+// colour (a figure to distrust), labels are lines written above it.
 type floatBar struct {
 	from, to, lo, hi float64
 	color, title     string
+	hatched          bool
+	labels           []string
 }
 
 // box is a horizontal box-and-whisker at y: whiskers from lo to hi, the
@@ -154,6 +161,10 @@ func (c *chart) render(b *strings.Builder) {
 		fmt.Fprintf(b, "<style>%s</style>\n", chartStyle)
 	}
 	fmt.Fprintf(b, `<text x="%s" y="18" class="ct">%s</text>`+"\n", svgNum(c.leftM()), esc(c.title))
+	for i, l := range c.note {
+		fmt.Fprintf(b, `<text x="%s" y="%s" fill="%s">%s</text>`+"\n", svgNum(c.leftM()), svgNum(float64(32+13*i)), colFailed, esc(l))
+	}
+	c.hatches(b)
 	x0, x1 := c.leftM(), c.leftM()+c.plotW()
 	y0, y1 := chartTop, chartTop+c.plotH()
 	for _, bd := range c.bands {
@@ -182,16 +193,11 @@ func (c *chart) render(b *strings.Builder) {
 		fmt.Fprintf(b, `<text x="%s" y="%s" class="xt">%s</text>`+"\n", svgNum(x), svgNum(y1+16), esc(t.label))
 	}
 	for _, br := range c.bars {
-		l, r := c.px(br.from), c.px(br.to)
-		top := c.py(br.y)
-		fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s</title></rect>`+"\n",
-			svgNum(l), svgNum(top), svgNum(math.Max(r-l-0.5, 0.5)), svgNum(y1-top), br.color, esc(br.title))
+		c.rect(b, br.from, br.to, c.py(br.y), y1, br.color, br.title, false, nil)
 	}
 	for _, fb := range c.floats {
-		l, r := c.px(fb.from), c.px(fb.to)
-		top, bottom := c.py(fb.hi), c.py(fb.lo)
-		fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s</title></rect>`+"\n",
-			svgNum(l), svgNum(top), svgNum(math.Max(r-l-0.5, 0.5)), svgNum(math.Max(bottom-top, 1)), fb.color, esc(fb.title))
+		top := c.py(fb.hi)
+		c.rect(b, fb.from, fb.to, top, math.Max(c.py(fb.lo), top+1), fb.color, fb.title, fb.hatched, fb.labels)
 	}
 	for _, bx := range c.boxes {
 		y := c.py(bx.y)
@@ -295,6 +301,59 @@ func (c *chart) render(b *strings.Builder) {
 		fmt.Fprintf(b, `<text x="%s" y="%s" class="lg">%s</text>`+"\n", svgNum(lx+16), svgNum(chartTop-14), esc(it.name))
 	}
 	b.WriteString("</svg>\n")
+}
+
+// rect draws a bar over [from, to] of the x axis between the pixel rows
+// top and bottom: filled with color, or hatched in it (at least 4 pixels
+// high, so that the stripes show), labels written above it line by line
+// from its left edge.
+func (c *chart) rect(b *strings.Builder, from, to, top, bottom float64, color, title string, hatched bool, labels []string) {
+	esc := html.EscapeString
+	l, r := c.px(from), c.px(to)
+	fill, stroke := color, ""
+	if hatched {
+		fill, stroke = "url(#"+c.hatchID(color)+")", ` stroke="`+color+`"`
+		if bottom-top < 4 {
+			top, bottom = (top+bottom)/2-2, (top+bottom)/2+2
+		}
+	}
+	fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"%s><title>%s</title></rect>`+"\n",
+		svgNum(l), svgNum(top), svgNum(math.Max(r-l-0.5, 0.5)), svgNum(bottom-top), fill, stroke, esc(title))
+	for i, s := range labels {
+		y := top - 4 - 13*float64(len(labels)-1-i)
+		fmt.Fprintf(b, `<text x="%s" y="%s" class="hl">%s</text>`+"\n", svgNum(l), svgNum(y), esc(s))
+	}
+}
+
+// hatchID is the id of the pattern that hatches in color, unique to the
+// chart (several charts share a page).
+func (c *chart) hatchID(color string) string {
+	h := fnv.New32a()
+	h.Write([]byte(c.title))
+	return fmt.Sprintf("hatch-%08x-%s", h.Sum32(), strings.TrimPrefix(color, "#"))
+}
+
+// hatches defines a diagonal-stripe pattern for each colour a hatched
+// float bar uses.
+func (c *chart) hatches(b *strings.Builder) {
+	var colors []string
+	add := func(hatched bool, color string) {
+		if hatched && !strings.Contains(strings.Join(colors, " "), color) {
+			colors = append(colors, color)
+		}
+	}
+	for _, fb := range c.floats {
+		add(fb.hatched, fb.color)
+	}
+	if len(colors) == 0 {
+		return
+	}
+	b.WriteString("<defs>")
+	for _, col := range colors {
+		fmt.Fprintf(b, `<pattern id="%s" patternUnits="userSpaceOnUse" width="7" height="7" patternTransform="rotate(45)"><rect width="7" height="7" fill="%s" fill-opacity="0.18"/><rect width="3" height="7" fill="%s"/></pattern>`,
+			c.hatchID(col), col, col)
+	}
+	b.WriteString("</defs>\n")
 }
 
 // niceTicks returns about n round tick values covering [lo, hi], and the

@@ -75,6 +75,9 @@ type Run struct {
 	// Calibration is sixpin's own floor, measured before the run
 	// (`--calibrate`; nil without it).
 	Calibration *Calibration `json:"calibration,omitempty"`
+	// Compressed says how compressed time (--time-scale) distorted the
+	// figures (nil: the run was in real time).
+	Compressed *Compressed `json:"compressed,omitempty"`
 	// RequestIDs says how the requests' X-Request-Id went.
 	RequestIDs *RequestIDs `json:"request_ids,omitempty"`
 	// Shard is this run's shard identity (`sixpin run --shard I/N`; nil

@@ -70,7 +70,10 @@ func WithBackoff(d time.Duration) Option { return func(r *Runner) { r.backoff = 
 // simulator scaled the same way (sim.Config.TimeScale): every time the
 // runner measures is divided by k and every wait (open-loop arrivals,
 // think time, backoff) multiplied by it, so records are in simulated time.
-// For tests that need minutes of simulated traffic in seconds.
+// Time neither side models (the client's own work, the round trip, the
+// simulator's parsing) is divided too, so it weighs 1/k times what it
+// would in real time (results.Run.Compress says how much). For tests
+// and demos that need minutes of simulated traffic in seconds.
 func WithTimeScale(k float64) Option {
 	return func(r *Runner) {
 		if k > 0 {

@@ -172,10 +172,13 @@ type Config struct {
 	// TimeScale multiplies every modelled delay (roofline steps,
 	// Roofline.RequestOverhead, fixed TTFT and ITL) and every rate-limit
 	// window, Retry-After and reset (default 1). A time_scale of 0.05
-	// runs the simulated world 20× faster with every ratio intact.
-	// Figures measured against a scaled simulator are in compressed time:
-	// divide its durations by TimeScale (and multiply its rates by it)
-	// to read them in simulated time.
+	// runs the modelled world 20× faster. Figures measured against a
+	// scaled simulator are in compressed time: divide its durations by
+	// TimeScale (and multiply its rates by it) to read them in simulated
+	// time. What the model does not time is not scaled — the server's
+	// own parsing and tokenizing, the round trip, the client's handling,
+	// a goroutine waking — so divided by TimeScale it weighs 1/TimeScale
+	// times what it does in real time (results.Compressed says how much).
 	TimeScale float64 `yaml:"time_scale"`
 	// Faults injects failures: class → probability per request, decided
 	// deterministically from hash(Seed, prompt text), so a given prompt

@@ -38,7 +38,8 @@ const maxBodyBytes = 64 << 20
 // made up.
 //
 // With Config.TimeScale ≠ 1 every modelled delay and rate-limit window is
-// scaled: what a client measures against it is in compressed time.
+// scaled: what a client measures against it is in compressed time. Time
+// outside the model (parsing, tokenizing, the round trip) is not.
 //
 // With TimingRoofline one engine goroutine, started by New, times every
 // request; Close stops it. A Server is safe for concurrent use.

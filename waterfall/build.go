@@ -39,6 +39,9 @@ func MeasureRun(run *results.Run) Measure {
 		if w.DurationS > 0 && w.Completed > 0 {
 			vs[MetricAggregate] = w.AggregateOutputTokS
 		}
+		if w.PrefillShare > 0 {
+			vs[MeasurePrefillShare] = w.PrefillShare
+		}
 		m[name] = vs
 	}
 	return m
@@ -58,14 +61,16 @@ func (p *Plan) File(from, to string) *File {
 		f.Start.Pins[pin] = p.PinValue(pin, false)
 		f.End.Pins[pin] = p.PinValue(pin, true)
 	}
-	f.Attribution.Method = MethodOrder
+	a := &f.Attribution
+	a.Method = MethodOrder
 	switch {
 	case p.Exact:
-		f.Attribution.Method = MethodExact
+		a.Method = MethodExact
 	case p.Options.Orders == 2:
-		f.Attribution.Method = MethodTwoOrder
+		a.Method = MethodTwoOrder
 	}
-	f.Attribution.Orders = p.Orders()
+	a.Auto, a.ExactRuns, a.MaxRuns = p.Auto, p.ExactRuns(), p.MaxRuns
+	a.Orders = p.Orders()
 	return f
 }
 
@@ -73,13 +78,14 @@ func (p *Plan) File(from, to string) *File {
 var errMissing = errors.New("not measured")
 
 // Fill computes f's figures from its configurations' measures: the
-// start, every step, the end, the claim's measured side and the
+// start, every step, the end, each one's validity (from f.Runs), the
+// claim's measured side, the prefill at the production pins and the
 // attribution. A configuration without measures (an interrupted
 // waterfall) ends the steps there and marks f incomplete; the
 // attribution then covers nothing. A configuration whose every run lacks
 // the metric is an error.
 func Fill(f *File) error {
-	f.Fallbacks = nil
+	f.Fallbacks, f.Prefill = nil, nil
 	g := game{f: f, seen: map[string]bool{}}
 	start, err := g.value(nil)
 	if err != nil {
@@ -87,6 +93,7 @@ func Fill(f *File) error {
 	}
 	f.Start.Value, f.Start.CI, f.Start.Config = start.mean, start.ci(), ""
 	f.Start.Window, f.Start.Metric = g.view(nil)
+	f.Start.Validity = g.validity("")
 	f.Steps = f.Steps[:0]
 	prev := start
 	for i, pin := range f.Order {
@@ -97,7 +104,7 @@ func Fill(f *File) error {
 		}
 		st := Step{Pin: pin, From: f.Start.Pins[pin], To: f.End.Pins[pin], Config: Key(set),
 			Value: cur.mean, Delta: cur.mean - prev.mean, Ratio: cur.mean / prev.mean,
-			ValueCI: cur.ci(), Runs: !view(pin)}
+			ValueCI: cur.ci(), Runs: !view(pin), Validity: g.validity(Key(set))}
 		st.Window, st.Metric = g.view(set)
 		if d := paired(prev.each, cur.each); d != nil {
 			st.CI = d
@@ -108,6 +115,10 @@ func Fill(f *File) error {
 	}
 	f.End.Value, f.End.CI, f.End.Config = prev.mean, prev.ci(), Key(f.Order)
 	f.End.Window, f.End.Metric = g.view(f.Order)
+	f.End.Validity = g.validity(f.End.Config)
+	if slices.Contains(f.Order, PinMetric) {
+		f.Prefill = g.prefill(f.End.Config, f.End.Window)
+	}
 	total := math.Log(f.End.Value / f.Start.Value)
 	for i := range f.Steps {
 		f.Steps[i].Share = share(f.Steps[i].Ratio, total)
@@ -179,16 +190,90 @@ func (g *game) view(set []string) (window, metric string) {
 	return window, metric
 }
 
+// config is the configuration named key (nil: none).
+func (g *game) config(key string) *Config {
+	i := slices.IndexFunc(g.f.Configs, func(c Config) bool { return c.Key == key })
+	if i < 0 {
+		return nil
+	}
+	return &g.f.Configs[i]
+}
+
+// validity is configuration key's validity (none known: no such
+// configuration).
+func (g *game) validity(key string) Validity {
+	if c := g.config(key); c != nil {
+		return g.f.Validity(*c)
+	}
+	return Validity{}
+}
+
+// Validity is how many of c's runs (in f.Runs) were invalid, and their
+// distinct reasons in the order met.
+func (f *File) Validity(c Config) Validity {
+	var v Validity
+	for _, r := range c.Runs {
+		if r < 0 || r >= len(f.Runs) || f.Runs[r] == nil || f.Runs[r].Valid {
+			continue
+		}
+		v.InvalidRuns++
+		v.add(f.Runs[r].Invalid)
+	}
+	return v
+}
+
+// add adds the reasons v lacks.
+func (v *Validity) add(reasons []string) {
+	for _, why := range reasons {
+		if !slices.Contains(v.Invalid, why) {
+			v.Invalid = append(v.Invalid, why)
+		}
+	}
+}
+
+// Merge is v with o's invalid runs and reasons added.
+func (v Validity) Merge(o Validity) Validity {
+	v.InvalidRuns += o.InvalidRuns
+	v.Invalid = slices.Clone(v.Invalid)
+	v.add(o.Invalid)
+	return v
+}
+
+// prefill is the prefill share and TTFT of configuration key in window,
+// the means over the runs that measured them (nil: none did).
+func (g *game) prefill(key, window string) *Prefill {
+	c := g.config(key)
+	if c == nil {
+		return nil
+	}
+	var share, ttft float64
+	var ns, nt int
+	for _, m := range c.Meas {
+		if v, ok := m[window][MeasurePrefillShare]; ok {
+			share += v
+			ns++
+		}
+		if v, ok := m[window][MetricTTFT]; ok {
+			ttft += v
+			nt++
+		}
+	}
+	if ns == 0 || nt == 0 {
+		return nil
+	}
+	return &Prefill{Window: window, Share: share / float64(ns), TTFTMs: ttft / float64(nt)}
+}
+
 // value is set's worth.
 func (g *game) value(set []string) (worth, error) {
 	key := Key(set)
-	i := slices.IndexFunc(g.f.Configs, func(c Config) bool { return c.Key == key })
-	if i < 0 || len(g.f.Configs[i].Meas) == 0 {
+	c := g.config(key)
+	if c == nil || len(c.Meas) == 0 {
 		return worth{}, fmt.Errorf("configuration %q: %w", key, errMissing)
 	}
 	window, metric := g.view(set)
 	var w worth
-	for r, m := range g.f.Configs[i].Meas {
+	for r, m := range c.Meas {
 		v, ok := m[window][metric]
 		if !ok {
 			if v, ok = m[results.WindowAll][metric]; ok {
@@ -247,13 +332,17 @@ func (g *game) attribute(total float64) error {
 			prev = cur
 		}
 	}
+	for i, pc := range a.Pins {
+		a.Pins[i].Lo, a.Pins[i].Hi = slices.Min(pc.Ratios), slices.Max(pc.Ratios)
+	}
 	if a.Method == MethodExact {
 		phi, err := g.shapley()
 		if err != nil {
 			return err
 		}
 		for i := range a.Pins {
-			a.Pins[i].Shapley = math.Exp(phi[i])
+			a.Pins[i].Shapley = math.Exp(phi[i].value)
+			a.Pins[i].Lo, a.Pins[i].Hi = math.Exp(phi[i].lo), math.Exp(phi[i].hi)
 		}
 	} else {
 		for i, pc := range a.Pins {
@@ -264,16 +353,28 @@ func (g *game) attribute(total float64) error {
 			a.Pins[i].Shapley = math.Exp(l / float64(len(pc.Ratios)))
 		}
 	}
-	for i := range a.Pins {
-		a.Pins[i].Share = share(a.Pins[i].Shapley, total)
+	a.Spread, a.SpreadPin = 0, ""
+	for i, pc := range a.Pins {
+		a.Pins[i].Share = share(pc.Shapley, total)
+		if a.Method == MethodOrder && len(a.Orders) < 2 {
+			continue // one order: nobody knows what another gives
+		}
+		if s := pc.Hi / pc.Lo; s > a.Spread {
+			a.Spread, a.SpreadPin = s, pc.Pin
+		}
 	}
 	return nil
 }
 
+// marginal is a pin's exact Shapley value of ln value, and the least
+// and greatest change the pin makes joining any subset of the others
+// (what it costs in the orders that favour it least and most).
+type marginal struct{ value, lo, hi float64 }
+
 // shapley is every moved pin's exact Shapley value of ln value: over
 // every subset S of the others, weighted |S|!(n−|S|−1)!/n!, the change
 // adding the pin makes. The values sum to ln(end / start).
-func (g *game) shapley() ([]float64, error) {
+func (g *game) shapley() ([]marginal, error) {
 	players := g.f.Order
 	n := len(players)
 	lnv := make([]float64, 1<<n)
@@ -289,14 +390,17 @@ func (g *game) shapley() ([]float64, error) {
 	for i := 1; i <= n; i++ {
 		fact[i] = fact[i-1] * float64(i)
 	}
-	phi := make([]float64, n)
+	phi := make([]marginal, n)
 	for i := range n {
+		phi[i].lo, phi[i].hi = math.Inf(1), math.Inf(-1)
 		for mask := range lnv {
 			if mask&(1<<i) != 0 {
 				continue
 			}
 			s := popcount(mask)
-			phi[i] += fact[s] * fact[n-s-1] / fact[n] * (lnv[mask|1<<i] - lnv[mask])
+			d := lnv[mask|1<<i] - lnv[mask]
+			phi[i].value += fact[s] * fact[n-s-1] / fact[n] * d
+			phi[i].lo, phi[i].hi = math.Min(phi[i].lo, d), math.Max(phi[i].hi, d)
 		}
 	}
 	return phi, nil

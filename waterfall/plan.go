@@ -49,6 +49,11 @@ func NewBrochure(to *scenario.Scenario) *scenario.Scenario {
 	return &b
 }
 
+// DefaultMaxRuns is the default budget of exact attribution: its runs
+// (2^k configurations for k moved scenario pins, times the repeats) at
+// most this many.
+const DefaultMaxRuns = 64
+
 // Options choose a waterfall's steps and attribution.
 type Options struct {
 	// Order lists moves to take first, in this order; the rest follow in
@@ -57,12 +62,17 @@ type Options struct {
 	// Metric holds one metric through every step ("": the default
 	// decode → effective switch).
 	Metric string
-	// Orders is 1 (the order alone) or 2 (the order and its reverse).
+	// Orders is 1 (the order alone) or 2 (the order and its reverse);
+	// 0, with Exact false, chooses: exact Shapley values when their runs
+	// fit MaxRuns, else the order and its reverse.
 	Orders int
-	// Exact runs every subset of the moved scenario pins.
+	// Exact runs every subset of the moved scenario pins; refused when
+	// its runs exceed MaxRuns.
 	Exact bool
 	// Repeat is how many runs measure each configuration (≥ 1).
 	Repeat int
+	// MaxRuns bounds exact attribution's runs (0: DefaultMaxRuns).
+	MaxRuns int
 }
 
 // Plan is a waterfall before it runs: the moves in order, the skipped
@@ -77,6 +87,9 @@ type Plan struct {
 	// first needed: the start, each step's, then those only the reverse
 	// order or the exact attribution need.
 	Configs []Config
+	// Auto is true when the attribution was chosen by default (Options
+	// Orders 0 and Exact false): Exact or Orders 2 is then that choice.
+	Auto bool
 	// fold names, for a trace's workload move, the pins it carries.
 	fold []string
 }
@@ -91,23 +104,25 @@ func view(pin string) bool { return pin == PinWindow || pin == PinMetric }
 // move with the workload.
 var traceGiven = []string{PinPrompt, PinOutput, PinConcurrency, PinMix}
 
-// NewPlan plans the waterfall from from to to. It refuses a sweep, an
-// unknown or repeated name in o.Order, an unknown metric, and Orders
-// other than 1 or 2.
+// NewPlan plans the waterfall from from to to. By default (o.Orders 0,
+// not o.Exact) the attribution is exact whenever its runs fit o.MaxRuns,
+// else the order and its reverse. It refuses a sweep, an unknown or
+// repeated name in o.Order, an unknown metric, Orders other than 0, 1 or
+// 2, and an exact waterfall over its budget.
 func NewPlan(from, to *scenario.Scenario, o Options) (*Plan, error) {
 	switch {
 	case from.Sweep != nil || to.Sweep != nil:
 		return nil, fmt.Errorf("a waterfall moves from one scenario to one scenario, not a sweep")
 	case o.Metric != "" && !slices.Contains(Metrics, o.Metric):
 		return nil, fmt.Errorf("--metric %q: want one of %s", o.Metric, strings.Join(Metrics, ", "))
-	case o.Orders == 0:
-		o.Orders = 1
-	}
-	if o.Orders != 1 && o.Orders != 2 {
+	case o.Orders < 0 || o.Orders > 2:
 		return nil, fmt.Errorf("--orders %d: want 1 (the order alone) or 2 (the order and its reverse)", o.Orders)
 	}
 	if o.Repeat < 1 {
 		o.Repeat = 1
+	}
+	if o.MaxRuns <= 0 {
+		o.MaxRuns = DefaultMaxRuns
 	}
 	order, err := fullOrder(o.Order)
 	if err != nil {
@@ -136,8 +151,25 @@ func NewPlan(from, to *scenario.Scenario, o Options) (*Plan, error) {
 		// Equal workloads replaying one trace: nothing the trace gives moved.
 		p.fold = nil
 	}
+	switch fits := p.ExactRuns() <= o.MaxRuns; {
+	case o.Exact && !fits:
+		return nil, fmt.Errorf("--exact needs %d runs (%d configurations × %d), more than --max-runs %d: raise --max-runs, use --orders 2, or move fewer pins",
+			p.ExactRuns(), p.ExactRuns()/o.Repeat, o.Repeat, o.MaxRuns)
+	case o.Exact || o.Orders != 0:
+		p.Options.Orders = max(o.Orders, 1)
+	case fits:
+		p.Auto, p.Exact, p.Options.Orders = true, true, 1
+	default:
+		p.Auto, p.Options.Orders = true, 2
+	}
 	p.Configs = p.configs()
 	return p, nil
+}
+
+// ExactRuns is how many runs exact attribution takes: every subset of
+// the moved scenario pins, times the repeats.
+func (p *Plan) ExactRuns() int {
+	return (1 << len(scenarioOnly(p.Order))) * p.Repeat
 }
 
 // fullOrder is given followed by the rest of DefaultOrder.

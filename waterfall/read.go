@@ -40,7 +40,8 @@ func ReadFile(path string) (*File, error) {
 // that it holds together: its schema, known pins in its order, every
 // configuration a step reads, run indices in range, one measure per run,
 // and steps that multiply from the start to the end. Each problem is a
-// fielderr.Error at file:line:col and its field.
+// fielderr.Error at file:line:col and its field. A file written before
+// the attribution recorded each pin's range is filled again (Fill).
 func Read(name string, data []byte) (*File, error) {
 	var errs fielderr.List
 	at := func(path []string, format string, args ...any) {
@@ -102,6 +103,13 @@ func Read(name string, data []byte) (*File, error) {
 	if len(errs) > 0 {
 		errs.Sort()
 		return nil, errs
+	}
+	if a := f.Attribution; len(a.Pins) > 0 && a.Pins[0].Hi == 0 {
+		// Written before the attribution recorded each pin's range: fill
+		// it again from the configurations' measures.
+		if err := Fill(&f); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	return &f, nil
 }

@@ -3,9 +3,11 @@
 // one, one pin at a time, what each pin costs. It plans the steps (which
 // pins differ, in which order, which configurations must be run), and
 // turns the runs' measurements into the waterfall: the start, each step's
-// value, change, ratio and share, the end, and the attribution over one
-// order, two, or every subset (exact Shapley values). It runs nothing and
-// words nothing: harness runs the plan, report renders the file.
+// value, change, ratio and share, the end, and the attribution: exact
+// Shapley values over every subset whenever their runs fit the budget,
+// else the order and its reverse with how much they disagree. It runs
+// nothing and words nothing: harness runs the plan, report renders the
+// file.
 package waterfall
 
 import (
@@ -94,6 +96,9 @@ type File struct {
 	Start Point  `json:"start"`
 	Steps []Step `json:"steps"`
 	End   Point  `json:"end"`
+	// Prefill is why the metric switch (decode → effective) costs what
+	// it costs, read at the production pins; nil without that step.
+	Prefill *Prefill `json:"prefill,omitempty"`
 	// Attribution is each pin's cost over the orders run (or every
 	// subset, exact).
 	Attribution Attribution `json:"attribution"`
@@ -140,6 +145,27 @@ type Point struct {
 	Metric string            `json:"metric"`
 	Value  float64           `json:"value"`
 	CI     *Interval         `json:"ci,omitempty"`
+	Validity
+}
+
+// Validity is whether a figure was measured on valid runs: how many of
+// its configuration's runs were invalid (a pin broken beyond tolerance,
+// errors over the budget: 429-throttled survivors), and their distinct
+// reasons, each "pin: why" as the run's results give it.
+type Validity struct {
+	InvalidRuns int      `json:"invalid_runs,omitempty"`
+	Invalid     []string `json:"invalid,omitempty"`
+}
+
+// Prefill is what the time went to at the production pins (the end's
+// configuration and window), the mean over the repeats: Share is the
+// prefill share of the time, Σ TTFT / Σ E2E over the window's successful
+// requests (0–1), TTFTMs the TTFT P50 in milliseconds. Effective tok/s
+// counts that time, decode tok/s does not.
+type Prefill struct {
+	Window string  `json:"window"`
+	Share  float64 `json:"share"`
+	TTFTMs float64 `json:"ttft_ms"`
 }
 
 // Step is one pin moved from its start value to its production value.
@@ -169,6 +195,9 @@ type Step struct {
 	// Runs is false for a view step (window, metric): it read the
 	// previous step's runs again.
 	Runs bool `json:"runs"`
+	// Validity is that of the runs the step's value was read from (a
+	// view step's are the previous step's).
+	Validity
 }
 
 // Interval is a confidence interval [Lo, Hi].
@@ -193,10 +222,23 @@ const (
 // start.
 type Attribution struct {
 	Method string `json:"method"`
+	// Auto is true when Method was chosen by default: exact whenever
+	// ExactRuns fit MaxRuns, else the order and its reverse.
+	Auto bool `json:"auto"`
+	// ExactRuns is how many runs exact attribution needs (every subset
+	// of the moved scenario pins × the repeats); MaxRuns the budget it
+	// was held to.
+	ExactRuns int `json:"exact_runs"`
+	MaxRuns   int `json:"max_runs"`
 	// Orders are the orders whose every step was measured ("default",
 	// "reverse", or the order given).
 	Orders []NamedOrder `json:"orders"`
 	Pins   []PinCost    `json:"pins"`
+	// Spread is how much the orders disagree: the largest Hi / Lo over
+	// the pins (1: every order agrees), at SpreadPin; 0 when one order
+	// alone was measured and nobody knows.
+	Spread    float64 `json:"spread"`
+	SpreadPin string  `json:"spread_pin,omitempty"`
 }
 
 // NamedOrder is one order of the moved pins.
@@ -214,6 +256,11 @@ type PinCost struct {
 	Shapley float64   `json:"shapley"`
 	// Share is ln Shapley / ln(end / start).
 	Share float64 `json:"share"`
+	// Lo and Hi are the least and greatest factor the pin's step has in
+	// the orders measured: the two orders' ratios, or, exact, its
+	// change joining every subset of the other pins (every order's).
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
 }
 
 // Config is one configuration run: the scenario pins moved to their
@@ -228,6 +275,12 @@ type Config struct {
 }
 
 // Measure is what one run measured: window → metric → value (every
-// metric in the burst, steady and all windows). A window without a
-// successful request lacks its metrics.
+// metric, and MeasurePrefillShare, in the burst, steady and all
+// windows). A window without a successful request lacks its metrics.
 type Measure map[string]map[string]float64
+
+// MeasurePrefillShare is a Measure's prefill share of the time: Σ TTFT /
+// Σ E2E over the window's successful requests (0–1). It is not a metric
+// a waterfall moves through; it says why the metric switch costs what it
+// costs.
+const MeasurePrefillShare = "prefill_share"

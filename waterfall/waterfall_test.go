@@ -26,7 +26,7 @@ func load(t *testing.T, path string) *scenario.Scenario {
 // skipped and say so; every configuration is a valid scenario.
 func TestPlanBrochureToAgentic(t *testing.T) {
 	to := load(t, "../scenarios/agentic-120k.yaml")
-	p, err := NewPlan(NewBrochure(to), to, Options{})
+	p, err := NewPlan(NewBrochure(to), to, Options{Orders: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestPlanDeclaredRatioIsNoStep(t *testing.T) {
 	if to.Pins.Mix.InputOutputRatio == 0 || len(to.Pins.Mix.Classes) != 0 {
 		t.Fatalf("smoke.yaml's mix %+v: the test wants one class with a declared ratio", to.Pins.Mix)
 	}
-	p, err := NewPlan(NewBrochure(to), to, Options{})
+	p, err := NewPlan(NewBrochure(to), to, Options{Orders: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func filled(t *testing.T, o Options, s synth, seed uint64) *File {
 		for r := range p.Repeat {
 			f.Configs[i].Meas = append(f.Configs[i].Meas, s.measure(f.Configs[i].Moved, r, rng))
 			f.Configs[i].Runs = append(f.Configs[i].Runs, len(f.Runs))
-			f.Runs = append(f.Runs, &results.Run{Schema: results.Schema})
+			f.Runs = append(f.Runs, &results.Run{Schema: results.Schema, Valid: true})
 		}
 	}
 	if err := Fill(f); err != nil {
@@ -372,5 +372,161 @@ func TestReadFile(t *testing.T) {
 		if _, err := Read("w.json", []byte(bad)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.to, err, c.want)
 		}
+	}
+}
+
+// Exact Shapley attribution is the default whenever its runs fit the
+// budget: from the brochure to agentic-120k four scenario pins move, 16
+// configurations. Over the budget (5 repeats: 80 runs against 64) the
+// default is the order and its reverse, and the file says what exact
+// would have needed. --orders and --exact given explicitly are kept;
+// --exact over the budget is refused.
+func TestDefaultAttribution(t *testing.T) {
+	to := load(t, "../scenarios/agentic-120k.yaml")
+	from := NewBrochure(to)
+	for _, c := range []struct {
+		o          Options
+		method     string
+		auto       bool
+		configs    int
+		exactRuns  int
+		maxRunsArg int
+	}{
+		{Options{}, MethodExact, true, 16, 16, DefaultMaxRuns},
+		{Options{Repeat: 4}, MethodExact, true, 16, 64, DefaultMaxRuns},
+		{Options{Repeat: 5}, MethodTwoOrder, true, 8, 80, DefaultMaxRuns},
+		{Options{MaxRuns: 15}, MethodTwoOrder, true, 8, 16, 15},
+		{Options{Orders: 1}, MethodOrder, false, 5, 16, DefaultMaxRuns},
+		{Options{Orders: 2}, MethodTwoOrder, false, 8, 16, DefaultMaxRuns},
+		{Options{Exact: true, Repeat: 4}, MethodExact, false, 16, 64, DefaultMaxRuns},
+	} {
+		p, err := NewPlan(from, to, c.o)
+		if err != nil {
+			t.Fatalf("%+v: %v", c.o, err)
+		}
+		f := p.File(Brochure, to.Path)
+		a := f.Attribution
+		if a.Method != c.method || a.Auto != c.auto || len(p.Configs) != c.configs || a.ExactRuns != c.exactRuns || a.MaxRuns != c.maxRunsArg {
+			t.Errorf("%+v: method %s auto %v, %d configs, exact needs %d of %d; want %s %v %d %d %d",
+				c.o, a.Method, a.Auto, len(p.Configs), a.ExactRuns, a.MaxRuns, c.method, c.auto, c.configs, c.exactRuns, c.maxRunsArg)
+		}
+	}
+	if _, err := NewPlan(from, to, Options{Exact: true, MaxRuns: 8}); err == nil || !strings.Contains(err.Error(), "--exact needs 16 runs") {
+		t.Errorf("exact over the budget: %v", err)
+	}
+}
+
+// How much the orders disagree is measured, not assumed: with two orders
+// each pin's factor ranges over its two ratios, and the file names the
+// pin whose orders disagree most (prompt and concurrency interact: ×0.8
+// goes to whichever moves second). Exact attribution knows every order:
+// a pin's range is over every subset it could join. Pins that interact
+// with nothing cost the same in every order.
+func TestOrderDisagreement(t *testing.T) {
+	cost := func(f *File, pin string) PinCost {
+		i := slices.IndexFunc(f.Attribution.Pins, func(p PinCost) bool { return p.Pin == pin })
+		return f.Attribution.Pins[i]
+	}
+	two := filled(t, Options{Orders: 2}, cloud, 1)
+	pr := cost(two, PinPrompt)
+	if !near(pr.Lo, 0.9*0.8) || !near(pr.Hi, 0.9) {
+		t.Errorf("two orders, prompt ranges [%v, %v], want [0.72, 0.9]", pr.Lo, pr.Hi)
+	}
+	if out := cost(two, PinOutput); !near(out.Lo, 0.98) || !near(out.Hi, 0.98) {
+		t.Errorf("output ranges [%v, %v]", out.Lo, out.Hi)
+	}
+	a := two.Attribution
+	if !near(a.Spread, 1/0.8) || (a.SpreadPin != PinPrompt && a.SpreadPin != PinConcurrency) {
+		t.Errorf("spread %v at %q, want 1.25 at prompt or concurrency", a.Spread, a.SpreadPin)
+	}
+	exact := filled(t, Options{Exact: true}, cloud, 1)
+	if cc := cost(exact, PinConcurrency); !near(cc.Lo, 0.85*0.8) || !near(cc.Hi, 0.85) {
+		t.Errorf("exact, concurrency ranges [%v, %v]", cc.Lo, cc.Hi)
+	}
+	if !near(exact.Attribution.Spread, 1/0.8) {
+		t.Errorf("exact spread %v", exact.Attribution.Spread)
+	}
+	// One order alone cannot say how much another would differ.
+	one := filled(t, Options{Orders: 1}, cloud, 1)
+	if one.Attribution.Spread != 0 {
+		t.Errorf("one order: spread %v, want 0 (unknown)", one.Attribution.Spread)
+	}
+}
+
+// A step measured on invalid runs carries their reasons (and a view step
+// that reads those runs again does too); the start and end points say
+// the same of their own runs.
+func TestInvalidSteps(t *testing.T) {
+	f := filled(t, Options{Orders: 1, Repeat: 2}, cloud, 1)
+	bad := slices.IndexFunc(f.Configs, func(c Config) bool { return c.Key == Key([]string{PinOutput, PinPrompt, PinConcurrency, PinWorkload}) })
+	r := f.Runs[f.Configs[bad].Runs[1]]
+	r.Valid, r.Invalid = false, []string{"errors: 38.5% of requests failed (http_429 20)", "prompt: the served workload is not the requested one"}
+	if err := Fill(f); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range f.Steps {
+		want := 0
+		if st.Pin == PinWorkload || st.Pin == PinWindow || st.Pin == PinMetric {
+			want = 1
+		}
+		if st.InvalidRuns != want || (want > 0) != (len(st.Invalid) == 2) {
+			t.Errorf("step %s: %d invalid runs %q, want %d", st.Pin, st.InvalidRuns, st.Invalid, want)
+		}
+	}
+	if f.Start.InvalidRuns != 0 || f.End.InvalidRuns != 1 || !strings.HasPrefix(f.End.Invalid[0], "errors:") {
+		t.Errorf("start %d invalid, end %d %q", f.Start.InvalidRuns, f.End.InvalidRuns, f.End.Invalid)
+	}
+}
+
+// The metric switch's cost is explained where it is measured: at the
+// production pins, in the end's window, the prefill share of the time
+// (Σ TTFT / Σ E2E) and TTFT, each the mean over the repeats.
+func TestPrefillAtProductionPins(t *testing.T) {
+	f := filled(t, Options{Orders: 1, Repeat: 2}, cloud, 1)
+	end := f.Configs[slices.IndexFunc(f.Configs, func(c Config) bool { return c.Key == f.End.Config })]
+	end.Meas[0][WindowTo][MeasurePrefillShare], end.Meas[1][WindowTo][MeasurePrefillShare] = 0.3, 0.4
+	if err := Fill(f); err != nil {
+		t.Fatal(err)
+	}
+	ttft := (end.Meas[0][WindowTo][MetricTTFT] + end.Meas[1][WindowTo][MetricTTFT]) / 2
+	if p := f.Prefill; p == nil || !near(p.Share, 0.35) || !near(p.TTFTMs, ttft) || p.Window != WindowTo {
+		t.Errorf("prefill %+v, want share 0.35 TTFT %v in %s", p, ttft, WindowTo)
+	}
+	held, err := Rebuild(f, MetricTTFT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held.Prefill != nil {
+		t.Errorf("no metric step, yet prefill %+v", held.Prefill)
+	}
+}
+
+// A file written before the attribution recorded each pin's range (its
+// pins' lo and hi absent) is filled again from its configurations when
+// read, so that it renders what its measures say.
+func TestReadOlderFile(t *testing.T) {
+	f := filled(t, Options{Orders: 2}, cloud, 1)
+	data, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old map[string]any
+	if err := json.Unmarshal(data, &old); err != nil {
+		t.Fatal(err)
+	}
+	a := old["attribution"].(map[string]any)
+	delete(a, "spread")
+	delete(a, "spread_pin")
+	for _, pc := range a["pins"].([]any) {
+		delete(pc.(map[string]any), "lo")
+		delete(pc.(map[string]any), "hi")
+	}
+	data, _ = json.Marshal(old)
+	g, err := Read("old.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Attribution.Spread != f.Attribution.Spread || g.Attribution.Pins[1].Lo != f.Attribution.Pins[1].Lo || g.Attribution.Pins[1].Hi == 0 {
+		t.Errorf("read back %+v, want %+v", g.Attribution, f.Attribution)
 	}
 }

@@ -36,9 +36,12 @@ read the runs again.
 
 Default order: ` + strings.Join(waterfall.DefaultOrder, ", ") + `.
 --order names pins to move first; the rest follow in that order. Each
-step's change is the pin's cost in this order; --orders 2 also runs the
-reverse and reports both and their mean (a two-order Shapley estimate),
---exact runs every subset (2^k configurations) for exact Shapley values.
+step's change is the pin's cost in this order, and pins that interact
+cost differently in another: by default the waterfall runs every subset
+of the moved pins (2^k configurations) for exact Shapley values, which
+depend on no order, whenever those runs fit --max-runs; otherwise it runs
+the order and its reverse and says how much they disagree. --orders 1|2
+and --exact choose explicitly.
 Every run uses the --to scenario's duration, windows and SLO unless
 --step-duration / --step-requests bound it.`,
 		Example: `  sixpin waterfall --from brochure --to scenarios/agentic-120k.yaml --profile sim-cerebras-27b -o waterfall.json
@@ -63,9 +66,9 @@ Every run uses the --to scenario's duration, windows and SLO unless
 	fl.Int64Var(&opts.Seed, "seed", 0, "override the scenarios' seed")
 	fl.StringSliceVar(&c.Order, "order", nil, "pins to move first, in this order (comma-separated; the rest follow in the default order)")
 	fl.StringVar(&c.Metric, "metric", "", "hold one metric through every step: "+strings.Join(waterfall.Metrics, ", ")+" (default: decode at the start, effective at the end)")
-	fl.IntVar(&c.Orders, "orders", 1, "1: the order alone; 2: also the reverse order, and per pin both costs and their mean")
-	fl.BoolVar(&c.Exact, "exact", false, "run every subset of the moved pins (2^k configurations) and report exact Shapley values")
-	fl.IntVar(&c.MaxRuns, "max-runs", harness.DefaultWaterfallMaxRuns, "refuse an --exact waterfall of more runs than this")
+	fl.IntVar(&c.Orders, "orders", 0, "1: the order alone; 2: also the reverse order, and per pin both costs and their mean (default: exact Shapley values when their runs fit --max-runs, else 2)")
+	fl.BoolVar(&c.Exact, "exact", false, "run every subset of the moved pins (2^k configurations) and report exact Shapley values (the default when they fit --max-runs)")
+	fl.IntVar(&c.MaxRuns, "max-runs", harness.DefaultWaterfallMaxRuns, "the budget of exact attribution: within it exact is the default, beyond it --exact is refused")
 	fl.IntVar(&c.Repeat, "repeat", 1, "runs per configuration (seeds seed, seed+1, …): each step gets a 95% confidence interval")
 	fl.Float64Var(&c.Claim, "claim", 0, "the vendor's published figure, compared to the start")
 	fl.DurationVar(&c.Duration, "step-duration", 0, "bound each step's run in time (default: the --to scenario's duration)")

@@ -27,6 +27,11 @@ func TestWaterfallFlags(t *testing.T) {
 		c.Orders != 2 || !c.Exact || c.Repeat != 3 || c.Claim != 1500 || c.Duration != 30*time.Second || c.Requests != 40 || !got.SeedSet || got.Seed != 9 {
 		t.Errorf("config %+v", c)
 	}
+	// By default the harness chooses the attribution: exact within the
+	// budget, else two orders.
+	if code, _, errOut := runCmd(t, build, "--from", "brochure", "--to", "prod.yaml"); code != ExitOK || got.Config.Orders != 0 || got.Config.Exact || got.Config.MaxRuns != 64 {
+		t.Errorf("defaults: exit %d %s, orders %d exact %v max-runs %d", code, errOut, got.Config.Orders, got.Config.Exact, got.Config.MaxRuns)
+	}
 }
 
 // sixpin waterfall end to end on the simulator, then its file through
@@ -42,8 +47,8 @@ func TestWaterfallCommand(t *testing.T) {
 	out := filepath.Join(dir, "w.json")
 	wf := func(f *Factory) *cobra.Command { return NewCmdWaterfall(f, nil) }
 	code, stdout, errOut := runCmd(t, wf, "--from", "brochure", "--to", "../../harness/testdata/waterfall-to.yaml", "--profile", prof,
-		"--step-requests", "8", "--claim", "1500", "--no-progress", "-o", out)
-	expectOutput(t, code, stdout, errOut, ExitOK, []string{"sixpin waterfall: brochure →", "plan: 5 configurations × 1 run = 5 runs, each bounded by 8 requests",
+		"--step-requests", "8", "--claim", "1500", "--orders", "1", "--no-progress", "-o", out)
+	expectOutput(t, code, stdout, errOut, ExitOK, []string{"sixpin waterfall: brochure →", "plan: 5 configurations × 1 run = 5 runs, each bounded by 8 requests", "attribution: one order (--orders 1)",
 		"Claimed 1,500", "  metric ", "Results: " + out}, []string{"waterfall run 5 of 5"})
 
 	for _, c := range []struct {
