@@ -76,6 +76,42 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// A profile's headers are shown as the run treats them, every value a
+// secret: `profiles show` prints each as [redacted], however the YAML
+// writes it, and keeps the rest of the file.
+func TestTextRedactsHeaders(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"flow.yaml":  "kind: vllm # mine\nbase_url: http://gpu.example/v1\nheaders: {X-Org: acme-0rg-s3cret, X-Tenant: 't3nant'}\n",
+		"block.yaml": "kind: vllm\nheaders:\n  X-Org: acme-0rg-s3cret # the org\n  X-Tenant: \"t3n\\x61nt\"\n",
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := Text(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range []string{"acme-0rg-s3cret", "t3nant", "t3n\\x61nt"} {
+			if strings.Contains(string(text), secret) {
+				t.Errorf("%s: Text shows %q:\n%s", name, secret, text)
+			}
+		}
+		back, err := Parse(name, text)
+		if err != nil || back.Headers["X-Org"] != redact.Marker || back.Headers["X-Tenant"] != redact.Marker || back.Kind != "vllm" {
+			t.Errorf("%s: Text does not read back with the headers redacted (%v):\n%s", name, err, text)
+		}
+		if !strings.Contains(string(text), "# mine") && !strings.Contains(string(text), "# the org") {
+			t.Errorf("%s: Text lost the comments:\n%s", name, text)
+		}
+	}
+}
+
 // A profile's base_url never shows its password or query values, however
 // the YAML writes it.
 func TestTextRedactsBaseURL(t *testing.T) {
