@@ -100,8 +100,10 @@ type Config struct {
 	LiveRemote bool
 	LiveKeep   bool
 	// MetricsAddr serves sixpin's own metrics for Prometheus at
-	// http://MetricsAddr/metrics ("" none).
-	MetricsAddr string
+	// http://MetricsAddr/metrics ("" none), on a loopback address unless
+	// MetricsRemote (see listen.Listen).
+	MetricsAddr   string
+	MetricsRemote bool
 	// ServerMetrics is how often the server's own /metrics is scraped
 	// during the run, in run time (0: endpoint.DefaultScrapeEvery;
 	// ServerMetricsOff: never).
