@@ -7,6 +7,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -377,6 +378,20 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 // measured into: the caller removes it once the results are safe. Every
 // checkpoint (0: none) the results so far are written to out, marked
 // incomplete. The run is interrupted as Run describes; an interrupted run
+// interruptReason says how an interrupted run ended: cut is what
+// cancelled its in-flight requests (context.Cause), hard the second
+// interrupt's context, grace the period the requests had.
+func interruptReason(cut error, hard context.Context, grace time.Duration) string {
+	const stopped = "interrupted by a signal; issuing stopped"
+	switch {
+	case errors.Is(cut, endpoint.ErrCutBySecondInterrupt) || hard.Err() != nil:
+		return stopped + ", then a second interrupt cut off the requests still in flight before their " + grace.String() + " grace period ran out"
+	case errors.Is(cut, endpoint.ErrCutAfterGrace):
+		return stopped + ", and the requests still in flight were cut off when their " + grace.String() + " grace period ran out"
+	}
+	return stopped + " and the requests in flight finished within their " + grace.String() + " grace period"
+}
+
 // comes back marked incomplete.
 func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, spillPath string, checkpoint time.Duration) (*results.Run, *spillFile, error) {
 	p, err := prepare(ctx, cfg, sc)
@@ -397,7 +412,8 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	// A panic or an error leaves the spill for `sixpin recover`.
 	defer sp.release()
 
-	inflight, cancelInflight := context.WithCancel(context.Background())
+	inflight, cancelCause := context.WithCancelCause(context.Background())
+	cancelInflight := func() { cancelCause(nil) }
 	defer cancelInflight()
 	cpu0 := clientInfo().CPUSeconds
 	var scraper *endpoint.Scraper
@@ -432,10 +448,11 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 		fmt.Fprintf(cfg.ErrOut, "sixpin: stopping — no new requests; in-flight requests have %s to finish\n", cfg.Grace)
 		select {
 		case <-time.After(cfg.Grace):
+			cancelCause(endpoint.ErrCutAfterGrace)
 		case <-hard.Done():
+			cancelCause(endpoint.ErrCutBySecondInterrupt)
 		case <-inflight.Done():
 		}
-		cancelInflight()
 	}()
 
 	w := newWatch(cfg, sc, plan, h, rn)
@@ -449,6 +466,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	})
 	interrupted := ctx.Err() != nil
 	cancelInflight()
+	cut := context.Cause(inflight) // the first cancel's: what cut the requests in flight, if anything did
 	if addErr != nil {
 		bar.finish()
 		cfg.obs.end(w, nil, "")
@@ -463,8 +481,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	}
 	end := results.Ending{}
 	if interrupted {
-		end = results.Ending{Incomplete: true, Interrupted: true,
-			Reason: "interrupted by a signal; issuing stopped and in-flight requests had " + cfg.Grace.String() + " to finish"}
+		end = results.Ending{Incomplete: true, Interrupted: true, Reason: interruptReason(cut, hard, cfg.Grace)}
 	}
 	run := results.Assemble(h, m, end)
 	run.RequestIDs = ids
