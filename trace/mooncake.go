@@ -3,7 +3,6 @@ package trace
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -58,10 +57,8 @@ func readMooncake(name string, br *bufio.Reader) (*Trace, error) {
 		if err := l.tokens("output_length", *in.OutputLength); err != nil {
 			return err
 		}
-		for i, id := range in.HashIDs {
-			if id < 0 {
-				return l.err(fmt.Sprintf("hash_ids[%d]", i), "must be ≥ 0 (got %d)", id)
-			}
+		if err := l.hashIDs(in.HashIDs); err != nil {
+			return err
 		}
 		at := time.Duration(*in.Timestamp*float64(time.Millisecond) + 0.5)
 		turn := Turn{InputTokens: *in.InputLength, OutputTokens: *in.OutputLength, HashIDs: in.HashIDs}

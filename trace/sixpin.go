@@ -136,10 +136,8 @@ func readSixpin(name string, br *bufio.Reader) (*Trace, error) {
 		case in.ReasoningTokens > *in.OutputTokens:
 			return l.err("reasoning_tokens", "must be ≤ output_tokens (got %d > %d)", in.ReasoningTokens, *in.OutputTokens)
 		}
-		for i, id := range in.HashIDs {
-			if id < 0 {
-				return l.err(fmt.Sprintf("hash_ids[%d]", i), "must be ≥ 0 (got %d)", id)
-			}
+		if err := l.hashIDs(in.HashIDs); err != nil {
+			return err
 		}
 		s := byID[*in.Session]
 		if s == nil {

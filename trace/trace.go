@@ -193,6 +193,24 @@ func (l jsonLine) missing(keys []string, present []bool) error {
 	return fieldErr(l.file, l.n, 1, absent[0], "required (so are %s)", strings.Join(absent[1:], ", "))
 }
 
+// maxHashIDs is the most hash ids a request can have: the blocks of a
+// prompt of bounds.Tokens tokens.
+const maxHashIDs = (bounds.Tokens + MooncakeBlockTokens - 1) / MooncakeBlockTokens
+
+// hashIDs checks a request's hash ids: at most maxHashIDs, each ≥ 0.
+func (l jsonLine) hashIDs(ids []int) error {
+	if len(ids) > maxHashIDs {
+		return l.err("hash_ids", "too many (%s): a prompt of at most %s tokens is at most %s blocks of %d",
+			numfmt.Thousands(float64(len(ids))), numfmt.Thousands(bounds.Tokens), numfmt.Thousands(maxHashIDs), MooncakeBlockTokens)
+	}
+	for i, id := range ids {
+		if id < 0 {
+			return l.err(fmt.Sprintf("hash_ids[%d]", i), "must be ≥ 0 (got %d)", id)
+		}
+	}
+	return nil
+}
+
 // fieldPath splits "a.b[2]" into the JSON path "a", "b", "2".
 func fieldPath(field string) []string {
 	return strings.FieldsFunc(field, func(r rune) bool { return r == '.' || r == '[' || r == ']' })
@@ -266,7 +284,7 @@ func Decode(name string, r io.Reader) (*Trace, error) {
 		defer zr.Close()
 		br = bufio.NewReaderSize(zr, peekSize)
 	}
-	format, err := detect(name, br)
+	format, br, err := detect(name, br)
 	if err != nil {
 		return nil, err
 	}
@@ -294,12 +312,32 @@ func Decode(name string, r io.Reader) (*Trace, error) {
 	return t, nil
 }
 
-// detect names the format from the first non-blank line, without
-// consuming it.
-func detect(name string, br *bufio.Reader) (string, error) {
+// detect names the format from the first non-blank line, and returns a
+// reader of the whole file still: br itself when the line fits its
+// buffer, else one that reads the line again, whole, before the rest.
+func detect(name string, br *bufio.Reader) (string, *bufio.Reader, error) {
 	buf, _ := br.Peek(br.Size())
-	line, _, _ := bytes.Cut(bytes.TrimLeft(buf, " \t\r\n"), []byte("\n"))
-	return sniff(name, bytes.TrimSpace(line))
+	rest := bytes.TrimLeft(buf, " \t\r\n")
+	if line, _, found := bytes.Cut(rest, []byte("\n")); found || len(buf) < br.Size() {
+		format, err := sniff(name, bytes.TrimSpace(line))
+		return format, br, err
+	}
+	// A first line longer than the buffer (a Mooncake line with a long
+	// hash_ids): read up to its end.
+	var head []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		head = append(head, chunk...)
+		if err == nil && len(bytes.TrimSpace(head)) > 0 || err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			break
+		}
+	}
+	line := bytes.TrimSpace(head)
+	if i := bytes.LastIndexByte(line, '\n'); i >= 0 {
+		line = line[i+1:] // blank lines before it
+	}
+	format, err := sniff(name, line)
+	return format, bufio.NewReaderSize(io.MultiReader(bytes.NewReader(head), br), peekSize), err
 }
 
 func sniff(name string, line []byte) (string, error) {
