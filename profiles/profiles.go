@@ -362,6 +362,9 @@ var yamlKind = strictyaml.Kind{Noun: "profile", Keys: "name, kind, base_url, ...
 // profile rather than a scenario: a mapping with kind: and without pins:
 // (for `sixpin validate`, which takes either).
 func LooksLikeProfile(data []byte) bool {
+	if !strictyaml.Small(data) {
+		return false // no profile is that big; a scenario's check will say why
+	}
 	var root yaml.Node
 	if yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
 		return false

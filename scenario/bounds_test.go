@@ -3,8 +3,11 @@ package scenario
 import (
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/sixpin/sixpin/internal/bounds"
 )
 
 // The bad-scenario corpus of bounds: every count, length, rate and time
@@ -89,5 +92,26 @@ func TestBoundsCorpus(t *testing.T) {
 				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
 		})
+	}
+}
+
+// A scenario with an empirical distribution one value past bounds.Values
+// is refused before its YAML is parsed: at the list, for a few MB (a
+// 26 MB file of 13M values cost 3.6 GB and 39 s before).
+func TestTooManyValuesRefusedBeforeParsing(t *testing.T) {
+	src := []byte("pins:\n  model: {name: m}\n  prompt: {tokens: {dist: empirical, values: [" + strings.Repeat("1, ", bounds.Values) + "1]}}\n" +
+		"  output: {tokens: 10}\n  concurrency: {mode: closed, streams: 1}\nrequests: 1\n")
+	var err error
+	var a, b runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&a)
+	_, err = Parse("big.yaml", src)
+	runtime.ReadMemStats(&b)
+	if n := b.TotalAlloc - a.TotalAlloc; n > 4<<20 {
+		t.Errorf("Parse allocated %d MB before refusing", n>>20)
+	}
+	want := "big.yaml:3:46: a list of more than 1,000,000 items: more than a scenario holds (an empirical distribution's values are at most 1,000,000; replay a trace instead)"
+	if err == nil || err.Error() != want {
+		t.Errorf("error %.300v\nwant  %s", err, want)
 	}
 }

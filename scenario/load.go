@@ -154,4 +154,5 @@ func sweepList(path string, doc *strictyaml.Doc) *FieldError {
 }
 
 // yamlKind names a scenario file in the errors about the whole file.
-var yamlKind = strictyaml.Kind{Noun: "scenario", Keys: "name, pins, ..."}
+var yamlKind = strictyaml.Kind{Noun: "scenario", Keys: "name, pins, ...",
+	Many: "an empirical distribution's values are at most " + numfmt.Thousands(bounds.Values) + "; replay a trace instead"}

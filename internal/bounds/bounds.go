@@ -6,6 +6,7 @@
 package bounds
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -33,6 +34,12 @@ const (
 	// Values is the most values of an empirical distribution: 1M (more
 	// belongs in a trace).
 	Values = 1_000_000
+	// YAMLValues is the most values a scenario, profile or rules file
+	// holds in all (scalars, lists and mappings): 3M, room for one
+	// empirical distribution of Values values with its weights and a
+	// million more. A parsed value costs some 300 bytes, so the biggest
+	// file takes about 1 GB to read.
+	YAMLValues = 3_000_000
 	// SweepPoints is the most values a sweep takes: 1,000.
 	SweepPoints = 1_000
 	// MinBurstiness and MaxBurstiness bound the gamma arrival shape.
@@ -63,10 +70,15 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, FileBytes+1))
-	if err != nil {
+	// Sized to the file, not grown by doubling: a 26 MB file costs 26 MB.
+	var buf bytes.Buffer
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		buf.Grow(int(min(st.Size(), FileBytes)) + bytes.MinRead) // ReadFrom wants MinRead free to see the end
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(f, FileBytes+1)); err != nil {
 		return nil, err
 	}
+	data := buf.Bytes()
 	if len(data) > FileBytes {
 		return nil, fmt.Errorf("%s: the file is larger than %d MiB: too big for a YAML file sixpin reads", path, FileBytes>>20)
 	}
