@@ -80,14 +80,14 @@ func measure(data []byte) size {
 	for m.i < len(m.d) && !m.s.over() {
 		c := m.d[m.i]
 		switch {
-		case c == '\n':
+		case c == '\r' && m.i+1 < len(m.d) && m.d[m.i+1] == '\n', c == ' ' || c == '\t':
+			m.i++
+		case c == '\n' || c == '\r': // a lone CR breaks a line too
 			m.i++
 			m.line, m.bol = m.line+1, m.i
 			if len(m.flow) == 0 {
 				m.startLine()
 			}
-		case c == ' ' || c == '\t' || c == '\r':
-			m.i++
 		case c == '#' && (m.i == m.bol || m.d[m.i-1] == ' ' || m.d[m.i-1] == '\t'):
 			m.toEOL()
 		case len(m.flow) > 0:
@@ -135,7 +135,7 @@ func (m *meter) sep(j int) bool {
 }
 
 func (m *meter) toEOL() {
-	for m.i < len(m.d) && m.d[m.i] != '\n' {
+	for m.i < len(m.d) && m.d[m.i] != '\n' && m.d[m.i] != '\r' {
 		m.i++
 	}
 }
@@ -208,12 +208,12 @@ func (m *meter) blockToken(c byte) {
 	case c == '|' || c == '>': // a block scalar: its text is indented past its key
 		m.scalar = m.key
 		m.toEOL()
-	case c == '&' || c == '!' || c == '*': // an anchor, a tag, an alias
-		for m.i < len(m.d) && !m.sep(m.i) {
+	case c == '&' || c == '!' || c == '*': // an anchor, a tag, an alias (a key, before a ": ")
+		for m.i < len(m.d) && !m.sep(m.i) && !(m.d[m.i] == ':' && m.sep(m.i+1)) {
 			m.i++
 		}
 	default: // a plain scalar, to a ": ", a " #" or the line's end
-		for m.i < len(m.d) && m.d[m.i] != '\n' {
+		for m.i < len(m.d) && m.d[m.i] != '\n' && m.d[m.i] != '\r' {
 			if m.d[m.i] == ':' && m.sep(m.i+1) {
 				m.key = col
 				return
@@ -319,7 +319,7 @@ func (m *meter) pair() { m.s.nodes += 2 }
 func (m *meter) quoted(q byte) {
 	for m.i++; m.i < len(m.d); m.i++ {
 		switch c := m.d[m.i]; {
-		case c == '\n':
+		case c == '\n' || c == '\r' && (m.i+1 == len(m.d) || m.d[m.i+1] != '\n'):
 			m.line, m.bol = m.line+1, m.i+1
 		case c == '\\' && q == '"':
 			if m.i+1 < len(m.d) && m.d[m.i+1] == '\n' {

@@ -136,3 +136,23 @@ func treeSize(n *yaml.Node) (nodes, longest int) {
 	}
 	return nodes, longest
 }
+
+// FuzzMeasure feeds measure arbitrary bytes: it never panics, and for a
+// document yaml.v3 reads its counts are never below the tree's — the
+// limits it enforces cannot be slipped past. In CI it runs over its seed
+// corpus; go test -fuzz FuzzMeasure ./internal/strictyaml/ explores.
+func FuzzMeasure(f *testing.F) {
+	for _, src := range []string{"a: [1, 2]\n", "- - a\n  - b\n", "a: |\n  - x\nb: {c: [d, e]}\n", "? [a]\n: 'b, c'\n", "a: \"x\\\n y\"\nb: [1,\n 2]\n"} {
+		f.Add([]byte(src))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := measure(data)
+		var root yaml.Node
+		if yaml.Unmarshal(data, &root) != nil {
+			return
+		}
+		if nodes, longest := treeSize(&root); s.nodes < nodes || s.longest < longest {
+			t.Fatalf("measured %d nodes, longest list %d; yaml.v3 built %d, longest %d", s.nodes, s.longest, nodes, longest)
+		}
+	})
+}
