@@ -26,6 +26,7 @@ import (
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/runner"
 	"github.com/sixpin/sixpin/scenario"
+	"github.com/sixpin/sixpin/trace"
 )
 
 // Version is sixpin's version, recorded in every results file.
@@ -261,6 +262,9 @@ func (p *prepared) close() {
 	if p.client != nil {
 		p.client.Close()
 	}
+	if p.plan != nil {
+		p.plan.Close() // a replay's trace file
+	}
 	if p.stop != nil {
 		p.stop()
 	}
@@ -484,6 +488,9 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 		end = results.Ending{Incomplete: true, Interrupted: true, Reason: interruptReason(cut, hard, cfg.Grace)}
 	}
 	run := results.Assemble(h, m, end)
+	if err := plan.TraceErr(); err != nil {
+		run.Valid, run.Invalid = false, append(run.Invalid, fmt.Sprintf("the trace could not be read again while it was replayed: %v", err))
+	}
 	run.RequestIDs = ids
 	run.Calibration = cal
 	judgeCalibration(run, cfg.TimeScale)
@@ -543,13 +550,14 @@ func overContext(sc *scenario.Scenario, plan *scenario.Plan, limit int, allowed 
 		if w.Trace == nil {
 			return nil
 		}
-		for _, s := range w.Trace.Sessions {
-			for _, u := range s.Turns {
-				oc.Planned++
-				if u.InputTokens+u.OutputTokens > limit {
-					oc.Exceeding++
-				}
+		err := w.Trace.Requests(func(u trace.Turn) {
+			oc.Planned++
+			if u.InputTokens+u.OutputTokens > limit {
+				oc.Exceeding++
 			}
+		})
+		if err != nil {
+			return nil // the file changed since it was read: the replay will say so
 		}
 		return oc
 	}

@@ -136,7 +136,7 @@ func (s *Scenario) readTrace() {
 	if !filepath.IsAbs(path) && s.Path != "" {
 		path = filepath.Join(filepath.Dir(s.Path), path)
 	}
-	w.Trace, w.readErr = trace.Read(path)
+	w.Trace, w.readErr = trace.Open(path)
 }
 
 // sweepList explains a sweep given as a list: sweeping several pins at once

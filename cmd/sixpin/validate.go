@@ -139,11 +139,11 @@ func profileCheck(ref string) check {
 
 func traceCheck(path string) check {
 	return func(w io.Writer) error {
-		t, err := trace.Read(path)
+		f, err := trace.Open(path)
 		if err != nil {
 			return err
 		}
-		return described(report.DescribeTrace(w, t))
+		return described(report.DescribeTrace(w, f.Summary()))
 	}
 }
 

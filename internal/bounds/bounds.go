@@ -24,9 +24,18 @@ const (
 	Streams = 1_000_000
 	// RateRPS is the highest open-loop arrival rate, requests/s: 1M.
 	RateRPS = 1_000_000
-	// Requests is the most requests, sessions or planned arrivals one
-	// run may issue: 100M.
+	// Requests is the most requests or planned arrivals one run may
+	// issue, and the most requests of a trace: 100M. A run keeps nothing
+	// per request in memory (histograms, and records streamed to disk)
+	// and a trace streams, so the bound is time: 100M requests are some
+	// 14 h at the 2,000 requests/s one machine sustains.
 	Requests = 100_000_000
+	// Sessions is the most agentic sessions (workload.sessions) or trace
+	// sessions one run may play: 1M. A run keeps a summary of every
+	// session — some 200 bytes in memory, some 500 in the results file
+	// — so 1M sessions cost 200 MB and a results file of 500 MB, about
+	// what one machine and a report can still take.
+	Sessions = 1_000_000
 	// Turns is the most turns of one agentic session: 10,000.
 	Turns = 10_000
 	// Retries is the most retries of one turn after a 429: 1,000.
