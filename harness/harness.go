@@ -382,20 +382,6 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 // measured into: the caller removes it once the results are safe. Every
 // checkpoint (0: none) the results so far are written to out, marked
 // incomplete. The run is interrupted as Run describes; an interrupted run
-// interruptReason says how an interrupted run ended: cut is what
-// cancelled its in-flight requests (context.Cause), hard the second
-// interrupt's context, grace the period the requests had.
-func interruptReason(cut error, hard context.Context, grace time.Duration) string {
-	const stopped = "interrupted by a signal; issuing stopped"
-	switch {
-	case errors.Is(cut, endpoint.ErrCutBySecondInterrupt) || hard.Err() != nil:
-		return stopped + ", then a second interrupt cut off the requests still in flight before their " + grace.String() + " grace period ran out"
-	case errors.Is(cut, endpoint.ErrCutAfterGrace):
-		return stopped + ", and the requests still in flight were cut off when their " + grace.String() + " grace period ran out"
-	}
-	return stopped + " and the requests in flight finished within their " + grace.String() + " grace period"
-}
-
 // comes back marked incomplete.
 func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, spillPath string, checkpoint time.Duration) (*results.Run, *spillFile, error) {
 	p, err := prepare(ctx, cfg, sc)
@@ -510,6 +496,20 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	bar.finish()
 	cfg.obs.end(w, run, runName(cfg, out))
 	return run, sp, nil
+}
+
+// interruptReason says how an interrupted run ended: cut is what
+// cancelled its in-flight requests (context.Cause), hard the second
+// interrupt's context, grace the period the requests had.
+func interruptReason(cut error, hard context.Context, grace time.Duration) string {
+	const stopped = "interrupted by a signal; issuing stopped"
+	switch {
+	case errors.Is(cut, endpoint.ErrCutBySecondInterrupt) || hard.Err() != nil:
+		return stopped + ", then a second interrupt cut off the requests still in flight before their " + grace.String() + " grace period ran out"
+	case errors.Is(cut, endpoint.ErrCutAfterGrace):
+		return stopped + ", and the requests still in flight were cut off when their " + grace.String() + " grace period ran out"
+	}
+	return stopped + " and the requests in flight finished within their " + grace.String() + " grace period"
 }
 
 // promptSalt is cfg's prompt salt, or a fresh one.

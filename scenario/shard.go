@@ -75,7 +75,7 @@ func (p *Plan) Shard(sh Shard) (*Plan, error) {
 	case KindOpen:
 		errs = append(errs, check(s.Pins.Concurrency.MaxInFlight, "in-flight slots (pins.concurrency.max_in_flight)"))
 	case KindTrace:
-		errs = append(errs, check(p.s.Workload.Trace.Summary().Sessions, "sessions of the trace"))
+		errs = append(errs, check(p.TraceSessions(), "sessions of the trace"))
 	}
 	errs = append(errs, check(s.Workload.Sessions, "sessions (workload.sessions)"), check(s.Requests, "requests"))
 	for _, err := range errs {
