@@ -1,8 +1,9 @@
 package benchmarks
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,11 +35,8 @@ func binary(b *testing.B) string {
 func serveSim(b *testing.B, bin, profile string) string {
 	b.Helper()
 	cmd := exec.Command(bin, "sim", "--addr", "127.0.0.1:0", "--profile", profile)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
+	first := &firstLine{w: os.Stderr, line: make(chan string, 1)} // where it listens
+	cmd.Stderr = first
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
@@ -46,15 +44,37 @@ func serveSim(b *testing.B, bin, profile string) string {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		b.Fatalf("sim: %v", err)
+	var line string
+	select {
+	case line = <-first.line:
+	case <-time.After(time.Minute):
+		b.Fatal("sim: no line on stderr within a minute")
 	}
 	url := regexp.MustCompile(`http://\S+/v1`).FindString(line)
 	if url == "" {
 		b.Fatalf("sim printed no URL: %q", line)
 	}
 	return url
+}
+
+// firstLine passes what it is written to w, and sends its first line on
+// line.
+type firstLine struct {
+	w    io.Writer
+	buf  []byte
+	line chan string
+	sent bool
+}
+
+func (f *firstLine) Write(p []byte) (int, error) {
+	if !f.sent {
+		f.buf = append(f.buf, p...)
+		if i := bytes.IndexByte(f.buf, '\n'); i >= 0 {
+			f.line <- string(f.buf[:i])
+			f.sent, f.buf = true, nil
+		}
+	}
+	return f.w.Write(p)
 }
 
 // usage is what a `sixpin run` process used.

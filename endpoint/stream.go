@@ -40,10 +40,24 @@ var (
 	// ErrCutAfterGrace cuts off the run's requests when the grace period
 	// after an interrupt has run out.
 	ErrCutAfterGrace error = &interruptError{"cut off by the interrupt after the grace period"}
+	// ErrCutBySecondInterrupt cuts off the run's requests when a second
+	// interrupt comes before the grace period has run out.
+	ErrCutBySecondInterrupt error = &interruptError{"cut off by a second interrupt, before the grace period ran out"}
 	// ErrCutAtOnce cuts off a request made before the run (the probe):
 	// there is no grace period then.
 	ErrCutAtOnce error = &interruptError{"cut off by the interrupt at once (before the run starts there is no grace period)"}
 )
+
+// cutCause is why a request is cut off when inflight ends: the
+// interrupt inflight was cancelled with, if its canceller named one,
+// else cut.
+func cutCause(inflight context.Context, cut error) error {
+	var ie *interruptError
+	if c := context.Cause(inflight); errors.As(c, &ie) {
+		return c
+	}
+	return cut
+}
 
 // Bounds on what is read of a response besides its stream.
 const (
@@ -87,7 +101,9 @@ type Call struct {
 	Scheduled time.Duration
 	Clock     Clock
 	// Cut is the cause a request is cut off with when the inflight
-	// context is cancelled (ErrCutAfterGrace, ErrCutAtOnce).
+	// context is cancelled (ErrCutAfterGrace, ErrCutAtOnce), unless the
+	// context was cancelled with an interrupt cause of its own
+	// (context.WithCancelCause: ErrCutBySecondInterrupt), which wins.
 	Cut error
 	// Live, if not nil, counts the token-bearing chunks of the requests
 	// still streaming: a stream adds its chunks as they arrive (at most
@@ -119,7 +135,7 @@ func (r *call) stream(inflight context.Context, cut error, req scenario.Request,
 	// request timeout, or by the stall watchdog.
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(inflight))
 	defer cancel(nil)
-	stopInterrupt := context.AfterFunc(inflight, func() { cancel(cut) })
+	stopInterrupt := context.AfterFunc(inflight, func() { cancel(cutCause(inflight, cut)) })
 	defer stopInterrupt()
 	ctx, cancelTimeout := context.WithTimeout(ctx, r.requestTimeout)
 	defer cancelTimeout()

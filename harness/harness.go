@@ -7,6 +7,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -24,6 +25,7 @@ import (
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/runner"
 	"github.com/sixpin/sixpin/scenario"
+	"github.com/sixpin/sixpin/trace"
 )
 
 // Version is sixpin's version, recorded in every results file.
@@ -112,8 +114,10 @@ type Config struct {
 	LiveRemote bool
 	LiveKeep   bool
 	// MetricsAddr serves sixpin's own metrics for Prometheus at
-	// http://MetricsAddr/metrics ("" none).
-	MetricsAddr string
+	// http://MetricsAddr/metrics ("" none), on a loopback address unless
+	// MetricsRemote (see listen.Listen).
+	MetricsAddr   string
+	MetricsRemote bool
 	// ServerMetrics is how often the server's own /metrics is scraped
 	// during the run, in run time (0: endpoint.DefaultScrapeEvery;
 	// ServerMetricsOff: never).
@@ -270,6 +274,9 @@ func (p *prepared) close() {
 	if p.client != nil {
 		p.client.Close()
 	}
+	if p.plan != nil {
+		p.plan.Close() // a replay's trace file
+	}
 	if p.stop != nil {
 		p.stop()
 	}
@@ -417,7 +424,8 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	// can be kept neither on disk nor in memory (stopIssuing).
 	issue, stopIssuing := context.WithCancelCause(ctx)
 	defer stopIssuing(nil)
-	inflight, cancelInflight := context.WithCancel(context.Background())
+	inflight, cancelCause := context.WithCancelCause(context.Background())
+	cancelInflight := func() { cancelCause(nil) }
 	defer cancelInflight()
 	cpu0 := clientInfo().CPUSeconds
 	var scraper *endpoint.Scraper
@@ -453,10 +461,11 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 		fmt.Fprintf(cfg.ErrOut, "sixpin: stopping — no new requests; in-flight requests have %s to finish\n", cfg.Grace)
 		select {
 		case <-time.After(cfg.Grace):
+			cancelCause(endpoint.ErrCutAfterGrace)
 		case <-hard.Done():
+			cancelCause(endpoint.ErrCutBySecondInterrupt)
 		case <-inflight.Done():
 		}
-		cancelInflight()
 	}()
 
 	w := newWatch(cfg, sc, plan, h, rn)
@@ -471,6 +480,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	interrupted := ctx.Err() != nil
 	stopped := context.Cause(issue)
 	cancelInflight()
+	cut := context.Cause(inflight) // the first cancel's: what cut the requests in flight, if anything did
 
 	m, err := col.Finish(h.Windows, h.SLO, h.Tol)
 	if err != nil {
@@ -481,8 +491,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	end := results.Ending{}
 	switch {
 	case interrupted:
-		end = results.Ending{Incomplete: true, Interrupted: true,
-			Reason: "interrupted by a signal; issuing stopped and in-flight requests had " + cfg.Grace.String() + " to finish"}
+		end = results.Ending{Incomplete: true, Interrupted: true, Reason: interruptReason(cut, hard, cfg.Grace)}
 	case stopped != nil:
 		end = results.Ending{Incomplete: true,
 			Reason: "stopped early: " + stopped.Error() + "; issuing stopped and in-flight requests had " + cfg.Grace.String() + " to finish"}
@@ -492,6 +501,9 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 		scraper = nil
 	}
 	run := results.Assemble(h, m, end)
+	if err := plan.TraceErr(); err != nil {
+		run.Valid, run.Invalid = false, append(run.Invalid, fmt.Sprintf("the trace could not be read again while it was replayed: %v", err))
+	}
 	run.RequestIDs = ids
 	run.Calibration = cal
 	judgeCalibration(run, cfg.TimeScale)
@@ -508,6 +520,20 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	bar.finish()
 	cfg.obs.end(w, run, runName(cfg, out))
 	return run, sp, nil
+}
+
+// interruptReason says how an interrupted run ended: cut is what
+// cancelled its in-flight requests (context.Cause), hard the second
+// interrupt's context, grace the period the requests had.
+func interruptReason(cut error, hard context.Context, grace time.Duration) string {
+	const stopped = "interrupted by a signal; issuing stopped"
+	switch {
+	case errors.Is(cut, endpoint.ErrCutBySecondInterrupt) || hard.Err() != nil:
+		return stopped + ", then a second interrupt cut off the requests still in flight before their " + grace.String() + " grace period ran out"
+	case errors.Is(cut, endpoint.ErrCutAfterGrace):
+		return stopped + ", and the requests still in flight were cut off when their " + grace.String() + " grace period ran out"
+	}
+	return stopped + " and the requests in flight finished within their " + grace.String() + " grace period"
 }
 
 // promptSalt is cfg's prompt salt, or a fresh one.
@@ -548,13 +574,14 @@ func overContext(sc *scenario.Scenario, plan *scenario.Plan, limit int, allowed 
 		if w.Trace == nil {
 			return nil
 		}
-		for _, s := range w.Trace.Sessions {
-			for _, u := range s.Turns {
-				oc.Planned++
-				if u.InputTokens+u.OutputTokens > limit {
-					oc.Exceeding++
-				}
+		err := w.Trace.Requests(func(u trace.Turn) {
+			oc.Planned++
+			if u.InputTokens+u.OutputTokens > limit {
+				oc.Exceeding++
 			}
+		})
+		if err != nil {
+			return nil // the file changed since it was read: the replay will say so
 		}
 		return oc
 	}

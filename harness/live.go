@@ -45,17 +45,21 @@ func startObservers(cfg Config) (*observers, error) {
 	if cfg.Live == "" && (cfg.LiveKeep || cfg.LiveRemote) {
 		return nil, fmt.Errorf("%w: --live-keep and --live-remote need --live ADDR", ErrBadInput)
 	}
+	if cfg.MetricsAddr == "" && cfg.MetricsRemote {
+		return nil, fmt.Errorf("%w: --metrics-remote needs --metrics-addr ADDR", ErrBadInput)
+	}
 	if cfg.Live == "" && cfg.MetricsAddr == "" {
 		return nil, nil
 	}
 	o := &observers{errOut: cfg.ErrOut, keep: cfg.LiveKeep}
 	if cfg.MetricsAddr != "" {
-		p, err := metrics.Start(cfg.MetricsAddr)
+		p, err := metrics.Start(cfg.MetricsAddr, cfg.MetricsRemote)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
 		}
 		o.prom = p
-		fmt.Fprintf(cfg.ErrOut, "sixpin: metrics for Prometheus at %s\n", p.URL())
+		url, reach := p.Where()
+		fmt.Fprintf(cfg.ErrOut, "sixpin: metrics for Prometheus at %s (%s)\n", url, reach)
 	}
 	if cfg.Live != "" {
 		var opts []live.Option
@@ -68,7 +72,8 @@ func startObservers(cfg Config) (*observers, error) {
 			return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
 		}
 		o.page = p
-		fmt.Fprintf(cfg.ErrOut, "sixpin: live page at %s\n", p.URL())
+		url, reach := p.Where()
+		fmt.Fprintf(cfg.ErrOut, "sixpin: live page at %s (%s)\n", url, reach)
 	}
 	return o, nil
 }

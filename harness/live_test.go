@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"path/filepath"
 	"regexp"
@@ -191,5 +192,50 @@ func TestLiveDuringARun(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "stays up at") {
 		t.Errorf("Run did not say the page stays up:\n%s", errOut.String())
+	}
+}
+
+// The live page and the metrics follow one rule: loopback unless the
+// user says remote (--live-remote, --metrics-remote, each for its own
+// server), a bare :PORT being 127.0.0.1 until then; and each says on
+// stderr where it listens and who can reach it.
+func TestObserversListenLoopbackUnlessRemote(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		want []string // lines on stderr; or the error
+		err  string
+	}{
+		{"bare ports", Config{Live: ":0", MetricsAddr: ":0"}, []string{
+			`sixpin: metrics for Prometheus at http://127\.0\.0\.1:\d+/metrics \(this machine only\)`,
+			`sixpin: live page at http://127\.0\.0\.1:\d+/ \(this machine only\)`}, ""},
+		{"metrics remote", Config{MetricsAddr: ":0", MetricsRemote: true}, []string{
+			`sixpin: metrics for Prometheus at http://127\.0\.0\.1:\d+/metrics \(every interface: other machines reach it too\)`}, ""},
+		{"live remote", Config{Live: ":0", LiveRemote: true}, []string{
+			`sixpin: live page at http://127\.0\.0\.1:\d+/ \(every interface: other machines reach it too\)`}, ""},
+		{"metrics on every interface", Config{MetricsAddr: "0.0.0.0:0"}, nil, "--metrics-addr 0.0.0.0:0: not a loopback address"},
+		{"--live-remote does not open the metrics", Config{MetricsAddr: "0.0.0.0:0", Live: "127.0.0.1:0", LiveRemote: true}, nil, "allow it with --metrics-remote"},
+		{"--metrics-remote without --metrics-addr", Config{MetricsRemote: true}, nil, "--metrics-remote needs --metrics-addr"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var errOut bytes.Buffer
+			c.cfg.ErrOut = &errOut
+			o, err := startObservers(c.cfg)
+			if c.err != "" {
+				if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v, want bad input containing %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.close()
+			for _, w := range c.want {
+				if !regexp.MustCompile(`(?m)^` + w + `$`).MatchString(errOut.String()) {
+					t.Errorf("stderr %q, want a line %s", errOut.String(), w)
+				}
+			}
+		})
 	}
 }

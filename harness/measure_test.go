@@ -200,6 +200,51 @@ func TestInterruptBeforeAnyRequestCompleted(t *testing.T) {
 	}
 }
 
+// A second interrupt cuts the requests in flight before their grace
+// period runs out, and every text says so: the requests' message and the
+// run's reason for being incomplete, never "after the grace period".
+func TestSecondInterruptSaysWhatHappened(t *testing.T) {
+	hanging := make(chan struct{}, 64)
+	stop := make(chan struct{})
+	hang := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// The scenario's prompts are 200 words or more; the probes'
+			// are a few.
+			if !strings.HasSuffix(r.URL.Path, "/chat/completions") || r.ContentLength < 1000 {
+				next.ServeHTTP(w, r)
+				return
+			}
+			hanging <- struct{}{}
+			select {
+			case <-r.Context().Done():
+			case <-stop:
+			}
+		})
+	}
+	endpoint := simServer(t, sim.Config{Model: "m", Timing: sim.TimingNone, Tokenizer: "words"}, hang)
+	t.Cleanup(func() { close(stop) })
+	ctx, cancel := context.WithCancel(context.Background())
+	hard, cancelHard := context.WithCancel(context.Background())
+	go func() {
+		<-hanging // a request is in flight: interrupt twice
+		cancel()
+		cancelHard()
+	}()
+	cfg := quiet(t, Config{ScenarioPath: "testdata/loose.yaml", Endpoint: endpoint, Model: "m", Tokenizer: "words",
+		Grace: time.Hour, Output: filepath.Join(t.TempDir(), "r.json")})
+	o, err := Run(ctx, hard, cfg)
+	if !errors.Is(err, ErrInterrupted) || o == nil {
+		t.Fatalf("err %v", err)
+	}
+	ex := strings.Join(o.Run.Errors.Examples[string(results.ErrInterrupted)], "; ")
+	if o.Run.Errors.ByClass[string(results.ErrInterrupted)] == 0 || !strings.Contains(ex, "second interrupt") || strings.Contains(ex, "after the grace period") {
+		t.Errorf("interrupted %d, messages %q; want the second interrupt named (errors %+v)", o.Run.Errors.ByClass[string(results.ErrInterrupted)], ex, o.Run.Errors)
+	}
+	if r := o.Run.IncompleteReason; !strings.Contains(r, "second interrupt") || strings.Contains(r, "had 1h0m0s to finish") {
+		t.Errorf("incomplete reason %q; want the second interrupt named", r)
+	}
+}
+
 // A sweep interrupted mid-point writes a set marked incomplete that names
 // its partial and missing points.
 func TestInterruptedSweepIsIncomplete(t *testing.T) {

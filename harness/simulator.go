@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/sixpin/sixpin/internal/bounds"
+	"github.com/sixpin/sixpin/internal/listen"
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/internal/strictyaml"
 	"github.com/sixpin/sixpin/profiles"
@@ -103,8 +103,9 @@ func simBounds(c *sim.Config, bad func(field, format string, args ...any)) {
 // Simulator is the built-in simulator served over real HTTP, for `sixpin
 // run` (on a loopback port) and `sixpin sim` (on the address asked for).
 type Simulator struct {
-	// URL is the OpenAI-compatible base URL, ending in /v1.
-	URL string
+	// URL is the OpenAI-compatible base URL, ending in /v1, as this
+	// machine reaches it; Reach says who else can (listen.Where).
+	URL, Reach string
 	// Model is the model id it serves.
 	Model string
 	s     *sim.Server
@@ -112,10 +113,25 @@ type Simulator struct {
 	errc  chan error
 }
 
-// StartSimulator serves profile p's simulator on addr ("127.0.0.1:0" for
-// any free loopback port), timeScale times faster than real time when
-// 0 < timeScale < 1. Errors in the profile are bad input.
+// StartSimulator serves profile p's simulator on addr, a loopback
+// address ("127.0.0.1:0" for any free port), timeScale times faster than
+// real time when 0 < timeScale < 1. Errors in the profile are bad input.
 func StartSimulator(p *profiles.Profile, addr string, timeScale float64) (*Simulator, error) {
+	return startSimulator(p, addr, false, timeScale)
+}
+
+// ServeSimulator serves profile p's simulator in real time on addr for
+// other tools (`sixpin sim`): by listen.Listen's rule, a loopback address
+// unless remote. Errors in the profile and a refused address are bad
+// input.
+func ServeSimulator(p *profiles.Profile, addr string, remote bool) (*Simulator, error) {
+	return startSimulator(p, addr, remote, 0)
+}
+
+// simListener is `sixpin sim`'s rule for its address.
+var simListener = listen.Server{Flag: "--addr", RemoteFlag: "--remote", Shows: "a model server that answers whoever asks"}
+
+func startSimulator(p *profiles.Profile, addr string, remote bool, timeScale float64) (*Simulator, error) {
 	c, err := SimConfig(p)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
@@ -123,16 +139,19 @@ func StartSimulator(p *profiles.Profile, addr string, timeScale float64) (*Simul
 	if timeScale > 0 && timeScale < 1 {
 		c.TimeScale = timeScale
 	}
-	s, err := sim.New(c)
-	if err != nil {
-		return nil, fmt.Errorf("%w: profile %s: %w", ErrBadInput, p.Name, err)
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		s.Close()
+	ln, err := listen.Listen(simListener, addr, remote)
+	if errors.Is(err, listen.ErrNotLoopback) {
+		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+	} else if err != nil {
 		return nil, fmt.Errorf("start simulator: %w", err)
 	}
-	sm := &Simulator{URL: "http://" + ln.Addr().String() + "/v1", Model: sim.Defaults(c).Model, s: s,
+	s, err := sim.New(c)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("%w: profile %s: %w", ErrBadInput, p.Name, err)
+	}
+	url, reach := listen.Where(ln, "/v1")
+	sm := &Simulator{URL: url, Reach: reach, Model: sim.Defaults(c).Model, s: s,
 		srv: &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}, errc: make(chan error, 1)}
 	go func() { sm.errc <- sm.srv.Serve(ln) }()
 	return sm, nil

@@ -91,6 +91,9 @@ func TestSimConfigErrorsAtTheirPositions(t *testing.T) {
 	for yaml, want := range map[string]string{
 		"name: mine\nkind: simulator\nsim:\n  modle: x\n":    "mine.yaml:4:3: sim.modle:",
 		"name: mine\nkind: simulator\nsim: {timing: warp}\n": "mine.yaml:3:15: sim.timing: must be",
+		// The one error is max_model_len's: kv_budget_tokens, unset,
+		// derives from it.
+		"name: mine\nkind: simulator\nsim: {timing: none, max_model_len: -1}\n": "mine.yaml:3:36: sim.max_model_len: must be > 0, got -1",
 	} {
 		p, err := profiles.Parse("mine.yaml", []byte(yaml))
 		if err != nil {

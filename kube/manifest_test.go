@@ -456,11 +456,50 @@ func TestBadInput(t *testing.T) {
 		{Profile: "openai", APIKeySecret: key},
 		{Profile: "openai", APIKeySecret: "openai:" + key + "!"},
 		{Endpoint: "https://user:" + key + "@api.example.com/v1"},
+		{Endpoint: "http://h.svc:8000/v1?api-key=" + key},
+		{Endpoint: "http://h.svc:8000/v1?api-version=2024-06-01&access_token=" + key},
+		{Endpoint: "http://h.svc:8000/v1?sig=" + key},
 	} {
 		o.Scenario, o.Shards, o.Image, o.Now = base.Scenario, 2, base.Image, testNow
 		_, err := Generate(o)
-		if err == nil || strings.Contains(err.Error(), key) {
-			t.Errorf("%+v: error %v must refuse without echoing the key", o, err)
+		if err == nil || strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "--api-key-secret") {
+			t.Errorf("%+v: error %v must refuse without echoing the key, and name --api-key-secret", o, err)
 		}
+	}
+}
+
+// TestNoCredentialTravels: a credential in a URL that would travel — the
+// scenario's target.endpoint and a profile file's base_url go in the
+// ConfigMap even when --endpoint overrides them — is refused, naming
+// where it is and never echoing it; a query that holds none (an API
+// version) travels.
+func TestNoCredentialTravels(t *testing.T) {
+	const key = "sk-PROJ-Abc123SECRET"
+	dir := t.TempDir()
+	scenario := func(target string) string {
+		return write(t, filepath.Join(dir, fmt.Sprintf("s%d.yaml", len(target))), []byte("pins:\n  model: {name: m}\n  prompt: {tokens: 10}\n  output: {tokens: 5}\n  concurrency: {mode: closed, streams: 2}\nrequests: 10\n"+target))
+	}
+	prof := write(t, filepath.Join(dir, "p.yaml"), []byte("kind: vllm\nbase_url: http://v.svc:8000/v1?key="+key+"\n"))
+	for _, c := range []struct {
+		name string
+		o    Options
+		want string
+	}{
+		{"scenario endpoint", Options{Scenario: scenario("target: {endpoint: 'http://v.svc:8000/v1?token=" + key + "'}\n"), Endpoint: "http://w.svc:8000/v1"},
+			"the scenario's target.endpoint: the URL carries a credential (query parameter token)"},
+		{"profile base_url", Options{Scenario: scenario(""), Profile: prof, Endpoint: "http://w.svc:8000/v1"},
+			"profile p's base_url: the URL carries a credential (query parameter key)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.o.Shards, c.o.Image, c.o.Now = 1, "sixpin:v1", testNow
+			_, err := Generate(c.o)
+			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), key) {
+				t.Errorf("error %v, want one containing %q and not the key", err, c.want)
+			}
+		})
+	}
+	_, _, job, _ := generate(t, Options{Scenario: scenario(""), Shards: 1, Profile: "vllm", Endpoint: "http://v.svc:8000/v1?api-version=2024-06-01"})
+	if a := job.Spec.Template.Spec.Containers[0].Args; a[len(a)-1] != "http://v.svc:8000/v1?api-version=2024-06-01" {
+		t.Errorf("endpoint arg %q", a[len(a)-1])
 	}
 }

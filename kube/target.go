@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/sixpin/sixpin/internal/redact"
 	"github.com/sixpin/sixpin/profiles"
 	"github.com/sixpin/sixpin/scenario"
 	"github.com/sixpin/sixpin/tokenizer"
@@ -35,6 +36,14 @@ type target struct {
 // the built-in simulator — and checks that the pods can reach and read
 // them.
 func resolveTarget(sc *scenario.Scenario, opts Options) (*target, error) {
+	// The URLs that travel: --endpoint in the Job's arguments, the
+	// scenario (target.endpoint) in the ConfigMap, whichever is used.
+	if err := noCredential(opts.Endpoint, "--endpoint", "Job"); err != nil {
+		return nil, err
+	}
+	if err := noCredential(sc.Target.Endpoint, "the scenario's target.endpoint", "ConfigMap"); err != nil {
+		return nil, err
+	}
 	ref, endpoint, model := opts.Profile, opts.Endpoint, opts.Model
 	if opts.Profile == "" {
 		ref = sc.Target.Profile
@@ -129,12 +138,12 @@ func simTokenizer(p *profiles.Profile) string {
 // may read the namespace's configuration.
 func profileFile(p *profiles.Profile) (*configFile, error) {
 	for h := range p.Headers {
-		l := strings.ToLower(h)
-		for _, word := range []string{"key", "token", "secret", "auth", "password", "cookie"} {
-			if strings.Contains(l, word) {
-				return nil, badf("%s: headers.%s looks like a credential, and the profile would travel in a ConfigMap: put the key in a Secret (--api-key-secret) and name it in api_key_env", p.Source, h)
-			}
+		if redact.LooksSecret(h) {
+			return nil, badf("%s: headers.%s looks like a credential, and the profile would travel in a ConfigMap: put the key in a Secret (--api-key-secret) and name it in api_key_env", p.Source, h)
 		}
+	}
+	if err := noCredential(p.BaseURL, "profile "+p.Name+"'s base_url", "ConfigMap"); err != nil {
+		return nil, err
 	}
 	data, err := os.ReadFile(p.Source)
 	if err != nil {
@@ -149,18 +158,27 @@ func profileFile(p *profiles.Profile) (*configFile, error) {
 }
 
 // checkEndpoint refuses an endpoint the pods cannot use. It never echoes
-// a URL's credentials.
+// a URL's credentials (see noCredential for those).
 func checkEndpoint(raw, from string) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return badf("%s: not an http(s) URL ending in /v1", from)
 	}
-	if u.User != nil {
-		return badf("%s: the URL carries credentials, which a manifest must not: put the key in a Secret (--api-key-secret)", from)
-	}
 	host := u.Hostname()
 	if ip := net.ParseIP(host); host == "localhost" || strings.HasSuffix(host, ".localhost") || ip != nil && ip.IsLoopback() {
-		return badf("%s %s: a loopback address in a pod is the pod itself: give the endpoint as the pods reach it (a Service: http://vllm.NAMESPACE.svc:8000/v1)", from, u.Redacted())
+		return badf("%s %s: a loopback address in a pod is the pod itself: give the endpoint as the pods reach it (a Service: http://vllm.NAMESPACE.svc:8000/v1)", from, redact.URL(raw))
+	}
+	return nil
+}
+
+// noCredential refuses a URL that would travel in object (the Job's
+// arguments, the ConfigMap) while carrying a credential: user info, or a
+// query parameter such as api-key or token (redact.URLCredential). Anyone
+// who may read the object would read the key. It names the credential's
+// place, never its value.
+func noCredential(raw, from, object string) error {
+	if what := redact.URLCredential(raw); what != "" {
+		return badf("%s: the URL carries a credential (%s), which would be written into the %s: put the key in a Secret (--api-key-secret) and have the profile send it (api_key_env)", from, what, object)
 	}
 	return nil
 }

@@ -14,7 +14,6 @@ package live
 import (
 	"embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"net"
@@ -23,6 +22,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sixpin/sixpin/internal/listen"
 )
 
 // Interval is how often an open page gets a new snapshot.
@@ -32,7 +33,11 @@ const Interval = time.Second
 var page embed.FS
 
 // ErrNotLoopback refuses a non-loopback address without AllowRemote.
-var ErrNotLoopback = errors.New("not a loopback address")
+var ErrNotLoopback = listen.ErrNotLoopback
+
+// listener is the live page's rule for its address (listen.Listen): the
+// page shows the run's target and figures.
+var listener = listen.Server{Flag: "--live", RemoteFlag: "--live-remote", Shows: "the run's target and figures"}
 
 // Option configures a Server.
 type Option func(*Server)
@@ -69,27 +74,16 @@ type Server struct {
 }
 
 // Start listens on addr and serves the page until Close. addr is
-// host:port; a bare ":port" listens on 127.0.0.1. A host that is not a
-// loopback address (127.0.0.0/8, ::1, localhost) is refused unless
-// AllowRemote is given.
+// host:port, taken by listener's rule (listen.Listen): a loopback host,
+// a bare ":port" being 127.0.0.1, unless AllowRemote is given.
 func Start(addr string, source func() Snapshot, opts ...Option) (*Server, error) {
 	s := &Server{source: source, interval: Interval, served: make(chan struct{}), closing: make(chan struct{})}
 	for _, o := range opts {
 		o(s)
 	}
-	host, port, err := net.SplitHostPort(addr)
+	ln, err := listen.Listen(listener, addr, s.remote)
 	if err != nil {
-		return nil, fmt.Errorf("--live %s: want HOST:PORT: %w", addr, err)
-	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	if !s.remote && !loopback(host) {
-		return nil, fmt.Errorf("--live %s: %w (the page shows the run's target and figures): use 127.0.0.1:PORT, or allow it with --live-remote", addr, ErrNotLoopback)
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
-	if err != nil {
-		return nil, fmt.Errorf("--live %s: %w", addr, err)
+		return nil, err
 	}
 	s.ln = ln
 	sub, _ := fs.Sub(page, "page")
@@ -112,17 +106,12 @@ func Start(addr string, source func() Snapshot, opts ...Option) (*Server, error)
 	return s, nil
 }
 
-// loopback reports whether host names this machine only.
-func loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // URL is the page's address.
 func (s *Server) URL() string { return "http://" + s.ln.Addr().String() + "/" }
+
+// Where is the page's URL as this machine opens it, and who can reach
+// it (listen.Where).
+func (s *Server) Where() (url, reach string) { return listen.Where(s.ln, "/") }
 
 // SetFinal shows html (a whole page: the final report) at /report, and
 // tells open pages to show it.

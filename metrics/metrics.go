@@ -8,7 +8,6 @@ package metrics
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/sixpin/sixpin/internal/listen"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -73,12 +73,18 @@ func histogram(name, help string, buckets []float64) *prometheus.HistogramVec {
 	}, runLabels)
 }
 
+// listener is the metrics' rule for their address (listen.Listen).
+var listener = listen.Server{Flag: "--metrics-addr", RemoteFlag: "--metrics-remote", Shows: "the run's scenario, profile and figures"}
+
 // Start listens on addr (host:port; ":0" picks a port) and serves the
-// exposition at Path until Close.
-func Start(addr string) (*Server, error) {
-	ln, err := net.Listen("tcp", addr)
+// exposition at Path until Close. addr is taken by listen.Listen's rule:
+// a loopback host, a bare ":port" being 127.0.0.1, unless remote (then a
+// bare ":port" is every interface, as a Prometheus on another machine
+// needs).
+func Start(addr string, remote bool) (*Server, error) {
+	ln, err := listen.Listen(listener, addr, remote)
 	if err != nil {
-		return nil, fmt.Errorf("--metrics-addr %s: %w", addr, err)
+		return nil, err
 	}
 	s := &Server{
 		reg: prometheus.NewRegistry(),
@@ -123,6 +129,10 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // URL is the exposition's URL.
 func (s *Server) URL() string { return "http://" + s.Addr() + Path }
+
+// Where is the exposition's URL as this machine opens it, and who can
+// reach it (listen.Where).
+func (s *Server) Where() (url, reach string) { return listen.Where(s.ln, Path) }
 
 // Close stops serving.
 func (s *Server) Close() error {

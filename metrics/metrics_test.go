@@ -63,7 +63,7 @@ func labelsOf(m *dto.Metric) map[string]string {
 // class, token counters, the in-flight gauge read at scrape time, and
 // histograms that are native (protobuf) with classic buckets (text).
 func TestExposition(t *testing.T) {
-	s, err := Start("127.0.0.1:0")
+	s, err := Start("127.0.0.1:0", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -300,8 +300,10 @@ func List() ([]*Profile, error) {
 }
 
 // Text returns the YAML a profile was read from (for profiles show), with
-// base_url's userinfo and query values redacted (redact.URL): a password or
-// an api-key in the URL is never shown.
+// what the run holds secret redacted as the run redacts it: base_url's
+// userinfo and query values (redact.URL) and every headers: value
+// (redact.Marker). A file with nothing to redact is returned as written;
+// one with something is re-encoded from its YAML, comments kept.
 func Text(p *Profile) ([]byte, error) {
 	if p.Source == "embedded" {
 		return embedded.ReadFile(p.Name + ".yaml")
@@ -310,26 +312,39 @@ func Text(p *Profile) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	safe := redact.URL(p.BaseURL)
-	switch {
-	case safe == p.BaseURL:
+	if redact.URL(p.BaseURL) == p.BaseURL && len(p.Headers) == 0 {
 		return src, nil
-	case bytes.Count(src, []byte(p.BaseURL)) == 1:
-		return bytes.Replace(src, []byte(p.BaseURL), []byte(safe), 1), nil
 	}
-	// Written with escapes (or more than once): re-encode the YAML with
-	// the value replaced.
 	var root yaml.Node
-	if err := yaml.Unmarshal(src, &root); err != nil || len(root.Content) == 0 {
-		return nil, fmt.Errorf("profile %s: cannot show it with its base_url redacted", p.Name)
+	if err := yaml.Unmarshal(src, &root); err != nil || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("profile %s: cannot show it with its secrets redacted", p.Name)
 	}
 	m := root.Content[0]
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == "base_url" {
-			m.Content[i+1].Value = safe
+		switch v := m.Content[i+1]; m.Content[i].Value {
+		case "base_url":
+			redactScalar(v, redact.URL(p.BaseURL))
+		case "headers":
+			if v.Kind == yaml.MappingNode {
+				for j := 1; j < len(v.Content); j += 2 {
+					redactScalar(v.Content[j], redact.Marker)
+				}
+			}
 		}
 	}
-	return yaml.Marshal(&root)
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&root); err != nil {
+		return nil, fmt.Errorf("profile %s: cannot show it with its secrets redacted: %w", p.Name, err)
+	}
+	return b.Bytes(), enc.Close()
+}
+
+// redactScalar makes n the plain string safe, whatever it held and
+// however it was written.
+func redactScalar(n *yaml.Node, safe string) {
+	n.Kind, n.Tag, n.Value, n.Style, n.Content, n.Alias = yaml.ScalarNode, "!!str", safe, 0, nil, nil
 }
 
 // Energy returns the profile's energy pricing, or nil.
@@ -347,6 +362,9 @@ var yamlKind = strictyaml.Kind{Noun: "profile", Keys: "name, kind, base_url, ...
 // profile rather than a scenario: a mapping with kind: and without pins:
 // (for `sixpin validate`, which takes either).
 func LooksLikeProfile(data []byte) bool {
+	if !strictyaml.Small(data) {
+		return false // no profile is that big; a scenario's check will say why
+	}
 	var root yaml.Node
 	if yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
 		return false

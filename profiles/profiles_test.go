@@ -76,6 +76,50 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// shown is what `profiles show` prints of a profile file named name
+// holding src.
+func shown(t *testing.T, dir, name, src string) []byte {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := Text(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
+}
+
+// A profile's headers are shown as the run treats them, every value a
+// secret: `profiles show` prints each as [redacted], however the YAML
+// writes it, and keeps the rest of the file, comments too.
+func TestTextRedactsHeaders(t *testing.T) {
+	dir := t.TempDir()
+	for name, c := range map[string]struct{ src, comment string }{
+		"flow.yaml":  {"kind: vllm # mine\nbase_url: http://gpu.example/v1\nheaders: {X-Org: acme-0rg-s3cret, X-Tenant: 't3nant'}\n", "# mine"},
+		"block.yaml": {"kind: vllm\nheaders:\n  X-Org: acme-0rg-s3cret # the org\n  X-Tenant: \"t3n\\x61nt\"\n", "# the org"},
+	} {
+		text := shown(t, dir, name, c.src)
+		for _, secret := range []string{"acme-0rg-s3cret", "t3nant", "t3n\\x61nt"} {
+			if strings.Contains(string(text), secret) {
+				t.Errorf("%s: Text shows %q:\n%s", name, secret, text)
+			}
+		}
+		back, err := Parse(name, text)
+		if err != nil || back.Headers["X-Org"] != redact.Marker || back.Headers["X-Tenant"] != redact.Marker || back.Kind != "vllm" {
+			t.Errorf("%s: Text does not read back with the headers redacted (%v):\n%s", name, err, text)
+		}
+		if !strings.Contains(string(text), c.comment) {
+			t.Errorf("%s: Text lost the comment %q:\n%s", name, c.comment, text)
+		}
+	}
+}
+
 // A profile's base_url never shows its password or query values, however
 // the YAML writes it.
 func TestTextRedactsBaseURL(t *testing.T) {
@@ -84,18 +128,7 @@ func TestTextRedactsBaseURL(t *testing.T) {
 		"plain.yaml":   "kind: vllm # mine\nbase_url: https://alice:s3cret@gpu.example/v1?api-key=k3y&region=eu\n",
 		"escaped.yaml": "kind: vllm\nbase_url: \"https://alice:s3cr\\x65t@gpu.example/v1?api-key=k3y\"\n",
 	} {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		p, err := Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text, err := Text(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		text := shown(t, dir, name, src)
 		for _, secret := range []string{"s3cret", "s3cr\\x65t", "k3y", "alice"} {
 			if strings.Contains(string(text), secret) {
 				t.Errorf("%s: Text shows %q:\n%s", name, secret, text)

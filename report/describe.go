@@ -141,9 +141,9 @@ func DescribeScenario(w io.Writer, s *scenario.Scenario) error {
 func describeWorkload(d *describer, s *scenario.Scenario) {
 	w := s.Workload
 	if t := w.Trace; w.Replay() && t != nil {
-		st := scenario.TraceStats(t)
+		st := t.Summary()
 		d.line("workload", "replay of %s: %d sessions, %d requests over %s, peak %d sessions at once; time scale %s",
-			w.File, len(t.Sessions), t.Turns(), st.Span.Round(time.Second), st.PeakSessions, numfmt.Plain(w.TimeScale))
+			w.File, st.Sessions, st.Requests, st.Span.Round(time.Second), st.PeakSessions, numfmt.Plain(w.TimeScale))
 	}
 	if !w.Agentic() {
 		return
@@ -168,18 +168,17 @@ func describeWorkload(d *describer, s *scenario.Scenario) {
 // DescribeTrace writes a trace for `sixpin validate`: its file and format,
 // sessions and requests, the prompt and output lengths it gives, its span
 // and its peak concurrency.
-func DescribeTrace(w io.Writer, t *trace.Trace) error {
+func DescribeTrace(w io.Writer, st trace.Summary) error {
 	d := &describer{numfmt.Printer{W: w}}
-	st := scenario.TraceStats(t)
-	exp := scenario.TraceMeans(t)
-	d.line("trace", "%s (%s format)", t.Source, t.Format)
-	d.line("requests", "%s in %s over %s, peak %s at once", numfmt.Count(t.Turns(), "request", ""), numfmt.Count(len(t.Sessions), "session", ""),
+	exp := scenario.TraceMeans(st)
+	d.line("trace", "%s (%s format)", st.Source, st.Format)
+	d.line("requests", "%s in %s over %s, peak %s at once", numfmt.Count(st.Requests, "request", ""), numfmt.Count(st.Sessions, "session", ""),
 		st.Span.Round(time.Second), numfmt.Count(st.PeakSessions, "session", ""))
-	d.line("prompt", "p50 %s, range [%s, %s] tokens (mean %s)", group(st.PromptP50),
-		group(st.PromptMin), group(st.PromptMax), group(exp.MeanPromptTokens))
-	d.line("output", "p50 %s, range [%s, %s] tokens (mean %s)", group(st.OutputP50),
-		group(st.OutputMin), group(st.OutputMax), group(exp.MeanOutputTokens))
-	if b := t.BlockTokens(); b > 0 {
+	d.line("prompt", "p50 %s, range [%s, %s] tokens (mean %s)", group(float64(st.Prompt.P50)),
+		group(float64(st.Prompt.Min)), group(float64(st.Prompt.Max)), group(exp.MeanPromptTokens))
+	d.line("output", "p50 %s, range [%s, %s] tokens (mean %s)", group(float64(st.Output.P50)),
+		group(float64(st.Output.Min)), group(float64(st.Output.Max)), group(exp.MeanOutputTokens))
+	if b := st.BlockTokens; b > 0 {
 		d.line("prefixes", "shared prompt blocks of %d tokens (hash ids)", b)
 	}
 	return d.Err

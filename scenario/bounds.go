@@ -69,7 +69,7 @@ func (v *validator) limits() {
 	}
 
 	w, p := s.Workload, "workload"
-	v.atMost(p+".sessions", float64(w.Sessions), bounds.Requests, "")
+	v.atMost(p+".sessions", float64(w.Sessions), bounds.Sessions, "")
 	v.distMax(p+".turns", w.Turns, bounds.Turns, "turns")
 	v.distMax(p+".growth_tokens", w.GrowthTokens, bounds.Tokens, "tokens")
 	v.distMax(p+".think_seconds", w.ThinkSeconds, bounds.CenturySeconds, "s, a century")
@@ -77,7 +77,7 @@ func (v *validator) limits() {
 	v.atMost(p+".max_retries", float64(w.MaxRetries), bounds.Retries, "")
 	v.atMost(p+".time_scale", w.TimeScale, bounds.TimeScale, "")
 	if t := w.Trace; t != nil && w.TimeScale > 0 && w.TimeScale <= bounds.TimeScale {
-		if span := TraceStats(t).Span; span.Seconds()*w.TimeScale > bounds.CenturySeconds {
+		if span := t.Summary().Span; span.Seconds()*w.TimeScale > bounds.CenturySeconds {
 			v.errorf(p+".time_scale", "stretches the trace's %s to more than a century", shortDur(span))
 		}
 	}

@@ -1,10 +1,16 @@
 package scenario
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/sixpin/sixpin/internal/bounds"
 )
 
 // The bad-scenario corpus of bounds: every count, length, rate and time
@@ -15,7 +21,7 @@ import (
 func TestBoundsCorpus(t *testing.T) {
 	for file, want := range map[string][]string{
 		"bounds-agentic.yaml": {
-			`testdata/invalid/bounds-agentic.yaml:8:13: workload.sessions: must be ≤ 100,000,000 (got 1000000000000)`,
+			`testdata/invalid/bounds-agentic.yaml:8:13: workload.sessions: must be ≤ 1,000,000 (got 1000000000000)`,
 			`testdata/invalid/bounds-agentic.yaml:9:10: workload.turns: must be ≤ 10,000 turns (got 1000000000)`,
 			`testdata/invalid/bounds-agentic.yaml:10:47: workload.growth_tokens.max: must be ≤ 10,000,000 tokens (got 1000000000000)`,
 			`testdata/invalid/bounds-agentic.yaml:11:47: workload.think_seconds.max: must be ≤ 3,155,760,000 s, a century (got 1e+300)`,
@@ -90,4 +96,75 @@ func TestBoundsCorpus(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A scenario with an empirical distribution one value past bounds.Values
+// is refused before its YAML is parsed: at the list, for a few MB (a
+// 26 MB file of 13M values cost 3.6 GB and 39 s before).
+func TestTooManyValuesRefusedBeforeParsing(t *testing.T) {
+	src := []byte("pins:\n  model: {name: m}\n  prompt: {tokens: {dist: empirical, values: [" + strings.Repeat("1, ", bounds.Values) + "1]}}\n" +
+		"  output: {tokens: 10}\n  concurrency: {mode: closed, streams: 1}\nrequests: 1\n")
+	var err error
+	var a, b runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&a)
+	_, err = Parse("big.yaml", src)
+	runtime.ReadMemStats(&b)
+	if n := b.TotalAlloc - a.TotalAlloc; n > 4<<20 {
+		t.Errorf("Parse allocated %d MB before refusing", n>>20)
+	}
+	want := "big.yaml:3:46: a list of more than 1,000,000 items: more than a scenario holds (an empirical distribution's values are at most 1,000,000; replay a trace instead)"
+	if err == nil || err.Error() != want {
+		t.Errorf("error %.300v\nwant  %s", err, want)
+	}
+}
+
+// A scenario replaying a trace holds none of its rows: loading one of
+// four times the requests holds no more (a 2M-row trace held 1.6 GB), and
+// its plan reads the sessions again as they are replayed.
+func TestReplayHoldsNoRows(t *testing.T) {
+	dir := t.TempDir()
+	load := func(n int) (uint64, *Scenario) {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, `{"timestamp": %d, "input_length": %d, "output_length": 20, "hash_ids": [1, 2, 3, 4, 5, 6, 7, 8]}`+"\n", i, 4000+i%100)
+		}
+		name := fmt.Sprintf("t%d.jsonl", n)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("s%d.yaml", n))
+		if err := os.WriteFile(path, []byte("pins:\n  model: {name: m}\nworkload: {kind: trace, file: "+name+"}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		var a, b2 runtime.MemStats
+		runtime.ReadMemStats(&a)
+		s, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&b2)
+		return b2.HeapAlloc - min(a.HeapAlloc, b2.HeapAlloc), s
+	}
+	small, s1 := load(5_000)
+	big, s2 := load(20_000)
+	if big > small+256<<10 {
+		t.Errorf("a scenario replaying 20,000 requests holds %d KB, 5,000 requests %d KB", big>>10, small>>10)
+	}
+	p := NewPlan(s2)
+	defer p.Close()
+	if n := p.TraceSessions(); n != 20_000 {
+		t.Fatalf("%d sessions", n)
+	}
+	for _, i := range []int{0, 1, 19_999, 3} { // forward, then back
+		if s := p.TraceSession(i); s.Index != i || len(s.Turns) != 1 || s.Turns[0].InputTokens != 4000+i%100 || s.Start != time.Duration(i)*time.Millisecond {
+			t.Errorf("session %d: %+v", i, s)
+		}
+	}
+	if err := p.TraceErr(); err != nil {
+		t.Error(err)
+	}
+	runtime.KeepAlive(s1)
 }

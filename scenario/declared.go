@@ -121,14 +121,18 @@ func (p *Plan) Declared(w Wire) Declared {
 		d.Mix.InputOutputRatio = exp.Ratio
 	}
 	if wl := s.Workload; wl.Replay() && wl.Trace != nil {
-		st := TraceStats(wl.Trace)
-		d.Prompt = TokensDeclared{Dist: fmt.Sprintf("from the trace %s: p50 %.0f", wl.File, st.PromptP50),
-			Min: st.PromptMin, Max: st.PromptMax, Mean: exp.MeanPromptTokens, TolerancePct: pins.Prompt.PromptTolerancePct()}
-		d.Output = OutputDeclared{TokensDeclared: TokensDeclared{Dist: fmt.Sprintf("from the trace: p50 %.0f", st.OutputP50),
-			Min: st.OutputMin, Max: st.OutputMax, Mean: exp.MeanOutputTokens}, Exact: true, Control: w.OutputControl}
+		st := wl.Trace.Summary()
+		d.Prompt = TokensDeclared{Dist: fmt.Sprintf("from the trace %s: p50 %d", wl.File, st.Prompt.P50),
+			Min: float64(st.Prompt.Min), Max: float64(st.Prompt.Max), Mean: exp.MeanPromptTokens, TolerancePct: pins.Prompt.PromptTolerancePct()}
+		d.Output = OutputDeclared{TokensDeclared: TokensDeclared{Dist: fmt.Sprintf("from the trace: p50 %d", st.Output.P50),
+			Min: float64(st.Output.Min), Max: float64(st.Output.Max), Mean: exp.MeanOutputTokens}, Exact: true, Control: w.OutputControl}
 		d.Concurrency = ConcurrencyDeclared{Mode: ModeTrace, Streams: st.PeakSessions, Sessions: true}
 		if !p.sh.Whole() {
-			d.Concurrency.Streams = TraceStats(p.shardTrace()).PeakSessions
+			// The shard's own sessions, read again; a file that can no
+			// longer be read leaves the whole trace's peak.
+			if peak, err := wl.Trace.Peak(p.sh.N, p.sh.I); err == nil {
+				d.Concurrency.Streams = peak
+			}
 		}
 	}
 	if wl := s.Workload; wl.Agentic() {
@@ -140,16 +144,6 @@ func (p *Plan) Declared(w Wire) Declared {
 		d.Mix.Classes = append(d.Mix.Classes, ClassWeights{Name: c.Name, Weight: c.Weight})
 	}
 	return d
-}
-
-// shardTrace is the trace sessions of the plan's shard, as a trace.
-func (p *Plan) shardTrace() *trace.Trace {
-	t := *p.s.Workload.Trace
-	t.Sessions = nil
-	for j := range p.TraceSessions() {
-		t.Sessions = append(t.Sessions, p.s.Workload.Trace.Sessions[p.traceOrder[p.Unit(j)]])
-	}
-	return &t
 }
 
 // PerClass is TokensDeclared.Dist of a length only the mix's classes set.
@@ -166,4 +160,6 @@ func tokensDeclared(d Dist, mean, tolPct float64) TokensDeclared {
 }
 
 // TraceMeans is what a trace's requests average to.
-func TraceMeans(t *trace.Trace) Expectation { return expectedTrace(t) }
+func TraceMeans(s trace.Summary) Expectation {
+	return meanOf(s.Prompt.Sum, s.Output.Sum, s.Requests)
+}

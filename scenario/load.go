@@ -136,7 +136,7 @@ func (s *Scenario) readTrace() {
 	if !filepath.IsAbs(path) && s.Path != "" {
 		path = filepath.Join(filepath.Dir(s.Path), path)
 	}
-	w.Trace, w.readErr = trace.Read(path)
+	w.Trace, w.readErr = trace.Open(path)
 }
 
 // sweepList explains a sweep given as a list: sweeping several pins at once
@@ -154,4 +154,5 @@ func sweepList(path string, doc *strictyaml.Doc) *FieldError {
 }
 
 // yamlKind names a scenario file in the errors about the whole file.
-var yamlKind = strictyaml.Kind{Noun: "scenario", Keys: "name, pins, ..."}
+var yamlKind = strictyaml.Kind{Noun: "scenario", Keys: "name, pins, ...",
+	Many: "an empirical distribution's values are at most " + numfmt.Thousands(bounds.Values) + "; replay a trace instead"}

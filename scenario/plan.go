@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/sixpin/sixpin/internal/bounds"
 	"github.com/sixpin/sixpin/internal/randx"
-	"github.com/sixpin/sixpin/trace"
 )
 
 // Stream constants keep the Plan's random streams apart: request i draws
@@ -119,10 +117,10 @@ type Plan struct {
 	cum     []float64 // cumulative class weights
 	// The agentic workload's distributions, prepared.
 	turns, firstPrompt, output, growth, think sampler
-	// traceOrder is the trace's sessions in order of start (a replay's
-	// units); sh is the shard of the whole plan this is (see Shard).
-	traceOrder []int
-	sh         Shard
+	// trace reads a replay's units, the trace's sessions in order of
+	// start; sh is the shard of the whole plan this is (see Shard).
+	trace *traceReader
+	sh    Shard
 
 	lenOnce sync.Once
 	n       int
@@ -160,7 +158,9 @@ func NewPlan(s *Scenario, opts ...PlanOption) *Plan {
 		p.turns, p.growth, p.think = w.Turns.prepare(), w.GrowthTokens.prepare(), w.ThinkSeconds.prepare()
 		p.firstPrompt, p.output = p.classes[0].prompt, p.classes[0].output
 	}
-	p.traceOrder = traceStartOrder(s)
+	if w := s.Workload; w.Replay() && w.Trace != nil {
+		p.trace = &traceReader{f: w.Trace}
+	}
 	return p
 }
 
@@ -272,7 +272,7 @@ func (p *Plan) Expected() Expectation {
 			return
 		}
 		if t := p.s.Workload.Trace; p.s.Workload.Replay() && t != nil {
-			p.exp = expectedTrace(t)
+			p.exp = TraceMeans(t.Summary())
 			return
 		}
 		if e, ok := p.exactExpectation(); ok {
@@ -542,66 +542,4 @@ func (p *Plan) expectedSessions() Expectation {
 		})
 	}
 	return meanOf(sp, so, n)
-}
-
-// expectedTrace averages a trace's requests.
-func expectedTrace(t *trace.Trace) Expectation {
-	var sp, so float64
-	n := 0
-	for _, s := range t.Sessions {
-		for _, u := range s.Turns {
-			sp += float64(u.InputTokens)
-			so += float64(u.OutputTokens)
-			n++
-		}
-	}
-	return meanOf(sp, so, n)
-}
-
-// TraceSummary describes a trace for its derived pins.
-type TraceSummary struct {
-	PromptP50, PromptMin, PromptMax float64
-	OutputP50, OutputMin, OutputMax float64
-	// Span is from the first request to the last; PeakSessions the most
-	// sessions under way at once (first to last request of each).
-	Span         time.Duration
-	PeakSessions int
-}
-
-// TraceStats summarises t.
-func TraceStats(t *trace.Trace) TraceSummary {
-	var in, out []float64
-	type ev struct {
-		at    time.Duration
-		delta int
-	}
-	var evs []ev
-	var ts TraceSummary
-	for _, s := range t.Sessions {
-		for _, u := range s.Turns {
-			in = append(in, float64(u.InputTokens))
-			out = append(out, float64(u.OutputTokens))
-		}
-		if n := len(s.Turns); n > 0 {
-			end := s.Start + s.Turns[n-1].Offset
-			ts.Span = max(ts.Span, end)
-			evs = append(evs, ev{s.Start, 1}, ev{end + 1, -1})
-		}
-	}
-	slices.SortFunc(evs, func(a, b ev) int { return cmp.Compare(a.at, b.at) })
-	cur := 0
-	for _, e := range evs {
-		cur += e.delta
-		ts.PeakSessions = max(ts.PeakSessions, cur)
-	}
-	med := func(x []float64) (p50, lo, hi float64) {
-		if len(x) == 0 {
-			return 0, 0, 0
-		}
-		slices.Sort(x)
-		return x[len(x)/2], x[0], x[len(x)-1]
-	}
-	ts.PromptP50, ts.PromptMin, ts.PromptMax = med(in)
-	ts.OutputP50, ts.OutputMin, ts.OutputMax = med(out)
-	return ts
 }

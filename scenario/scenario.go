@@ -323,8 +323,10 @@ type Workload struct {
 	// TimeScale stretches the trace's arrivals and think times (0.5:
 	// twice as fast; default 1).
 	TimeScale float64 `yaml:"time_scale"`
-	// Trace is the trace File holds, read by Load (not YAML).
-	Trace *trace.Trace `yaml:"-"`
+	// Trace is the trace File holds, opened by Load (not YAML): checked
+	// and summarised, its sessions read again as a replay wants them
+	// (trace.File).
+	Trace *trace.File `yaml:"-"`
 	// readErr is why File could not be read.
 	readErr error
 }

@@ -75,7 +75,7 @@ func (p *Plan) Shard(sh Shard) (*Plan, error) {
 	case KindOpen:
 		errs = append(errs, check(s.Pins.Concurrency.MaxInFlight, "in-flight slots (pins.concurrency.max_in_flight)"))
 	case KindTrace:
-		errs = append(errs, check(len(p.traceOrder), "sessions of the trace"))
+		errs = append(errs, check(p.TraceSessions(), "sessions of the trace"))
 	}
 	errs = append(errs, check(s.Workload.Sessions, "sessions (workload.sessions)"), check(s.Requests, "requests"))
 	for _, err := range errs {
@@ -85,7 +85,10 @@ func (p *Plan) Shard(sh Shard) (*Plan, error) {
 	}
 	q := &Plan{s: p.s, seed: p.seed, salt: p.salt, classes: p.classes, cum: p.cum,
 		turns: p.turns, firstPrompt: p.firstPrompt, output: p.output, growth: p.growth, think: p.think,
-		traceOrder: p.traceOrder, sh: sh}
+		sh: sh}
+	if p.trace != nil {
+		q.trace = &traceReader{f: p.trace.f}
+	}
 	return q, nil
 }
 

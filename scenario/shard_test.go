@@ -33,7 +33,7 @@ func traceScenario(t *testing.T, n int) *Scenario {
 		}
 		tr.Sessions = append(tr.Sessions, ss)
 	}
-	s.Workload = Workload{Kind: WorkloadTrace, TimeScale: 0.5, Trace: tr}
+	s.Workload = Workload{Kind: WorkloadTrace, TimeScale: 0.5, Trace: trace.FromTrace(tr)}
 	s.Pins.Concurrency = ConcurrencyPin{Mode: ModeTrace}
 	return s
 }

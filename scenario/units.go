@@ -1,8 +1,11 @@
 package scenario
 
 import (
-	"slices"
+	"fmt"
+	"sync"
 	"time"
+
+	"github.com/sixpin/sixpin/trace"
 )
 
 // Kind is what a plan's units are, and so how a runner executes them.
@@ -146,15 +149,23 @@ func (s TraceSession) TextSeed(k, part uint64) uint64 {
 
 // TraceSessions returns how many trace sessions the plan replays (a
 // shard's share; 0 when the plan is no replay).
-func (p *Plan) TraceSessions() int { return p.sh.share(len(p.traceOrder)) }
+func (p *Plan) TraceSessions() int {
+	if p.trace == nil {
+		return 0
+	}
+	return p.sh.share(p.trace.f.Summary().Sessions)
+}
 
 // TraceSession returns trace session i (from 0) in order of start, a pure
-// function of the trace, the time scale and the prompt salt.
+// function of the trace, the time scale and the prompt salt. The trace
+// file is read as the sessions are asked for: asked in increasing order,
+// as a replay does, each session is read once, and only the sessions
+// under way are held. A session that cannot be read (the file changed
+// since Load) has no turns, and TraceErr says why.
 func (p *Plan) TraceSession(i int) TraceSession {
 	w := p.s.Workload
-	idx := p.traceOrder[i]
-	src := &w.Trace.Sessions[idx]
-	s := TraceSession{Index: idx, Start: scaleDur(src.Start, w.TimeScale), BlockTokens: w.Trace.BlockTokens(), salt: p.salt,
+	idx, src := p.trace.session(i)
+	s := TraceSession{Index: idx, Start: scaleDur(src.Start, w.TimeScale), BlockTokens: w.Trace.Summary().BlockTokens, salt: p.salt,
 		Turns: make([]TraceTurn, len(src.Turns))}
 	for k, u := range src.Turns {
 		s.Turns[k] = TraceTurn{Think: scaleDur(u.Think, w.TimeScale), InputTokens: u.InputTokens,
@@ -163,20 +174,73 @@ func (p *Plan) TraceSession(i int) TraceSession {
 	return s
 }
 
+// TraceErr is why a trace session could not be read, if one could not.
+func (p *Plan) TraceErr() error {
+	if p.trace == nil {
+		return nil
+	}
+	p.trace.mu.Lock()
+	defer p.trace.mu.Unlock()
+	return p.trace.err
+}
+
+// Close releases the trace file a replay's plan reads (a no-op for any
+// other plan). The plan reopens it if asked for a session again.
+func (p *Plan) Close() {
+	if p.trace != nil {
+		p.trace.mu.Lock()
+		p.trace.close()
+		p.trace.mu.Unlock()
+	}
+}
+
 // scaleDur is d stretched by k.
 func scaleDur(d time.Duration, k float64) time.Duration { return time.Duration(float64(d) * k) }
 
-// traceStartOrder is the trace's session indices in order of start
-// (stable: equal starts keep the file's order); nil without a trace.
-func traceStartOrder(s *Scenario) []int {
-	if !s.Workload.Replay() || s.Workload.Trace == nil {
-		return nil
+// traceReader reads a trace's sessions for a plan, through one cursor
+// that moves forward; a session before the cursor reopens it.
+type traceReader struct {
+	f   *trace.File
+	mu  sync.Mutex
+	cur *trace.Cursor
+	pos int // the position of the session cur returns next
+	err error
+}
+
+// session returns the session at position i in order of start and its
+// index.
+func (r *traceReader) session(i int) (int, trace.Session) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cur == nil || i < r.pos {
+		r.close()
+		r.cur = r.f.Sessions()
 	}
-	ss := s.Workload.Trace.Sessions
-	order := make([]int, len(ss))
-	for i := range order {
-		order[i] = i
+	for {
+		idx, s, ok := r.cur.Next()
+		if !ok {
+			if r.err == nil {
+				r.err = r.cur.Err()
+			}
+			if r.err == nil {
+				r.err = fmt.Errorf("trace session %d: the trace has %d", i, r.pos)
+			}
+			r.close()
+			return i, trace.Session{}
+		}
+		r.pos++
+		if r.pos-1 == i {
+			if r.pos == r.f.Summary().Sessions {
+				r.close() // the last: nothing more to read
+			}
+			return idx, s
+		}
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return int(ss[a].Start - ss[b].Start) })
-	return order
+}
+
+func (r *traceReader) close() {
+	if r.cur != nil {
+		r.cur.Close()
+		r.cur, r.pos = nil, 0
+	}
 }

@@ -352,7 +352,7 @@ func (v *validator) replay() {
 		v.errorf(p+".file", "%v", w.readErr)
 	case w.File != "" && w.Trace == nil:
 		v.errorf(p+".file", "the trace was not read (load the scenario with Load or Parse)")
-	case w.Trace != nil && w.Trace.Turns() == 0:
+	case w.Trace != nil && w.Trace.Summary().Requests == 0:
 		v.errorf(p+".file", "the trace %s holds no requests", w.File)
 	case w.Trace != nil && v.s.Pins.KVCache.MaxModelLen > 0:
 		v.traceFits(v.s.Pins.KVCache.MaxModelLen)
@@ -360,16 +360,11 @@ func (v *validator) replay() {
 }
 
 // traceFits checks that every request of the trace fits in maxModelLen
-// tokens, prompt and output together.
+// tokens, prompt and output together, naming the largest that does not.
 func (v *validator) traceFits(maxModelLen int) {
-	for _, s := range v.s.Workload.Trace.Sessions {
-		for k, u := range s.Turns {
-			if u.InputTokens+u.OutputTokens > maxModelLen {
-				v.errorf("workload.file", "session %q turn %d needs %d + %d tokens, more than pins.kv_cache.max_model_len %d",
-					s.ID, k, u.InputTokens, u.OutputTokens, maxModelLen)
-				return
-			}
-		}
+	if l := v.s.Workload.Trace.Summary().Largest; l.Input+l.Output > maxModelLen {
+		v.errorf("workload.file", "session %q turn %d needs %d + %d tokens, more than pins.kv_cache.max_model_len %d",
+			l.Session, l.Turn, l.Input, l.Output, maxModelLen)
 	}
 }
 

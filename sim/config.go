@@ -410,7 +410,11 @@ func (c Config) Validate() error {
 	}
 	positive("max_model_len", c.MaxModelLen)
 	positive("max_num_seqs", c.MaxNumSeqs)
-	positive("kv_budget_tokens", c.KVBudgetTokens)
+	if c.KVBudgetTokens != 0 || c.MaxNumSeqs > 0 && c.MaxModelLen > 0 {
+		// Unset, it is max_num_seqs × max_model_len: when those are bad,
+		// the error is theirs.
+		positive("kv_budget_tokens", c.KVBudgetTokens)
+	}
 	positive("block_size", c.BlockSize)
 	positive("max_batched_tokens", c.MaxBatchedTokens)
 	positive("tokens_per_chunk", c.TokensPerChunk)

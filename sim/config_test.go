@@ -47,6 +47,8 @@ func TestValidate(t *testing.T) {
 			[]string{"roofline.mem_util: must be in (0, 1]"}},
 		{"negatives", Config{MaxNumSeqs: -2, TokensPerChunk: -1, TemplateOverheadTokens: &neg, Fixed: Fixed{ITL: -time.Second}},
 			[]string{"max_num_seqs: must be > 0", "tokens_per_chunk: must be > 0", "template_overhead_tokens: must be ≥ 0", "fixed.itl: must be ≥ 0"}},
+		{"negative max_model_len", Config{MaxModelLen: -1}, []string{"max_model_len: must be > 0, got -1"}},
+		{"negative kv budget", Config{KVBudgetTokens: -5}, []string{"kv_budget_tokens: must be > 0, got -5"}},
 		{"reasoning share", Config{ReasoningShare: 1.5}, []string{"reasoning_share: must be in [0, 1]"}},
 		{"gpu memory utilisation", Config{GPUMemoryUtilization: 1.2}, []string{"gpu_memory_utilization: must be in (0, 1]"}},
 		{"unknown fault", Config{Faults: map[string]float64{"explode": 0.1}}, []string{"faults.explode: unknown fault class"}},
@@ -63,6 +65,11 @@ func TestValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.c.Validate()
+			// kv_budget_tokens, unset, derives from max_num_seqs and
+			// max_model_len: an error in those is theirs alone.
+			if tc.c.KVBudgetTokens == 0 && err != nil && strings.Contains(err.Error(), "kv_budget_tokens") {
+				t.Errorf("error %q names kv_budget_tokens, which the config does not set", err)
+			}
 			if len(tc.want) == 0 {
 				if err != nil {
 					t.Fatalf("Validate() = %v", err)

@@ -58,7 +58,12 @@ func azureColumnsOf(fields []string) (azureCols, error) {
 	return c, nil
 }
 
-func readAzure(name string, br *bufio.Reader) (*Trace, error) {
+// azureRows reads an Azure CSV, each row a session of its own named by
+// its row number (1 for the first request), at its TIMESTAMP from the
+// first row's (the tracker makes it from the earliest's). A row more than
+// a century from the first, or rows spanning more than a century, are
+// errors.
+func azureRows(name string, br *bufio.Reader, fn func(*row) error) error {
 	r := csv.NewReader(br)
 	r.ReuseRecord = true
 	r.FieldsPerRecord = -1
@@ -71,30 +76,29 @@ func readAzure(name string, br *bufio.Reader) (*Trace, error) {
 	}
 	header, err := r.Read()
 	if err != nil {
-		return nil, csvErr(err)
+		return csvErr(err)
 	}
 	header = slices.Clone(header) // ReuseRecord: the next Read overwrites it
 	header[0] = strings.TrimPrefix(header[0], "\ufeff")
 	cols, err := azureColumnsOf(header)
 	if err != nil {
-		return nil, lineErr(name, 1, "%v", err)
+		return lineErr(name, 1, "%v", err)
 	}
 	need := max(cols.ts, cols.ctx, cols.gen) + 1
-	t := &Trace{}
-	type arrival struct {
-		at   time.Time
-		text string
-		line int
-	}
-	var first arrival
-	var at []time.Time
-	for row := 1; ; row++ {
+	var (
+		first         time.Time
+		firstText     string
+		firstLine     int
+		earliest, lat time.Duration // from the first row
+		out           row
+	)
+	for n := 1; ; n++ {
 		rec, err := r.Read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, csvErr(err) // before FieldPos: a broken row has no fields to place
+			return csvErr(err) // before FieldPos: a broken row has no fields to place
 		}
 		field := func(i int, format string, args ...any) error {
 			line, col := r.FieldPos(i)
@@ -102,59 +106,41 @@ func readAzure(name string, br *bufio.Reader) (*Trace, error) {
 		}
 		if len(rec) < need {
 			line, _ := r.FieldPos(0)
-			return nil, lineErr(name, line, "want %d fields, got %d", need, len(rec))
+			return lineErr(name, line, "want %d fields, got %d", need, len(rec))
 		}
 		text := strings.TrimSpace(rec[cols.ts])
 		ts, err := time.Parse(azureTimeLayout, text)
 		if err != nil {
-			return nil, field(cols.ts, "%q is not a time like 2023-11-16 18:15:46.6805900", rec[cols.ts])
+			return field(cols.ts, "%q is not a time like 2023-11-16 18:15:46.6805900", rec[cols.ts])
 		}
 		ctx, err := count(rec[cols.ctx])
 		if err != nil {
-			return nil, field(cols.ctx, "%v", err)
+			return field(cols.ctx, "%v", err)
 		}
 		gen, err := count(rec[cols.gen])
 		if err != nil {
-			return nil, field(cols.gen, "%v", err)
+			return field(cols.gen, "%v", err)
 		}
 		line, _ := r.FieldPos(cols.ts)
 		switch {
-		case row == 1:
-			first = arrival{ts, text, line}
-		case ts.Sub(first.at) > bounds.Century:
-			return nil, field(cols.ts, "%q is more than a century after the trace's first request (%q)", text, first.text)
-		case first.at.Sub(ts) > bounds.Century:
-			return nil, field(cols.ts, "%q is more than a century before the trace's first request (%q)", text, first.text)
+		case n == 1:
+			first, firstText, firstLine = ts, text, line
+		case ts.Sub(first) > bounds.Century:
+			return field(cols.ts, "%q is more than a century after the trace's first request (%q)", text, firstText)
+		case first.Sub(ts) > bounds.Century:
+			return field(cols.ts, "%q is more than a century before the trace's first request (%q)", text, firstText)
 		}
-		at = append(at, ts)
-		t.Sessions = append(t.Sessions, Session{ID: strconv.Itoa(row), Turns: []Turn{{InputTokens: ctx, OutputTokens: gen}}})
+		at := ts.Sub(first)
+		earliest, lat = min(earliest, at), max(lat, at)
+		out = row{line: line, id: strconv.Itoa(n), turn: -1, start: at, at: at, t: Turn{InputTokens: ctx, OutputTokens: gen}}
+		if err := fn(&out); err != nil {
+			return err
+		}
 	}
-	earliest, latest := first.at, first.at
-	for _, ts := range at {
-		earliest, latest = minTime(earliest, ts), maxTime(latest, ts)
+	if lat-earliest > bounds.Century {
+		return fieldErr(name, firstLine, 0, header[cols.ts], "the requests span more than a century")
 	}
-	if latest.Sub(earliest) > bounds.Century {
-		return nil, fieldErr(name, first.line, 0, header[cols.ts], "the requests span more than a century")
-	}
-	for i := range t.Sessions {
-		t.Sessions[i].Start = at[i].Sub(earliest)
-	}
-	sortSessions(t.Sessions)
-	return t, nil
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
+	return nil
 }
 
 // count reads a token count: a whole number from 0 to bounds.Tokens.

@@ -56,3 +56,28 @@ func TestTraceErrorsAreShort(t *testing.T) {
 		}
 	}
 }
+
+// A Mooncake line with more hash ids than a prompt of bounds.Tokens has
+// blocks is refused for what it is, however long the line: a first line
+// longer than format detection peeks at is still read as what it is.
+func TestTooManyHashIDs(t *testing.T) {
+	ids := strings.Repeat("1,", 1_000_000) + "1"
+	long := `{"timestamp": 0, "input_length": 512, "output_length": 1, "hash_ids": [` + ids + `]}` + "\n"
+	for name, c := range map[string]struct{ data, want string }{
+		"first line":  {long, "m.jsonl:1:71: hash_ids: too many (1,000,001): a prompt of at most 10,000,000 tokens is at most 19,532 blocks of 512"},
+		"second line": {`{"timestamp": 0, "input_length": 512, "output_length": 1, "hash_ids": [1]}` + "\n" + long, "m.jsonl:2:71: hash_ids: too many (1,000,001)"},
+		"sixpin":      {`{"session":"a","turn":0,"offset_s":0,"input_tokens":1,"output_tokens":1,"hash_ids":[` + ids + "]}\n", "m.jsonl:1:84: hash_ids: too many (1,000,001)"},
+	} {
+		_, err := Decode("m.jsonl", strings.NewReader(c.data))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: error %.300v, want %s…", name, err, c.want)
+		}
+	}
+	// A valid first line longer than the peek.
+	note := strings.Repeat("x", 2<<20)
+	tr, err := Decode("m.jsonl", strings.NewReader(`{"timestamp": 5, "note": "`+note+`", "input_length": 700, "output_length": 3, "hash_ids": [1, 2]}`+"\n"+
+		`{"timestamp": 9, "input_length": 100, "output_length": 2}`+"\n"))
+	if err != nil || tr.Format != FormatMooncake || tr.Turns() != 2 {
+		t.Fatalf("a long first line: %.300v, %+v", err, tr)
+	}
+}

@@ -22,8 +22,9 @@ func seed(f *testing.F, globs ...string) {
 
 // fuzzReader feeds one reader arbitrary bytes: it returns a trace or an
 // error, never panics, and a trace it returns keeps its bounds.
-func fuzzReader(t *testing.T, read func(string, *bufio.Reader) (*Trace, error), data []byte) {
-	tr, err := read("fuzz", bufio.NewReader(bytes.NewReader(data)))
+func fuzzReader(t *testing.T, format string, data []byte) {
+	read, fromFirst := rowsOf(format)
+	tr, err := collect("fuzz", read, fromFirst, bufio.NewReader(bytes.NewReader(data)))
 	if err != nil {
 		return
 	}
@@ -43,17 +44,17 @@ func fuzzReader(t *testing.T, read func(string, *bufio.Reader) (*Trace, error), 
 // as normal tests (go test -fuzz FuzzReadSixpin ./trace/ explores beyond).
 func FuzzReadSixpin(f *testing.F) {
 	seed(f, "testdata/sixpin.jsonl", "testdata/bad/sixpin-*.jsonl")
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzReader(t, readSixpin, data) })
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzReader(t, FormatSixpin, data) })
 }
 
 func FuzzReadMooncake(f *testing.F) {
 	seed(f, "testdata/mooncake*.jsonl", "testdata/bad/mooncake-*.jsonl")
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzReader(t, readMooncake, data) })
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzReader(t, FormatMooncake, data) })
 }
 
 func FuzzReadAzure(f *testing.F) {
 	seed(f, "testdata/azure.csv", "testdata/bad/azure-*.csv")
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzReader(t, readAzure, data) })
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzReader(t, FormatAzure, data) })
 }
 
 // FuzzDecode feeds Decode (format detection, gzip, then a reader).

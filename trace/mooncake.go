@@ -3,7 +3,6 @@ package trace
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -29,14 +28,14 @@ type mooncakeLine struct {
 	SessionID    *json.RawMessage `json:"session_id"`
 }
 
-// readMooncake reads Mooncake JSONL. A request without a session_id is a
-// session of its own (named by its line number); requests sharing one
-// are that session's turns in file order, offsets from the first.
-// Think times are not in the format and stay 0.
-func readMooncake(name string, br *bufio.Reader) (*Trace, error) {
-	t := &Trace{}
-	index := map[string]int{}
-	err := lines(br, func(n int, b []byte) error {
+// mooncakeRows reads Mooncake JSONL, each line on its own. A request
+// without a session_id is a session of its own (named by its line
+// number); requests sharing one are that session's turns in file order,
+// offsets from the first (the tracker's). Think times are not in the
+// format and stay 0.
+func mooncakeRows(name string, br *bufio.Reader, fn func(*row) error) error {
+	var r row
+	return lines(br, func(n int, b []byte) error {
 		l := jsonLine{name, n, b}
 		var in mooncakeLine
 		if err := l.decode(&in, false); err != nil {
@@ -58,35 +57,19 @@ func readMooncake(name string, br *bufio.Reader) (*Trace, error) {
 		if err := l.tokens("output_length", *in.OutputLength); err != nil {
 			return err
 		}
-		for i, id := range in.HashIDs {
-			if id < 0 {
-				return l.err(fmt.Sprintf("hash_ids[%d]", i), "must be ≥ 0 (got %d)", id)
-			}
+		if err := l.hashIDs(in.HashIDs); err != nil {
+			return err
 		}
-		at := time.Duration(*in.Timestamp*float64(time.Millisecond) + 0.5)
-		turn := Turn{InputTokens: *in.InputLength, OutputTokens: *in.OutputLength, HashIDs: in.HashIDs}
-		id := strconv.Itoa(n)
+		r = row{line: n, turn: -1, at: time.Duration(*in.Timestamp*float64(time.Millisecond) + 0.5), l: l,
+			t: Turn{InputTokens: *in.InputLength, OutputTokens: *in.OutputLength, HashIDs: in.HashIDs}}
 		if in.SessionID != nil {
-			id = rawString(*in.SessionID)
-			if k, ok := index[id]; ok {
-				s := &t.Sessions[k]
-				turn.Offset = at - s.Start
-				if prev := s.Turns[len(s.Turns)-1].Offset; turn.Offset < prev {
-					return l.err("timestamp", "%s ms is before session %q's previous request", num(*in.Timestamp), id)
-				}
-				s.Turns = append(s.Turns, turn)
-				return nil
-			}
-			index[id] = len(t.Sessions)
+			r.id, r.keyed = rawString(*in.SessionID), true
+		} else {
+			r.id = strconv.Itoa(n)
 		}
-		t.Sessions = append(t.Sessions, Session{ID: id, Start: at, Turns: []Turn{turn}})
-		return nil
+		r.start = r.at
+		return fn(&r)
 	})
-	if err != nil {
-		return nil, err
-	}
-	sortSessions(t.Sessions)
-	return t, nil
 }
 
 // rawString is a JSON string's value, or the raw text of any other value

@@ -81,24 +81,13 @@ func Write(w io.Writer, t *Trace) error {
 	return nil
 }
 
-// readSixpin reads sixpin JSONL strictly: unknown keys, missing required
-// keys (session, turn, offset_s, input_tokens, output_tokens), negative
-// or inconsistent values, and gaps or repeats in a session's turn indices
-// are errors naming the line.
-func readSixpin(name string, br *bufio.Reader) (*Trace, error) {
-	type turnAt struct {
-		line int
-		turn int
-		t    Turn
-	}
-	type sess struct {
-		start     float64
-		startLine int
-		turns     []turnAt
-	}
-	byID := map[string]*sess{}
-	var order []string
-	err := lines(br, func(n int, b []byte) error {
+// sixpinRows reads sixpin JSONL strictly, each line on its own: unknown
+// keys, missing required keys (session, turn, offset_s, input_tokens,
+// output_tokens) and negative or inconsistent values are errors naming
+// the line; a session's turns, in any order, are the tracker's.
+func sixpinRows(name string, br *bufio.Reader, fn func(*row) error) error {
+	var r row
+	return lines(br, func(n int, b []byte) error {
 		l := jsonLine{name, n, b}
 		var in sixpinIn
 		if err := l.decode(&in, true); err != nil {
@@ -136,54 +125,22 @@ func readSixpin(name string, br *bufio.Reader) (*Trace, error) {
 		case in.ReasoningTokens > *in.OutputTokens:
 			return l.err("reasoning_tokens", "must be ≤ output_tokens (got %d > %d)", in.ReasoningTokens, *in.OutputTokens)
 		}
-		for i, id := range in.HashIDs {
-			if id < 0 {
-				return l.err(fmt.Sprintf("hash_ids[%d]", i), "must be ≥ 0 (got %d)", id)
-			}
+		if err := l.hashIDs(in.HashIDs); err != nil {
+			return err
 		}
-		s := byID[*in.Session]
-		if s == nil {
-			s = &sess{start: in.SessionStartS, startLine: n}
-			byID[*in.Session] = s
-			order = append(order, *in.Session)
-		} else if s.start != in.SessionStartS {
-			return l.err("session_start_s", "%v differs from %v on line %d for session %q", in.SessionStartS, s.start, s.startLine, *in.Session)
-		}
-		s.turns = append(s.turns, turnAt{line: n, turn: *in.Turn, t: Turn{
-			Offset:          seconds(*in.OffsetS),
-			Think:           seconds(in.ThinkS),
-			InputTokens:     *in.InputTokens,
-			CachedTokens:    in.CachedTokens,
-			OutputTokens:    *in.OutputTokens,
-			ReasoningTokens: in.ReasoningTokens,
-			HashIDs:         in.HashIDs,
-		}})
-		return nil
+		r = row{line: n, id: *in.Session, keyed: true, turn: *in.Turn, start: seconds(in.SessionStartS), l: l,
+			t: Turn{
+				Offset:          seconds(*in.OffsetS),
+				Think:           seconds(in.ThinkS),
+				InputTokens:     *in.InputTokens,
+				CachedTokens:    in.CachedTokens,
+				OutputTokens:    *in.OutputTokens,
+				ReasoningTokens: in.ReasoningTokens,
+				HashIDs:         in.HashIDs,
+			}}
+		r.at = r.start + r.t.Offset
+		return fn(&r)
 	})
-	if err != nil {
-		return nil, err
-	}
-	t := &Trace{}
-	for _, id := range order {
-		s := byID[id]
-		sort.SliceStable(s.turns, func(i, j int) bool { return s.turns[i].turn < s.turns[j].turn })
-		out := Session{ID: id, Start: seconds(s.start), Turns: make([]Turn, len(s.turns))}
-		for k, ta := range s.turns {
-			if ta.turn != k {
-				if ta.turn < k {
-					return nil, lineErr(name, ta.line, "session %q: turn %d appears twice", id, ta.turn)
-				}
-				return nil, lineErr(name, ta.line, "session %q: turn %d follows turn %d (turns must count from 0 without gaps)", id, ta.turn, k-1)
-			}
-			if k > 0 && ta.t.Offset < out.Turns[k-1].Offset {
-				return nil, lineErr(name, ta.line, "session %q: turn %d's offset_s %v is before turn %d's %v", id, k, ta.t.Offset.Seconds(), k-1, out.Turns[k-1].Offset.Seconds())
-			}
-			out.Turns[k] = ta.t
-		}
-		t.Sessions = append(t.Sessions, out)
-	}
-	sortSessions(t.Sessions)
-	return t, nil
 }
 
 // sortSessions orders sessions by start, keeping the file's order among

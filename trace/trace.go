@@ -1,7 +1,9 @@
 // Package trace holds recorded or published LLM traffic as sessions of
 // requests, and reads and writes the files it comes in: sixpin's own JSONL
 // (written by `sixpin analyze opencode --export-trace`), Mooncake's JSONL
-// and Azure's LLM inference CSV.
+// and Azure's LLM inference CSV. Read holds a trace in memory; Open checks
+// a file of any length in one pass and lets a replay read its sessions
+// again as it goes (File), in memory that does not grow with its rows.
 //
 // Token counts follow the OpenAI usage convention used across sixpin:
 // InputTokens is the whole prompt, of which CachedTokens were served from
@@ -12,7 +14,6 @@ package trace
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -193,6 +194,24 @@ func (l jsonLine) missing(keys []string, present []bool) error {
 	return fieldErr(l.file, l.n, 1, absent[0], "required (so are %s)", strings.Join(absent[1:], ", "))
 }
 
+// maxHashIDs is the most hash ids a request can have: the blocks of a
+// prompt of bounds.Tokens tokens.
+const maxHashIDs = (bounds.Tokens + MooncakeBlockTokens - 1) / MooncakeBlockTokens
+
+// hashIDs checks a request's hash ids: at most maxHashIDs, each ≥ 0.
+func (l jsonLine) hashIDs(ids []int) error {
+	if len(ids) > maxHashIDs {
+		return l.err("hash_ids", "too many (%s): a prompt of at most %s tokens is at most %s blocks of %d",
+			numfmt.Thousands(float64(len(ids))), numfmt.Thousands(bounds.Tokens), numfmt.Thousands(maxHashIDs), MooncakeBlockTokens)
+	}
+	for i, id := range ids {
+		if id < 0 {
+			return l.err(fmt.Sprintf("hash_ids[%d]", i), "must be ≥ 0 (got %d)", id)
+		}
+	}
+	return nil
+}
+
 // fieldPath splits "a.b[2]" into the JSON path "a", "b", "2".
 func fieldPath(field string) []string {
 	return strings.FieldsFunc(field, func(r rune) bool { return r == '.' || r == '[' || r == ']' })
@@ -240,11 +259,12 @@ func IsTraceName(name string) bool {
 // peekSize bounds the first line format detection looks at.
 const peekSize = 1 << 20
 
-// Read reads a trace file, detecting its format: sixpin JSONL (lines with
-// a "session" key), Mooncake JSONL (lines with "timestamp" and
-// "input_length") or Azure's LLM inference CSV (a header with TIMESTAMP,
-// ContextTokens and GeneratedTokens). A gzip-compressed file is read
-// through. Errors name the file and line.
+// Read reads a trace file whole into memory, detecting its format: sixpin
+// JSONL (lines with a "session" key), Mooncake JSONL (lines with
+// "timestamp" and "input_length") or Azure's LLM inference CSV (a header
+// with TIMESTAMP, ContextTokens and GeneratedTokens). A gzip-compressed
+// file is read through. Errors name the file and line. (Open replays a
+// file of any length without holding it.)
 func Read(path string) (*Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -257,49 +277,86 @@ func Read(path string) (*Trace, error) {
 // Decode reads a trace from r as Read does; name is used in errors and
 // as the trace's Source.
 func Decode(name string, r io.Reader) (*Trace, error) {
-	br := bufio.NewReaderSize(r, peekSize)
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, &Error{File: name, Err: err}
-		}
-		defer zr.Close()
-		br = bufio.NewReaderSize(zr, peekSize)
-	}
-	format, err := detect(name, br)
+	format, br, done, err := openRows(name, r)
 	if err != nil {
 		return nil, err
 	}
-	var t *Trace
-	switch format {
-	case FormatSixpin:
-		t, err = readSixpin(name, br)
-	case FormatMooncake:
-		t, err = readMooncake(name, br)
-	default:
-		t, err = readAzure(name, br)
-	}
+	defer done()
+	read, fromFirst := rowsOf(format)
+	t, err := collect(name, read, fromFirst, br)
 	if err != nil {
-		// Every reader's error names the file; line errors also the line.
-		var te *Error
-		if !errors.As(err, &te) {
-			err = &Error{File: name, Err: err}
-		}
-		return nil, err
-	}
-	if len(t.Sessions) == 0 {
-		return nil, &Error{File: name, Err: errors.New("no requests in the trace")}
+		return nil, named(name, err)
 	}
 	t.Source, t.Format = name, format
 	return t, nil
 }
 
-// detect names the format from the first non-blank line, without
-// consuming it.
-func detect(name string, br *bufio.Reader) (string, error) {
+// collect reads every row of a trace into its sessions, sorted by start.
+func collect(name string, read rowReader, fromFirst bool, br *bufio.Reader) (*Trace, error) {
+	tk := newTracker(name)
+	var (
+		ss    []Session
+		turns [][]int // each session's turn indices, in the order read
+	)
+	err := read(name, br, func(r *row) error {
+		index, start, turn, err := tk.add(r)
+		if err != nil {
+			return err
+		}
+		if index == len(ss) {
+			ss, turns = append(ss, Session{ID: r.id, Start: start}), append(turns, nil)
+		}
+		ss[index].Turns = append(ss[index].Turns, r.t)
+		turns[index] = append(turns[index], turn)
+		return nil
+	})
+	if err == nil {
+		err = tk.finish()
+	}
+	if err == nil && len(ss) == 0 {
+		err = errors.New("no requests in the trace")
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i := range ss {
+		p := pending{s: ss[i], turns: turns[i]}
+		p.sort()
+		ss[i] = p.s
+		if fromFirst {
+			ss[i].Start -= tk.earliest
+		}
+	}
+	sortSessions(ss)
+	return &Trace{Sessions: ss}, nil
+}
+
+// detect names the format from the first non-blank line, and returns a
+// reader of the whole file still: br itself when the line fits its
+// buffer, else one that reads the line again, whole, before the rest.
+func detect(name string, br *bufio.Reader) (string, *bufio.Reader, error) {
 	buf, _ := br.Peek(br.Size())
-	line, _, _ := bytes.Cut(bytes.TrimLeft(buf, " \t\r\n"), []byte("\n"))
-	return sniff(name, bytes.TrimSpace(line))
+	rest := bytes.TrimLeft(buf, " \t\r\n")
+	if line, _, found := bytes.Cut(rest, []byte("\n")); found || len(buf) < br.Size() {
+		format, err := sniff(name, bytes.TrimSpace(line))
+		return format, br, err
+	}
+	// A first line longer than the buffer (a Mooncake line with a long
+	// hash_ids): read up to its end.
+	var head []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		head = append(head, chunk...)
+		if err == nil && len(bytes.TrimSpace(head)) > 0 || err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			break
+		}
+	}
+	line := bytes.TrimSpace(head)
+	if i := bytes.LastIndexByte(line, '\n'); i >= 0 {
+		line = line[i+1:] // blank lines before it
+	}
+	format, err := sniff(name, line)
+	return format, bufio.NewReaderSize(io.MultiReader(bytes.NewReader(head), br), peekSize), err
 }
 
 func sniff(name string, line []byte) (string, error) {

@@ -228,20 +228,33 @@ func TestInterruptWritesPartialResults(t *testing.T) {
 	}
 }
 
+// `sixpin sim` says on stderr where it listens and who can reach it: a
+// bare :PORT is this machine only, as for --live and --metrics-addr.
 func TestSimCommandServes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw, _ := os.Pipe()
-	f := &Factory{IO: &IOStreams{Out: pw, ErrOut: &bytes.Buffer{}}, Getenv: os.Getenv, Hard: context.Background()}
+	f := &Factory{IO: &IOStreams{Out: &bytes.Buffer{}, ErrOut: pw}, Getenv: os.Getenv, Hard: context.Background()}
 	done := make(chan int)
-	go func() { done <- execute(ctx, f, []string{"sim", "--addr", "127.0.0.1:0", "--profile", "sim-instant"}) }()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
+	go func() { done <- execute(ctx, f, []string{"sim", "--addr", ":0", "--profile", "sim-instant"}) }()
+	lines := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(pr).ReadString('\n')
+		lines <- line
+	}()
+	var line string
+	select {
+	case line = <-lines:
+	case code := <-done:
+		t.Fatalf("sim exited %d", code)
+	case <-time.After(time.Minute):
+		cancel()
+		t.Fatal("sim said nothing on stderr for a minute")
 	}
-	url := regexp.MustCompile(`http://\S+/v1`).FindString(line)
+	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1 \(this machine only\)`).FindString(line)
 	if url == "" {
-		t.Fatalf("no URL in %q", line)
+		t.Fatalf("no loopback URL in %q", line)
 	}
+	url = strings.Fields(url)[0]
 	resp, err := http.Get(url + "/models")
 	if err != nil {
 		t.Fatal(err)
@@ -257,6 +270,18 @@ func TestSimCommandServes(t *testing.T) {
 	cancel()
 	if code := <-done; code != ExitOK {
 		t.Errorf("sim exit %d", code)
+	}
+}
+
+// `sixpin sim` listens beyond this machine only when --remote says so.
+func TestSimCommandLoopbackUnlessRemote(t *testing.T) {
+	var errOut bytes.Buffer
+	f := &Factory{IO: &IOStreams{Out: &bytes.Buffer{}, ErrOut: &errOut}, Getenv: os.Getenv, Hard: context.Background()}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // ends a sim that serves after all
+	defer cancel()
+	code := execute(ctx, f, []string{"sim", "--addr", "0.0.0.0:0", "--profile", "sim-instant"})
+	if code != ExitBadInput || !strings.Contains(errOut.String(), "--addr 0.0.0.0:0: not a loopback address") || !strings.Contains(errOut.String(), "--remote") {
+		t.Errorf("exit %d, stderr %q; want 2 and the address refused, naming --remote", code, errOut.String())
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 type SimOptions struct {
 	F       *Factory
 	Addr    string
+	Remote  bool
 	Profile string
 }
 
@@ -32,7 +33,8 @@ func NewCmdSim(f *Factory, runF func(*cobra.Command, *SimOptions) error) *cobra.
 			return simRun(cmd, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Addr, "addr", "127.0.0.1:8000", "listen address")
+	cmd.Flags().StringVar(&opts.Addr, "addr", "127.0.0.1:8000", "listen address, HOST:PORT (a bare :PORT is 127.0.0.1; loopback only unless --remote)")
+	cmd.Flags().BoolVar(&opts.Remote, "remote", false, "let --addr listen on a non-loopback address, a bare :PORT on every interface (anyone who reaches it can use the simulator)")
 	cmd.Flags().StringVar(&opts.Profile, "profile", profiles.DefaultSimulator, "simulator profile (NAME or FILE)")
 	return cmd
 }
@@ -45,11 +47,11 @@ func simRun(cmd *cobra.Command, opts *SimOptions) error {
 	if !p.Simulated() {
 		return badInput(fmt.Errorf("profile %s is not a simulator profile (kind %s)", p.Name, p.Kind))
 	}
-	sm, err := harness.StartSimulator(p, opts.Addr, 0)
+	sm, err := harness.ServeSimulator(p, opts.Addr, opts.Remote)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.F.IO.Out, "sixpin sim: serving profile %s (model %q) at %s — Ctrl-C stops\n", p.Name, sm.Model, sm.URL)
+	fmt.Fprintf(opts.F.IO.ErrOut, "sixpin sim: serving profile %s (model %q) at %s (%s) — Ctrl-C stops\n", p.Name, sm.Model, sm.URL, sm.Reach)
 	select {
 	case err := <-sm.Done():
 		return fmt.Errorf("sim: %w", err)

@@ -103,11 +103,17 @@ func checkFor(path string) check {
 	if trace.IsTraceName(path) {
 		return traceCheck(path)
 	}
-	if data, err := bounds.ReadFile(path); err == nil && profiles.LooksLikeProfile(data) {
+	data, err := bounds.ReadFile(path)
+	if err == nil && profiles.LooksLikeProfile(data) {
 		return profileCheck(path)
 	}
 	return func(w io.Writer) error {
-		sc, err := scenario.Load(path)
+		var sc *scenario.Scenario
+		if data != nil {
+			sc, err = scenario.Parse(path, data) // the file read once
+		} else {
+			sc, err = scenario.Load(path) // which says why it cannot be read
+		}
 		if err != nil {
 			return err
 		}
@@ -133,11 +139,11 @@ func profileCheck(ref string) check {
 
 func traceCheck(path string) check {
 	return func(w io.Writer) error {
-		t, err := trace.Read(path)
+		f, err := trace.Open(path)
 		if err != nil {
 			return err
 		}
-		return described(report.DescribeTrace(w, t))
+		return described(report.DescribeTrace(w, f.Summary()))
 	}
 }
 

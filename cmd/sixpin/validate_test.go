@@ -3,8 +3,11 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/sixpin/sixpin/internal/bounds"
 )
 
 // validate checks traces and profiles as strictly as scenarios: files
@@ -73,4 +76,29 @@ func abs(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// `sixpin validate` of a scenario with a list past bounds.Values refuses
+// it for a few MB: neither telling a profile from a scenario nor loading
+// it builds the YAML tree first (a 26 MB file of 13M values cost 3.6 GB).
+func TestValidateRefusesTooManyValuesCheaply(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.yaml")
+	src := "pins:\n  model: {name: m}\n  prompt: {tokens: {dist: empirical, values: [" + strings.Repeat("1, ", bounds.Values) + "1]}}\n" +
+		"  output: {tokens: 10}\n  concurrency: {mode: closed, streams: 1}\nrequests: 1\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var code int
+	var errOut string
+	var a, b runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&a)
+	code, _, errOut = sixpin(t, nil, "validate", path)
+	runtime.ReadMemStats(&b)
+	if n := b.TotalAlloc - a.TotalAlloc; n > 5*uint64(len(src)) {
+		t.Errorf("validate allocated %d MB for a %d MB file", n>>20, len(src)>>20)
+	}
+	if code != ExitBadInput || !strings.Contains(errOut, "big.yaml:3:46: a list of more than 1,000,000 items") {
+		t.Errorf("exit %d, stderr %.300s", code, errOut)
+	}
 }

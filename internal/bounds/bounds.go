@@ -6,6 +6,7 @@
 package bounds
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -23,9 +24,18 @@ const (
 	Streams = 1_000_000
 	// RateRPS is the highest open-loop arrival rate, requests/s: 1M.
 	RateRPS = 1_000_000
-	// Requests is the most requests, sessions or planned arrivals one
-	// run may issue: 100M.
+	// Requests is the most requests or planned arrivals one run may
+	// issue, and the most requests of a trace: 100M. A run keeps nothing
+	// per request in memory (histograms, and records streamed to disk)
+	// and a trace streams, so the bound is time: 100M requests are some
+	// 14 h at the 2,000 requests/s one machine sustains.
 	Requests = 100_000_000
+	// Sessions is the most agentic sessions (workload.sessions) or trace
+	// sessions one run may play: 1M. A run keeps a summary of every
+	// session — some 200 bytes in memory, some 500 in the results file
+	// — so 1M sessions cost 200 MB and a results file of 500 MB, about
+	// what one machine and a report can still take.
+	Sessions = 1_000_000
 	// Turns is the most turns of one agentic session: 10,000.
 	Turns = 10_000
 	// Retries is the most retries of one turn after a 429: 1,000.
@@ -33,6 +43,12 @@ const (
 	// Values is the most values of an empirical distribution: 1M (more
 	// belongs in a trace).
 	Values = 1_000_000
+	// YAMLValues is the most values a scenario, profile or rules file
+	// holds in all (scalars, lists and mappings): 3M, room for one
+	// empirical distribution of Values values with its weights and a
+	// million more. A parsed value costs some 300 bytes, so the biggest
+	// file takes about 1 GB to read.
+	YAMLValues = 3_000_000
 	// SweepPoints is the most values a sweep takes: 1,000.
 	SweepPoints = 1_000
 	// MinBurstiness and MaxBurstiness bound the gamma arrival shape.
@@ -63,10 +79,15 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, FileBytes+1))
-	if err != nil {
+	// Sized to the file, not grown by doubling: a 26 MB file costs 26 MB.
+	var buf bytes.Buffer
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		buf.Grow(int(min(st.Size(), FileBytes)) + bytes.MinRead) // ReadFrom wants MinRead free to see the end
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(f, FileBytes+1)); err != nil {
 		return nil, err
 	}
+	data := buf.Bytes()
 	if len(data) > FileBytes {
 		return nil, fmt.Errorf("%s: the file is larger than %d MiB: too big for a YAML file sixpin reads", path, FileBytes>>20)
 	}

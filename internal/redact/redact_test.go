@@ -14,3 +14,34 @@ func TestURL(t *testing.T) {
 		}
 	}
 }
+
+func TestURLCredential(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://user:pass@api.example.com/v1":                       "user info",
+		"http://h.svc:8000/v1?api-key=K":                             "query parameter api-key",
+		"http://h.svc:8000/v1?api-version=2024-06-01&access_token=K": "query parameter access_token",
+		"http://h.svc:8000/v1?X-Amz-Signature=K":                     "query parameter X-Amz-Signature",
+		"http://h.svc:8000/v1?sig=K":                                 "query parameter sig",
+		"http://h.svc:8000/v1?code=K":                                "query parameter code",
+		"http://h.svc:8000/v1?api%2Dkey=K":                           "query parameter api-key",
+		"http://h.svc:8000/v1?api-version=2024-06-01":                "",
+		"http://h.svc:8000/v1":                                       "",
+	} {
+		if got := URLCredential(in); got != want {
+			t.Errorf("URLCredential(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestLooksSecret(t *testing.T) {
+	for _, name := range []string{"Authorization", "X-Api-Key", "api_key", "Cookie", "X-Auth-Token", "client_secret", "password", "sig"} {
+		if !LooksSecret(name) {
+			t.Errorf("LooksSecret(%q) = false", name)
+		}
+	}
+	for _, name := range []string{"X-Org", "api-version", "User-Agent", "design", "model"} {
+		if LooksSecret(name) {
+			t.Errorf("LooksSecret(%q) = true", name)
+		}
+	}
+}

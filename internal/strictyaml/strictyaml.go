@@ -21,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/sixpin/sixpin/internal/clip"
+	"github.com/sixpin/sixpin/internal/numfmt"
 )
 
 // Kind says what a document holds, for the errors about the whole file.
@@ -30,6 +31,9 @@ type Kind struct {
 	// Keys lists some of its top-level keys, for messages such as "empty
 	// file: want a scenario mapping (name, pins, ...)".
 	Keys string
+	// Many says what to do with more values than a file may hold
+	// ("replay a trace instead"); "" says nothing.
+	Many string
 }
 
 // mapping describes the mapping a document of kind k must be.
@@ -52,13 +56,23 @@ type Doc struct {
 // and every decoding error, sorted by position; a syntax error or an
 // empty document gives a nil Doc. A document that is not a mapping, or a
 // mapping none of whose keys is a field of v (some other YAML file), is
-// refused in one error that echoes none of its content.
+// refused in one error that echoes none of its content. So is one with a
+// list longer than MaxItems or more than MaxNodes values, before it is
+// parsed (see measure), and one whose aliases expand past MaxNodes.
 func Decode(file string, data []byte, v any, kind Kind) (*Doc, ErrorList) {
+	return decodeAtMost(file, data, v, kind, MaxNodes)
+}
+
+// decodeAtMost is Decode with aliases expanded to at most limit values.
+func decodeAtMost(file string, data []byte, v any, kind Kind, limit int) (*Doc, ErrorList) {
+	if e := checkSize(file, data, kind); e != nil {
+		return nil, ErrorList{e}
+	}
 	root, errs := parseYAML(file, data, kind)
 	if errs != nil {
 		return nil, errs
 	}
-	d := &decoder{file: file, tree: tree{}, kind: kind}
+	d := &decoder{file: file, tree: tree{}, kind: kind, limit: limit}
 	if rv := reflect.ValueOf(v).Elem(); d.root(root, rv.Type()) {
 		d.decode(root, rv, "", nil)
 	} else {
@@ -75,7 +89,7 @@ func Decode(file string, data []byte, v any, kind Kind) (*Doc, ErrorList) {
 // file had been decoded at once. The Doc places validation errors the same
 // way.
 func DecodeNode(file string, n *yaml.Node, v any, path string) (*Doc, ErrorList) {
-	d := &decoder{file: file, tree: tree{}}
+	d := &decoder{file: file, tree: tree{}, limit: MaxNodes}
 	d.decode(n, reflect.ValueOf(v).Elem(), path, nil)
 	d.errs.Sort()
 	return &Doc{file: file, tree: d.tree, d: d}, d.errs
@@ -286,6 +300,9 @@ type decoder struct {
 	errs       ErrorList
 	tree       tree
 	rootFailed bool // the document is not a mapping: nothing else to say
+	// nodes counts the values decoded, an alias's each time it is used:
+	// past limit (MaxNodes), decoding stops.
+	nodes, limit int
 }
 
 func (d *decoder) fail(n *yaml.Node, field, format string, args ...any) {
@@ -310,6 +327,12 @@ func (d *decoder) failed(path string) bool {
 // decode decodes n into v (addressable) at field path; key is n's mapping
 // key, if any. It records the field in the tree and leaves v zero for null.
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, key *yaml.Node) {
+	if d.nodes++; d.nodes > d.limit {
+		if d.nodes == d.limit+1 {
+			d.fail(n, path, "more than %s values in all, aliases expanded as often as they are used", numfmt.Thousands(float64(d.limit)))
+		}
+		return
+	}
 	// Aliases cannot loop here: the Go types are not recursive, so a
 	// self-referencing alias ends in a type error.
 	e := entry{key: key, val: n, res: resolve(n)}
@@ -355,6 +378,9 @@ func (d *decoder) value(e entry, v reflect.Value, path string) {
 		}
 		s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
 		for i, item := range n.Content {
+			if d.nodes > d.limit {
+				break
+			}
 			d.decode(item, s.Index(i), fmt.Sprintf("%s[%d]", path, i), nil)
 		}
 		v.Set(s)
