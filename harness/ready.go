@@ -18,8 +18,9 @@ import (
 const DefaultReadyTimeout = 5 * time.Minute
 
 // Between two looks at a server that is not ready: a jittered backoff
-// from readyFirst to readyMax, or the wait the server asked for (up to
-// readyMax); what it waits for is said again every readySay.
+// from readyFirst to readyMax, or the wait the server asked for (a
+// Retry-After is honoured whole, as during the run); what it waits for
+// is said again every readySay.
 const (
 	readyFirst = 200 * time.Millisecond
 	readyMax   = 2 * time.Second
@@ -62,7 +63,7 @@ func waitReady(ctx context.Context, cfg Config, c *endpoint.Client) error {
 		}
 		d := backoff.Jittered(rng, readyFirst, readyMax, n)
 		if r.Hint > 0 {
-			d = min(r.Hint, readyMax)
+			d = r.Hint
 		}
 		if !backoff.Sleep(ctx, min(d, cfg.ReadyTimeout-waited)) {
 			return fmt.Errorf("%w: while waiting for the server to be ready", ErrInterrupted)

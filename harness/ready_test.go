@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -138,5 +139,31 @@ duration: 3s
 		if !strings.Contains(summary, want) {
 			t.Errorf("summary lacks %q:\n%s", want, summary)
 		}
+	}
+}
+
+// A server without a health endpoint that answers the one-token look
+// "503, Retry-After: 5" is looked at again only when it asked: within a
+// 4-second timeout, one look and the last one at the timeout — not one
+// every 2 seconds.
+func TestReadyHonoursRetryAfter(t *testing.T) {
+	var looks atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			http.NotFound(w, r)
+			return
+		}
+		looks.Add(1)
+		w.Header().Set("Retry-After", "5")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, loadingModel)
+	}))
+	defer srv.Close()
+	_, err := run(t, Config{ScenarioPath: "testdata/exact.yaml", Endpoint: srv.URL + "/v1", Model: "m", Tokenizer: "words", ReadyTimeout: 4 * time.Second})
+	if !errors.Is(err, ErrRunFailed) || !strings.Contains(err.Error(), "was not ready after 4s") {
+		t.Fatalf("err %v, want not ready", err)
+	}
+	if n := looks.Load(); n > 2 {
+		t.Errorf("%d looks in 4 s at a server that asked for 5 s between them", n)
 	}
 }
