@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/trace"
 )
@@ -81,9 +82,9 @@ type Options struct {
 	// Profile names where Pricing, Energy and Limits came from.
 	Profile string
 	// Pricing prices the generations (nil: not priced by tokens).
-	Pricing *results.Pricing
+	Pricing *record.Pricing
 	// Energy prices them by power over model time when Pricing is unset.
-	Energy *results.Energy
+	Energy *record.Energy
 	// Limits are the rate limits each session is metered against.
 	Limits *results.RateLimits
 	// Trace collects the generations as a replayable trace in
@@ -373,10 +374,10 @@ func (u *Usage) add(g *generation) {
 type Cost struct {
 	// Basis is "tokens" (a price list) or "energy" (power over model
 	// time).
-	Basis   string           `json:"basis"`
-	Pricing *results.Pricing `json:"pricing,omitempty"`
-	Energy  *results.Energy  `json:"energy,omitempty"`
-	Bill    *results.Bill    `json:"bill,omitempty"`
+	Basis   string          `json:"basis"`
+	Pricing *record.Pricing `json:"pricing,omitempty"`
+	Energy  *record.Energy  `json:"energy,omitempty"`
+	Bill    *record.Bill    `json:"bill,omitempty"`
 	// ModelTimeS is the generations' model time added up, s (energy).
 	ModelTimeS float64 `json:"model_time_s,omitempty"`
 	TotalUSD   float64 `json:"total_usd"`

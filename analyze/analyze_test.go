@@ -11,6 +11,7 @@ import (
 	"time"
 
 	oc "github.com/sixpin/sixpin/analyze/opencodetest"
+	"github.com/sixpin/sixpin/record"
 
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/trace"
@@ -245,7 +246,7 @@ func TestTrafficFigures(t *testing.T) {
 		Finish: "stop", Input: 5000, Output: 200})
 	price := 0.1
 	r := analyzeDB(t, Options{DBs: []string{d.Close()}, Profile: "test",
-		Pricing: &results.Pricing{InputPerMTok: 1, CachedInputPerMTok: &price, OutputPerMTok: 2},
+		Pricing: &record.Pricing{InputPerMTok: 1, CachedInputPerMTok: &price, OutputPerMTok: 2},
 		Limits:  &results.RateLimits{TokensPerMinute: 150000, UncachedTokensPerMinute: 40000, RequestsPerMinute: 2}})
 	m := model(t, r, "cloud/m")
 	checkDist(t, "context", m.ContextTokens, Dist{N: 4, Min: 5000, P10: 6800, P25: 9500, P50: 35500, P75: 77500, P90: 109000, Max: 130000})
@@ -287,10 +288,10 @@ func TestTrafficFigures(t *testing.T) {
 		over     int
 		share    float64
 	}{
-		results.BucketRequests:       {3, 1, 1, 1.5},
-		results.BucketTokens:         {201600, 5200, 1, 201600.0 / 150000},
-		results.BucketUncachedTokens: {31000, 5000, 0, 31000.0 / 40000},
-		results.BucketOutputTokens:   {600, 200, 0, 0},
+		record.BucketRequests:       {3, 1, 1, 1.5},
+		record.BucketTokens:         {201600, 5200, 1, 201600.0 / 150000},
+		record.BucketUncachedTokens: {31000, 5000, 0, 31000.0 / 40000},
+		record.BucketOutputTokens:   {600, 200, 0, 0},
 	}
 	for _, b := range r.Sessions.Buckets {
 		w, ok := want[b.Bucket]
@@ -319,7 +320,7 @@ func TestEnergyCost(t *testing.T) {
 	d.Assistant(oc.Message{ID: "msg_1", Session: "ses_1", Provider: "local", Model: "m", Created: t0, Completed: t0 + 90*sec, Finish: "stop", Input: 10, Output: 100})
 	d.Assistant(oc.Message{ID: "msg_2", Session: "ses_1", Provider: "local", Model: "m", Created: t0 + 100*sec, Completed: t0 + 300*sec, Finish: "tool-calls",
 		Input: 10, Output: 100, Parts: []oc.Part{oc.Tool(t0+190*sec, t0+300*sec)}})
-	r := analyzeDB(t, Options{DBs: []string{d.Close()}, Energy: &results.Energy{PowerWatts: 500, USDPerKWh: 0.2}})
+	r := analyzeDB(t, Options{DBs: []string{d.Close()}, Energy: &record.Energy{PowerWatts: 500, USDPerKWh: 0.2}})
 	want := 500 * (180.0 / 3600) / 1000 * 0.2
 	if r.Cost == nil || r.Cost.Basis != "energy" || !near(r.Cost.TotalUSD, want) || r.Cost.ModelTimeS != 180 {
 		t.Errorf("cost %+v, want energy $%v over 180 s", r.Cost, want)

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/trace"
 )
@@ -20,7 +21,7 @@ type SessionReport struct {
 
 // SessionBucket is one rate-limit bucket over the sessions.
 type SessionBucket struct {
-	// Bucket is a results.Bucket* name: requests_per_minute,
+	// Bucket is a record.Bucket* name: requests_per_minute,
 	// tokens_per_minute (prompt with cache reads, plus generated),
 	// uncached_tokens_per_minute, output_tokens_per_minute,
 	// tokens_per_day (a 24 h window, only with that limit).
@@ -128,13 +129,13 @@ func (a *sessionsAcc) init(l *results.RateLimits) {
 	}
 	minute := Window.Milliseconds()
 	a.meters = []*meter{
-		{bucket: results.BucketRequests, limit: lim.RequestsPerMinute, window: minute, amount: func(e *event) int64 { return e.requests }},
-		{bucket: results.BucketTokens, limit: lim.TokensPerMinute, window: minute, amount: func(e *event) int64 { return e.tokens }},
-		{bucket: results.BucketUncachedTokens, limit: lim.UncachedTokensPerMinute, window: minute, amount: func(e *event) int64 { return e.uncached }},
-		{bucket: results.BucketOutputTokens, limit: lim.OutputTokensPerMinute, window: minute, amount: func(e *event) int64 { return e.generated }},
+		{bucket: record.BucketRequests, limit: lim.RequestsPerMinute, window: minute, amount: func(e *event) int64 { return e.requests }},
+		{bucket: record.BucketTokens, limit: lim.TokensPerMinute, window: minute, amount: func(e *event) int64 { return e.tokens }},
+		{bucket: record.BucketUncachedTokens, limit: lim.UncachedTokensPerMinute, window: minute, amount: func(e *event) int64 { return e.uncached }},
+		{bucket: record.BucketOutputTokens, limit: lim.OutputTokensPerMinute, window: minute, amount: func(e *event) int64 { return e.generated }},
 	}
 	if lim.TokensPerDay > 0 {
-		a.meters = append(a.meters, &meter{bucket: results.BucketTokensPerDay, limit: lim.TokensPerDay, window: (24 * time.Hour).Milliseconds(), amount: func(e *event) int64 { return e.tokens }})
+		a.meters = append(a.meters, &meter{bucket: record.BucketTokensPerDay, limit: lim.TokensPerDay, window: (24 * time.Hour).Milliseconds(), amount: func(e *event) int64 { return e.tokens }})
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sixpin/sixpin/scenario"
+	"github.com/sixpin/sixpin/record"
 )
 
 // memTransport answers every request with one in-memory SSE body: the
@@ -96,7 +96,7 @@ func BenchmarkChunkPath(b *testing.B) {
 			c.httpc.Transport = memTransport{body}
 			clk := Clock{Start: time.Now()}
 			var live Counter
-			req := scenario.Request{PromptTokens: 64, OutputTokens: n, Seed: 1}
+			req := record.Request{PromptTokens: 64, OutputTokens: n, Seed: 1}
 			msgs := UserMessage(strings.Repeat("word ", 64))
 			ctx := context.Background()
 			b.SetBytes(int64(len(body)))

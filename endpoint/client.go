@@ -1,7 +1,7 @@
 // Package endpoint is everything about the server on the other side: the
 // Target (base URL, model, key, headers, output control), the HTTP
 // transport and its connection reuse, one request sent and its answer read
-// into a results.Record (the protocols: OpenAI chat completions,
+// into a record.Record (the protocols: OpenAI chat completions,
 // Anthropic Messages, OpenAI Responses, legacy completions; a lean
 // Server-Sent Events reader, per-chunk monotonic timestamps, failure
 // classification, redaction of the target's secrets), discovery of what
@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/internal/redact"
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 )
 
 // Defaults for Options.
@@ -150,7 +150,7 @@ func (c *Client) Target() Target { return c.target }
 // from a request that failed to connect to the first answer, on a new
 // connection, to a request sent after it. Times are run time, as the
 // requests' clocks gave them.
-func (c *Client) Outages() []results.Outage { return c.health.list() }
+func (c *Client) Outages() []record.Outage { return c.health.list() }
 
 // Connections returns how many TCP connections the client has opened.
 func (c *Client) Connections() int64 { return c.dials.Load() }

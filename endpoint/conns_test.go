@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 )
 
 // TestResetIsNotAHangUp: a server that resets a few connections, after
@@ -14,14 +14,14 @@ import (
 // is sent again (the server read it), and connections stay kept alive
 // for the rest of the run (the server does not hang up after answers).
 func TestResetIsNotAHangUp(t *testing.T) {
-	want := map[string]results.ErrorClass{"req-45": results.ErrConnect, "req-95": results.ErrConnect, "req-145": results.ErrStreamCut}
+	want := map[string]record.ErrorClass{"req-45": record.ErrConnect, "req-95": record.ErrConnect, "req-145": record.ErrStreamCut}
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			s := newRawServer(t, func(id string, _ int64) fault {
 				switch want[id] {
-				case results.ErrConnect:
+				case record.ErrConnect:
 					return resetUnread
-				case results.ErrStreamCut:
+				case record.ErrStreamCut:
 					return resetMid
 				}
 				return answer
@@ -118,7 +118,7 @@ func TestHangUpLearntDuringLoad(t *testing.T) {
 					continue
 				}
 				lost++
-				if rec.Err != results.ErrConnect || rec.Reconnects != 0 || !strings.Contains(rec.ErrMsg, "kept-alive") {
+				if rec.Err != record.ErrConnect || rec.Reconnects != 0 || !strings.Contains(rec.ErrMsg, "kept-alive") {
 					t.Errorf("request %d: %s, %d reconnects: %s; want class connect on a kept-alive connection, not sent again",
 						rec.Index, rec.Err, rec.Reconnects, rec.ErrMsg)
 				}

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 )
 
 // Discovery sources: what Discover asks, by name. Each is one request to
@@ -52,7 +52,7 @@ const maxDiscoveryBody = 4 << 20
 // partial is what one source learnt: facts with their origins, and for
 // SourceModels the listed ids.
 type partial struct {
-	info   results.Discovery
+	info   record.Discovery
 	ids    []string
 	engine string // the engine this answer reveals, if any
 	notes  []string
@@ -69,9 +69,9 @@ func (p *partial) set(key, from string) {
 // Discover asks the endpoint what it serves and how: the observed side of
 // pins 1 (model) and 5 (KV cache). It asks every source in Sources()
 // concurrently, each bounded by DefaultDiscoverTimeout, and never fails:
-// a source's error is recorded in results.Discovery.Sources, and the pins it
+// a source's error is recorded in record.Discovery.Sources, and the pins it
 // would have verified stay unverifiable. See DiscoverFrom.
-func Discover(ctx context.Context, c *Client) results.Discovery {
+func Discover(ctx context.Context, c *Client) record.Discovery {
 	return DiscoverFrom(ctx, c, Sources()...)
 }
 
@@ -84,16 +84,16 @@ func Discover(ctx context.Context, c *Client) results.Discovery {
 // The Discovery carries the model ids /v1/models lists (Err is its
 // failure, if any), the served context length and the parameter count;
 // its Source names where MaxModelLen came from.
-func DiscoverFrom(ctx context.Context, r *Client, sources ...string) results.Discovery {
+func DiscoverFrom(ctx context.Context, r *Client, sources ...string) record.Discovery {
 	parts := make([]partial, len(sources))
-	res := make([]results.SourceResult, len(sources))
+	res := make([]record.SourceResult, len(sources))
 	var wg sync.WaitGroup
 	for i, name := range sources {
 		wg.Go(func() { parts[i], res[i] = r.ask(ctx, name) })
 	}
 	wg.Wait()
 
-	info := results.Discovery{Sources: res}
+	info := record.Discovery{Sources: res}
 	var ownedBy string   // the engine /v1/models names
 	var engines []string // the engines whose own endpoints answered
 	for i, name := range sources {
@@ -127,9 +127,9 @@ func DiscoverFrom(ctx context.Context, r *Client, sources ...string) results.Dis
 }
 
 // ask queries one source and parses its answer.
-func (r *Client) ask(ctx context.Context, name string) (partial, results.SourceResult) {
+func (r *Client) ask(ctx context.Context, name string) (partial, record.SourceResult) {
 	var p partial
-	res := results.SourceResult{Name: name}
+	res := record.SourceResult{Name: name}
 	var method, u string
 	var body []byte
 	var parse func(*partial, []byte, string) error
@@ -216,7 +216,7 @@ func (r *Client) fetchWith(ctx context.Context, hc *http.Client, method, u strin
 
 // merge adds a source's facts to info: a fact already known keeps its
 // value, and a different value from this source is noted.
-func merge(info *results.Discovery, p *partial) {
+func merge(info *record.Discovery, p *partial) {
 	if info.From == nil {
 		info.From = map[string]string{}
 	}
@@ -253,7 +253,7 @@ func merge(info *results.Discovery, p *partial) {
 	}
 }
 
-func mergeVal[T comparable](info *results.Discovery, key string, dst *T, v T, from map[string]string) {
+func mergeVal[T comparable](info *record.Discovery, key string, dst *T, v T, from map[string]string) {
 	var zero T
 	switch {
 	case v == zero:
@@ -266,7 +266,7 @@ func mergeVal[T comparable](info *results.Discovery, key string, dst *T, v T, fr
 
 // mergeFloat treats values within 1% as the same (a parameter count
 // rounded to "8.0B" against 8,030,261,248).
-func mergeFloat(info *results.Discovery, key string, dst *float64, v float64, from map[string]string) {
+func mergeFloat(info *record.Discovery, key string, dst *float64, v float64, from map[string]string) {
 	switch {
 	case v == 0 || math.IsNaN(v):
 	case *dst == 0:
@@ -276,7 +276,7 @@ func mergeFloat(info *results.Discovery, key string, dst *float64, v float64, fr
 	}
 }
 
-func mergeBool(info *results.Discovery, key string, dst **bool, v *bool, from map[string]string) {
+func mergeBool(info *record.Discovery, key string, dst **bool, v *bool, from map[string]string) {
 	switch {
 	case v == nil:
 	case *dst == nil:
@@ -286,7 +286,7 @@ func mergeBool(info *results.Discovery, key string, dst **bool, v *bool, from ma
 	}
 }
 
-func disagree(info *results.Discovery, key string, kept, other any, otherFrom string) {
+func disagree(info *record.Discovery, key string, kept, other any, otherFrom string) {
 	info.Notes = append(info.Notes, fmt.Sprintf("%s: %s says %v, %s says %v; kept the first",
 		key, info.From[key], kept, otherFrom, other))
 }

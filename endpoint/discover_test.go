@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/sixpin/sixpin/internal/testserve"
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/sim"
 )
 
@@ -69,7 +69,7 @@ func (e *engine) requests() []seenRequest {
 }
 
 // discover runs Discover against base (the server root) for model.
-func discover(t *testing.T, base, model string) (results.Discovery, results.Discovery) {
+func discover(t *testing.T, base, model string) (record.Discovery, record.Discovery) {
 	t.Helper()
 	tg := Target{BaseURL: base + "/v1/", Model: model, APIKey: "sk-d", Headers: map[string]string{"X-Tenant": "acme"}}
 	d := Discover(context.Background(), newClient(t, tg))
@@ -80,7 +80,7 @@ func boolp(b bool) *bool        { return &b }
 func floatp(v float64) *float64 { return &v }
 
 // sourcesOK lists the sources that answered with their shape.
-func sourcesOK(info results.Discovery) []string {
+func sourcesOK(info record.Discovery) []string {
 	var ok []string
 	for _, s := range info.Sources {
 		if s.OK {
@@ -99,8 +99,8 @@ func TestDiscoverEngines(t *testing.T) {
 		model  string
 		routes map[string]string // fixture file by route
 		want   headline
-		info   results.Discovery // Sources, From and Notes are checked separately
-		ok     []string          // sources that answer
+		info   record.Discovery // Sources, From and Notes are checked separately
+		ok     []string         // sources that answer
 		from   map[string]string
 		notes  []string // substrings, one note each
 	}{
@@ -108,8 +108,8 @@ func TestDiscoverEngines(t *testing.T) {
 			name: "vLLM", model: "Qwen/Qwen3-14B",
 			routes: map[string]string{"GET /v1/models": "vllm_models.json", "GET /metrics": "vllm_metrics.txt"},
 			want:   headline{ModelIDs: []string{"Qwen/Qwen3-14B"}, MaxModelLen: 32768, Source: "/v1/models max_model_len"},
-			info: results.Discovery{Engine: "vllm", Model: results.ModelFacts{ID: "Qwen/Qwen3-14B"},
-				KV: results.KVFacts{MaxModelLen: 32768, BudgetTokens: 9271 * 16, BlockSize: 16, NumGPUBlocks: 9271, CacheDtype: "auto",
+			info: record.Discovery{Engine: "vllm", Model: record.ModelFacts{ID: "Qwen/Qwen3-14B"},
+				KV: record.KVFacts{MaxModelLen: 32768, BudgetTokens: 9271 * 16, BlockSize: 16, NumGPUBlocks: 9271, CacheDtype: "auto",
 					GPUMemoryUtilization: 0.65, PrefixCaching: boolp(true), Batching: "continuous"},
 				RequestsRunning: floatp(2), RequestsWaiting: floatp(1)},
 			ok: []string{SourceModels, SourceVLLM},
@@ -125,10 +125,10 @@ func TestDiscoverEngines(t *testing.T) {
 			routes: map[string]string{"GET /v1/models": "llamacpp_models.json", "GET /props": "llamacpp_props.json"},
 			want: headline{ModelIDs: []string{"../models/Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf"}, MaxModelLen: 1024,
 				ParamsB: 8.030261312, Source: "/props default_generation_settings.n_ctx"},
-			info: results.Discovery{Engine: "llama.cpp", Version: "b(build number)-(build commit hash)",
-				Model: results.ModelFacts{ID: "../models/Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf", Path: "../models/Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf",
+			info: record.Discovery{Engine: "llama.cpp", Version: "b(build number)-(build commit hash)",
+				Model: record.ModelFacts{ID: "../models/Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf", Path: "../models/Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf",
 					ParamsB: 8.030261312, Quantization: "Q4_K_M", ContextTrain: 131072, VocabSize: 128256, SizeBytes: 4912898304, ChatTemplate: boolp(true)},
-				KV: results.KVFacts{MaxModelLen: 1024, MaxNumSeqs: 1}},
+				KV: record.KVFacts{MaxModelLen: 1024, MaxNumSeqs: 1}},
 			ok: []string{SourceModels, SourceLlamaCpp},
 			from: map[string]string{
 				"model.params_b":        "/v1/models meta.n_params",
@@ -141,9 +141,9 @@ func TestDiscoverEngines(t *testing.T) {
 			name: "SGLang", model: "qwen/qwen2.5-0.5b-instruct",
 			routes: map[string]string{"GET /v1/models": "sglang_models.json", "GET /get_server_info": "sglang_server_info.json"},
 			want:   headline{ModelIDs: []string{"qwen/qwen2.5-0.5b-instruct"}, MaxModelLen: 32768, Source: "/v1/models max_model_len"},
-			info: results.Discovery{Engine: "sglang", Version: "0.0.0.dev1+g54b06f199",
-				Model: results.ModelFacts{ID: "qwen/qwen2.5-0.5b-instruct", Path: "qwen/qwen2.5-0.5b-instruct", Dtype: "auto"},
-				KV: results.KVFacts{MaxModelLen: 32768, BudgetTokens: 20480, BlockSize: 1, CacheDtype: "auto", GPUMemoryUtilization: 0.836,
+			info: record.Discovery{Engine: "sglang", Version: "0.0.0.dev1+g54b06f199",
+				Model: record.ModelFacts{ID: "qwen/qwen2.5-0.5b-instruct", Path: "qwen/qwen2.5-0.5b-instruct", Dtype: "auto"},
+				KV: record.KVFacts{MaxModelLen: 32768, BudgetTokens: 20480, BlockSize: 1, CacheDtype: "auto", GPUMemoryUtilization: 0.836,
 					MaxNumSeqs: 128, PrefixCaching: boolp(true), ChunkedPrefillTokens: 8192, Batching: "continuous"}},
 			ok: []string{SourceModels, SourceSGLang},
 			from: map[string]string{
@@ -157,7 +157,7 @@ func TestDiscoverEngines(t *testing.T) {
 			name: "Ollama, default context", model: "llava:latest",
 			routes: map[string]string{"GET /v1/models": "ollama_models.json", "POST /api/show": "ollama_show.json"},
 			want:   headline{ModelIDs: []string{"llava:latest"}, ParamsB: 8.030261248},
-			info: results.Discovery{Engine: "ollama", Model: results.ModelFacts{ID: "llava:latest", ParamsB: 8.030261248, Quantization: "Q4_0",
+			info: record.Discovery{Engine: "ollama", Model: record.ModelFacts{ID: "llava:latest", ParamsB: 8.030261248, Quantization: "Q4_0",
 				ContextTrain: 8192, VocabSize: 128256, ChatTemplate: boolp(true)}},
 			ok: []string{SourceModels, SourceOllama},
 			from: map[string]string{
@@ -171,8 +171,8 @@ func TestDiscoverEngines(t *testing.T) {
 			name: "Ollama, num_ctx set", model: "llava:latest",
 			routes: map[string]string{"GET /v1/models": "ollama_models.json", "POST /api/show": "ollama_show_num_ctx.json"},
 			want:   headline{ModelIDs: []string{"llava:latest"}, ParamsB: 8.030261248, MaxModelLen: 16384, Source: "/api/show parameters num_ctx"},
-			info: results.Discovery{Engine: "ollama", Model: results.ModelFacts{ID: "llava:latest", ParamsB: 8.030261248, Quantization: "Q4_0",
-				ContextTrain: 8192, VocabSize: 128256, ChatTemplate: boolp(true)}, KV: results.KVFacts{MaxModelLen: 16384}},
+			info: record.Discovery{Engine: "ollama", Model: record.ModelFacts{ID: "llava:latest", ParamsB: 8.030261248, Quantization: "Q4_0",
+				ContextTrain: 8192, VocabSize: 128256, ChatTemplate: boolp(true)}, KV: record.KVFacts{MaxModelLen: 16384}},
 			ok: []string{SourceModels, SourceOllama},
 		},
 	}
@@ -228,7 +228,7 @@ type headline struct {
 	Err         string
 }
 
-func checkDiscovery(t *testing.T, d results.Discovery, want headline) {
+func checkDiscovery(t *testing.T, d record.Discovery, want headline) {
 	t.Helper()
 	got := headline{d.ModelIDs, d.KV.MaxModelLen, d.Model.ParamsB, d.From["kv_cache.max_model_len"], d.Err}
 	if !slices.Equal(got.ModelIDs, want.ModelIDs) || got.MaxModelLen != want.MaxModelLen ||
@@ -238,7 +238,7 @@ func checkDiscovery(t *testing.T, d results.Discovery, want headline) {
 }
 
 // checkInfo compares the facts (not Sources, From or Notes).
-func checkInfo(t *testing.T, got, want results.Discovery) {
+func checkInfo(t *testing.T, got, want record.Discovery) {
 	t.Helper()
 	g, w := got, want
 	g.Sources, g.From, g.Notes, g.ModelIDs, g.Err = nil, nil, nil, nil, ""
@@ -246,7 +246,7 @@ func checkInfo(t *testing.T, got, want results.Discovery) {
 	gj, _ := json.Marshal(g)
 	wj, _ := json.Marshal(w)
 	if string(gj) != string(wj) {
-		t.Errorf("results.Discovery facts\n got %s\nwant %s", gj, wj)
+		t.Errorf("record.Discovery facts\n got %s\nwant %s", gj, wj)
 	}
 	// Every fact has a source.
 	for _, k := range factKeys(got) {
@@ -257,7 +257,7 @@ func checkInfo(t *testing.T, got, want results.Discovery) {
 }
 
 // factKeys lists the JSON paths of the facts set in info.
-func factKeys(info results.Discovery) []string {
+func factKeys(info record.Discovery) []string {
 	var m map[string]any
 	b, _ := json.Marshal(info)
 	json.Unmarshal(b, &m)
@@ -305,9 +305,9 @@ func TestDiscoverSimulator(t *testing.T) {
 	t.Cleanup(func() { ts.Close(); srv.Close() })
 	d, info := discover(t, ts.URL, "qwen3.8-27b")
 	checkDiscovery(t, d, headline{ModelIDs: []string{"qwen3.8-27b"}, MaxModelLen: 4096, ParamsB: 27, Source: "/v1/models max_model_len"})
-	checkInfo(t, info, results.Discovery{Engine: "sixpin-sim", Version: "sixpin-sim",
-		Model: results.ModelFacts{ID: "qwen3.8-27b", Path: "qwen3.8-27b", ParamsB: 27, ContextTrain: 4096, ChatTemplate: boolp(true)},
-		KV: results.KVFacts{MaxModelLen: 4096, BudgetTokens: 65536, BlockSize: 16, NumGPUBlocks: 4096, CacheDtype: "auto",
+	checkInfo(t, info, record.Discovery{Engine: "sixpin-sim", Version: "sixpin-sim",
+		Model: record.ModelFacts{ID: "qwen3.8-27b", Path: "qwen3.8-27b", ParamsB: 27, ContextTrain: 4096, ChatTemplate: boolp(true)},
+		KV: record.KVFacts{MaxModelLen: 4096, BudgetTokens: 65536, BlockSize: 16, NumGPUBlocks: 4096, CacheDtype: "auto",
 			GPUMemoryUtilization: 0.8, MaxNumSeqs: 8, PrefixCaching: boolp(false), Batching: "static"},
 		RequestsRunning: floatp(0), RequestsWaiting: floatp(0)})
 	if got := sourcesOK(info); !slices.Equal(got, []string{SourceModels, SourceVLLM, SourceLlamaCpp}) {
@@ -414,19 +414,19 @@ func TestDiscoverOddShapes(t *testing.T) {
 		name   string
 		model  string
 		routes map[string]string
-		check  func(t *testing.T, d results.Discovery, info results.Discovery)
+		check  func(t *testing.T, d record.Discovery, info record.Discovery)
 	}{
 		{
 			name: "several models, the target not last", model: "b",
 			routes: map[string]string{"GET /v1/models": `{"object":"list","data":[{"id":"a","max_model_len":8192},{"id":"b","max_model_len":32768},{"id":"c","max_model_len":4096}]}`},
-			check: func(t *testing.T, d results.Discovery, info results.Discovery) {
+			check: func(t *testing.T, d record.Discovery, info record.Discovery) {
 				checkDiscovery(t, d, headline{ModelIDs: []string{"a", "b", "c"}, MaxModelLen: 32768, Source: "/v1/models max_model_len"})
 			},
 		},
 		{
 			name: "several models, the target not listed", model: "z",
 			routes: map[string]string{"GET /v1/models": `{"data":[{"id":"a","max_model_len":8192},{"id":"b","max_model_len":32768}]}`},
-			check: func(t *testing.T, d results.Discovery, info results.Discovery) {
+			check: func(t *testing.T, d record.Discovery, info record.Discovery) {
 				checkDiscovery(t, d, headline{ModelIDs: []string{"a", "b"}})
 				checkNotes(t, info.Notes, []string{`lists 2 models but not "z"`})
 			},
@@ -434,7 +434,7 @@ func TestDiscoverOddShapes(t *testing.T) {
 		{
 			name: "llama.cpp meta null while loading", model: "m",
 			routes: map[string]string{"GET /v1/models": `{"object":"list","data":[{"id":"m","object":"model","owned_by":"llamacpp","meta":null}]}`},
-			check: func(t *testing.T, d results.Discovery, info results.Discovery) {
+			check: func(t *testing.T, d record.Discovery, info record.Discovery) {
 				checkDiscovery(t, d, headline{ModelIDs: []string{"m"}})
 				if info.Engine != "llama.cpp" {
 					t.Errorf("engine %q", info.Engine)
@@ -447,7 +447,7 @@ func TestDiscoverOddShapes(t *testing.T) {
 				"GET /v1/models": `{"data":[{"id":"m","max_model_len":"32768"}]}`,
 				"GET /props":     `{"default_generation_settings":{"n_ctx":2048},"total_slots":"four","model_path":"/m/qwen2.5-7b-instruct-q5_k_m-00001-of-00002.gguf"}`,
 			},
-			check: func(t *testing.T, d results.Discovery, info results.Discovery) {
+			check: func(t *testing.T, d record.Discovery, info record.Discovery) {
 				checkDiscovery(t, d, headline{ModelIDs: []string{"m"}, MaxModelLen: 2048, Source: "/props default_generation_settings.n_ctx"})
 				if info.KV.MaxNumSeqs != 0 || info.Model.Quantization != "Q5_K_M" {
 					t.Errorf("facts %+v %+v", info.KV, info.Model)
@@ -461,7 +461,7 @@ func TestDiscoverOddShapes(t *testing.T) {
 				"GET /v1/models": `{"data":[{"id":"m","max_model_len":32768}]}`,
 				"GET /props":     `{"default_generation_settings":{"n_ctx":8192},"total_slots":4}`,
 			},
-			check: func(t *testing.T, d results.Discovery, info results.Discovery) {
+			check: func(t *testing.T, d record.Discovery, info record.Discovery) {
 				checkDiscovery(t, d, headline{ModelIDs: []string{"m"}, MaxModelLen: 32768, Source: "/v1/models max_model_len"})
 				checkNotes(t, info.Notes, []string{"kv_cache.max_model_len: /v1/models max_model_len says 32768, /props default_generation_settings.n_ctx says 8192"})
 			},
@@ -469,7 +469,7 @@ func TestDiscoverOddShapes(t *testing.T) {
 		{
 			name: "llama.cpp with only the top-level n_ctx", model: "m",
 			routes: map[string]string{"GET /props": `{"n_ctx":16384,"total_slots":2,"chat_template":""}`},
-			check: func(t *testing.T, d results.Discovery, info results.Discovery) {
+			check: func(t *testing.T, d record.Discovery, info record.Discovery) {
 				checkDiscovery(t, d, headline{MaxModelLen: 16384, Source: "/props n_ctx", Err: "GET /v1/models: not served (HTTP 404)"})
 				if info.KV.MaxNumSeqs != 2 || info.Model.ChatTemplate == nil || *info.Model.ChatTemplate {
 					t.Errorf("facts %+v %+v", info.KV, info.Model)
@@ -485,7 +485,7 @@ vllm:cache_config_info{block_size="16",enable_prefix_caching="False",engine="1",
 vllm:num_requests_running{engine="0",model_name="m"} 3
 vllm:num_requests_running{engine="1",model_name="m"} 4
 `},
-			check: func(t *testing.T, d results.Discovery, info results.Discovery) {
+			check: func(t *testing.T, d record.Discovery, info record.Discovery) {
 				if info.KV.NumGPUBlocks != 2000 || info.KV.BudgetTokens != 32000 || *info.KV.PrefixCaching ||
 					info.RequestsRunning == nil || *info.RequestsRunning != 7 || info.RequestsWaiting != nil {
 					t.Errorf("facts %+v running %v", info.KV, info.RequestsRunning)
@@ -498,7 +498,7 @@ vllm:num_requests_running{engine="1",model_name="m"} 4
 		{
 			name: "vLLM gauges without cache_config_info", model: "m",
 			routes: map[string]string{"GET /metrics": "vllm:num_requests_waiting{model_name=\"m\"} 5\n"},
-			check: func(t *testing.T, d results.Discovery, info results.Discovery) {
+			check: func(t *testing.T, d record.Discovery, info record.Discovery) {
 				if info.RequestsWaiting == nil || *info.RequestsWaiting != 5 || info.Engine != "" {
 					t.Errorf("waiting %v, engine %q", info.RequestsWaiting, info.Engine)
 				}
@@ -512,7 +512,7 @@ vllm:num_requests_running{engine="1",model_name="m"} 4
 				"GET /props":     `{"total_slots":2}`,
 				"GET /metrics":   "vllm:cache_config_info{block_size=\"16\",num_gpu_blocks=\"10\"} 1\n",
 			},
-			check: func(t *testing.T, d results.Discovery, info results.Discovery) {
+			check: func(t *testing.T, d record.Discovery, info record.Discovery) {
 				if info.Engine != "" || info.KV.BudgetTokens != 160 || info.KV.MaxNumSeqs != 2 {
 					t.Errorf("engine %q, facts %+v", info.Engine, info.KV)
 				}
@@ -522,7 +522,7 @@ vllm:num_requests_running{engine="1",model_name="m"} 4
 		{
 			name: "llama.cpp metrics are not vLLM's", model: "m",
 			routes: map[string]string{"GET /metrics": "# HELP llamacpp:requests_processing Number of requests processing.\n# TYPE llamacpp:requests_processing gauge\nllamacpp:requests_processing 0\n"},
-			check: func(t *testing.T, d results.Discovery, info results.Discovery) {
+			check: func(t *testing.T, d record.Discovery, info record.Discovery) {
 				if slices.Contains(sourcesOK(info), SourceVLLM) {
 					t.Errorf("llama.cpp metrics taken for vLLM's: %+v", info.Sources)
 				}
@@ -534,7 +534,7 @@ vllm:num_requests_running{engine="1",model_name="m"} 4
 				"GET /get_server_info": `{"model_path":"/w/Qwen3-32B-FP8","context_length":40960,"mem_fraction_static":0.88,"max_running_requests":null,"max_total_num_tokens":500000,"disable_radix_cache":true,"quantization":"fp8","chunked_prefill_size":-1}`,
 				"POST /api/show":       `{"details":{"parameter_size":"494.03M","quantization_level":"F16"}}`,
 			},
-			check: func(t *testing.T, d results.Discovery, info results.Discovery) {
+			check: func(t *testing.T, d record.Discovery, info record.Discovery) {
 				checkDiscovery(t, d, headline{MaxModelLen: 40960, ParamsB: 0.49403, Source: "/get_server_info context_length", Err: "GET /v1/models: not served (HTTP 404)"})
 				kv := info.KV
 				if kv.BudgetTokens != 500000 || kv.MaxNumSeqs != 0 || kv.ChunkedPrefillTokens != 0 || *kv.PrefixCaching ||

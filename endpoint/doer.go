@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/internal/h1"
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 )
 
 // newTransport returns the transport for one run: sized for the run's
@@ -227,14 +227,14 @@ func connClosed(err error) bool {
 }
 
 // echoed says whether an answer's header echoes the request id sent.
-func echoed(h http.Header, id string) results.IDEcho {
+func echoed(h http.Header, id string) record.IDEcho {
 	switch got := h.Get("X-Request-Id"); got {
 	case "":
-		return results.IDNotEchoed
+		return record.IDNotEchoed
 	case id:
-		return results.IDEchoed
+		return record.IDEchoed
 	}
-	return results.IDMismatch
+	return record.IDMismatch
 }
 
 // requestHeader is the header of every request to t: JSON in, an event
@@ -284,8 +284,8 @@ func encodeExtra(m map[string]any) ([]byte, error) {
 // (uncached, output, tokens per day, tokens, requests), whatever the
 // headers' order.
 func bucketFromHeaders(h http.Header) string {
-	buckets := [...]string{results.BucketUncachedTokens, results.BucketOutputTokens,
-		results.BucketTokensPerDay, results.BucketTokens, results.BucketRequests}
+	buckets := [...]string{record.BucketUncachedTokens, record.BucketOutputTokens,
+		record.BucketTokensPerDay, record.BucketTokens, record.BucketRequests}
 	best := len(buckets)
 	for k, vs := range h {
 		k = strings.ToLower(k)

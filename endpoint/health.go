@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 )
 
 // health records when the endpoint could not be reached: an outage opens
@@ -23,10 +23,10 @@ type health struct {
 	mu   sync.Mutex
 	// open is the outage in progress (valid while down); last is its
 	// latest failure.
-	open    results.Outage
+	open    record.Outage
 	openAt  time.Duration
 	last    time.Duration
-	outages []results.Outage
+	outages []record.Outage
 	// accepting is set once, since the latest failure, a request sent
 	// during the outage was answered on a new connection.
 	accepting bool
@@ -37,7 +37,7 @@ func (h *health) failed(sent time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.down.Load() {
-		h.open, h.openAt, h.last = results.Outage{StartS: sent.Seconds()}, sent, sent
+		h.open, h.openAt, h.last = record.Outage{StartS: sent.Seconds()}, sent, sent
 		h.down.Store(true)
 	}
 	h.open.FailedRequests++
@@ -68,10 +68,10 @@ func (h *health) answered(sent, at time.Duration, fresh, real bool) {
 
 // list returns the outages so far, the one in progress last (Recovered
 // false, EndS its latest failure).
-func (h *health) list() []results.Outage {
+func (h *health) list() []record.Outage {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := append([]results.Outage(nil), h.outages...)
+	out := append([]record.Outage(nil), h.outages...)
 	if h.down.Load() {
 		o := h.open
 		o.EndS = h.last.Seconds()

@@ -12,7 +12,7 @@ import (
 
 	"github.com/sixpin/sixpin/internal/backoff"
 	"github.com/sixpin/sixpin/internal/h1"
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 )
 
 // keepAlive learns whether the server hangs up on kept-alive connections
@@ -159,7 +159,7 @@ func (w *watch) look(now time.Time) bool {
 // transport reuses the connection returned last): a new connection for
 // it (the transport found the first one closed), or the request failing
 // as the server closes the connection, says the server hangs up too.
-func (r *Client) checkKeepAlive(ctx context.Context, first *connSeen, send func(ctx context.Context) *results.Record) {
+func (r *Client) checkKeepAlive(ctx context.Context, first *connSeen, send func(ctx context.Context) *record.Record) {
 	p := first.conn.Load()
 	if p == nil || !first.kept.Load() {
 		return // no connection kept alive: nothing to learn
@@ -181,7 +181,7 @@ func (r *Client) checkKeepAlive(ctx context.Context, first *connSeen, send func(
 	case q == nil:
 	case *q != c:
 		r.learnKeepAlive("the probe's kept-alive connection was found closed by the server when the next probe request took it")
-	case rec.Err == results.ErrConnect || rec.Err == results.ErrStreamCut:
+	case rec.Err == record.ErrConnect || rec.Err == record.ErrStreamCut:
 		r.learnKeepAlive(fmt.Sprintf("the server closed the probe's kept-alive connection as the next probe request went out on it (%s)", rec.Err))
 	}
 }

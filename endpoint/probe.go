@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/internal/backoff"
-	"github.com/sixpin/sixpin/results"
-	"github.com/sixpin/sixpin/scenario"
+	"github.com/sixpin/sixpin/record"
 )
 
 // ProbeSeed seeds the probe prompt the caller builds (ProbeRequest.One)
@@ -64,8 +63,8 @@ func Probe(ctx context.Context, c *Client, p ProbeRequest) (t Template, ok bool,
 		return Template{}, false, err.Error()
 	}
 	t = Template{Overhead: base, PerMessage: base}
-	c.checkKeepAlive(ctx, &first, func(ctx context.Context) *results.Record {
-		return r.stream(ctx, ErrCutAtOnce, scenario.Request{Index: -1, PromptTokens: 1, OutputTokens: 1}, UserMessage(p.One), r.since())
+	c.checkKeepAlive(ctx, &first, func(ctx context.Context) *record.Record {
+		return r.stream(ctx, ErrCutAtOnce, record.Request{Index: -1, PromptTokens: 1, OutputTokens: 1}, UserMessage(p.One), r.since())
 	})
 	if p.Conversation {
 		three := []Message{{Role: RoleUser, Content: p.One}, {Role: RoleAssistant, Content: p.One}, {Role: RoleUser, Content: p.One}}
@@ -81,9 +80,9 @@ func Probe(ctx context.Context, c *Client, p ProbeRequest) (t Template, ok bool,
 // probe sends msgs (content tokens in all) for one token, again after a
 // failure, and returns what the template added.
 func (r *call) probe(ctx context.Context, msgs []Message, content int, p ProbeRequest) (int, error) {
-	req := scenario.Request{Index: -1, PromptTokens: content, OutputTokens: 1}
+	req := record.Request{Index: -1, PromptTokens: content, OutputTokens: 1}
 	rng := rand.New(rand.NewPCG(ProbeSeed, uint64(content)))
-	var rec *results.Record
+	var rec *record.Record
 	for attempt := 1; ; attempt++ {
 		rec = r.stream(ctx, ErrCutAtOnce, req, msgs, r.since())
 		class, why := string(rec.Err), rec.ErrMsg
@@ -94,7 +93,7 @@ func (r *call) probe(ctx context.Context, msgs []Message, content int, p ProbeRe
 			failed, class, why = true, "usage cut off", "the stream ended in the middle of an event after the finish_reason, where the usage comes"
 		}
 		switch {
-		case rec.Err == results.ErrInterrupted:
+		case rec.Err == record.ErrInterrupted:
 			return 0, fmt.Errorf("probe request %s", rec.ErrMsg)
 		case !failed:
 		case attempt == probeAttempts:

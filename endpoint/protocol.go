@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 )
 
 // protocol is one wire API: where a request goes, its body, and how its
@@ -153,8 +153,8 @@ const (
 )
 
 // results converts u to the record's form.
-func (u usage) results() results.Usage {
-	return results.Usage{
+func (u usage) results() record.Usage {
+	return record.Usage{
 		PromptTokens:     u.promptTokens,
 		CompletionTokens: u.completionTokens,
 		ReasoningTokens:  u.reasoningTokens,
@@ -165,7 +165,7 @@ func (u usage) results() results.Usage {
 
 // into is the record's usage after this chunk's: the whole of it, or, for
 // a usage in parts, prev with the parts this chunk carries replaced.
-func (u usage) into(prev results.Usage) results.Usage {
+func (u usage) into(prev record.Usage) record.Usage {
 	if u.parts == 0 {
 		return u.results()
 	}

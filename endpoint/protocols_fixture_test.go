@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 )
 
 // serveBody answers every request with body, of content type ct.
@@ -31,9 +31,9 @@ func TestProtocolFixtures(t *testing.T) {
 	type want struct {
 		chunks, reasoning int
 		tools             bool
-		usage             results.Usage
+		usage             record.Usage
 		finish, model     string
-		err               results.ErrorClass
+		err               record.ErrorClass
 		errMsg            string
 	}
 	for _, tc := range []struct {
@@ -41,30 +41,30 @@ func TestProtocolFixtures(t *testing.T) {
 		p    Protocol
 		want want
 	}{
-		{"messages_text.sse", ProtocolMessages, want{chunks: 2, usage: results.Usage{PromptTokens: 25, CompletionTokens: 15},
+		{"messages_text.sse", ProtocolMessages, want{chunks: 2, usage: record.Usage{PromptTokens: 25, CompletionTokens: 15},
 			finish: "end_turn", model: "claude-opus-4-6"}},
 		{"messages_tool_use.sse", ProtocolMessages, want{chunks: 5, tools: true,
-			usage:  results.Usage{PromptTokens: 472 + 2048 + 8192, CompletionTokens: 89, CachedTokens: 8192, CacheWriteTokens: 2048},
+			usage:  record.Usage{PromptTokens: 472 + 2048 + 8192, CompletionTokens: 89, CachedTokens: 8192, CacheWriteTokens: 2048},
 			finish: "tool_use", model: "claude-opus-4-6"}},
-		{"messages_thinking.sse", ProtocolMessages, want{chunks: 3, reasoning: 2, usage: results.Usage{PromptTokens: 40, CompletionTokens: 120},
+		{"messages_thinking.sse", ProtocolMessages, want{chunks: 3, reasoning: 2, usage: record.Usage{PromptTokens: 40, CompletionTokens: 120},
 			finish: "end_turn", model: "claude-sonnet-4-5"}},
-		{"messages_error.sse", ProtocolMessages, want{chunks: 1, usage: results.Usage{PromptTokens: 25, CompletionTokens: 1},
-			model: "claude-opus-4-6", err: results.ErrStreamError, errMsg: "error event in the stream: overloaded_error: Overloaded"}},
+		{"messages_error.sse", ProtocolMessages, want{chunks: 1, usage: record.Usage{PromptTokens: 25, CompletionTokens: 1},
+			model: "claude-opus-4-6", err: record.ErrStreamError, errMsg: "error event in the stream: overloaded_error: Overloaded"}},
 		{"messages_whole.json", ProtocolMessages, want{chunks: 1, tools: true,
-			usage:  results.Usage{PromptTokens: 2095 + 1800, CompletionTokens: 503, CachedTokens: 1800},
+			usage:  record.Usage{PromptTokens: 2095 + 1800, CompletionTokens: 503, CachedTokens: 1800},
 			finish: "tool_use", model: "claude-opus-4-6"}},
-		{"responses_text.sse", ProtocolResponses, want{chunks: 2, usage: results.Usage{PromptTokens: 37, CompletionTokens: 11},
+		{"responses_text.sse", ProtocolResponses, want{chunks: 2, usage: record.Usage{PromptTokens: 37, CompletionTokens: 11},
 			finish: "completed", model: "gpt-4.1-2025-04-14"}},
 		{"responses_reasoning_tool.sse", ProtocolResponses, want{chunks: 4, reasoning: 1, tools: true,
-			usage:  results.Usage{PromptTokens: 81, CompletionTokens: 150, CachedTokens: 64, ReasoningTokens: 128},
+			usage:  record.Usage{PromptTokens: 81, CompletionTokens: 150, CachedTokens: 64, ReasoningTokens: 128},
 			finish: "completed", model: "o4-mini-2025-04-16"}},
-		{"responses_error.sse", ProtocolResponses, want{chunks: 1, model: "gpt-4.1", err: results.ErrStreamError,
+		{"responses_error.sse", ProtocolResponses, want{chunks: 1, model: "gpt-4.1", err: record.ErrStreamError,
 			errMsg: "error event in the stream: ERR_SOMETHING: Something went wrong"}},
-		{"responses_incomplete.sse", ProtocolResponses, want{chunks: 1, usage: results.Usage{PromptTokens: 10, CompletionTokens: 2},
+		{"responses_incomplete.sse", ProtocolResponses, want{chunks: 1, usage: record.Usage{PromptTokens: 10, CompletionTokens: 2},
 			finish: "max_output_tokens", model: "gpt-4.1"}},
-		{"responses_whole.json", ProtocolResponses, want{chunks: 1, usage: results.Usage{PromptTokens: 36, CompletionTokens: 87},
+		{"responses_whole.json", ProtocolResponses, want{chunks: 1, usage: record.Usage{PromptTokens: 36, CompletionTokens: 87},
 			finish: "completed", model: "gpt-4.1-2025-04-14"}},
-		{"completions_text.sse", ProtocolCompletions, want{chunks: 3, usage: results.Usage{PromptTokens: 5, CompletionTokens: 7},
+		{"completions_text.sse", ProtocolCompletions, want{chunks: 3, usage: record.Usage{PromptTokens: 5, CompletionTokens: 7},
 			finish: "length", model: "gpt-3.5-turbo-instruct"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
@@ -105,21 +105,21 @@ func TestProtocolMalformed(t *testing.T) {
 	for _, tc := range []struct {
 		name, body string
 		p          Protocol
-		want       results.ErrorClass
+		want       record.ErrorClass
 	}{
-		{"messages not JSON", msgStart + "data: {\"type\":\"content_block_delta\",\"delta\":{\"text\":\n\n" + msgEnd, ProtocolMessages, results.ErrMalformed},
-		{"messages usage not a number", "data: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":\"x\"}}\n\n", ProtocolMessages, results.ErrMalformed},
-		{"messages cut", msgStart + msgText, ProtocolMessages, results.ErrStreamCut},
-		{"messages empty", msgStart + msgEnd, ProtocolMessages, results.ErrEmpty},
-		{"messages whole", msgStart + msgText + msgEnd, ProtocolMessages, results.OK},
-		{"responses not JSON", "data: {\"type\":\"response.output_text.delta\",\"delta\":\"hi\"\n\n" + respEnd, ProtocolResponses, results.ErrMalformed},
-		{"responses trailing", respText + "data: {\"type\":\"error\"} x\n\n", ProtocolResponses, results.ErrMalformed},
-		{"responses cut", respText, ProtocolResponses, results.ErrStreamCut},
-		{"responses empty", respEnd, ProtocolResponses, results.ErrEmpty},
-		{"responses failed", respText + "data: {\"type\":\"response.failed\",\"response\":{\"status\":\"failed\",\"error\":{\"code\":\"server_error\",\"message\":\"boom\"}}}\n\n", ProtocolResponses, results.ErrStreamError},
-		{"responses whole", respText + respEnd + "data: [DONE]\n\n", ProtocolResponses, results.OK},
-		{"completions not JSON", "data: {\"choices\":[{\"text\":}]}\n\n", ProtocolCompletions, results.ErrMalformed},
-		{"completions cut", "data: {\"choices\":[{\"text\":\"hi\",\"finish_reason\":null}]}\n\n", ProtocolCompletions, results.ErrStreamCut},
+		{"messages not JSON", msgStart + "data: {\"type\":\"content_block_delta\",\"delta\":{\"text\":\n\n" + msgEnd, ProtocolMessages, record.ErrMalformed},
+		{"messages usage not a number", "data: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":\"x\"}}\n\n", ProtocolMessages, record.ErrMalformed},
+		{"messages cut", msgStart + msgText, ProtocolMessages, record.ErrStreamCut},
+		{"messages empty", msgStart + msgEnd, ProtocolMessages, record.ErrEmpty},
+		{"messages whole", msgStart + msgText + msgEnd, ProtocolMessages, record.OK},
+		{"responses not JSON", "data: {\"type\":\"response.output_text.delta\",\"delta\":\"hi\"\n\n" + respEnd, ProtocolResponses, record.ErrMalformed},
+		{"responses trailing", respText + "data: {\"type\":\"error\"} x\n\n", ProtocolResponses, record.ErrMalformed},
+		{"responses cut", respText, ProtocolResponses, record.ErrStreamCut},
+		{"responses empty", respEnd, ProtocolResponses, record.ErrEmpty},
+		{"responses failed", respText + "data: {\"type\":\"response.failed\",\"response\":{\"status\":\"failed\",\"error\":{\"code\":\"server_error\",\"message\":\"boom\"}}}\n\n", ProtocolResponses, record.ErrStreamError},
+		{"responses whole", respText + respEnd + "data: [DONE]\n\n", ProtocolResponses, record.OK},
+		{"completions not JSON", "data: {\"choices\":[{\"text\":}]}\n\n", ProtocolCompletions, record.ErrMalformed},
+		{"completions cut", "data: {\"choices\":[{\"text\":\"hi\",\"finish_reason\":null}]}\n\n", ProtocolCompletions, record.ErrStreamCut},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := streamOne(protoClient(t, serveBody(t, "text/event-stream", []byte(tc.body)), tc.p, "", nil), 0, 3, 1, UserMessage("hi"))

@@ -8,8 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sixpin/sixpin/results"
-	"github.com/sixpin/sixpin/scenario"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/sim"
 )
 
@@ -42,8 +41,8 @@ func protoClient(t *testing.T, base string, p Protocol, key string, extra map[st
 	return c
 }
 
-func streamOne(c *Client, i, prompt, out int, msgs []Message) *results.Record {
-	return c.Stream(context.Background(), Call{Req: scenario.Request{Index: i, PromptTokens: prompt, OutputTokens: out},
+func streamOne(c *Client, i, prompt, out int, msgs []Message) *record.Record {
+	return c.Stream(context.Background(), Call{Req: record.Request{Index: i, PromptTokens: prompt, OutputTokens: out},
 		Msgs: msgs, Clock: Clock{Start: time.Now()}, Cut: ErrCutAfterGrace})
 }
 
@@ -124,7 +123,7 @@ func TestMessagesPromptCaching(t *testing.T) {
 	first := streamOne(c, 0, 1000, 8, msgs)
 	msgs = append(msgs, Message{Role: RoleAssistant, Content: turn}, Message{Role: RoleUser, Content: turn})
 	second := streamOne(c, 1, 1600, 8, msgs)
-	for _, rec := range []*results.Record{first, second} {
+	for _, rec := range []*record.Record{first, second} {
 		if rec.Failed() {
 			t.Fatalf("%s: %s", rec.Err, rec.ErrMsg)
 		}
@@ -147,26 +146,26 @@ func TestMessagesErrors(t *testing.T) {
 	t.Run("529", func(t *testing.T) {
 		c := protoClient(t, simServer(t, sim.Config{Faults: map[string]float64{sim.FaultHTTP503: 1}}), ProtocolMessages, "", nil)
 		rec := streamOne(c, 0, 10, 10, UserMessage("hello"))
-		if rec.Err != results.ErrHTTP5xx || rec.HTTPStatus != 529 || !strings.Contains(rec.ErrMsg, "overloaded_error") {
+		if rec.Err != record.ErrHTTP5xx || rec.HTTPStatus != 529 || !strings.Contains(rec.ErrMsg, "overloaded_error") {
 			t.Fatalf("%s %d %q: want http_5xx 529 overloaded_error", rec.Err, rec.HTTPStatus, rec.ErrMsg)
 		}
 	})
 	t.Run("stream error", func(t *testing.T) {
 		c := protoClient(t, simServer(t, sim.Config{Faults: map[string]float64{sim.FaultStreamError: 1}}), ProtocolMessages, "", nil)
 		rec := streamOne(c, 0, 10, 10, UserMessage("hello"))
-		if rec.Err != results.ErrStreamError || rec.ErrMsg != "error event in the stream: overloaded_error: Overloaded" || len(rec.Chunks) == 0 {
+		if rec.Err != record.ErrStreamError || rec.ErrMsg != "error event in the stream: overloaded_error: Overloaded" || len(rec.Chunks) == 0 {
 			t.Fatalf("%s %q, %d chunks: want stream_error overloaded_error after some chunks", rec.Err, rec.ErrMsg, len(rec.Chunks))
 		}
 	})
 	t.Run("429", func(t *testing.T) {
 		c := protoClient(t, simServer(t, sim.Config{RateLimits: sim.RateLimits{UncachedTokensPerMinute: 100}}), ProtocolMessages, "", nil)
-		var rec *results.Record
+		var rec *record.Record
 		for i := range 5 {
 			if rec = streamOne(c, i, 60, 4, UserMessage(strings.Repeat("many words here ", 20))); rec.Failed() {
 				break
 			}
 		}
-		if rec.Err != results.ErrHTTP429 || rec.RateLimitBucket != results.BucketUncachedTokens || rec.RetryAfter <= 0 {
+		if rec.Err != record.ErrHTTP429 || rec.RateLimitBucket != record.BucketUncachedTokens || rec.RetryAfter <= 0 {
 			t.Fatalf("%s bucket %q retry after %v (%s): want http_429 on uncached tokens with a Retry-After",
 				rec.Err, rec.RateLimitBucket, rec.RetryAfter, rec.ErrMsg)
 		}
@@ -180,10 +179,10 @@ func TestAnthropicRateLimitHeaders(t *testing.T) {
 		h    map[string]string
 		want string
 	}{
-		{map[string]string{"anthropic-ratelimit-requests-remaining": "0", "anthropic-ratelimit-tokens-remaining": "500"}, results.BucketRequests},
-		{map[string]string{"anthropic-ratelimit-input-tokens-remaining": "0", "anthropic-ratelimit-tokens-remaining": "0"}, results.BucketUncachedTokens},
-		{map[string]string{"anthropic-ratelimit-output-tokens-remaining": "0", "anthropic-ratelimit-requests-remaining": "0"}, results.BucketOutputTokens},
-		{map[string]string{"anthropic-ratelimit-tokens-remaining": "0", "anthropic-ratelimit-tokens-limit": "0"}, results.BucketTokens},
+		{map[string]string{"anthropic-ratelimit-requests-remaining": "0", "anthropic-ratelimit-tokens-remaining": "500"}, record.BucketRequests},
+		{map[string]string{"anthropic-ratelimit-input-tokens-remaining": "0", "anthropic-ratelimit-tokens-remaining": "0"}, record.BucketUncachedTokens},
+		{map[string]string{"anthropic-ratelimit-output-tokens-remaining": "0", "anthropic-ratelimit-requests-remaining": "0"}, record.BucketOutputTokens},
+		{map[string]string{"anthropic-ratelimit-tokens-remaining": "0", "anthropic-ratelimit-tokens-limit": "0"}, record.BucketTokens},
 		{map[string]string{"anthropic-ratelimit-tokens-reset": "2026-01-01T00:00:00Z"}, ""},
 	} {
 		h := http.Header{}

@@ -14,8 +14,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/internal/h1"
-	"github.com/sixpin/sixpin/results"
-	"github.com/sixpin/sixpin/scenario"
+	"github.com/sixpin/sixpin/record"
 )
 
 // rawOverhead is what rawServer's chat template adds to a prompt, in
@@ -213,8 +212,8 @@ func rawProbe(c *Client) (Template, bool, string) {
 // load sends n requests from streams goroutines, each sending its next
 // request when the last is answered (a closed loop), and returns their
 // records in index order.
-func load(c *Client, n, streams int) []*results.Record {
-	recs := make([]*results.Record, n)
+func load(c *Client, n, streams int) []*record.Record {
+	recs := make([]*record.Record, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	clk := Clock{Start: time.Now()}
@@ -223,7 +222,7 @@ func load(c *Client, n, streams int) []*results.Record {
 		go func() {
 			defer wg.Done()
 			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				recs[i] = c.Stream(context.Background(), Call{Req: scenario.Request{Index: i, PromptTokens: 1, OutputTokens: 1},
+				recs[i] = c.Stream(context.Background(), Call{Req: record.Request{Index: i, PromptTokens: 1, OutputTokens: 1},
 					Msgs: UserMessage("tok"), Clock: clk, Cut: ErrCutAtOnce})
 			}
 		}()
@@ -234,7 +233,7 @@ func load(c *Client, n, streams int) []*results.Record {
 
 // checkReadOnce fails t for a request the server read more than once
 // (sent again), and for one the server never read unless it failed.
-func checkReadOnce(t *testing.T, s *rawServer, recs []*results.Record) {
+func checkReadOnce(t *testing.T, s *rawServer, recs []*record.Record) {
 	t.Helper()
 	for _, rec := range recs {
 		switch n := s.reads(rec.RequestID); {
@@ -248,7 +247,7 @@ func checkReadOnce(t *testing.T, s *rawServer, recs []*results.Record) {
 }
 
 // failures lists the failed records, one a line.
-func failures(recs []*results.Record) string {
+func failures(recs []*record.Record) string {
 	var b strings.Builder
 	for _, rec := range recs {
 		if rec.Failed() {

@@ -10,8 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sixpin/sixpin/results"
-	"github.com/sixpin/sixpin/scenario"
+	"github.com/sixpin/sixpin/record"
 )
 
 // readyPrompt is what Ready sends to a server without a health endpoint:
@@ -58,8 +57,8 @@ func (c *Client) Ready(ctx context.Context) Readiness {
 		return Readiness{Why: fmt.Sprintf("GET /health: HTTP %d: %s", status, oneLine(errorMessage(raw))), Health: true}
 	}
 	r := &call{Client: c, clk: Clock{Start: time.Now()}}
-	rec := r.stream(ctx, ErrCutAtOnce, scenario.Request{Index: -1, PromptTokens: 1, OutputTokens: 1}, UserMessage(readyPrompt), 0)
-	if rec.Err == results.ErrConnect || rec.Failed() && notReady(rec.HTTPStatus) {
+	rec := r.stream(ctx, ErrCutAtOnce, record.Request{Index: -1, PromptTokens: 1, OutputTokens: 1}, UserMessage(readyPrompt), 0)
+	if rec.Err == record.ErrConnect || rec.Failed() && notReady(rec.HTTPStatus) {
 		return Readiness{Why: rec.ErrMsg, Hint: rec.RetryAfter}
 	}
 	return Readiness{Ready: true}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 )
 
 // TestRetryHint: the wait a server asks for, from its Retry-After
@@ -72,14 +72,14 @@ func TestRetryHint(t *testing.T) {
 func TestRetryHintOnTheWire(t *testing.T) {
 	for _, tc := range []struct {
 		status int
-		class  results.ErrorClass
+		class  record.ErrorClass
 		want   time.Duration
 	}{
-		{http.StatusTooManyRequests, results.ErrHTTP429, 2 * time.Second},
-		{http.StatusServiceUnavailable, results.ErrHTTP5xx, 2 * time.Second},
-		{529, results.ErrHTTP5xx, 2 * time.Second},
-		{http.StatusInternalServerError, results.ErrHTTP5xx, 0},
-		{http.StatusBadRequest, results.ErrHTTP4xx, 0},
+		{http.StatusTooManyRequests, record.ErrHTTP429, 2 * time.Second},
+		{http.StatusServiceUnavailable, record.ErrHTTP5xx, 2 * time.Second},
+		{529, record.ErrHTTP5xx, 2 * time.Second},
+		{http.StatusInternalServerError, record.ErrHTTP5xx, 0},
+		{http.StatusBadRequest, record.ErrHTTP4xx, 0},
 	} {
 		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", "2")

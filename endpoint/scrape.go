@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 )
 
 // DefaultScrapeEvery is how often the server's /metrics is scraped during
@@ -138,12 +138,12 @@ func (s promSums) mean(names []string) *float64 {
 }
 
 // hist is the histogram base, or nil.
-func (s promSums) hist(base string) *results.ServerHist {
+func (s promSums) hist(base string) *record.ServerHist {
 	b, ok := s.buckets[base]
 	if base == "" || !ok {
 		return nil
 	}
-	h := &results.ServerHist{Count: s.sum[base+"_count"], Sum: s.sum[base+"_sum"]}
+	h := &record.ServerHist{Count: s.sum[base+"_count"], Sum: s.sum[base+"_sum"]}
 	for le := range b {
 		h.Bounds = append(h.Bounds, le)
 	}
@@ -162,7 +162,7 @@ func (s promSums) hist(base string) *results.ServerHist {
 // unset) and names the engine whose family it found: the family with the
 // most known names present (a proxy may serve several). ok is false when
 // no family is there.
-func parseServerMetrics(raw []byte) (x results.ServerSample, engine string, ok bool) {
+func parseServerMetrics(raw []byte) (x record.ServerSample, engine string, ok bool) {
 	samples, _ := parseProm(raw, keepServerMetric)
 	s := sumProm(samples)
 	best, bestN := -1, 0
@@ -227,17 +227,11 @@ type Scrapes struct {
 	// Every is the interval in run time.
 	Every time.Duration
 	// Samples are the scrapes that answered, in time order.
-	Samples []results.ServerSample
+	Samples []record.ServerSample
 	// Failures counts the scrapes that did not; LastError says why the
 	// last one failed.
 	Failures  int
 	LastError string
-}
-
-// Server turns the scrapes into the run's server figures for its
-// windows (nil when nothing was scraped).
-func (s Scrapes) Server(windows map[string]*results.Window) *results.Server {
-	return results.BuildServer(s.Source, s.Every, s.Samples, s.Failures, s.LastError, windows)
 }
 
 // NewScraper prepares to scrape {host}/metrics every `every` of run
@@ -283,13 +277,13 @@ func (s *Scraper) Start(ctx context.Context, clk Clock) {
 // Recent returns a copy of the last n scrapes that answered, oldest
 // first. It is safe to call from any goroutine while the scraper runs;
 // nil on a nil Scraper.
-func (s *Scraper) Recent(n int) []results.ServerSample {
+func (s *Scraper) Recent(n int) []record.ServerSample {
 	if s == nil {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]results.ServerSample(nil), s.res.Samples[max(len(s.res.Samples)-n, 0):]...)
+	return append([]record.ServerSample(nil), s.res.Samples[max(len(s.res.Samples)-n, 0):]...)
 }
 
 // Snapshot returns what the scraper has gathered so far, in run time,
@@ -302,11 +296,11 @@ func (s *Scraper) Snapshot() Scrapes {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	res := s.res
-	res.Samples = append([]results.ServerSample(nil), s.res.Samples...)
+	res.Samples = append([]record.ServerSample(nil), s.res.Samples...)
 	if k := s.clk.Scale; k > 0 && k < 1 {
 		for i := range res.Samples {
 			x := &res.Samples[i]
-			for _, h := range []**results.ServerHist{&x.TTFT, &x.E2E, &x.Queue, &x.Prefill} {
+			for _, h := range []**record.ServerHist{&x.TTFT, &x.E2E, &x.Queue, &x.Prefill} {
 				if *h != nil {
 					c := **h
 					c.Bounds = slices.Clone(c.Bounds) // the scraper's own stay as they are
@@ -334,7 +328,7 @@ func (s *Scraper) Stop() Scrapes {
 		// time: its histograms go to run time like every other figure.
 		for i := range s.res.Samples {
 			x := &s.res.Samples[i]
-			for _, h := range []*results.ServerHist{x.TTFT, x.E2E, x.Queue, x.Prefill} {
+			for _, h := range []*record.ServerHist{x.TTFT, x.E2E, x.Queue, x.Prefill} {
 				if h != nil {
 					scaleHist(h, 1/k)
 				}
@@ -345,7 +339,7 @@ func (s *Scraper) Stop() Scrapes {
 }
 
 // scaleHist multiplies a histogram's bounds and sum by f.
-func scaleHist(h *results.ServerHist, f float64) {
+func scaleHist(h *record.ServerHist, f float64) {
 	h.Sum *= f
 	for i := range h.Bounds {
 		h.Bounds[i] *= f

@@ -12,8 +12,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/internal/testserve"
-	"github.com/sixpin/sixpin/results"
-	"github.com/sixpin/sixpin/scenario"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/sim"
 )
 
@@ -99,9 +98,9 @@ func TestScrapeSimulator(t *testing.T) {
 	sc.Start(context.Background(), clk)
 	const n, out = 4, 16
 	for i := range n {
-		rec := c.Stream(context.Background(), Call{Req: scenario.Request{Index: i, PromptTokens: 50, OutputTokens: out},
+		rec := c.Stream(context.Background(), Call{Req: record.Request{Index: i, PromptTokens: 50, OutputTokens: out},
 			Msgs: UserMessage(strings.Repeat("hello ", 50)), Clock: clk, Cut: ErrCutAfterGrace})
-		if rec.Err != results.OK {
+		if rec.Err != record.OK {
 			t.Fatalf("request %d: %s %s", i, rec.Err, rec.ErrMsg)
 		}
 	}

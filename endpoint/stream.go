@@ -21,8 +21,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/sixpin/sixpin/results"
-	"github.com/sixpin/sixpin/scenario"
+	"github.com/sixpin/sixpin/record"
 )
 
 var (
@@ -96,7 +95,7 @@ func (r *call) runTime(d time.Duration) time.Duration { return r.clk.Run(d) }
 // Call is one request to send: msgs, with Req's lengths, due at
 // Scheduled on Clock.
 type Call struct {
-	Req       scenario.Request
+	Req       record.Request
 	Msgs      []Message
 	Scheduled time.Duration
 	Clock     Clock
@@ -115,15 +114,15 @@ type Call struct {
 // record. It never fails: a failure is classified on the record. When
 // inflight is cancelled the request is cut off with cause k.Cut (class
 // interrupted).
-func (c *Client) Stream(inflight context.Context, k Call) *results.Record {
+func (c *Client) Stream(inflight context.Context, k Call) *record.Record {
 	r := &call{Client: c, clk: k.Clock, live: k.Live}
 	return r.stream(inflight, k.Cut, k.Req, k.Msgs, k.Scheduled)
 }
 
 // stream sends one request and reads its answer into a record. When
 // inflight is cancelled the request is cut off with cause cut.
-func (r *call) stream(inflight context.Context, cut error, req scenario.Request, msgs []Message, scheduled time.Duration) *results.Record {
-	rec := &results.Record{
+func (r *call) stream(inflight context.Context, cut error, req record.Request, msgs []Message, scheduled time.Duration) *record.Record {
+	rec := &record.Record{
 		Session:               -1,
 		Index:                 req.Index,
 		Class:                 req.Class,
@@ -156,7 +155,7 @@ func (r *call) stream(inflight context.Context, cut error, req scenario.Request,
 	if s.err != nil {
 		rec.End = r.since()
 		r.fail(rec, ctx, s.err, &s)
-		if rec.Err == results.ErrConnect && !s.reusedConn {
+		if rec.Err == record.ErrConnect && !s.reusedConn {
 			// A kept-alive connection the server closed says nothing
 			// of whether it accepts connections.
 			r.health.failed(rec.Sent)
@@ -181,7 +180,7 @@ func (r *call) stream(inflight context.Context, cut error, req scenario.Request,
 
 // readResponse reads an answer: an error status, a stream, or a JSON
 // body; anything else is bad_content_type.
-func (r *call) readResponse(ctx context.Context, cancel context.CancelCauseFunc, resp *http.Response, rec *results.Record) {
+func (r *call) readResponse(ctx context.Context, cancel context.CancelCauseFunc, resp *http.Response, rec *record.Record) {
 	defer resp.Body.Close()
 	rec.HTTPStatus = resp.StatusCode
 	if rec.RequestID != "" {
@@ -197,14 +196,14 @@ func (r *call) readResponse(ctx context.Context, cancel context.CancelCauseFunc,
 		return
 	case err != nil:
 		rec.End = r.since()
-		rec.Err, rec.ErrMsg = results.ErrBadContentType, err.Error()
+		rec.Err, rec.ErrMsg = record.ErrBadContentType, err.Error()
 		return
 	}
 	switch mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt {
 	case "text/event-stream", "":
 		// One chunk per token is the common case: room for them up front
 		// spares the per-chunk path the growing appends.
-		rec.Chunks = make([]results.Chunk, 0, min(max(rec.RequestedOutputTokens, 1), maxChunksUpFront))
+		rec.Chunks = make([]record.Chunk, 0, min(max(rec.RequestedOutputTokens, 1), maxChunksUpFront))
 		if r.read(ctx, cancel, newSSEReader(body, r.maxLine), rec) {
 			drain(cancel, resp.Body)
 		}
@@ -213,7 +212,7 @@ func (r *call) readResponse(ctx context.Context, cancel context.CancelCauseFunc,
 	default:
 		snippet, _ := io.ReadAll(io.LimitReader(body, snippetBytes))
 		rec.End = r.since()
-		rec.Err = results.ErrBadContentType
+		rec.Err = record.ErrBadContentType
 		rec.ErrMsg = fmt.Sprintf("HTTP %d with Content-Type %q, not an event stream: %s", resp.StatusCode, resp.Header.Get("Content-Type"), snippet)
 	}
 }
@@ -250,7 +249,7 @@ func drain(cancel context.CancelCauseFunc, body io.Reader) {
 }
 
 // httpError records an error status with the message its body gives.
-func (r *call) httpError(cancel context.CancelCauseFunc, resp *http.Response, body io.Reader, rec *results.Record) {
+func (r *call) httpError(cancel context.CancelCauseFunc, resp *http.Response, body io.Reader, rec *record.Record) {
 	raw, _ := io.ReadAll(io.LimitReader(body, maxErrorBody))
 	drain(cancel, resp.Body)
 	rec.End = r.since()
@@ -258,17 +257,17 @@ func (r *call) httpError(cancel context.CancelCauseFunc, resp *http.Response, bo
 	rec.ErrMsg = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, errorMessage(raw))
 	switch code := resp.StatusCode; {
 	case code == http.StatusTooManyRequests:
-		rec.Err = results.ErrHTTP429
-		rec.RateLimitBucket = results.BucketFromMessage(rec.ErrMsg)
+		rec.Err = record.ErrHTTP429
+		rec.RateLimitBucket = record.BucketFromMessage(rec.ErrMsg)
 		if rec.RateLimitBucket == "" {
 			rec.RateLimitBucket = bucketFromHeaders(resp.Header)
 		}
 	case code >= 500:
-		rec.Err = results.ErrHTTP5xx
+		rec.Err = record.ErrHTTP5xx
 	default:
-		rec.Err = results.ErrHTTP4xx
+		rec.Err = record.ErrHTTP4xx
 	}
-	if results.AsksToSlowDown(resp.StatusCode) {
+	if record.AsksToSlowDown(resp.StatusCode) {
 		rec.RetryAfter = r.runTime(retryHint(resp.Header, time.Now()))
 	}
 }
@@ -316,7 +315,7 @@ func errorMessage(raw []byte) string {
 // per-chunk hot path: one clock read, an allocation-free read and parse,
 // an append. It reports whether the stream ended as it should ([DONE]),
 // so that the rest of the response may be drained.
-func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sseReader, rec *results.Record) bool {
+func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sseReader, rec *record.Record) bool {
 	// What the loop touches per chunk lives in locals (the goroutine's
 	// stack, warm when it wakes for the next chunk), not in the Runner
 	// or the record, whose cache lines other streams have evicted by then.
@@ -361,7 +360,7 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 				ended(rec, finished)
 				r.cutInEvent = sr.cut
 			case errors.Is(err, errLineTooLong):
-				rec.Err = results.ErrOversizedLine
+				rec.Err = record.ErrOversizedLine
 				rec.ErrMsg = fmt.Sprintf("a line of the stream is longer than the limit of %d bytes (Options.MaxLineBytes); the stream was not read further", r.maxLine)
 			default:
 				r.fail(rec, ctx, err, nil)
@@ -376,13 +375,13 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 		}
 		if perr := proto.event(data, &c); perr != nil {
 			rec.End = at
-			rec.Err = results.ErrMalformed
+			rec.Err = record.ErrMalformed
 			rec.ErrMsg = fmt.Sprintf("chunk is not valid JSON: %q", data[:min(len(data), maxErrorBody)])
 			return false
 		}
 		if c.hasError {
 			rec.End = at
-			rec.Err = results.ErrStreamError
+			rec.Err = record.ErrStreamError
 			rec.ErrMsg = "error event in the stream: " + c.errorText(data)
 			return false
 		}
@@ -412,7 +411,7 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 		if c.sentUnixNS > 0 {
 			lag = int32(min(max(startUnix+int64(elapsed)-c.sentUnixNS, 0)/1e3, math.MaxInt32))
 		}
-		chunks = append(chunks, results.Chunk{
+		chunks = append(chunks, record.Chunk{
 			At: at, Bytes: int32(n), Reasoning: c.contentBytes == 0 && !c.toolCall, ClientLagUS: lag,
 		})
 		if rd := sr.reads(); rd != lastRead {
@@ -441,19 +440,19 @@ func trimSpace(b []byte) []byte {
 
 // ended classifies a stream that ended cleanly: without any output it is
 // empty, without a finish_reason it was cut.
-func ended(rec *results.Record, finished bool) {
+func ended(rec *record.Record, finished bool) {
 	switch {
 	case len(rec.Chunks) == 0:
-		rec.Err, rec.ErrMsg = results.ErrEmpty, "the stream finished without any content, reasoning or tool call"
+		rec.Err, rec.ErrMsg = record.ErrEmpty, "the stream finished without any content, reasoning or tool call"
 	case !finished:
-		rec.Err, rec.ErrMsg = results.ErrStreamCut, "the stream ended before a finish_reason"
+		rec.Err, rec.ErrMsg = record.ErrStreamCut, "the stream ended before a finish_reason"
 	}
 }
 
 // readJSON reads a 200 answer that is one JSON object rather than a
 // stream: a whole completion (the server ignored "stream": true), one
 // chunk at its arrival, or an error.
-func (r *call) readJSON(ctx context.Context, body io.Reader, rec *results.Record) {
+func (r *call) readJSON(ctx context.Context, body io.Reader, rec *record.Record) {
 	data, err := io.ReadAll(io.LimitReader(body, int64(r.maxLine)+1))
 	now := time.Now()
 	rec.End = r.runTime(now.Sub(r.clk.Start))
@@ -462,23 +461,23 @@ func (r *call) readJSON(ctx context.Context, body io.Reader, rec *results.Record
 	case err != nil:
 		r.fail(rec, ctx, err, nil)
 	case len(data) > r.maxLine:
-		rec.Err = results.ErrOversizedLine
+		rec.Err = record.ErrOversizedLine
 		rec.ErrMsg = fmt.Sprintf("the JSON answer is longer than the limit of %d bytes (Options.MaxLineBytes)", r.maxLine)
 	case r.proto.event(data, &c) != nil:
-		rec.Err = results.ErrMalformed
+		rec.Err = record.ErrMalformed
 		rec.ErrMsg = fmt.Sprintf("the JSON answer is not valid JSON: %q", data[:min(len(data), maxErrorBody)])
 	case c.hasError:
-		rec.Err = results.ErrStreamError
+		rec.Err = record.ErrStreamError
 		rec.ErrMsg = "error answer: " + c.errorText(data)
 	default:
 		rec.Model, rec.FinishReason = string(c.model), string(c.finishReason)
-		rec.HasUsage, rec.Usage = c.hasUsage, c.usage.into(results.Usage{})
+		rec.HasUsage, rec.Usage = c.hasUsage, c.usage.into(record.Usage{})
 		if c.timings.has {
 			rec.Server = c.timings.results(r.clk)
 		}
 		rec.ToolCalls = c.toolCall
 		if n := c.contentBytes + c.reasoningBytes + c.toolBytes; n > 0 || c.toolCall {
-			rec.Chunks = append(rec.Chunks, results.Chunk{At: rec.End, Bytes: int32(max(n, 1)),
+			rec.Chunks = append(rec.Chunks, record.Chunk{At: rec.End, Bytes: int32(max(n, 1)),
 				Reasoning: c.contentBytes == 0 && !c.toolCall, ClientLagUS: -1})
 			rec.TokenReads = 1              // a whole answer: its decode is not observed
 			r.live.stripe(rec.Index).Add(1) // taken back with the stream's chunks
@@ -522,27 +521,27 @@ func (w *stallWatch) stop() { w.timer.Stop() }
 
 // fail classifies err (with the request context's cause) onto rec; s is
 // the send that failed, nil for a failure while reading the answer.
-func (r *call) fail(rec *results.Record, ctx context.Context, err error, s *sent) {
+func (r *call) fail(rec *record.Record, ctx context.Context, err error, s *sent) {
 	rec.Err, rec.ErrMsg = classify(err, context.Cause(ctx), s)
-	if len(rec.Chunks) > 0 && rec.Err == results.ErrConnect {
-		rec.Err = results.ErrStreamCut // the connection broke mid-stream
+	if len(rec.Chunks) > 0 && rec.Err == record.ErrConnect {
+		rec.Err = record.ErrStreamCut // the connection broke mid-stream
 	}
 }
 
 // classify maps a request error to its class and a message; s is the
 // send that failed, nil for a failure while reading the answer.
-func classify(err, cause error, s *sent) (results.ErrorClass, string) {
+func classify(err, cause error, s *sent) (record.ErrorClass, string) {
 	msg := err.Error()
 	var ie *interruptError
 	switch {
 	case errors.As(cause, &ie):
-		return results.ErrInterrupted, ie.msg
+		return record.ErrInterrupted, ie.msg
 	case errors.Is(cause, errStalled):
-		return results.ErrTimeout, "stream stalled: no chunk within the stall timeout"
+		return record.ErrTimeout, "stream stalled: no chunk within the stall timeout"
 	case errors.Is(cause, errDrained):
-		return results.ErrTimeout, "the response went on after its end: " + msg
+		return record.ErrTimeout, "the response went on after its end: " + msg
 	case errors.Is(cause, context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
-		return results.ErrTimeout, "request timed out: " + msg
+		return record.ErrTimeout, "request timed out: " + msg
 	}
 	var netErr net.Error
 	var dnsErr *net.DNSError
@@ -554,12 +553,12 @@ func classify(err, cause error, s *sent) (results.ErrorClass, string) {
 	case errors.As(err, &dnsErr), errors.Is(err, syscall.ECONNREFUSED), errors.As(err, &certErr),
 		errors.As(err, &unknownAuth), errors.As(err, &recordErr),
 		errors.As(err, &opErr) && opErr.Op == "dial":
-		return results.ErrConnect, msg
+		return record.ErrConnect, msg
 	case errors.As(err, &netErr) && netErr.Timeout():
-		return results.ErrTimeout, msg
+		return record.ErrTimeout, msg
 	}
 	if !connClosed(err) {
-		return results.ErrClient, msg
+		return record.ErrClient, msg
 	}
 	how := "closed"
 	if errors.Is(err, syscall.ECONNRESET) || strings.Contains(msg, "connection reset") {
@@ -567,12 +566,12 @@ func classify(err, cause error, s *sent) (results.ErrorClass, string) {
 	}
 	switch {
 	case s != nil && s.reusedConn:
-		return results.ErrConnect, "the server " + how + " a kept-alive connection as the request was sent, before answering " +
+		return record.ErrConnect, "the server " + how + " a kept-alive connection as the request was sent, before answering " +
 			"(not sent again: the server may have read it): " + msg
 	case s != nil:
-		return results.ErrConnect, "the server " + how + " the connection before answering: " + msg
+		return record.ErrConnect, "the server " + how + " the connection before answering: " + msg
 	}
-	return results.ErrStreamCut, "the connection was " + how + " mid-stream: " + msg
+	return record.ErrStreamCut, "the connection was " + how + " mid-stream: " + msg
 }
 
 // oneLine shortens an error message to one line of at most 300 bytes,

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 )
 
 // timings is a response's own timing of itself, as llama.cpp sends it in
@@ -60,8 +60,8 @@ func (p *parser) timingsMember(key []byte, c *chunk) bool {
 
 // results converts the timings to the record's form, their times from
 // the server's wall clock to run time on clk.
-func (t *timings) results(clk Clock) results.ServerTimings {
+func (t *timings) results(clk Clock) record.ServerTimings {
 	ms := func(v float64) time.Duration { return clk.Run(time.Duration(v * float64(time.Millisecond))) }
-	return results.ServerTimings{Has: true, QueueKnown: t.hasQueue, Queue: ms(t.queue), Prefill: ms(t.promptMS),
+	return record.ServerTimings{Has: true, QueueKnown: t.hasQueue, Queue: ms(t.queue), Prefill: ms(t.promptMS),
 		Decode: ms(t.predictedMS), PromptTokens: t.promptN, CachedTokens: t.cacheN, PredictedTokens: t.predictedN}
 }

@@ -8,8 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sixpin/sixpin/results"
-	"github.com/sixpin/sixpin/scenario"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/sim"
 )
 
@@ -25,7 +24,7 @@ func TestParseTimings(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := c.timings.results(Clock{})
-	want := results.ServerTimings{Has: true, Prefill: 9041 * time.Microsecond, Decode: 17526 * time.Microsecond,
+	want := record.ServerTimings{Has: true, Prefill: 9041 * time.Microsecond, Decode: 17526 * time.Microsecond,
 		PromptTokens: 1, CachedTokens: 10, PredictedTokens: 4}
 	if got != want {
 		t.Errorf("got %+v\nwant %+v", got, want)
@@ -58,9 +57,9 @@ func TestStreamServerTimings(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	t.Cleanup(func() { ts.Close(); srv.Close() })
 	c := newClient(t, Target{BaseURL: ts.URL + "/v1", Model: "m"})
-	rec := c.Stream(context.Background(), Call{Req: scenario.Request{PromptTokens: 20, OutputTokens: 8},
+	rec := c.Stream(context.Background(), Call{Req: record.Request{PromptTokens: 20, OutputTokens: 8},
 		Msgs: UserMessage("hello there"), Clock: Clock{Start: time.Now()}, Cut: ErrCutAfterGrace})
-	if rec.Err != results.OK {
+	if rec.Err != record.OK {
 		t.Fatalf("%s %s", rec.Err, rec.ErrMsg)
 	}
 	if s := rec.Server; !s.Has || !s.QueueKnown || s.PredictedTokens != 8 || s.PromptTokens+s.CachedTokens == 0 {
@@ -90,11 +89,11 @@ func TestRequestID(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		h    http.Handler
-		want results.IDEcho
+		want record.IDEcho
 	}{
-		{"the simulator echoes", srv, results.IDEchoed},
-		{"no echo", canned(""), results.IDNotEchoed},
-		{"another id", canned("proxy-7"), results.IDMismatch},
+		{"the simulator echoes", srv, record.IDEchoed},
+		{"no echo", canned(""), record.IDNotEchoed},
+		{"another id", canned("proxy-7"), record.IDMismatch},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var seen []string
@@ -109,10 +108,10 @@ func TestRequestID(t *testing.T) {
 			}
 			defer cl.Close()
 			for i := range 2 {
-				rec := cl.Stream(context.Background(), Call{Req: scenario.Request{Index: i, PromptTokens: 5, OutputTokens: 2},
+				rec := cl.Stream(context.Background(), Call{Req: record.Request{Index: i, PromptTokens: 5, OutputTokens: 2},
 					Msgs: UserMessage("hi"), Clock: Clock{Start: time.Now()}, Cut: ErrCutAfterGrace})
 				want := "sixpin-ab12-" + strconv.Itoa(i+1)
-				if rec.Err != results.OK || rec.RequestID != want || seen[i] != want || rec.IDEcho != c.want {
+				if rec.Err != record.OK || rec.RequestID != want || seen[i] != want || rec.IDEcho != c.want {
 					t.Errorf("request %d: %s %s, id %q sent %q, echo %d (want %d)", i, rec.Err, rec.ErrMsg, rec.RequestID, seen[i], rec.IDEcho, c.want)
 				}
 			}

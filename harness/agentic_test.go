@@ -3,7 +3,7 @@ package harness
 import (
 	"testing"
 
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 )
 
 // The field report's collapse (CONTEXT.md §1): one agentic session against
@@ -25,7 +25,7 @@ func TestCloudSessionHitsTotalTPM(t *testing.T) {
 		t.Fatalf("sessions %+v (err %v)", ss, err)
 	}
 	s := ss.All[0]
-	if s.EndReason != results.SessionEndRateLimited || s.First429S == nil {
+	if s.EndReason != record.SessionEndRateLimited || s.First429S == nil {
 		t.Fatalf("session ended %q, first 429 %v", s.EndReason, s.First429S)
 	}
 	if at := *s.First429S; at < 35 || at > 90 {
@@ -35,16 +35,16 @@ func TestCloudSessionHitsTotalTPM(t *testing.T) {
 		t.Errorf("context grew to %d, cache hit %.2f", s.LastContextTokens, s.Tokens.CacheHitRatio)
 	}
 	rl := r.RateLimits
-	if rl == nil || len(rl.Rejections) != 1 || rl.Rejections[0].Bucket != results.BucketTokens || rl.Rejections[0].Inferred {
+	if rl == nil || len(rl.Rejections) != 1 || rl.Rejections[0].Bucket != record.BucketTokens || rl.Rejections[0].Inferred {
 		t.Fatalf("rejections %+v", rl)
 	}
 	for _, b := range rl.Buckets {
 		switch b.Bucket {
-		case results.BucketUncachedTokens:
+		case record.BucketUncachedTokens:
 			if b.PeakShare >= 1 {
 				t.Errorf("uncached TPM peaked at %.0f%%: it must stay under its limit", b.PeakShare*100)
 			}
-		case results.BucketTokens:
+		case record.BucketTokens:
 			if b.Rejections != 1 || b.PeakShare < 0.6 {
 				t.Errorf("total TPM %+v", b)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/profiles"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/scenario"
 )
@@ -84,7 +85,7 @@ func calibrate(ctx context.Context, sc *scenario.Scenario, plan *scenario.Plan) 
 		for range streams {
 			wg.Go(func() {
 				for k := 0; (k < perStream || time.Now().Before(end)) && ctx.Err() == nil; k++ {
-					rec := c.Stream(ctx, endpoint.Call{Req: scenario.Request{Index: int(index.Add(1) - 1), PromptTokens: prompt, OutputTokens: out},
+					rec := c.Stream(ctx, endpoint.Call{Req: record.Request{Index: int(index.Add(1) - 1), PromptTokens: prompt, OutputTokens: out},
 						Msgs: msgs, Scheduled: clk.Since(), Clock: clk, Cut: endpoint.ErrCutAtOnce})
 					mu.Lock()
 					round.sent++

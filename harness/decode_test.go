@@ -70,7 +70,8 @@ func TestDecodeOnlyWhereMeasured(t *testing.T) {
 				return
 			}
 			if w.Completed != 20 || w.DecodeUnmeasured != 20 || w.DecodeTokS != nil || w.ITLMs != nil || w.TPOTMs != nil {
-				t.Fatalf("completed %d, unmeasured %d, decode %+v, ITL %+v, TPOT %+v", w.Completed, w.DecodeUnmeasured, w.DecodeTokS, w.ITLMs, w.TPOTMs)
+				t.Fatalf("completed %d, unmeasured %d, decode %+v, ITL %+v, TPOT %+v; errors %v %v", w.Completed, w.DecodeUnmeasured, w.DecodeTokS, w.ITLMs, w.TPOTMs,
+					o.Run.Errors.ByClass, o.Run.Errors.Examples)
 			}
 			if w.TTFTMs == nil || w.EffectiveTokS == nil {
 				t.Errorf("TTFT and effective tok/s are measured whatever the decode: %+v %+v", w.TTFTMs, w.EffectiveTokS)

@@ -21,6 +21,7 @@ import (
 	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/internal/redact"
 	"github.com/sixpin/sixpin/profiles"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/runner"
@@ -473,7 +474,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	defer w.finish(nil) // its sampler stops on every way out
 	cfg.obs.begin(w, metricLabels(cfg, sc, h))
 	bar := startProgress(cfg, w)
-	consume(records, col, newSpillWatch(cfg, stopIssuing), newCheckpointer(cfg, col, out, checkpoint, h.StartedAt, scraper), func(rec *results.Record) {
+	consume(records, col, newSpillWatch(cfg, stopIssuing), newCheckpointer(cfg, col, out, checkpoint, h.StartedAt, scraper), func(rec *record.Record) {
 		ids.Count(rec)
 		w.observe(rec)
 	})
@@ -497,7 +498,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 			Reason: "stopped early: " + stopped.Error() + "; issuing stopped and in-flight requests had " + cfg.Grace.String() + " to finish"}
 	}
 	if scraper != nil {
-		m.Server = scraper.Stop().Server(m.Windows)
+		m.Server = serverSide(scraper.Stop(), m.Windows)
 		scraper = nil
 	}
 	run := results.Assemble(h, m, end)
@@ -705,7 +706,7 @@ func scaled(cfg Config) bool { return cfg.TimeScale > 0 && cfg.TimeScale < 1 }
 // header gathers what the run knows before its first request (all but
 // the start time): what the results file is assembled from, live or by
 // `sixpin recover`.
-func header(sc *scenario.Scenario, tg *target, d results.Declared, disc results.Discovery, overhead int,
+func header(sc *scenario.Scenario, tg *target, d results.Declared, disc record.Discovery, overhead int,
 	tok tokenizerChoice, notes []string) *results.Header {
 	h := &results.Header{
 		SixpinVersion: Version,

@@ -15,6 +15,7 @@ import (
 	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/live"
 	"github.com/sixpin/sixpin/metrics"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/runner"
@@ -296,7 +297,7 @@ func (w *watch) tick(at time.Duration) {
 
 // observe folds one finished record in. Its chunks' tokens must be
 // assigned (Collector.Add does).
-func (w *watch) observe(rec *results.Record) {
+func (w *watch) observe(rec *record.Record) {
 	if !w.shown {
 		return
 	}
@@ -368,7 +369,7 @@ func (w *watch) snapshot() live.Snapshot {
 // series: KV usage, requests running and waiting, and its own token
 // rates between scrapes (a series the server does not expose is left
 // out).
-func serverSeries(xs []results.ServerSample) []live.ServerSeries {
+func serverSeries(xs []record.ServerSample) []live.ServerSeries {
 	out := []live.ServerSeries{}
 	add := func(name, unit string, f func(i int) *float64) {
 		s := live.ServerSeries{Name: name, Unit: unit, Values: []float64{}}
@@ -381,7 +382,7 @@ func serverSeries(xs []results.ServerSample) []live.ServerSeries {
 			out = append(out, s)
 		}
 	}
-	rate := func(get func(results.ServerSample) *float64) func(int) *float64 {
+	rate := func(get func(record.ServerSample) *float64) func(int) *float64 {
 		return func(i int) *float64 {
 			if i == 0 {
 				return nil
@@ -404,8 +405,8 @@ func serverSeries(xs []results.ServerSample) []live.ServerSeries {
 	})
 	add("requests running", "requests", func(i int) *float64 { return xs[i].Running })
 	add("requests waiting", "requests", func(i int) *float64 { return xs[i].Waiting })
-	add("server generation", "tok/s", rate(func(x results.ServerSample) *float64 { return x.GenerationTokens }))
-	add("server prompt", "tok/s", rate(func(x results.ServerSample) *float64 { return x.PromptTokens }))
+	add("server generation", "tok/s", rate(func(x record.ServerSample) *float64 { return x.GenerationTokens }))
+	add("server prompt", "tok/s", rate(func(x record.ServerSample) *float64 { return x.PromptTokens }))
 	return out
 }
 

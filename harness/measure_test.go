@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/sim"
@@ -236,9 +237,9 @@ func TestSecondInterruptSaysWhatHappened(t *testing.T) {
 	if !errors.Is(err, ErrInterrupted) || o == nil {
 		t.Fatalf("err %v", err)
 	}
-	ex := strings.Join(o.Run.Errors.Examples[string(results.ErrInterrupted)], "; ")
-	if o.Run.Errors.ByClass[string(results.ErrInterrupted)] == 0 || !strings.Contains(ex, "second interrupt") || strings.Contains(ex, "after the grace period") {
-		t.Errorf("interrupted %d, messages %q; want the second interrupt named (errors %+v)", o.Run.Errors.ByClass[string(results.ErrInterrupted)], ex, o.Run.Errors)
+	ex := strings.Join(o.Run.Errors.Examples[string(record.ErrInterrupted)], "; ")
+	if o.Run.Errors.ByClass[string(record.ErrInterrupted)] == 0 || !strings.Contains(ex, "second interrupt") || strings.Contains(ex, "after the grace period") {
+		t.Errorf("interrupted %d, messages %q; want the second interrupt named (errors %+v)", o.Run.Errors.ByClass[string(record.ErrInterrupted)], ex, o.Run.Errors)
 	}
 	if r := o.Run.IncompleteReason; !strings.Contains(r, "second interrupt") || strings.Contains(r, "had 1h0m0s to finish") {
 		t.Errorf("incomplete reason %q; want the second interrupt named", r)

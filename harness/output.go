@@ -13,6 +13,7 @@ import (
 
 	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -235,7 +236,7 @@ func (c *checkpointer) fire() {
 		rec, err := results.RecoverUpTo(st.Path, st.Bytes, fmt.Sprintf("a checkpoint of a run still going %s after its start", time.Since(c.start).Round(time.Second)))
 		if err == nil {
 			if c.scraper != nil {
-				rec.Run.Server = c.scraper.Snapshot().Server(rec.Run.Windows)
+				rec.Run.Server = serverSide(c.scraper.Snapshot(), rec.Run.Windows)
 			}
 			err = writer(c.cfg)(c.out, rec.Run)
 		}
@@ -263,7 +264,7 @@ const spillFlushEvery = time.Second
 // the spill every spillFlushEvery (so a run killed by SIGKILL or the OOM
 // killer loses at most that much), watching it with sw, and firing
 // checkpoints on the way.
-func consume(records <-chan *results.Record, col *results.Collector, sw *spillWatch, ck *checkpointer, observe func(*results.Record)) {
+func consume(records <-chan *record.Record, col *results.Collector, sw *spillWatch, ck *checkpointer, observe func(*record.Record)) {
 	flush := time.NewTicker(spillFlushEvery)
 	defer flush.Stop()
 	for {

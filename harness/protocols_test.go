@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 )
 
 // protocolScenario is a small agentic run: two sessions of four turns,
@@ -75,10 +75,10 @@ func TestProtocolsEndToEnd(t *testing.T) {
 			if run.Target.Protocol != proto {
 				t.Errorf("target protocol %q", run.Target.Protocol)
 			}
-			if run.Errors.ByClass[string(results.ErrHTTP429)] == 0 {
+			if run.Errors.ByClass[string(record.ErrHTTP429)] == 0 {
 				t.Errorf("no 429 at 5 requests a minute: errors %+v", run.Errors)
 			}
-			if rl := run.RateLimits; rl == nil || len(rl.Rejections) == 0 || rl.Rejections[0].Bucket != results.BucketRequests {
+			if rl := run.RateLimits; rl == nil || len(rl.Rejections) == 0 || rl.Rejections[0].Bucket != record.BucketRequests {
 				t.Errorf("rate limits %+v: want the 429s on the requests bucket", rl)
 			}
 			if s := run.Sessions; s == nil || len(s.All) != 2 || s.All[0].Turns != 4 || s.All[1].Turns != 4 {

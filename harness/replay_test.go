@@ -11,6 +11,7 @@ import (
 
 	"github.com/sixpin/sixpin/analyze"
 	"github.com/sixpin/sixpin/analyze/opencodetest"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/trace"
 )
@@ -75,7 +76,7 @@ func TestExportedTraceReplays(t *testing.T) {
 		t.Errorf("%d requests (%d failed), want %d", r.Errors.Requests, r.Errors.Failed, turns)
 	}
 	for _, s := range r.Sessions.All {
-		if s.Turns != 3 || s.EndReason != results.SessionEndTurns {
+		if s.Turns != 3 || s.EndReason != record.SessionEndTurns {
 			t.Errorf("session %d: %d turns, ended %q", s.Index, s.Turns, s.EndReason)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sixpin/sixpin/endpoint"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/scenario"
@@ -64,7 +66,7 @@ func CheckPinNames(flag string, names []string) error {
 // the planned concurrency (closed-loop streams, agentic sessions, open
 // loop's max_in_flight) × the mean prompt and output less the shared
 // prefix. nil when the concurrency or the budget is unknown.
-func kvFit(sc *scenario.Scenario, plan *scenario.Plan, disc results.Discovery) *results.KVFit {
+func kvFit(sc *scenario.Scenario, plan *scenario.Plan, disc record.Discovery) *results.KVFit {
 	streams := plan.Streams()
 	if sc.Pins.Concurrency.Mode == scenario.ModeOpen {
 		streams = plan.MaxInFlight()
@@ -97,4 +99,10 @@ func preflightKV(errOut io.Writer, mode string, f *results.KVFit) error {
 	}
 	fmt.Fprintf(errOut, "sixpin: warning: KV fit: %s\n", line)
 	return nil
+}
+
+// serverSide turns the scrapes into the results' server section for the
+// run's windows (nil when nothing was scraped).
+func serverSide(s endpoint.Scrapes, windows map[string]*results.Window) *results.Server {
+	return results.BuildServer(s.Source, s.Every, s.Samples, s.Failures, s.LastError, windows)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/results"
 )
@@ -63,7 +64,7 @@ func TestServerMetricsRun(t *testing.T) {
 // between scrapes, what the server does not expose left out.
 func TestServerSeriesLive(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
-	xs := []results.ServerSample{
+	xs := []record.ServerSample{
 		{T: 0, KVUsage: f(0.25), Running: f(2), GenerationTokens: f(100)},
 		{T: 2 * time.Second, KVUsage: f(0.5), Running: f(4), GenerationTokens: f(500)},
 	}

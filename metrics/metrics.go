@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sixpin/sixpin/internal/listen"
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 )
 
 // Path is where the exposition is served.
@@ -172,7 +172,7 @@ func (r *Run) End() { r.s.inFlight.set(r.labels, func() int64 { return 0 }) }
 
 // Observe counts one finished record. Its chunks' token counts must be
 // assigned (results.Collector.Add does).
-func (r *Run) Observe(rec *results.Record) {
+func (r *Run) Observe(rec *record.Record) {
 	outcome, class := "ok", ""
 	if rec.Failed() {
 		outcome, class = "error", string(rec.Err)

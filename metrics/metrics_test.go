@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 )
 
 // scrape reads the exposition over HTTP in the text format (as a classic
@@ -71,10 +71,10 @@ func TestExposition(t *testing.T) {
 	var inflight atomic.Int64
 	inflight.Store(3)
 	run := s.Run(Labels{Scenario: "smoke", Profile: "sim"}, inflight.Load)
-	ok := &results.Record{Scheduled: 0, Sent: time.Millisecond, End: 500 * time.Millisecond,
-		Chunks:   []results.Chunk{{At: 100 * time.Millisecond, Tokens: 1}, {At: 200 * time.Millisecond, Tokens: 2}},
-		HasUsage: true, Usage: results.Usage{PromptTokens: 40, CompletionTokens: 3}}
-	bad := &results.Record{Sent: 0, End: time.Second, Err: results.ErrHTTP5xx}
+	ok := &record.Record{Scheduled: 0, Sent: time.Millisecond, End: 500 * time.Millisecond,
+		Chunks:   []record.Chunk{{At: 100 * time.Millisecond, Tokens: 1}, {At: 200 * time.Millisecond, Tokens: 2}},
+		HasUsage: true, Usage: record.Usage{PromptTokens: 40, CompletionTokens: 3}}
+	bad := &record.Record{Sent: 0, End: time.Second, Err: record.ErrHTTP5xx}
 	run.Observe(ok)
 	run.Observe(bad)
 

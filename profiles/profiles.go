@@ -21,6 +21,7 @@ import (
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/internal/redact"
 	"github.com/sixpin/sixpin/internal/strictyaml"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/tokenizer"
 	"gopkg.in/yaml.v3"
@@ -78,7 +79,7 @@ type Profile struct {
 	// ContextWindow is the endpoint's context length in tokens, if known.
 	ContextWindow int `yaml:"context_window"`
 	// Pricing is the vendor's price list per million tokens.
-	Pricing *results.Pricing `yaml:"pricing"`
+	Pricing *record.Pricing `yaml:"pricing"`
 	// RateLimits are the vendor's limits, metered client-side.
 	RateLimits *results.RateLimits `yaml:"rate_limits"`
 	// PowerWatts and USDPerKWh price a local endpoint by energy over wall
@@ -348,11 +349,11 @@ func redactScalar(n *yaml.Node, safe string) {
 }
 
 // Energy returns the profile's energy pricing, or nil.
-func (p *Profile) Energy() *results.Energy {
+func (p *Profile) Energy() *record.Energy {
 	if p.PowerWatts <= 0 {
 		return nil
 	}
-	return &results.Energy{PowerWatts: p.PowerWatts, USDPerKWh: p.USDPerKWh}
+	return &record.Energy{PowerWatts: p.PowerWatts, USDPerKWh: p.USDPerKWh}
 }
 
 // yamlKind names a profile file in the errors about the whole file.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/analyze"
+	"github.com/sixpin/sixpin/record"
 
 	oc "github.com/sixpin/sixpin/analyze/opencodetest"
 	"github.com/sixpin/sixpin/results"
@@ -42,7 +43,7 @@ func goldenReport(t *testing.T) *analyze.Report {
 	price := 0.2
 	r, err := analyze.Analyze(context.Background(), analyze.Options{MinOutputTokens: analyze.DefaultMinOutputTokens, DBs: []string{d.Close()}, Profile: "test-cloud", Now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
 		Since: time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC), Models: []string{"qwen"},
-		Pricing: &results.Pricing{InputPerMTok: 0.99, CachedInputPerMTok: &price, OutputPerMTok: 1.49},
+		Pricing: &record.Pricing{InputPerMTok: 0.99, CachedInputPerMTok: &price, OutputPerMTok: 1.49},
 		Limits:  &results.RateLimits{RequestsPerMinute: 3, TokensPerMinute: 150000, UncachedTokensPerMinute: 20000}})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -14,7 +15,7 @@ func TestSummaryOutagesAndReconnects(t *testing.T) {
 		Headline: results.WindowSteady,
 		Windows:  map[string]*results.Window{results.WindowSteady: {Completed: 4, EndS: 10}},
 		Errors: results.Errors{Requests: 40, Failed: 7, Rate: 7.0 / 40, ByClass: map[string]int{"connect": 7}, Reconnects: 3,
-			Outages: []results.Outage{{StartS: 2.5, EndS: 4.25, FailedRequests: 5, Recovered: true}, {StartS: 9, EndS: 9.5, FailedRequests: 2}}},
+			Outages: []record.Outage{{StartS: 2.5, EndS: 4.25, FailedRequests: 5, Recovered: true}, {StartS: 9, EndS: 9.5, FailedRequests: 2}}},
 	}
 	var b strings.Builder
 	if err := WriteSummary(&b, run); err != nil {

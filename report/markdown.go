@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -190,7 +191,7 @@ func runFacts(run *results.Run) []string {
 		ls = append(ls, "Errors: none in "+numfmt.Count(e.Requests, "request", ""))
 	} else {
 		ls = append(ls, fmt.Sprintf("Errors: %s of %s failed (%s, interrupts excluded): %s", numfmt.Int(e.Failed), numfmt.Count(e.Requests, "request", ""), pct(e.Rate), results.ClassList(e.ByClass)))
-		for _, c := range results.ErrorClasses {
+		for _, c := range record.ErrorClasses {
 			for _, ex := range e.Examples[string(c)] {
 				ls = append(ls, fmt.Sprintf("Error example, %s: %s", c, ex))
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/sixpin/sixpin/internal/stats"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -125,7 +126,7 @@ var runMetrics = []struct {
 	{metric{Key: "errors.rate", Label: "error rate (whole run, interrupts excluded)", Unit: "%", Fraction: true, Better: LowerIsBetter},
 		func(run *results.Run) (stats.Estimate, bool) {
 			e := run.Errors
-			cut := e.ByClass[string(results.ErrInterrupted)]
+			cut := e.ByClass[string(record.ErrInterrupted)]
 			n := e.Requests - cut
 			if n <= 0 {
 				return stats.Estimate{}, false

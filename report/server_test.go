@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -81,7 +82,7 @@ func TestServerInReports(t *testing.T) {
 // (--kv-unified, its default) or each have their own, and which does not
 // say which: both readings are said, and the smaller decides.
 func TestKVFitLineUncertain(t *testing.T) {
-	f := results.FitKV(8, 10_000, 0, 0, results.KVFacts{MaxModelLen: 32_768, MaxNumSeqs: 4}, map[string]string{"kv_cache.max_model_len": "GET /props default_generation_settings.n_ctx"})
+	f := results.FitKV(8, 10_000, 0, 0, record.KVFacts{MaxModelLen: 32_768, MaxNumSeqs: 4}, map[string]string{"kv_cache.max_model_len": "GET /props default_generation_settings.n_ctx"})
 	want := "8 streams × 10K tokens need 80K KV tokens; the server holds 32.8K if its 4 slots share one cache (llama-server's --kv-unified, its default) or 131K if each has its own — it does not say which: at most 3 fit in one shared cache (4 in caches per slot); expect queueing or preemption"
 	if got := KVFitLine(f); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)

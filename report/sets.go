@@ -10,6 +10,7 @@ import (
 
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/internal/stats"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/waterfall"
 )
@@ -165,7 +166,7 @@ func headlineOf(r *results.Run) headline {
 		}
 	}
 	if n := r.Errors.Requests; n > 0 {
-		h.rate429 = float64(r.Errors.ByClass[string(results.ErrHTTP429)]) / float64(n)
+		h.rate429 = float64(r.Errors.ByClass[string(record.ErrHTTP429)]) / float64(n)
 	}
 	if r.Sessions != nil && r.Sessions.LifetimeMin != nil {
 		h.lifetimeMin = r.Sessions.LifetimeMin.P50

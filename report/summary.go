@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -144,9 +145,9 @@ func writeWindow(p *numfmt.Printer, run *results.Run, name string, w *results.Wi
 }
 
 // DecodeUnmeasuredWhy says why requests are left out of decode tok/s,
-// ITL and TPOT (results.Record.DecodeMeasured).
+// ITL and TPOT (record.Record.DecodeMeasured).
 var DecodeUnmeasuredWhy = fmt.Sprintf("their tokens after the first came in fewer than %d reads of their own or within %s (an answer sent at once, by a server or proxy that buffers it, or too short to time) — left out of decode tok/s, ITL and TPOT, which would measure the client's parse",
-	results.MinDecodeReads, results.MinDecodeSpan)
+	record.MinDecodeReads, record.MinDecodeSpan)
 
 // The columns of the summary's distribution tables: per request the
 // tail matters (up to max), per stream the slow streams (down to min).
@@ -248,7 +249,7 @@ func writeErrors(p *numfmt.Printer, run *results.Run) {
 	} else {
 		p.F("Errors (whole run): %s of %s failed (%s, interrupts excluded): %s\n",
 			numfmt.Int(e.Failed), numfmt.Count(e.Requests, "request", ""), pct(e.Rate), results.ClassList(e.ByClass))
-		for _, c := range results.ErrorClasses {
+		for _, c := range record.ErrorClasses {
 			for _, ex := range e.Examples[string(c)] {
 				p.F("  %s: %s\n", c, ex)
 			}
@@ -289,7 +290,7 @@ func writeBackoff(p *numfmt.Printer, e results.Errors) {
 	}
 	if len(e.BackoffS) > 0 {
 		total, parts := 0.0, []string{}
-		for _, c := range results.ErrorClasses {
+		for _, c := range record.ErrorClasses {
 			if v, ok := e.BackoffS[string(c)]; ok {
 				total += v
 				parts = append(parts, fmt.Sprintf("after %s %s s", c, num(v)))
@@ -320,7 +321,7 @@ func writeSessions(p *numfmt.Printer, run *results.Run) {
 	}
 	p.F("; cache hit %s of input tokens\n", pct(run.Tokens.CacheHitRatio))
 	var reasons []string
-	for _, r := range []string{results.SessionEndTurns, results.SessionEndContextWindow, results.SessionEndCostCap, results.SessionEndRateLimited, results.SessionEndError, results.SessionEndRunEnded, results.SessionEndInterrupted} {
+	for _, r := range []string{record.SessionEndTurns, record.SessionEndContextWindow, record.SessionEndCostCap, record.SessionEndRateLimited, record.SessionEndError, record.SessionEndRunEnded, record.SessionEndInterrupted} {
 		if n := ss.EndReasons[r]; n > 0 {
 			reasons = append(reasons, fmt.Sprintf("%s %d", r, n))
 		}

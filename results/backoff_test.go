@@ -9,24 +9,25 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/internal/fielderr"
+	"github.com/sixpin/sixpin/record"
 )
 
 // backoffRecords are a run's answers that asked sixpin to slow down
 // (429, 503, 529), a connect failure, a 500 and a success, with the waits
 // the runner recorded on them and open-loop arrivals withheld.
-func backoffRecords() []*Record {
+func backoffRecords() []*record.Record {
 	at := func(i int) time.Duration { return time.Duration(i) * 100 * ms }
-	fail := func(i int, class ErrorClass, status int, backoff time.Duration, withheld int) *Record {
-		return &Record{Index: i, Session: -1, Scheduled: at(i), Sent: at(i), End: at(i) + ms, Err: class, HTTPStatus: status,
+	fail := func(i int, class record.ErrorClass, status int, backoff time.Duration, withheld int) *record.Record {
+		return &record.Record{Index: i, Session: -1, Scheduled: at(i), Sent: at(i), End: at(i) + ms, Err: class, HTTPStatus: status,
 			ErrMsg: "no", Backoff: backoff, Withheld: withheld}
 	}
-	return []*Record{
-		fail(0, ErrHTTP429, 429, 2*time.Second, 0),
-		fail(1, ErrHTTP429, 429, 2*time.Second, 5),
-		fail(2, ErrHTTP5xx, 503, 750*ms, 0),
-		fail(3, ErrHTTP5xx, 529, 250*ms, 2),
-		fail(4, ErrConnect, 0, 50*ms, 0),
-		fail(5, ErrHTTP5xx, 500, 0, 0),
+	return []*record.Record{
+		fail(0, record.ErrHTTP429, 429, 2*time.Second, 0),
+		fail(1, record.ErrHTTP429, 429, 2*time.Second, 5),
+		fail(2, record.ErrHTTP5xx, 503, 750*ms, 0),
+		fail(3, record.ErrHTTP5xx, 529, 250*ms, 2),
+		fail(4, record.ErrConnect, 0, 50*ms, 0),
+		fail(5, record.ErrHTTP5xx, 500, 0, 0),
 		stream(6, at(6), 10*ms, 5*ms, 4, 1),
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/sixpin/sixpin/internal/stats"
+	"github.com/sixpin/sixpin/record"
 )
 
 // Collector receives every finished Record of a run, keeps the per-second
@@ -33,7 +34,7 @@ type Collector struct {
 	firstSent     time.Duration
 	lastSent      time.Duration
 	n             int
-	examples      map[ErrorClass][]string
+	examples      map[record.ErrorClass][]string
 	model         string
 	tokens        Tokens
 	sessions      sessionAcc
@@ -62,7 +63,7 @@ func NewCollector(spillPath string) (*Collector, error) {
 }
 
 func newCollector() *Collector {
-	return &Collector{examples: map[ErrorClass][]string{}, firstSent: -1, firstSched: -1}
+	return &Collector{examples: map[record.ErrorClass][]string{}, firstSent: -1, firstSched: -1}
 }
 
 // SpillPath is the record spill's file.
@@ -106,7 +107,7 @@ func (c *Collector) Requests() int { return c.n }
 // (apportioned from usage when the client could not count them) and may
 // modify r; r is not used after Add returns. It spills r: to the file,
 // or, when that cannot take it, to memory (see Spill).
-func (c *Collector) Add(r *Record) {
+func (c *Collector) Add(r *record.Record) {
 	assignChunkTokens(r)
 	c.n++
 	c.lastScheduled = max(c.lastScheduled, r.Scheduled)
@@ -136,7 +137,7 @@ func (c *Collector) Add(r *Record) {
 	}
 	c.tokens.add(r)
 	c.sessions.add(r)
-	if r.Err == ErrHTTP429 && len(c.rejections) < maxRejections {
+	if r.Err == record.ErrHTTP429 && len(c.rejections) < maxRejections {
 		c.rejections = append(c.rejections, Rejection{AtS: r.Sent.Seconds(), Bucket: r.RateLimitBucket})
 	}
 	if r.HasUsage {
@@ -154,7 +155,7 @@ func (c *Collector) Add(r *Record) {
 }
 
 // each replays the records added, in order.
-func (c *Collector) each(fn func(r *Record)) error {
+func (c *Collector) each(fn func(r *record.Record)) error {
 	if c.spill != nil {
 		return c.spill.each(fn)
 	}
@@ -166,7 +167,7 @@ func (c *Collector) each(fn func(r *Record)) error {
 // unknown: one token per chunk when the server's usage says no more, else
 // the usage total apportioned across chunks by text length (every chunk at
 // least one token; cumulative rounding keeps the sum exact).
-func assignChunkTokens(r *Record) {
+func assignChunkTokens(r *record.Record) {
 	if len(r.Chunks) == 0 || r.Chunks[0].Tokens > 0 {
 		return
 	}
@@ -200,17 +201,6 @@ func assignChunkTokens(r *Record) {
 
 // outputTokens is the request's generated token count (reasoning
 // included): the server's usage, else the chunks' count.
-func outputTokens(r *Record) int {
-	if r.HasUsage {
-		return r.Usage.CompletionTokens
-	}
-	n := 0
-	for _, ch := range r.Chunks {
-		n += int(ch.Tokens)
-	}
-	return n
-}
-
 // SLO bounds a good request for goodput; zero fields are not checked.
 type SLO struct {
 	TTFT time.Duration
@@ -271,8 +261,8 @@ type Issued struct {
 	PromptOK, OutputOK   int64
 }
 
-func (s *Issued) add(r *Record) {
-	if r.Err == ErrInterrupted {
+func (s *Issued) add(r *record.Record) {
+	if r.Err == record.ErrInterrupted {
 		return
 	}
 	s.Requests++
@@ -433,13 +423,13 @@ type Errors struct {
 	WithheldArrivals int `json:"withheld_arrivals,omitempty"`
 	// Outages are the times the endpoint could not be reached, as the
 	// client saw them (endpoint.Client.Outages).
-	Outages []Outage `json:"outages,omitempty"`
+	Outages []record.Outage `json:"outages,omitempty"`
 }
 
 // backedOff tallies what r says of backing off: its wait, the answer
 // when it asked to slow down, the arrivals it withheld.
-func (e *Errors) backedOff(r *Record) {
-	if r.Failed() && AsksToSlowDown(r.HTTPStatus) {
+func (e *Errors) backedOff(r *record.Record) {
+	if r.Failed() && record.AsksToSlowDown(r.HTTPStatus) {
 		if e.SlowDowns == nil {
 			e.SlowDowns = map[string]int{}
 		}
@@ -515,7 +505,7 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 	interrupted := 0
 
 	var issued Issued
-	err := c.each(func(r *Record) {
+	err := c.each(func(r *record.Record) {
 		issued.add(r)
 		errs.Requests++
 		errs.Reconnects += r.Reconnects
@@ -523,7 +513,7 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 		if r.Failed() {
 			errs.Failed++
 			errs.ByClass[string(r.Err)]++
-			if r.Err == ErrInterrupted {
+			if r.Err == record.ErrInterrupted {
 				interrupted++
 			}
 		} else if !r.HasUsage {
@@ -535,7 +525,7 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 		byContext.add(r)
 		for _, ch := range r.Chunks {
 			if ch.ClientLagUS >= 0 {
-				record(clientLag, float64(ch.ClientLagUS), 1)
+				observeValue(clientLag, float64(ch.ClientLagUS), 1)
 			}
 			for _, a := range accs {
 				if a.name == WindowAll || a.span.Contains(ch.At) {
@@ -598,11 +588,11 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 }
 
 // add records one request that started in the window.
-func (a *winAcc) add(r *Record, slo SLO) {
+func (a *winAcc) add(r *record.Record, slo SLO) {
 	w := a.w
 	w.Requests++
 	lag := r.Sent - r.Scheduled
-	record(a.h[MetricLag.Name], float64(lag.Microseconds()), 1)
+	observeValue(a.h[MetricLag.Name], float64(lag.Microseconds()), 1)
 	if r.Failed() {
 		w.Failed++
 		w.ErrorsByClass[string(r.Err)]++
@@ -610,9 +600,9 @@ func (a *winAcc) add(r *Record, slo SLO) {
 	}
 	w.Completed++
 	w.ReasoningTokens += int64(r.Usage.ReasoningTokens)
-	out := outputTokens(r)
+	out := r.OutputTokens()
 	e2e := r.End - r.Scheduled
-	record(a.h[MetricE2E.Name], float64(e2e.Microseconds()), 1)
+	observeValue(a.h[MetricE2E.Name], float64(e2e.Microseconds()), 1)
 	if end := min(r.End, a.span.End); a.name == WindowAll {
 		a.inWindowS += (r.End - r.Sent).Seconds()
 	} else if end > r.Sent {
@@ -621,35 +611,35 @@ func (a *winAcc) add(r *Record, slo SLO) {
 	a.outputs[int64(out)]++
 	if r.HasUsage {
 		a.prompts[int64(r.Usage.PromptTokens)]++
-		record(a.h[MetricPrompt.Name], float64(r.Usage.PromptTokens), 1)
+		observeValue(a.h[MetricPrompt.Name], float64(r.Usage.PromptTokens), 1)
 		a.sumPrompt += int64(r.Usage.PromptTokens)
 		a.sumReqPrompt += int64(r.RequestedPromptTokens)
 		a.sumReqOutput += int64(r.RequestedOutputTokens)
 	}
-	record(a.h[MetricOutput.Name], float64(out), 1)
+	observeValue(a.h[MetricOutput.Name], float64(out), 1)
 	a.sumOutput += int64(out)
 	if e2e > 0 {
-		record(a.h[MetricEffective.Name], float64(out)/e2e.Seconds()*1e3, 1)
+		observeValue(a.h[MetricEffective.Name], float64(out)/e2e.Seconds()*1e3, 1)
 	}
 	if len(r.Chunks) == 0 {
 		return
 	}
 	ttft := r.Chunks[0].At - r.Scheduled
-	record(a.h[MetricTTFT.Name], float64(ttft.Microseconds()), 1)
+	observeValue(a.h[MetricTTFT.Name], float64(ttft.Microseconds()), 1)
 	for _, ch := range r.Chunks {
 		if !ch.Reasoning {
-			record(a.h[MetricTTFTAnswer.Name], float64((ch.At - r.Scheduled).Microseconds()), 1)
+			observeValue(a.h[MetricTTFTAnswer.Name], float64((ch.At - r.Scheduled).Microseconds()), 1)
 			break
 		}
 	}
 	if t := r.Server; t.Has {
 		rest := ttft - t.Prefill
 		if t.QueueKnown {
-			record(a.h[MetricServerQueue.Name], float64(t.Queue.Microseconds()), 1)
+			observeValue(a.h[MetricServerQueue.Name], float64(t.Queue.Microseconds()), 1)
 			rest -= t.Queue
 		}
-		record(a.h[MetricServerPrefill.Name], float64(t.Prefill.Microseconds()), 1)
-		record(a.h[MetricTTFTRest.Name], float64(max(rest, 0).Microseconds()), 1)
+		observeValue(a.h[MetricServerPrefill.Name], float64(t.Prefill.Microseconds()), 1)
+		observeValue(a.h[MetricTTFTRest.Name], float64(max(rest, 0).Microseconds()), 1)
 	}
 	a.sumTTFT += ttft.Seconds()
 	a.sumE2E += e2e.Seconds()
@@ -660,7 +650,7 @@ func (a *winAcc) add(r *Record, slo SLO) {
 	if r.DecodeMeasured() {
 		itl := a.h[MetricITL.Name] // once per record, not per chunk
 		r.ITLs(func(g time.Duration, k int) {
-			record(itl, float64(g.Microseconds())/float64(k), int64(k))
+			observeValue(itl, float64(g.Microseconds())/float64(k), int64(k))
 		})
 	}
 	good := true
@@ -670,8 +660,8 @@ func (a *winAcc) add(r *Record, slo SLO) {
 		w.DecodeUnmeasured++
 	default:
 		tpot := decodeSpan / time.Duration(out-1)
-		record(a.h[MetricTPOT.Name], float64(tpot.Microseconds()), 1)
-		record(a.h[MetricDecode.Name], float64(out-1)/decodeSpan.Seconds()*1e3, 1)
+		observeValue(a.h[MetricTPOT.Name], float64(tpot.Microseconds()), 1)
+		observeValue(a.h[MetricDecode.Name], float64(out-1)/decodeSpan.Seconds()*1e3, 1)
 		if slo.TPOT > 0 && tpot > slo.TPOT {
 			good = false
 		}
@@ -877,7 +867,7 @@ func (a *driftAcc) add(got, want int) {
 	if a.abs == nil {
 		a.abs = metricDrift.new()
 	}
-	record(a.abs, math.Abs(pct)*1e3, 1)
+	observeValue(a.abs, math.Abs(pct)*1e3, 1)
 	if got == want {
 		a.d.Exact++
 	}

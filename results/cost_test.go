@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/sixpin/sixpin/record"
 )
 
 // The field report's bill (CONTEXT.md §1): 3.24 minutes of a cloud
@@ -11,7 +13,7 @@ import (
 // $0.99/M), 34,935 output tokens (28,069 reasoning) at $1.49/M: $1.52 +
 // $0.05 = $1.57. Locally, 11 minutes at 500 W and $0.1844/kWh ≈ 1.7 cents.
 func TestCostMatchesTheFieldReport(t *testing.T) {
-	cloud := Pricing{InputPerMTok: 0.99, OutputPerMTok: 1.49}
+	cloud := record.Pricing{InputPerMTok: 0.99, OutputPerMTok: 1.49}
 	b := cloud.Price(1_534_667, 1_264_128, 34_935, 28_069)
 	if got := math.Round((b.InputUSD+b.CachedInputUSD)*100) / 100; got != 1.52 {
 		t.Errorf("input $%.4f, want $1.52", b.InputUSD+b.CachedInputUSD)
@@ -26,7 +28,7 @@ func TestCostMatchesTheFieldReport(t *testing.T) {
 	if perHour := b.Total / (3.24 / 60); perHour < 28 || perHour > 30 {
 		t.Errorf("$%.2f per hour", perHour)
 	}
-	local := Energy{PowerWatts: 500, USDPerKWh: 0.1844}
+	local := record.Energy{PowerWatts: 500, USDPerKWh: 0.1844}
 	if got := local.EnergyUSD(11 * time.Minute); math.Abs(got-0.0169) > 0.0005 {
 		t.Errorf("11 local minutes cost $%.4f, want about $0.017", got)
 	}
@@ -37,24 +39,24 @@ func TestCostMatchesTheFieldReport(t *testing.T) {
 
 func TestPricingCachedAndReasoningPrices(t *testing.T) {
 	half, two := 0.5, 2.0
-	p := Pricing{InputPerMTok: 1, CachedInputPerMTok: &half, OutputPerMTok: 4, ReasoningPerMTok: &two}
+	p := record.Pricing{InputPerMTok: 1, CachedInputPerMTok: &half, OutputPerMTok: 4, ReasoningPerMTok: &two}
 	b := p.Price(1_000_000, 400_000, 100_000, 50_000)
 	// 600K × $1 + 400K × $0.5 + 50K × $4 + 50K × $2 per million.
 	if math.Abs(b.Total-(0.6+0.2+0.2+0.1)) > 1e-9 {
 		t.Errorf("total %v", b.Total)
 	}
-	if p.RequestUSD(Usage{PromptTokens: 1_000_000, CachedTokens: 400_000, CompletionTokens: 100_000, ReasoningTokens: 50_000}) != b.Total {
+	if p.RequestUSD(record.Usage{PromptTokens: 1_000_000, CachedTokens: 400_000, CompletionTokens: 100_000, ReasoningTokens: 50_000}) != b.Total {
 		t.Error("RequestUSD disagrees with Price")
 	}
 }
 
 func TestBuildCost(t *testing.T) {
 	m := &Measurement{Tokens: Tokens{Requests: 4, Input: 2_000_000, Output: 1_000_000}}
-	c := BuildCost(&Pricing{InputPerMTok: 1, OutputPerMTok: 2}, nil, m, 30*time.Minute)
+	c := BuildCost(&record.Pricing{InputPerMTok: 1, OutputPerMTok: 2}, nil, m, 30*time.Minute)
 	if c.Basis != "tokens" || c.TotalUSD != 4 || c.PerHourUSD != 8 || c.PerRequestUSD != 1 || c.PerMOutputTokensUSD != 4 {
 		t.Errorf("cost %+v", c)
 	}
-	c = BuildCost(nil, &Energy{PowerWatts: 1000, USDPerKWh: 0.2}, m, 30*time.Minute)
+	c = BuildCost(nil, &record.Energy{PowerWatts: 1000, USDPerKWh: 0.2}, m, 30*time.Minute)
 	if c.Basis != "energy" || math.Abs(c.TotalUSD-0.1) > 1e-12 {
 		t.Errorf("energy cost %+v", c)
 	}
@@ -67,9 +69,9 @@ func TestBuildCost(t *testing.T) {
 // reads less; both are part of the input count.
 func TestPricingCacheWrites(t *testing.T) {
 	read, write := 0.30, 3.75
-	p := Pricing{InputPerMTok: 3, CachedInputPerMTok: &read, CacheWriteInputPerMTok: &write, OutputPerMTok: 15}
+	p := record.Pricing{InputPerMTok: 3, CachedInputPerMTok: &read, CacheWriteInputPerMTok: &write, OutputPerMTok: 15}
 	// 1M input: 200K uncached × $3, 700K read × $0.30, 100K written × $3.75; 10K output × $15.
-	u := Usage{PromptTokens: 1_000_000, CachedTokens: 700_000, CacheWriteTokens: 100_000, CompletionTokens: 10_000}
+	u := record.Usage{PromptTokens: 1_000_000, CachedTokens: 700_000, CacheWriteTokens: 100_000, CompletionTokens: 10_000}
 	want := 0.6 + 0.21 + 0.375 + 0.15
 	if got := p.RequestUSD(u); math.Abs(got-want) > 1e-9 {
 		t.Errorf("request $%v, want $%v", got, want)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/record"
 )
 
 // DefaultMaxErrorRate is the error budget of a scenario that declares no
@@ -21,20 +22,20 @@ const DefaultMaxErrorRate = 0.01
 type Header struct {
 	SixpinVersion string `json:"sixpin_version"`
 	// StartedAt is the wall-clock start of load.
-	StartedAt time.Time    `json:"started_at"`
-	Scenario  ScenarioInfo `json:"scenario"`
-	Target    TargetInfo   `json:"target"`
-	Declared  Declared     `json:"declared"`
-	Discovery Discovery    `json:"discovery"`
-	Windows   WindowSpec   `json:"windows"`
-	SLO       SLO          `json:"slo"`
-	Tol       Tolerances   `json:"tolerances"`
+	StartedAt time.Time        `json:"started_at"`
+	Scenario  ScenarioInfo     `json:"scenario"`
+	Target    TargetInfo       `json:"target"`
+	Declared  Declared         `json:"declared"`
+	Discovery record.Discovery `json:"discovery"`
+	Windows   WindowSpec       `json:"windows"`
+	SLO       SLO              `json:"slo"`
+	Tol       Tolerances       `json:"tolerances"`
 	// OpenRateRPS is the declared open-loop rate (0: closed loop or a
 	// replay), for the schedule report.
-	OpenRateRPS float64     `json:"open_rate_rps,omitempty"`
-	Pricing     *Pricing    `json:"pricing,omitempty"`
-	Energy      *Energy     `json:"energy,omitempty"`
-	RateLimits  *RateLimits `json:"rate_limits,omitempty"`
+	OpenRateRPS float64         `json:"open_rate_rps,omitempty"`
+	Pricing     *record.Pricing `json:"pricing,omitempty"`
+	Energy      *record.Energy  `json:"energy,omitempty"`
+	RateLimits  *RateLimits     `json:"rate_limits,omitempty"`
 	// ProbeFailure is why the chat template's overhead is unknown ("" when
 	// the probe measured it): the prompt pin is then unverifiable.
 	ProbeFailure string `json:"probe_failure,omitempty"`

@@ -60,9 +60,9 @@ var windowMetrics = []Metric{MetricTTFT, MetricTTFTAnswer, MetricITL, MetricTPOT
 
 func (m Metric) new() *hdrhistogram.Histogram { return hdrhistogram.New(m.lo, m.hi, sigFigs) }
 
-// record adds v (in the metric's unit) n times, clamped into [0, highest]
+// observeValue adds v (in the metric's unit) n times, clamped into [0, highest]
 // so an outlier is counted rather than dropped.
-func record(h *hdrhistogram.Histogram, v float64, n int64) {
+func observeValue(h *hdrhistogram.Histogram, v float64, n int64) {
 	iv := max(int64(math.Round(v)), 0)
 	if iv > h.HighestTrackableValue() {
 		iv = h.HighestTrackableValue()

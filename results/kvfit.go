@@ -1,6 +1,10 @@
 package results
 
-import "math"
+import (
+	"math"
+
+	"github.com/sixpin/sixpin/record"
+)
 
 // KVFit is the preflight's answer, before load: whether the planned
 // concurrency's sequences fit the server's KV cache at once.
@@ -48,7 +52,7 @@ type KVFit struct {
 // slots share a unified cache, that times the slots if each has its own;
 // the fit is judged by the smaller. nil when no budget is known or
 // nothing is planned.
-func FitKV(streams int, perStream float64, prefix, groups int, kv KVFacts, from map[string]string) *KVFit {
+func FitKV(streams int, perStream float64, prefix, groups int, kv record.KVFacts, from map[string]string) *KVFit {
 	f := &KVFit{Streams: streams, PerStreamTokens: perStream, BudgetTokens: kv.BudgetTokens, MaxNumSeqs: kv.MaxNumSeqs}
 	f.BudgetFrom = from["kv_cache.budget_tokens"]
 	if f.BudgetTokens <= 0 && kv.MaxModelLen > 0 && kv.MaxNumSeqs > 0 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/scenario"
 )
 
@@ -99,7 +100,7 @@ func Merge(shards []Shard, opts MergeOptions) (*Run, error) {
 	if d.Concurrency.Mode == scenario.ModeOpen {
 		run.Schedule = mg.schedule(m)
 	}
-	disc := Discovery{}
+	disc := record.Discovery{}
 	if first.Discovery != nil {
 		disc = *first.Discovery
 	}
@@ -588,8 +589,8 @@ func (mg *merger) errors() Errors {
 			e.Outages = append(e.Outages, o)
 		}
 	}
-	slices.SortFunc(e.Outages, func(a, b Outage) int { return cmpFloat(a.StartS, b.StartS) })
-	interrupted := e.ByClass[string(ErrInterrupted)]
+	slices.SortFunc(e.Outages, func(a, b record.Outage) int { return cmpFloat(a.StartS, b.StartS) })
+	interrupted := e.ByClass[string(record.ErrInterrupted)]
 	if n := e.Requests - interrupted; n > 0 {
 		e.Rate = float64(e.Failed-interrupted) / float64(n)
 	}

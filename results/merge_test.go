@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/scenario"
 )
 
@@ -17,7 +18,7 @@ var mergeStart = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 // 100 ms, started late after mergeStart.
 func shardRun(t testing.TB, i, n, requests int, late time.Duration) *Run {
 	t.Helper()
-	var recs []*Record
+	var recs []*record.Record
 	for k := range requests {
 		recs = append(recs, stream(k*n+i, time.Duration(k)*100*ms, 20*ms, 5*ms, 10, 1))
 	}

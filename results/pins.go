@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/scenario"
 )
 
@@ -276,7 +277,7 @@ const (
 // run measured (headline window), what discovery found, what the server's
 // metrics said during the run (srv; nil: not scraped), and, for open loop,
 // the run's pacing (nil in closed loop).
-func BuildPins(d Declared, m *Measurement, disc Discovery, srv *Server, headline string, sched *Schedule) Pins {
+func BuildPins(d Declared, m *Measurement, disc record.Discovery, srv *Server, headline string, sched *Schedule) Pins {
 	var p Pins
 	w := m.Windows[headline]
 	all := m.Windows[WindowAll]
@@ -386,7 +387,7 @@ func pctOff(got, want float64) float64 {
 	return math.Abs(got-want) / want * 100
 }
 
-func verifyModel(d scenario.ModelDeclared, o ModelObserved, disc Discovery) (Verdict, string) {
+func verifyModel(d scenario.ModelDeclared, o ModelObserved, disc record.Discovery) (Verdict, string) {
 	if d.ParamsB > 0 && o.ParamsB > 0 && pctOff(o.ParamsB, d.ParamsB) > ParamsTolerancePct {
 		return Contradicted, fmt.Sprintf("declared %sB parameters, server reports %sB", numfmt.Plain(d.ParamsB), numfmt.Short(o.ParamsB))
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/scenario"
 )
 
@@ -33,10 +34,10 @@ func TestVerify(t *testing.T) {
 		{"kv: contradicted", first(verifyKV(scenario.KVCachePin{MaxModelLen: 32768}, KVCacheObserved{MaxModelLen: 8192}, "")), Contradicted},
 		{"mix: server honoured a sample off the mean", first(verifyMix(scenario.MixDeclared{InputOutputRatio: 173}, MixObserved{InputOutputRatio: 319, RequestedInputOutputRatio: 318})), Verified},
 		{"mix: server cut outputs short", first(verifyMix(scenario.MixDeclared{InputOutputRatio: 2}, MixObserved{InputOutputRatio: 4, RequestedInputOutputRatio: 2})), Contradicted},
-		{"model: size agrees", first(verifyModel(scenario.ModelDeclared{Requested: "q", ParamsB: 27}, ModelObserved{Listed: []string{"q"}, ParamsB: 27.3}, Discovery{})), Verified},
-		{"model: size contradicted", first(verifyModel(scenario.ModelDeclared{Requested: "q", ParamsB: 27}, ModelObserved{Listed: []string{"q"}, ParamsB: 8}, Discovery{})), Contradicted},
-		{"model: not listed", first(verifyModel(scenario.ModelDeclared{Requested: "q"}, ModelObserved{Listed: []string{"other"}}, Discovery{})), Contradicted},
-		{"model: no metadata", first(verifyModel(scenario.ModelDeclared{Requested: "q"}, ModelObserved{}, Discovery{Err: "HTTP 404"})), Unverifiable},
+		{"model: size agrees", first(verifyModel(scenario.ModelDeclared{Requested: "q", ParamsB: 27}, ModelObserved{Listed: []string{"q"}, ParamsB: 27.3}, record.Discovery{})), Verified},
+		{"model: size contradicted", first(verifyModel(scenario.ModelDeclared{Requested: "q", ParamsB: 27}, ModelObserved{Listed: []string{"q"}, ParamsB: 8}, record.Discovery{})), Contradicted},
+		{"model: not listed", first(verifyModel(scenario.ModelDeclared{Requested: "q"}, ModelObserved{Listed: []string{"other"}}, record.Discovery{})), Contradicted},
+		{"model: no metadata", first(verifyModel(scenario.ModelDeclared{Requested: "q"}, ModelObserved{}, record.Discovery{Err: "HTTP 404"})), Unverifiable},
 		{"kv: several agree, one hidden", first(verifyKV(scenario.KVCachePin{MaxModelLen: 8192, MaxNumSeqs: 4, GPUMemoryUtilization: 0.9, Batching: "continuous"},
 			KVCacheObserved{MaxModelLen: 8192, MaxNumSeqs: 4, GPUMemoryUtilization: 0.9}, "llama.cpp")), Verified},
 		{"kv: batching agrees", first(verifyKV(scenario.KVCachePin{Batching: "continuous"}, KVCacheObserved{MaxModelLen: 1, Batching: "continuous"}, "vllm")), Verified},

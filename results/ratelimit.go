@@ -1,7 +1,7 @@
 package results
 
 import (
-	"strings"
+	"github.com/sixpin/sixpin/record"
 )
 
 // RateLimits are a vendor's limits (0: none). Total tokens per minute
@@ -60,13 +60,13 @@ func bucketSeries(s Series, bucket string) []float64 {
 	out := make([]float64, n)
 	for i := range n {
 		switch bucket {
-		case BucketRequests:
+		case record.BucketRequests:
 			out[i] = float64(at(s.Started, i))
-		case BucketTokens, BucketTokensPerDay:
+		case record.BucketTokens, record.BucketTokensPerDay:
 			out[i] = float64(at(s.InputTokens, i) + at(s.OutputTokens, i))
-		case BucketUncachedTokens:
+		case record.BucketUncachedTokens:
 			out[i] = float64(at(s.InputTokens, i) - at(s.CachedInputTokens, i))
-		case BucketOutputTokens:
+		case record.BucketOutputTokens:
 			out[i] = float64(at(s.OutputTokens, i))
 		}
 	}
@@ -115,11 +115,11 @@ func BuildRateLimits(limits *RateLimits, m *Measurement) *RateLimitReport {
 		limit  int
 		window int
 	}{
-		{BucketRequests, limits.RequestsPerMinute, 60},
-		{BucketTokens, limits.TokensPerMinute, 60},
-		{BucketUncachedTokens, limits.UncachedTokensPerMinute, 60},
-		{BucketOutputTokens, limits.OutputTokensPerMinute, 60},
-		{BucketTokensPerDay, limits.TokensPerDay, 86400},
+		{record.BucketRequests, limits.RequestsPerMinute, 60},
+		{record.BucketTokens, limits.TokensPerMinute, 60},
+		{record.BucketUncachedTokens, limits.UncachedTokensPerMinute, 60},
+		{record.BucketOutputTokens, limits.OutputTokensPerMinute, 60},
+		{record.BucketTokensPerDay, limits.TokensPerDay, 86400},
 	} {
 		if b.limit <= 0 {
 			continue
@@ -166,24 +166,4 @@ func BuildRateLimits(limits *RateLimits, m *Measurement) *RateLimitReport {
 		rep.Buckets = append(rep.Buckets, *mt.r)
 	}
 	return rep
-}
-
-// BucketFromMessage names the bucket an error message describes ("Tokens
-// per minute limit exceeded"), or "".
-func BucketFromMessage(msg string) string {
-	m := strings.ToLower(msg)
-	switch {
-	case strings.Contains(m, "uncached"), strings.Contains(m, "input tokens per minute"):
-		// Anthropic's input-tokens limit counts no cache reads.
-		return BucketUncachedTokens
-	case strings.Contains(m, "output tokens per minute"):
-		return BucketOutputTokens
-	case strings.Contains(m, "tokens per day"), strings.Contains(m, "per day"):
-		return BucketTokensPerDay
-	case strings.Contains(m, "requests per minute"), strings.Contains(m, "request rate"):
-		return BucketRequests
-	case strings.Contains(m, "tokens per minute"), strings.Contains(m, "token rate"):
-		return BucketTokens
-	}
-	return ""
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/internal/fielderr"
+	"github.com/sixpin/sixpin/record"
 )
 
 // The bad-results corpus: a results file sixpin did not write whole, or
@@ -240,7 +241,7 @@ func walk(m map[string]any, path ...any) map[string]any {
 func TestSummariesAgreeWithTheirHistograms(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(7, 8))
 	for seed := range 6 {
-		var recs []*Record
+		var recs []*record.Record
 		for i := range 50 + rnd.IntN(200) {
 			r := stream(i, time.Duration(i)*100*ms, time.Duration(1+rnd.IntN(5000))*ms, time.Duration(1+rnd.IntN(90))*ms, 1+rnd.IntN(40), 1+rnd.IntN(3))
 			r.Usage.PromptTokens = 1 + rnd.IntN(1+rnd.IntN(300_000))

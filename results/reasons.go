@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/record"
 )
 
 // The verdicts' reasons and the invalid run's causes are text the results
@@ -13,7 +14,7 @@ import (
 // ClassList formats error counts by class in report order.
 func ClassList(m map[string]int) string {
 	var parts []string
-	for _, c := range ErrorClasses {
+	for _, c := range record.ErrorClasses {
 		if n := m[string(c)]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", c, n))
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/record"
 )
 
 // Recovered is a run rebuilt from its record spill.
@@ -63,7 +64,7 @@ func RecoverUpTo(path string, size int64, why string) (*Recovered, error) {
 // into one reused Record (fn must not keep it), and hands the header to
 // onHeader (when not nil) as it comes by. It returns the reader, which
 // says what was damaged and skipped.
-func eachRecord(path string, size int64, n int, onHeader func(*Header), fn func(*Record)) (*spillReader, error) {
+func eachRecord(path string, size int64, n int, onHeader func(*Header), fn func(*record.Record)) (*spillReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open record spill: %w", err)
@@ -82,8 +83,8 @@ func eachRecord(path string, size int64, n int, onHeader func(*Header), fn func(
 
 // readRecords replays the first n whole records of rd (all when n < 0)
 // as eachRecord does. With n ≥ 0, fewer than n is an error.
-func readRecords(rd *spillReader, name string, n int, onHeader func(*Header), fn func(*Record)) error {
-	var rec Record
+func readRecords(rd *spillReader, name string, n int, onHeader func(*Header), fn func(*record.Record)) error {
+	var rec record.Record
 	read := 0
 	for n < 0 || read < n {
 		ok := rd.next(&rec)

@@ -8,26 +8,28 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sixpin/sixpin/record"
 )
 
 const ms = time.Millisecond
 
 // stream builds a successful record scheduled at start whose first chunk
 // arrives after ttft and every later one after itl, tokensPerChunk each.
-func stream(idx int, start, ttft, itl time.Duration, chunks, tokensPerChunk int) *Record {
-	r := &Record{Index: idx, Session: -1, Scheduled: start, Sent: start, RequestedPromptTokens: 100,
+func stream(idx int, start, ttft, itl time.Duration, chunks, tokensPerChunk int) *record.Record {
+	r := &record.Record{Index: idx, Session: -1, Scheduled: start, Sent: start, RequestedPromptTokens: 100,
 		RequestedOutputTokens: chunks * tokensPerChunk, HasUsage: true,
-		Usage: Usage{PromptTokens: 100, CompletionTokens: chunks * tokensPerChunk}}
+		Usage: record.Usage{PromptTokens: 100, CompletionTokens: chunks * tokensPerChunk}}
 	at := start + ttft
 	for i := 0; i < chunks; i++ {
-		r.Chunks = append(r.Chunks, Chunk{At: at, Bytes: int32(6 * tokensPerChunk), ClientLagUS: -1})
+		r.Chunks = append(r.Chunks, record.Chunk{At: at, Bytes: int32(6 * tokensPerChunk), ClientLagUS: -1})
 		at += itl
 	}
 	r.End = r.Chunks[len(r.Chunks)-1].At
 	return r
 }
 
-func finish(t testing.TB, spec WindowSpec, slo SLO, recs ...*Record) *Measurement {
+func finish(t testing.TB, spec WindowSpec, slo SLO, recs ...*record.Record) *Measurement {
 	t.Helper()
 	c, err := NewCollector(filepath.Join(t.TempDir(), "r.spill"))
 	if err != nil {
@@ -104,9 +106,9 @@ func TestAssignChunkTokens(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := &Record{HasUsage: c.has, Usage: Usage{CompletionTokens: c.usage}}
+			r := &record.Record{HasUsage: c.has, Usage: record.Usage{CompletionTokens: c.usage}}
 			for _, b := range c.bytes {
-				r.Chunks = append(r.Chunks, Chunk{Bytes: b})
+				r.Chunks = append(r.Chunks, record.Chunk{Bytes: b})
 			}
 			assignChunkTokens(r)
 			sum := int32(0)
@@ -128,7 +130,7 @@ func TestAssignChunkTokens(t *testing.T) {
 
 func TestWindowsAttributeRequestsByStartAndTokensByArrival(t *testing.T) {
 	// Requests every second for 60 s, each 10 chunks 100 ms apart.
-	var recs []*Record
+	var recs []*record.Record
 	for i := 0; i < 60; i++ {
 		recs = append(recs, stream(i, time.Duration(i)*time.Second, 100*ms, 100*ms, 10, 1))
 	}
@@ -249,9 +251,9 @@ func TestGoodputAndErrors(t *testing.T) {
 	fast := stream(0, 0, 100*ms, 10*ms, 10, 1)
 	slowTTFT := stream(1, 0, 3*time.Second, 10*ms, 10, 1)
 	slowTPOT := stream(2, 0, 100*ms, 80*ms, 10, 1)
-	failed := &Record{Index: 3, Scheduled: time.Second, Sent: time.Second, End: time.Second + ms,
-		Err: ErrHTTP5xx, HTTPStatus: 503, ErrMsg: "overloaded"}
-	cut := &Record{Index: 4, Scheduled: time.Second, Sent: time.Second, End: 2 * time.Second, Err: ErrInterrupted}
+	failed := &record.Record{Index: 3, Scheduled: time.Second, Sent: time.Second, End: time.Second + ms,
+		Err: record.ErrHTTP5xx, HTTPStatus: 503, ErrMsg: "overloaded"}
+	cut := &record.Record{Index: 4, Scheduled: time.Second, Sent: time.Second, End: 2 * time.Second, Err: record.ErrInterrupted}
 	m := finish(t, WindowSpec{}, SLO{TTFT: 2 * time.Second, TPOT: 50 * ms}, fast, slowTTFT, slowTPOT, failed, cut)
 	w := m.Windows[WindowAll]
 	if w.Goodput == nil || w.Goodput.Requests != 1 {
@@ -274,11 +276,11 @@ func TestSpillRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.close(true)
-	in := []*Record{
+	in := []*record.Record{
 		stream(0, 1234567*time.Microsecond, 321*ms, 17*ms, 40, 2),
 		{Index: 7, Class: "chat", Scheduled: 5 * time.Second, Sent: 5*time.Second + 3*ms, End: 6 * time.Second,
-			Err: ErrHTTP429, HTTPStatus: 429, RequestedPromptTokens: 8000, RequestedOutputTokens: 400,
-			RateLimitBucket: BucketTokens, Session: 3, Turn: 12, Attempt: 2, SessionEnd: SessionEndRateLimited},
+			Err: record.ErrHTTP429, HTTPStatus: 429, RequestedPromptTokens: 8000, RequestedOutputTokens: 400,
+			RateLimitBucket: record.BucketTokens, Session: 3, Turn: 12, Attempt: 2, SessionEnd: record.SessionEndRateLimited},
 	}
 	in[0].Class = "agent"
 	in[0].Chunks[3].Reasoning = true
@@ -288,8 +290,8 @@ func TestSpillRoundTrip(t *testing.T) {
 	in[0].Usage.CachedTokens, in[0].Usage.CacheWriteTokens = 16, 8 // Anthropic's cache read and write
 	// The server's timings on the same record as a cache write: each has
 	// its own flag bit (both once took bit 4).
-	in[0].Server = ServerTimings{Has: true, QueueKnown: true, Queue: 2 * ms, Prefill: 30 * ms, Decode: 90 * ms, PromptTokens: 40, CachedTokens: 16, PredictedTokens: 2}
-	in[1].Server = ServerTimings{Has: true, Prefill: 4 * ms}
+	in[0].Server = record.ServerTimings{Has: true, QueueKnown: true, Queue: 2 * ms, Prefill: 30 * ms, Decode: 90 * ms, PromptTokens: 40, CachedTokens: 16, PredictedTokens: 2}
+	in[1].Server = record.ServerTimings{Has: true, Prefill: 4 * ms}
 	// The token reads beside a backoff and withheld arrivals: each has its
 	// own flag bit (both once took bit 32).
 	in[0].TokenReads, in[0].Backoff, in[0].Withheld = 17, 2*time.Second, 3
@@ -299,7 +301,7 @@ func TestSpillRoundTrip(t *testing.T) {
 		s.put(r)
 	}
 	i := 0
-	err = s.each(func(r *Record) {
+	err = s.each(func(r *record.Record) {
 		want := in[i]
 		if r.Index != want.Index || r.Class != want.Class || r.Session != want.Session || r.Turn != want.Turn ||
 			r.Attempt != want.Attempt || r.SessionEnd != want.SessionEnd || r.RateLimitBucket != want.RateLimitBucket ||
@@ -463,14 +465,14 @@ func TestUnplannedCacheCommonStart(t *testing.T) {
 		{3, true, "the prompts' common start"},
 		{90, false, "the same --prompt-salt?"},
 	} {
-		var recs []*Record
+		var recs []*record.Record
 		for i := range 20 {
 			r := stream(i, time.Duration(i)*ms, 50*ms, 10*ms, 10, 1)
 			r.Usage.CachedTokens = c.cached
 			recs = append(recs, r)
 		}
 		m := finish(t, WindowSpec{}, SLO{}, recs...)
-		p := BuildPins(Declared{}, m, Discovery{}, nil, WindowAll, nil)
+		p := BuildPins(Declared{}, m, record.Discovery{}, nil, WindowAll, nil)
 		u := p.Prompt.Observed.UnplannedCache
 		if u == nil || u.CommonStart != c.wantCommon || !strings.Contains(u.String(), c.want) || !strings.Contains(p.Prompt.Reason, c.want) {
 			t.Errorf("%d of 100 cached: %+v, %q", c.cached, u, p.Prompt.Reason)

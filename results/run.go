@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/internal/atomicfile"
+	"github.com/sixpin/sixpin/record"
 )
 
 // Schema is the results file's schema id. Consumers rely on the fields
@@ -41,7 +42,7 @@ type Run struct {
 	Target   TargetInfo   `json:"target"`
 	Pins     Pins         `json:"pins"`
 	// Discovery is everything the server said about itself, with sources.
-	Discovery *Discovery `json:"discovery,omitempty"`
+	Discovery *record.Discovery `json:"discovery,omitempty"`
 	// Windows holds warmup, burst, steady and all; Headline names the
 	// window the summary leads with (steady).
 	Windows  map[string]*Window `json:"windows"`
@@ -103,15 +104,15 @@ type RequestIDs struct {
 }
 
 // Count adds one record's id.
-func (r *RequestIDs) Count(rec *Record) {
+func (r *RequestIDs) Count(rec *record.Record) {
 	if rec.RequestID == "" {
 		return
 	}
 	r.Sent++
 	switch rec.IDEcho {
-	case IDEchoed:
+	case record.IDEchoed:
 		r.Echoed++
-	case IDMismatch:
+	case record.IDMismatch:
 		r.Mismatched++
 	}
 }

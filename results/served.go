@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/scenario"
 )
 
@@ -55,7 +56,7 @@ type ServedConcurrency struct {
 // of each request, which the server neither runs nor queues: a server
 // that ran fewer than were in flight with nothing waiting was idle, not
 // short.
-func servedConcurrency(inFlight float64, w *Window, sw *ServerWindow, kv KVFacts, kvFrom string) *ServedConcurrency {
+func servedConcurrency(inFlight float64, w *Window, sw *ServerWindow, kv record.KVFacts, kvFrom string) *ServedConcurrency {
 	s := &ServedConcurrency{MaxNumSeqs: kv.MaxNumSeqs}
 	if sw != nil && sw.Running != nil {
 		s.RunningMean, s.RunningPeak = &sw.Running.Mean, &sw.Running.Peak

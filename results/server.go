@@ -4,6 +4,8 @@ import (
 	"math"
 	"sort"
 	"time"
+
+	"github.com/sixpin/sixpin/record"
 )
 
 // KV regimes a window is labelled with (ServerWindow.KVRegime): what, if
@@ -40,42 +42,6 @@ const (
 	// scrapes with requests waiting, that makes waiting sustained.
 	QueuedPct = 50
 )
-
-// ServerSample is one scrape of the server's Prometheus metrics, as read:
-// gauges at the scrape and cumulative counters and histograms since the
-// server started. A nil field is one the server does not expose. It is
-// what endpoint's scraper hands BuildServer.
-type ServerSample struct {
-	// T is the scrape's time, an offset from the run start in run time.
-	T time.Duration
-	// KVUsage is the KV cache's usage, 0–1 (vLLM kv_cache_usage_perc,
-	// SGLang token_usage).
-	KVUsage *float64
-	// Running and Waiting are the requests the server is serving and
-	// queueing.
-	Running, Waiting *float64
-	// Preemptions, PromptTokens and GenerationTokens are counters.
-	// PromptTokens counts the prompt tokens the server computed (llama.cpp
-	// excludes cached ones and counts those in PrefixHits).
-	Preemptions, PromptTokens, GenerationTokens *float64
-	// PrefixQueries and PrefixHits are prefix-cache counters in tokens;
-	// PrefixHitRate (0–1) is a gauge for an engine that reports the rate
-	// itself (SGLang cache_hit_rate).
-	PrefixQueries, PrefixHits, PrefixHitRate *float64
-	// TTFT, E2E, Queue and Prefill are the server's latency histograms,
-	// in seconds.
-	TTFT, E2E, Queue, Prefill *ServerHist
-}
-
-// ServerHist is a cumulative Prometheus histogram: Bounds are the bucket
-// upper bounds in seconds, ascending and ending at +Inf; Counts the
-// cumulative count at each bound.
-type ServerHist struct {
-	Bounds []float64
-	Counts []float64
-	Count  float64
-	Sum    float64
-}
 
 // Server is the server's side of a run: its metrics scraped during the
 // run, per second and per window.
@@ -183,7 +149,7 @@ type HistDelta struct {
 // series and per-window figures, for the windows of run (whose client
 // aggregate and ratio it sets beside the server's). nil when there is no
 // scrape.
-func BuildServer(source string, every time.Duration, samples []ServerSample, failures int, lastErr string, windows map[string]*Window) *Server {
+func BuildServer(source string, every time.Duration, samples []record.ServerSample, failures int, lastErr string, windows map[string]*Window) *Server {
 	if len(samples) == 0 && failures == 0 {
 		return nil
 	}
@@ -215,7 +181,7 @@ func BuildServer(source string, every time.Duration, samples []ServerSample, fai
 }
 
 // serverWindow is the window [w.StartS, w.EndS] of samples.
-func serverWindow(samples []ServerSample, w *Window) *ServerWindow {
+func serverWindow(samples []record.ServerSample, w *Window) *ServerWindow {
 	start, end := secs(w.StartS), secs(w.EndS)
 	sw := &ServerWindow{ClientOutputTokS: w.AggregateOutputTokS, ClientInputOutputRatio: w.InputOutputRatio}
 	var kv, run, wait gauge
@@ -316,7 +282,7 @@ func regime(sw *ServerWindow, waitedHighKV float64) string {
 func secs(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
 
 // sampleAt is the last sample at or before t, else the first one.
-func sampleAt(samples []ServerSample, t time.Duration) *ServerSample {
+func sampleAt(samples []record.ServerSample, t time.Duration) *record.ServerSample {
 	i := sort.Search(len(samples), func(i int) bool { return samples[i].T > t })
 	if i == 0 {
 		return &samples[0]
@@ -384,7 +350,7 @@ func rate(v, prev *float64, dt float64) *float64 {
 // tokens hit over tokens queried, or (llama.cpp, which counts cached and
 // computed prompt tokens apart) hits over hits plus computed prompt
 // tokens; else the engine's own rate gauge at b.
-func hitPct(a, b ServerSample) *float64 {
+func hitPct(a, b record.ServerSample) *float64 {
 	hits := since(b.PrefixHits, a.PrefixHits)
 	if q := since(b.PrefixQueries, a.PrefixQueries); hits != nil && q != nil {
 		if *q <= 0 {
@@ -408,12 +374,12 @@ func hitPct(a, b ServerSample) *float64 {
 // histogram absent at a counts from zero: vLLM's histograms, like every
 // Prometheus client's labelled series, first appear with their first
 // observation, which may be mid-run.
-func histDelta(a, b *ServerHist) *HistDelta {
+func histDelta(a, b *record.ServerHist) *HistDelta {
 	if b == nil {
 		return nil
 	}
 	if a == nil {
-		a = &ServerHist{Bounds: b.Bounds, Counts: make([]float64, len(b.Counts))}
+		a = &record.ServerHist{Bounds: b.Bounds, Counts: make([]float64, len(b.Counts))}
 	}
 	if len(a.Bounds) != len(b.Bounds) {
 		return nil

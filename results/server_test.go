@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/sixpin/sixpin/record"
 )
 
 func fp(v float64) *float64 { return &v }
@@ -12,11 +14,11 @@ func fp(v float64) *float64 { return &v }
 // mean and peak, histograms per-window percentiles, and each window its
 // KV regime.
 func TestBuildServer(t *testing.T) {
-	hist := func(c1, c2, c3 float64, sum float64) *ServerHist {
-		return &ServerHist{Bounds: []float64{0.1, 1, math.Inf(1)}, Counts: []float64{c1, c2, c3}, Count: c3, Sum: sum}
+	hist := func(c1, c2, c3 float64, sum float64) *record.ServerHist {
+		return &record.ServerHist{Bounds: []float64{0.1, 1, math.Inf(1)}, Counts: []float64{c1, c2, c3}, Count: c3, Sum: sum}
 	}
 	// Seconds 0..4; load saturates from t=3 (waiting), preempts at t=4.
-	samples := []ServerSample{
+	samples := []record.ServerSample{
 		{T: 0, KVUsage: fp(0.1), Running: fp(0), Waiting: fp(0), Preemptions: fp(5), PromptTokens: fp(1000), GenerationTokens: fp(100),
 			PrefixQueries: fp(0), PrefixHits: fp(0), TTFT: hist(0, 0, 0, 0)},
 		{T: 1 * time.Second, KVUsage: fp(0.5), Running: fp(4), Waiting: fp(0), Preemptions: fp(5), PromptTokens: fp(3000), GenerationTokens: fp(300),
@@ -110,21 +112,21 @@ func TestFitKV(t *testing.T) {
 		streams        int
 		per            float64
 		prefix, groups int
-		kv             KVFacts
+		kv             record.KVFacts
 		need           float64
 		budget, fit    int
 		fits           bool
 	}{
-		{"issue's example", 64, 101_000, 0, 0, KVFacts{BudgetTokens: 524_288}, 6_464_000, 524_288, 5, false},
-		{"fits", 8, 1200, 0, 0, KVFacts{BudgetTokens: 524_288, MaxNumSeqs: 16}, 9600, 524_288, 16, true},
-		{"max_num_seqs caps", 32, 1200, 0, 0, KVFacts{BudgetTokens: 524_288, MaxNumSeqs: 16}, 38_400, 524_288, 16, false},
-		{"shared prefix once", 4, 1000, 10_000, 1, KVFacts{BudgetTokens: 14_000, PrefixCaching: &on}, 14_000, 14_000, 4, true},
-		{"no prefix cache", 4, 1000, 10_000, 1, KVFacts{BudgetTokens: 14_000, PrefixCaching: &off}, 44_000, 14_000, 1, false},
+		{"issue's example", 64, 101_000, 0, 0, record.KVFacts{BudgetTokens: 524_288}, 6_464_000, 524_288, 5, false},
+		{"fits", 8, 1200, 0, 0, record.KVFacts{BudgetTokens: 524_288, MaxNumSeqs: 16}, 9600, 524_288, 16, true},
+		{"max_num_seqs caps", 32, 1200, 0, 0, record.KVFacts{BudgetTokens: 524_288, MaxNumSeqs: 16}, 38_400, 524_288, 16, false},
+		{"shared prefix once", 4, 1000, 10_000, 1, record.KVFacts{BudgetTokens: 14_000, PrefixCaching: &on}, 14_000, 14_000, 4, true},
+		{"no prefix cache", 4, 1000, 10_000, 1, record.KVFacts{BudgetTokens: 14_000, PrefixCaching: &off}, 44_000, 14_000, 1, false},
 		// llama.cpp says a slot's context and its slots, not whether they
 		// share one cache: the smaller reading decides.
-		{"llama.cpp slots", 4, 3000, 0, 0, KVFacts{MaxModelLen: 2048, MaxNumSeqs: 2}, 12_000, 2048, 0, false},
-		{"llama-server --kv-unified", 8, 10_000, 0, 0, KVFacts{MaxModelLen: 32_768, MaxNumSeqs: 4}, 80_000, 32_768, 3, false},
-		{"one slot", 1, 1000, 0, 0, KVFacts{MaxModelLen: 4096, MaxNumSeqs: 1}, 1000, 4096, 1, true},
+		{"llama.cpp slots", 4, 3000, 0, 0, record.KVFacts{MaxModelLen: 2048, MaxNumSeqs: 2}, 12_000, 2048, 0, false},
+		{"llama-server --kv-unified", 8, 10_000, 0, 0, record.KVFacts{MaxModelLen: 32_768, MaxNumSeqs: 4}, 80_000, 32_768, 3, false},
+		{"one slot", 1, 1000, 0, 0, record.KVFacts{MaxModelLen: 4096, MaxNumSeqs: 1}, 1000, 4096, 1, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -134,15 +136,15 @@ func TestFitKV(t *testing.T) {
 			}
 		})
 	}
-	if FitKV(8, 1000, 0, 0, KVFacts{MaxModelLen: 4096}, nil) != nil {
+	if FitKV(8, 1000, 0, 0, record.KVFacts{MaxModelLen: 4096}, nil) != nil {
 		t.Error("a fit without a budget")
 	}
 	// The larger reading is beside the smaller, never taken as fact.
-	f := FitKV(8, 10_000, 0, 0, KVFacts{MaxModelLen: 32_768, MaxNumSeqs: 4}, nil)
+	f := FitKV(8, 10_000, 0, 0, record.KVFacts{MaxModelLen: 32_768, MaxNumSeqs: 4}, nil)
 	if !f.Uncertain || f.AltBudgetTokens != 131_072 || f.AltMaxFit != 4 {
 		t.Errorf("unified or not: %+v", f)
 	}
-	if f := FitKV(1, 1000, 0, 0, KVFacts{MaxModelLen: 4096, MaxNumSeqs: 1}, nil); f.Uncertain {
+	if f := FitKV(1, 1000, 0, 0, record.KVFacts{MaxModelLen: 4096, MaxNumSeqs: 1}, nil); f.Uncertain {
 		t.Errorf("one slot is one cache either way: %+v", f)
 	}
 }
@@ -153,10 +155,10 @@ func TestFitKV(t *testing.T) {
 func TestTTFTSplit(t *testing.T) {
 	ms := time.Millisecond
 	a := stream(0, 0, 500*ms, 20*ms, 10, 1)
-	a.Server = ServerTimings{Has: true, QueueKnown: true, Queue: 100 * ms, Prefill: 350 * ms, Decode: 180 * ms, PromptTokens: 100, PredictedTokens: 10}
+	a.Server = record.ServerTimings{Has: true, QueueKnown: true, Queue: 100 * ms, Prefill: 350 * ms, Decode: 180 * ms, PromptTokens: 100, PredictedTokens: 10}
 	b := stream(1, 0, 500*ms, 20*ms, 10, 1)
-	b.Server = ServerTimings{Has: true, Prefill: 300 * ms} // llama.cpp: no queue
-	c := stream(2, 0, 500*ms, 20*ms, 10, 1)                // no timings at all
+	b.Server = record.ServerTimings{Has: true, Prefill: 300 * ms} // llama.cpp: no queue
+	c := stream(2, 0, 500*ms, 20*ms, 10, 1)                       // no timings at all
 	m := finish(t, WindowSpec{}, SLO{}, a, b, c)
 	w := m.Windows[WindowAll]
 	if w.ServerQueueMs == nil || w.ServerQueueMs.Count != 1 || w.ServerPrefillMs.Count != 2 || w.TTFTRestMs.Count != 2 {
@@ -174,8 +176,8 @@ func TestTTFTSplit(t *testing.T) {
 // limit; a queue without KV pressure is queued, with its share of
 // scrapes and of TTFT; a passing wait is still fits.
 func TestKVRegimes(t *testing.T) {
-	scrape := func(sec int, kv, running, waiting float64) ServerSample {
-		return ServerSample{T: time.Duration(sec) * time.Second, KVUsage: fp(kv), Running: fp(running), Waiting: fp(waiting), Preemptions: fp(0)}
+	scrape := func(sec int, kv, running, waiting float64) record.ServerSample {
+		return record.ServerSample{T: time.Duration(sec) * time.Second, KVUsage: fp(kv), Running: fp(running), Waiting: fp(waiting), Preemptions: fp(0)}
 	}
 	ttft := &Dist{Count: 10, Mean: 1000}
 	cases := []struct {
@@ -206,7 +208,7 @@ func TestKVRegimes(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			c.w.StartS, c.w.EndS = 0, float64(len(c.kv)-1)
-			var xs []ServerSample
+			var xs []record.ServerSample
 			for i := range c.kv {
 				xs = append(xs, scrape(i, c.kv[i], 4, c.waiting[i]))
 			}
@@ -223,9 +225,9 @@ func TestKVRegimes(t *testing.T) {
 // dropped: 12 requests queued for 32.3 s in all.
 func TestSeriesAbsentAtBaseline(t *testing.T) {
 	bounds := []float64{1, 5, 10, math.Inf(1)}
-	xs := []ServerSample{
+	xs := []record.ServerSample{
 		{T: 0, Waiting: fp(0)},
-		{T: 10 * time.Second, Waiting: fp(3), Preemptions: fp(2), Queue: &ServerHist{Bounds: bounds, Counts: []float64{4, 10, 12, 12}, Count: 12, Sum: 32.3}},
+		{T: 10 * time.Second, Waiting: fp(3), Preemptions: fp(2), Queue: &record.ServerHist{Bounds: bounds, Counts: []float64{4, 10, 12, 12}, Count: 12, Sum: 32.3}},
 	}
 	s := BuildServer("x", time.Second, xs, 0, "", map[string]*Window{WindowAll: {StartS: 0, EndS: 10}})
 	w := s.Windows[WindowAll]

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/sixpin/sixpin/record"
 )
 
 // Tokens totals the server's usage over the whole run.
@@ -23,7 +25,7 @@ type Tokens struct {
 	CacheHitRatio float64 `json:"cache_hit_ratio"`
 }
 
-func (t *Tokens) add(r *Record) {
+func (t *Tokens) add(r *record.Record) {
 	if !r.HasUsage {
 		return
 	}
@@ -89,7 +91,7 @@ type sessionAcc struct {
 	by map[int]*Session
 }
 
-func (a *sessionAcc) add(r *Record) {
+func (a *sessionAcc) add(r *record.Record) {
 	if r.Session < 0 {
 		return
 	}
@@ -108,7 +110,7 @@ func (a *sessionAcc) add(r *Record) {
 	s.StartS = min(s.StartS, r.Scheduled.Seconds())
 	s.EndS = max(s.EndS, r.End.Seconds())
 	s.Tokens.add(r)
-	if r.Err == ErrHTTP429 {
+	if r.Err == record.ErrHTTP429 {
 		s.Rejections++
 		if s.First429S == nil {
 			at := r.End.Seconds() - s.StartS
@@ -149,11 +151,11 @@ func summarizeSessions(all []*Session) Sessions {
 	for _, s := range all {
 		out.All = append(out.All, s)
 		out.EndReasons[s.EndReason]++
-		record(hTurns, float64(s.Turns), 1)
-		record(hLife, s.LifetimeMin()*1e3, 1)
-		record(hGrowth, s.GrowthPerMin(), 1)
+		observeValue(hTurns, float64(s.Turns), 1)
+		observeValue(hLife, s.LifetimeMin()*1e3, 1)
+		observeValue(hGrowth, s.GrowthPerMin(), 1)
 		if s.First429S != nil {
-			record(h429, *s.First429S*1e3, 1)
+			observeValue(h429, *s.First429S*1e3, 1)
 		}
 	}
 	slices.SortFunc(out.All, func(x, y *Session) int { return x.Index - y.Index })
@@ -236,7 +238,7 @@ func newContextAcc() *contextAcc {
 	return a
 }
 
-func (a *contextAcc) add(r *Record) {
+func (a *contextAcc) add(r *record.Record) {
 	if r.Failed() || !r.HasUsage || len(r.Chunks) == 0 {
 		return
 	}
@@ -246,12 +248,12 @@ func (a *contextAcc) add(r *Record) {
 	ttft := r.Chunks[0].At - r.Scheduled
 	out := r.Usage.CompletionTokens
 	if e2e > 0 {
-		record(a.eff[i], float64(out)/e2e.Seconds()*1e3, 1)
+		observeValue(a.eff[i], float64(out)/e2e.Seconds()*1e3, 1)
 	}
 	if d := e2e - ttft; out > 1 && d > 0 && r.DecodeMeasured() {
-		record(a.dec[i], float64(out-1)/d.Seconds()*1e3, 1)
+		observeValue(a.dec[i], float64(out-1)/d.Seconds()*1e3, 1)
 	}
-	record(a.ttft[i], float64(ttft/time.Microsecond), 1)
+	observeValue(a.ttft[i], float64(ttft/time.Microsecond), 1)
 }
 
 func (a *contextAcc) result() []ContextBucket {

@@ -11,6 +11,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/sixpin/sixpin/record"
 )
 
 // spill streams finished records to a file in a compact binary form
@@ -209,7 +211,7 @@ func us(d time.Duration) int64 { return d.Microseconds() }
 func usDur(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
 
 // put adds a record to the spill.
-func (s *spill) put(r *Record) {
+func (s *spill) put(r *record.Record) {
 	ids := [4]uint64{}
 	for i, v := range [4]string{r.Class, r.SessionEnd, r.RateLimitBucket, string(r.Err)} {
 		ids[i] = s.intern(v)
@@ -381,7 +383,7 @@ func (r *spillReader) ReadByte() (byte, error) {
 // one; header and string frames on the way are taken in. It reports false
 // at the end of the spill, at a damaged frame (damage), or on an error
 // reading it (err).
-func (r *spillReader) next(rec *Record) bool {
+func (r *spillReader) next(rec *record.Record) bool {
 	for {
 		kind, p, ok := r.frame()
 		if !ok {
@@ -466,7 +468,7 @@ func (r *spillReader) str(id uint64) string {
 // each replays every record put so far, in order, into one reused Record;
 // fn must not keep it. It reads the file's whole frames, then those kept
 // in memory.
-func (s *spill) each(fn func(r *Record)) error {
+func (s *spill) each(fn func(r *record.Record)) error {
 	s.flush()
 	f, err := os.Open(s.path)
 	if err != nil {
@@ -480,10 +482,10 @@ func (s *spill) each(fn func(r *Record)) error {
 	return readRecords(rd, s.path, s.n, nil, fn)
 }
 
-func (s *spillReader) decode(b []byte, r *Record) error {
+func (s *spillReader) decode(b []byte, r *record.Record) error {
 	d := varintReader{b: b}
 	chunks := r.Chunks[:0]
-	*r = Record{}
+	*r = record.Record{}
 	r.Index = int(d.u())
 	r.Class = s.str(d.u())
 	r.SessionEnd = s.str(d.u())
@@ -507,7 +509,7 @@ func (s *spillReader) decode(b []byte, r *Record) error {
 	if flags&4 != 0 {
 		r.Usage.CacheWriteTokens = int(d.u())
 	}
-	r.Err = ErrorClass(s.str(d.u()))
+	r.Err = record.ErrorClass(s.str(d.u()))
 	r.HTTPStatus = int(d.u())
 	r.Reconnects = int(d.u())
 	n := int(d.u())
@@ -516,7 +518,7 @@ func (s *spillReader) decode(b []byte, r *Record) error {
 		prev += d.i()
 		at := usDur(prev)
 		tf := d.u()
-		c := Chunk{At: at, Tokens: int32(tf >> 2), Reasoning: tf&1 != 0, ClientLagUS: -1}
+		c := record.Chunk{At: at, Tokens: int32(tf >> 2), Reasoning: tf&1 != 0, ClientLagUS: -1}
 		if tf&2 != 0 {
 			c.ClientLagUS = int32(d.u())
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/internal/tmpfs"
+	"github.com/sixpin/sixpin/record"
 )
 
 // spillRun adds n records of 50 chunks each to a collector spilling to
@@ -194,7 +195,7 @@ func FuzzSpillReader(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if err := readRecords(rd, "fuzz", -1, nil, func(*Record) {}); err != nil {
+		if err := readRecords(rd, "fuzz", -1, nil, func(*record.Record) {}); err != nil {
 			t.Fatal(err)
 		}
 		if rd.end+rd.skipped != int64(len(data)) || (rd.skipped > 0) != (rd.damage != "") {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/internal/backoff"
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 )
 
 // Bounds of the wait after an answer that asks to slow down, as the
@@ -22,8 +22,8 @@ const (
 
 // slowDown reports whether rec's answer asked sixpin to slow down (429,
 // 503, 529).
-func slowDown(rec *results.Record) bool {
-	return rec.Failed() && results.AsksToSlowDown(rec.HTTPStatus)
+func slowDown(rec *record.Record) bool {
+	return rec.Failed() && record.AsksToSlowDown(rec.HTTPStatus)
 }
 
 // backoffDelay is the wait, in run time, after the (attempt+1)-th answer
@@ -55,15 +55,15 @@ func (r *Runner) newPacer(stream uint64) *pacer {
 // request: after a connect failure WithConnectBackoff's, after an answer
 // that asked to slow down backoffDelay's (scaled to wall-clock time); 0
 // after any other answer, which ends both runs of failures.
-func (p *pacer) delay(rec *results.Record) time.Duration {
+func (p *pacer) delay(rec *record.Record) time.Duration {
 	switch {
-	case rec.Err == results.ErrConnect:
+	case rec.Err == record.ErrConnect:
 		p.unreachable++
 		return p.r.connectDelay(p.rng, p.unreachable-1)
 	case slowDown(rec):
 		p.slowed++
 		return p.r.wallTime(p.r.backoffDelay(p.rng, p.slowed-1, rec.RetryAfter))
-	case rec.Err == results.ErrInterrupted:
+	case rec.Err == record.ErrInterrupted:
 		return 0
 	}
 	p.slowed, p.unreachable = 0, 0
@@ -74,7 +74,7 @@ func (p *pacer) delay(rec *results.Record) time.Duration {
 // duration leaves, and not at all when left is false (the run can send
 // nothing more), adding the time waited to rec.Backoff in run time. It
 // reports false when issuing was stopped.
-func (r *Runner) wait(issue context.Context, rec *results.Record, d time.Duration, left bool) bool {
+func (r *Runner) wait(issue context.Context, rec *record.Record, d time.Duration, left bool) bool {
 	if r.duration > 0 {
 		d = min(d, r.wallTime(r.duration-r.since()))
 	}
@@ -116,7 +116,7 @@ type pause struct {
 }
 
 type heldRecord struct {
-	rec *results.Record
+	rec *record.Record
 	end time.Duration
 }
 
@@ -127,11 +127,11 @@ func (r *Runner) newPause() *pause {
 // hold takes a finished request's record and reports whether it kept it:
 // an answer that asks to slow down and starts or lengthens the pause is
 // kept until the pause is over, its Backoff the stretch it added.
-func (p *pause) hold(rec *results.Record) bool {
+func (p *pause) hold(rec *record.Record) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !slowDown(rec) {
-		if rec.Err != results.ErrInterrupted && rec.Err != results.ErrConnect {
+		if rec.Err != record.ErrInterrupted && rec.Err != record.ErrConnect {
 			p.slowed = 0
 		}
 		return false
@@ -160,7 +160,7 @@ func (p *pause) hold(rec *results.Record) bool {
 // admit reports whether the arrival due at at may be sent, counting it
 // withheld when not; once the pause is over it hands back the records
 // that made it, the first carrying the count of arrivals withheld.
-func (p *pause) admit(at time.Duration) (ok bool, over []*results.Record) {
+func (p *pause) admit(at time.Duration) (ok bool, over []*record.Record) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if at < p.until {
@@ -172,11 +172,11 @@ func (p *pause) admit(at time.Duration) (ok bool, over []*results.Record) {
 
 // release hands back the held records, each Backoff cut at stop (run
 // time), the first carrying the withheld arrivals. Called with mu held.
-func (p *pause) release(stop time.Duration) []*results.Record {
+func (p *pause) release(stop time.Duration) []*record.Record {
 	if len(p.held) == 0 {
 		return nil
 	}
-	out := make([]*results.Record, len(p.held))
+	out := make([]*record.Record, len(p.held))
 	for i, h := range p.held {
 		if h.end > stop {
 			h.rec.Backoff = max(h.rec.Backoff-(h.end-stop), 0)
@@ -190,7 +190,7 @@ func (p *pause) release(stop time.Duration) []*results.Record {
 
 // end hands back the records of the pause the run ended in, their waits
 // cut at stop, when issuing stopped (run time).
-func (p *pause) end(stop time.Duration) []*results.Record {
+func (p *pause) end(stop time.Duration) []*record.Record {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.release(stop)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/endpoint"
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/trace"
 )
 
@@ -114,7 +114,7 @@ duration: %ds
 	type storm struct {
 		r     *Runner
 		chats atomic.Int64
-		recs  []*results.Record
+		recs  []*record.Record
 	}
 	storms := make([]*storm, len(cases))
 	var wg sync.WaitGroup
@@ -186,7 +186,7 @@ duration: %ds
 				t.Errorf("%d arrivals withheld outside open loop", withheld)
 			}
 			for _, rec := range recs {
-				if rec.SessionEnd == results.SessionEndError {
+				if rec.SessionEnd == record.SessionEndError {
 					t.Errorf("session %d ended on a %d: want it backed off", rec.Session, rec.HTTPStatus)
 					break
 				}

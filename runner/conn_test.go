@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/endpoint"
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/sim"
 )
 
@@ -164,7 +164,7 @@ func TestReconnect(t *testing.T) {
 				checkSuccess(t, rec)
 			case corked.Load():
 				t.Errorf("request %d failed: %s: %s", rec.Index, rec.Err, rec.ErrMsg)
-			case rec.Err != results.ErrConnect || !strings.Contains(rec.ErrMsg, "as the request was sent"):
+			case rec.Err != record.ErrConnect || !strings.Contains(rec.ErrMsg, "as the request was sent"):
 				// Uncorked, the hang-up may come just after a request was
 				// written; only such a request may fail.
 				t.Errorf("request %d: %s: %q; want class connect, sent as the server hung up", rec.Index, rec.Err, rec.ErrMsg)
@@ -200,7 +200,7 @@ func TestReconnect(t *testing.T) {
 				checkSuccess(t, rec)
 				continue
 			}
-			if rec.Err != results.ErrConnect || !strings.Contains(rec.ErrMsg, "kept-alive") {
+			if rec.Err != record.ErrConnect || !strings.Contains(rec.ErrMsg, "kept-alive") {
 				t.Errorf("request %d: %s: %q; want class connect, about the kept-alive connection", rec.Index, rec.Err, rec.ErrMsg)
 			}
 		}
@@ -243,7 +243,7 @@ func TestReconnect(t *testing.T) {
 				continue
 			}
 			failed++
-			if rec.Err != results.ErrConnect || !strings.Contains(rec.ErrMsg, "kept-alive") {
+			if rec.Err != record.ErrConnect || !strings.Contains(rec.ErrMsg, "kept-alive") {
 				t.Errorf("request %d: %s: %q; want class connect, about the kept-alive connection", rec.Index, rec.Err, rec.ErrMsg)
 			}
 			if rec.Reconnects != 0 {

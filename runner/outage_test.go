@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/endpoint"
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/sim"
 )
 
@@ -123,13 +123,13 @@ requests: 400
 			var lastFail time.Duration
 			for _, rec := range recs {
 				switch rec.Err {
-				case results.ErrConnect:
+				case record.ErrConnect:
 					connect++
 					if !strings.Contains(rec.ErrMsg, "kept-alive") {
 						refused++
 					}
 					lastFail = max(lastFail, rec.Sent)
-				case results.ErrStreamCut, results.OK:
+				case record.ErrStreamCut, record.OK:
 				default:
 					t.Errorf("request %d: %s: %s", rec.Index, rec.Err, rec.ErrMsg)
 				}
@@ -158,7 +158,7 @@ requests: 400
 			// A session whose turn could not connect waits and sends it
 			// again; only a turn cut when the server died may end one.
 			for _, rec := range recs {
-				if rec.SessionEnd == results.SessionEndError && rec.Err == results.ErrConnect {
+				if rec.SessionEnd == record.SessionEndError && rec.Err == record.ErrConnect {
 					t.Errorf("session %d ended on a connect error (turn %d: %s)", rec.Session, rec.Turn, rec.ErrMsg)
 				}
 			}
@@ -234,7 +234,7 @@ duration: 1.5s
 	recs := runAll(t, r)
 	connect := 0
 	for _, rec := range recs {
-		if rec.Err == results.ErrConnect {
+		if rec.Err == record.ErrConnect {
 			connect++
 		} else if rec.Failed() {
 			t.Errorf("request %d: %s: %s", rec.Index, rec.Err, rec.ErrMsg)
@@ -319,7 +319,7 @@ requests: 200
 					unavailable++
 					lastUnavailable = max(lastUnavailable, rec.End)
 				}
-				if rec.SessionEnd == results.SessionEndError && rec.HTTPStatus == http.StatusServiceUnavailable {
+				if rec.SessionEnd == record.SessionEndError && rec.HTTPStatus == http.StatusServiceUnavailable {
 					t.Errorf("session %d ended on a 503 (turn %d)", rec.Session, rec.Turn)
 				}
 			}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/internal/backoff"
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/scenario"
 )
 
@@ -24,7 +24,7 @@ import (
 // or an answer that asked to slow down it waits (and records the wait)
 // before its next turn. A recorded turn is sent once, never again: the
 // replay sends the recording's requests.
-func (r *Runner) traceLoop(issue, inflight context.Context, out chan<- *results.Record) {
+func (r *Runner) traceLoop(issue, inflight context.Context, out chan<- *record.Record) {
 	var turns atomic.Int64
 	var g errgroup.Group
 	for j := range r.plan.TraceSessions() {
@@ -44,36 +44,36 @@ func (r *Runner) traceLoop(issue, inflight context.Context, out chan<- *results.
 }
 
 // replaySession plays one recorded session.
-func (r *Runner) replaySession(issue, inflight context.Context, s scenario.TraceSession, turns *atomic.Int64, out chan<- *results.Record) {
+func (r *Runner) replaySession(issue, inflight context.Context, s scenario.TraceSession, turns *atomic.Int64, out chan<- *record.Record) {
 	var (
 		h    history
-		last *results.Record
-		end  = results.SessionEndTurns
+		last *record.Record
+		end  = record.SessionEndTurns
 		p    = r.newPacer(uint64(s.Index))
 	)
 	for k, u := range s.Turns {
 		if k > 0 && !backoff.Sleep(issue, r.wallTime(u.Think)) {
-			end = results.SessionEndRunEnded
+			end = record.SessionEndRunEnded
 			break
 		}
 		if n := turns.Add(1) - 1; issue.Err() != nil || !r.more(int(n), r.since()) {
-			end = results.SessionEndRunEnded
+			end = record.SessionEndRunEnded
 			break
 		}
 		msgs := r.replayMessages(&h, u, k, s.BlockTokens, s.TextSeed)
-		req := scenario.Request{Index: s.Index, PromptTokens: u.InputTokens, OutputTokens: max(u.OutputTokens, 1), Seed: s.TextSeed(uint64(k), 3)}
+		req := record.Request{Index: s.Index, PromptTokens: u.InputTokens, OutputTokens: max(u.OutputTokens, 1), Seed: s.TextSeed(uint64(k), 3)}
 		rec := r.doMessages(inflight, req, msgs, r.since())
 		rec.Session, rec.Turn = s.Index, k
 		if last != nil {
 			out <- last
 		}
 		last = rec
-		if rec.Err == results.ErrInterrupted {
-			end = results.SessionEndInterrupted
+		if rec.Err == record.ErrInterrupted {
+			end = record.SessionEndInterrupted
 			break
 		}
 		if d := p.delay(rec); d > 0 && !r.wait(issue, rec, d, r.more(int(turns.Load()), r.since())) {
-			end = results.SessionEndRunEnded
+			end = record.SessionEndRunEnded
 			break
 		}
 		// The answer joins the history at the length the server gave.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/endpoint"
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/scenario"
 	"github.com/sixpin/sixpin/sim"
 	"github.com/sixpin/sixpin/trace"
@@ -55,7 +55,7 @@ func TestReplaySessions(t *testing.T) {
 	if len(recs) != 5 {
 		t.Fatalf("%d records, want 5", len(recs))
 	}
-	by := map[[2]int]*results.Record{}
+	by := map[[2]int]*record.Record{}
 	for _, rec := range recs {
 		if rec.Failed() {
 			t.Fatalf("%s: %s", rec.Err, rec.ErrMsg)
@@ -76,7 +76,7 @@ func TestReplaySessions(t *testing.T) {
 	if c := by[[2]int{0, 2}].Usage.CachedTokens; c < 2400 {
 		t.Errorf("turn 2 re-sent its history but only %d tokens were cached", c)
 	}
-	if by[[2]int{0, 3}].SessionEnd != results.SessionEndTurns || by[[2]int{1, 0}].SessionEnd != results.SessionEndTurns {
+	if by[[2]int{0, 3}].SessionEnd != record.SessionEndTurns || by[[2]int{1, 0}].SessionEnd != record.SessionEndTurns {
 		t.Error("sessions not marked ended after their last turn")
 	}
 }

@@ -5,14 +5,13 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/endpoint"
-	"github.com/sixpin/sixpin/results"
-	"github.com/sixpin/sixpin/scenario"
+	"github.com/sixpin/sixpin/record"
 )
 
 // do sends one request, reads its stream to the end and returns its record.
 // It never fails: a failure is classified on the record. inflight
 // cancellation cuts the request off as interrupted.
-func (r *Runner) do(inflight context.Context, req scenario.Request, text string, scheduled time.Duration) *results.Record {
+func (r *Runner) do(inflight context.Context, req record.Request, text string, scheduled time.Duration) *record.Record {
 	msgs := endpoint.UserMessage(text)
 	if g := req.PrefixGroup; g >= 0 && g < len(r.prefixes) {
 		msgs[0].Cache = len(r.prefixes[g]) // the shared prefix: a prompt-caching breakpoint after it
@@ -21,7 +20,7 @@ func (r *Runner) do(inflight context.Context, req scenario.Request, text string,
 }
 
 // doMessages is do for a whole conversation.
-func (r *Runner) doMessages(inflight context.Context, req scenario.Request, msgs []endpoint.Message, scheduled time.Duration) *results.Record {
+func (r *Runner) doMessages(inflight context.Context, req record.Request, msgs []endpoint.Message, scheduled time.Duration) *record.Record {
 	r.stats.Issued.Add(1)
 	r.stats.InFlight.Add(1)
 	rec := r.client.Stream(inflight, endpoint.Call{Req: req, Msgs: msgs, Scheduled: scheduled, Clock: r.clock,

@@ -16,7 +16,7 @@ import (
 
 	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/internal/testserve"
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/sim"
 )
 
@@ -83,7 +83,7 @@ func alternate(bad, good http.Handler) http.Handler {
 
 // checkSuccess checks a successful record against the simulator's
 // contract (exact output, the pinned prompt length, one token per chunk).
-func checkSuccess(t *testing.T, rec *results.Record) {
+func checkSuccess(t *testing.T, rec *record.Record) {
 	t.Helper()
 	if !rec.HasUsage || rec.Usage.PromptTokens != rec.RequestedPromptTokens || rec.Usage.CompletionTokens != rec.RequestedOutputTokens {
 		t.Errorf("request %d: usage %+v (has %v), requested %d/%d", rec.Index, rec.Usage, rec.HasUsage,
@@ -121,56 +121,56 @@ func TestErrorClasses(t *testing.T) {
 		bad    badHandler         // or: every second request is answered by bad
 		dead   bool               // or: nothing listens
 		co     endpoint.Options
-		want   results.ErrorClass
+		want   record.ErrorClass
 		status int    // the HTTP status received: 0 when no response came
 		msg    string // ErrMsg contains it
 	}{
-		{name: "connect: closed port", dead: true, want: results.ErrConnect, msg: "refused"},
+		{name: "connect: closed port", dead: true, want: record.ErrConnect, msg: "refused"},
 		{name: "timeout: stall after the first token", faults: map[string]float64{sim.FaultStall: 0.5},
-			co: endpoint.Options{StallTimeout: 100 * time.Millisecond}, want: results.ErrTimeout, status: 200, msg: "stalled"},
+			co: endpoint.Options{StallTimeout: 100 * time.Millisecond}, want: record.ErrTimeout, status: 200, msg: "stalled"},
 		{name: "timeout: no response at all",
 			bad: func(rel <-chan struct{}) http.Handler { return holdBeforeHeaders(rel) },
-			co:  endpoint.Options{RequestTimeout: 300 * time.Millisecond}, want: results.ErrTimeout, msg: "timed out"},
+			co:  endpoint.Options{RequestTimeout: 300 * time.Millisecond}, want: record.ErrTimeout, msg: "timed out"},
 		{name: "timeout: headers, then nothing before the first token",
 			bad: func(rel <-chan struct{}) http.Handler { return sseThenHold(rel, roleEvent) },
-			co:  endpoint.Options{RequestTimeout: 300 * time.Millisecond}, want: results.ErrTimeout, status: 200, msg: "timed out"},
+			co:  endpoint.Options{RequestTimeout: 300 * time.Millisecond}, want: record.ErrTimeout, status: 200, msg: "timed out"},
 		{name: "http_4xx: fault 400", faults: map[string]float64{sim.FaultHTTP400: 0.5},
-			want: results.ErrHTTP4xx, status: 400, msg: "rejected"},
+			want: record.ErrHTTP4xx, status: 400, msg: "rejected"},
 		{name: "http_4xx: vLLM flat error body",
 			bad: func(<-chan struct{}) http.Handler {
 				return testserve.Status(400, "application/json", `{"object":"error","message":"bad things","type":"BadRequestError","param":null,"code":400}`)
 			},
-			want: results.ErrHTTP4xx, status: 400, msg: "bad things"},
+			want: record.ErrHTTP4xx, status: 400, msg: "bad things"},
 		{name: "http_429: fault", faults: map[string]float64{sim.FaultHTTP429: 0.5},
-			want: results.ErrHTTP429, status: 429, msg: "rate limit"},
+			want: record.ErrHTTP429, status: 429, msg: "rate limit"},
 		{name: "http_5xx: fault 500", faults: map[string]float64{sim.FaultHTTP500: 0.5},
-			want: results.ErrHTTP5xx, status: 500, msg: "server had an error"},
+			want: record.ErrHTTP5xx, status: 500, msg: "server had an error"},
 		{name: "http_5xx: fault 503", faults: map[string]float64{sim.FaultHTTP503: 0.5},
-			want: results.ErrHTTP5xx, status: 503, msg: "overloaded"},
+			want: record.ErrHTTP5xx, status: 503, msg: "overloaded"},
 		{name: "http_5xx: proxy HTML page",
 			bad: func(<-chan struct{}) http.Handler {
 				return testserve.Status(502, "text/html", "<html><body>502 Bad Gateway</body></html>")
 			},
-			want: results.ErrHTTP5xx, status: 502, msg: "502"},
+			want: record.ErrHTTP5xx, status: 502, msg: "502"},
 		{name: "stream_cut: connection closed mid-stream", faults: map[string]float64{sim.FaultCut: 0.5},
-			want: results.ErrStreamCut, status: 200},
+			want: record.ErrStreamCut, status: 200},
 		{name: "stream_cut: clean end without a finish_reason",
 			bad:  func(<-chan struct{}) http.Handler { return sse(roleEvent, contentEvent(" a"), contentEvent(" b")) },
-			want: results.ErrStreamCut, status: 200, msg: "finish_reason"},
+			want: record.ErrStreamCut, status: 200, msg: "finish_reason"},
 		{name: "malformed_chunk: fault", faults: map[string]float64{sim.FaultMalformed: 0.5},
-			want: results.ErrMalformed, status: 200, msg: "not valid JSON"},
+			want: record.ErrMalformed, status: 200, msg: "not valid JSON"},
 		{name: "empty_response: fault", faults: map[string]float64{sim.FaultEmpty: 0.5},
-			want: results.ErrEmpty, status: 200, msg: "without any content"},
+			want: record.ErrEmpty, status: 200, msg: "without any content"},
 		{name: "stream_error: OpenAI error event",
 			bad: func(<-chan struct{}) http.Handler {
 				return sse(roleEvent, contentEvent(" a"), contentEvent(" b"), `data: {"error":{"message":"boom","type":"server_error"}}`+"\n\n")
 			},
-			want: results.ErrStreamError, status: 200, msg: "boom"},
+			want: record.ErrStreamError, status: 200, msg: "boom"},
 		{name: "stream_error: error member in a chunk",
 			bad: func(<-chan struct{}) http.Handler {
 				return sse(roleEvent, contentEvent(" a"), `data: {"id":"c1","object":"chat.completion.chunk","choices":[],"error":{"message":"boom"}}`+"\n\n")
 			},
-			want: results.ErrStreamError, status: 200, msg: "boom"},
+			want: record.ErrStreamError, status: 200, msg: "boom"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -266,7 +266,7 @@ requests: 20
 			continue
 		}
 		over++
-		if rec.Err != results.ErrHTTP4xx || rec.HTTPStatus != 400 || !strings.Contains(rec.ErrMsg, "maximum context length") {
+		if rec.Err != record.ErrHTTP4xx || rec.HTTPStatus != 400 || !strings.Contains(rec.ErrMsg, "maximum context length") {
 			t.Errorf("request %d (%d+%d tokens): %q %d %q, want http_4xx 400 about the context length", rec.Index,
 				rec.RequestedPromptTokens, rec.RequestedOutputTokens, rec.Err, rec.HTTPStatus, rec.ErrMsg)
 		}
@@ -282,7 +282,7 @@ func TestStreamVariants(t *testing.T) {
 	type want struct {
 		chunks    int
 		reasoning []bool // per chunk, when not nil
-		usage     *results.Usage
+		usage     *record.Usage
 		finish    string
 	}
 	reasoningEvent := func(member, text string) string {
@@ -297,7 +297,7 @@ func TestStreamVariants(t *testing.T) {
 			want{chunks: 2, finish: "stop"}},
 		{"last token carries the finish_reason", []string{roleEvent, contentEvent(" a"),
 			`data: {"choices":[{"index":0,"delta":{"content":" b"},"finish_reason":"length"}]}` + "\n\n", usageEvent(10, 2), doneEvent},
-			want{chunks: 2, finish: "length", usage: &results.Usage{PromptTokens: 10, CompletionTokens: 2}}},
+			want{chunks: 2, finish: "length", usage: &record.Usage{PromptTokens: 10, CompletionTokens: 2}}},
 		{"data: without a space, CRLF line ends", []string{
 			strings.ReplaceAll(strings.ReplaceAll(contentEvent(" a"), "data: ", "data:"), "\n", "\r\n"),
 			strings.ReplaceAll(contentEvent(" b"), "\n", "\r\n"),
@@ -305,14 +305,14 @@ func TestStreamVariants(t *testing.T) {
 			want{chunks: 2, finish: "stop"}},
 		{"comments and event lines", []string{": keep-alive\n\n", "event: message\n" + contentEvent(" a"), ": ping\n\n",
 			"event: message\n" + contentEvent(" b"), finishEvent("stop"), usageEvent(7, 2), doneEvent},
-			want{chunks: 2, finish: "stop", usage: &results.Usage{PromptTokens: 7, CompletionTokens: 2}}},
+			want{chunks: 2, finish: "stop", usage: &record.Usage{PromptTokens: 7, CompletionTokens: 2}}},
 		{"no [DONE]", []string{roleEvent, contentEvent(" a"), finishEvent("stop"), usageEvent(5, 1)},
-			want{chunks: 1, finish: "stop", usage: &results.Usage{PromptTokens: 5, CompletionTokens: 1}}},
+			want{chunks: 1, finish: "stop", usage: &record.Usage{PromptTokens: 5, CompletionTokens: 1}}},
 		{"usage on every chunk", []string{
 			`data: {"choices":[{"index":0,"delta":{"content":" a"}}],"usage":{"prompt_tokens":9,"completion_tokens":1}}` + "\n\n",
 			`data: {"choices":[{"index":0,"delta":{"content":" b"}}],"usage":{"prompt_tokens":9,"completion_tokens":2}}` + "\n\n",
 			`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":2}}` + "\n\n", doneEvent},
-			want{chunks: 2, finish: "stop", usage: &results.Usage{PromptTokens: 9, CompletionTokens: 2}}},
+			want{chunks: 2, finish: "stop", usage: &record.Usage{PromptTokens: 9, CompletionTokens: 2}}},
 		{"reasoning then content", []string{reasoningEvent("reasoning", " r1"), reasoningEvent("reasoning_content", " r2"),
 			contentEvent(" a"), finishEvent("stop"), doneEvent},
 			want{chunks: 3, finish: "stop", reasoning: []bool{true, true, false}}},
@@ -522,16 +522,16 @@ func TestErrMsgNeverHoldsAPIKey(t *testing.T) {
 	cases := []struct {
 		name    string
 		handler http.Handler
-		want    results.ErrorClass
+		want    record.ErrorClass
 	}{
 		{"401 OpenAI error body", echo(401, "application/json", `{"error":{"message":"Incorrect API key provided: %s","type":"invalid_request_error"}}`),
-			results.ErrHTTP4xx},
+			record.ErrHTTP4xx},
 		{"400 vLLM error body", echo(400, "application/json", `{"object":"error","message":"bad request with headers {'authorization': '%s'}","code":400}`),
-			results.ErrHTTP4xx},
-		{"502 proxy text body", echo(502, "text/plain", "upstream refused: Authorization: %s"), results.ErrHTTP5xx},
-		{"error event in the stream", echoStream(`data: {"error":{"message":"key %s revoked"}}` + "\n\n"), results.ErrStreamError},
-		{"error member in a chunk", echoStream(`data: {"choices":[],"error":{"message":"key %s revoked"}}` + "\n\n"), results.ErrStreamError},
-		{"malformed chunk", echoStream(`data: {"auth":"%s",` + "\n\n"), results.ErrMalformed},
+			record.ErrHTTP4xx},
+		{"502 proxy text body", echo(502, "text/plain", "upstream refused: Authorization: %s"), record.ErrHTTP5xx},
+		{"error event in the stream", echoStream(`data: {"error":{"message":"key %s revoked"}}` + "\n\n"), record.ErrStreamError},
+		{"error member in a chunk", echoStream(`data: {"choices":[],"error":{"message":"key %s revoked"}}` + "\n\n"), record.ErrStreamError},
+		{"malformed chunk", echoStream(`data: {"auth":"%s",` + "\n\n"), record.ErrMalformed},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -562,7 +562,7 @@ func TestErrMsgValidUTF8(t *testing.T) {
 			ts := serve(t, testserve.Status(500, "application/json", `{"error":{"message":"`+msg+`","type":"server_error"}}`), nil)
 			r := newRunner(t, mustPlan(t, oneRequestYAML), endpoint.Target{BaseURL: ts.URL + "/v1", Model: "m"})
 			recs := runAll(t, r)
-			if len(recs) != 1 || recs[0].Err != results.ErrHTTP5xx {
+			if len(recs) != 1 || recs[0].Err != record.ErrHTTP5xx {
 				t.Fatalf("records %+v, want one http_5xx", recs)
 			}
 			if !utf8.ValidString(recs[0].ErrMsg) {

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/tokenizer"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
@@ -21,7 +22,6 @@ import (
 	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/internal/backoff"
 	"github.com/sixpin/sixpin/prompt"
-	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/scenario"
 )
 
@@ -58,7 +58,7 @@ func WithConnectBackoff(first, ceiling time.Duration) Option {
 func WithTemplate(t endpoint.Template) Option { return func(r *Runner) { r.tmpl = t } }
 
 // WithPricing prices requests, for agentic sessions' cost cap.
-func WithPricing(p *results.Pricing) Option { return func(r *Runner) { r.pricing = p } }
+func WithPricing(p *record.Pricing) Option { return func(r *Runner) { r.pricing = p } }
 
 // WithBackoff sets the first delay of the backoff after an answer that
 // asks to slow down (429, 503, 529) and gives no hint of its own (default
@@ -109,7 +109,7 @@ type Runner struct {
 	tmpl    endpoint.Template
 	prompts *prompt.Builder
 	// pricing prices requests for a session's cost cap (nil: unpriced).
-	pricing *results.Pricing
+	pricing *record.Pricing
 	// backoff is the first step of the backoff after an answer that asks
 	// to slow down; it doubles per such answer in a row, with jitter, up
 	// to maxBackoff.
@@ -211,8 +211,8 @@ func (r *Runner) Clock() endpoint.Clock { return r.clock }
 // Cancelling issue stops issuing new requests; requests in flight go on
 // until they finish or inflight is cancelled, which cuts them off (class
 // interrupted). The caller must drain the channel.
-func (r *Runner) Run(issue, inflight context.Context) <-chan *results.Record {
-	out := make(chan *results.Record, 1024)
+func (r *Runner) Run(issue, inflight context.Context) <-chan *record.Record {
+	out := make(chan *record.Record, 1024)
 	r.clock = endpoint.Clock{Start: time.Now(), Scale: r.timeScale}
 	go func() {
 		defer close(out)
@@ -251,7 +251,7 @@ func (r *Runner) more(i int, t time.Duration) bool {
 // request to slow down (429, 503, 529), waits before its next one (its
 // pacer), so that a server is not hammered; the wait is recorded on the
 // record (Backoff), whose emission waits for it.
-func (r *Runner) closedLoop(issue, inflight context.Context, out chan<- *results.Record) {
+func (r *Runner) closedLoop(issue, inflight context.Context, out chan<- *record.Record) {
 	var next atomic.Int64
 	var g errgroup.Group
 	for w := 0; w < r.plan.Streams(); w++ {
@@ -292,7 +292,7 @@ func (r *Runner) connectDelay(rng *rand.Rand, fails int) time.Duration {
 // An answer that asks to slow down pauses every arrival (pause): those
 // that fall inside the pause are withheld, never sent late, and the
 // records that made the pause come out when it is over.
-func (r *Runner) openLoop(issue, inflight context.Context, out chan<- *results.Record) {
+func (r *Runner) openLoop(issue, inflight context.Context, out chan<- *record.Record) {
 	var g errgroup.Group
 	var sem *semaphore.Weighted
 	if n := r.plan.MaxInFlight(); n > 0 {
@@ -368,7 +368,7 @@ loop:
 // promptText synthesises the request's prompt: its shared prefix, if any,
 // then text unique to the request, together exactly the pinned length
 // minus the template's overhead.
-func (r *Runner) promptText(req scenario.Request) string {
+func (r *Runner) promptText(req record.Request) string {
 	n := max(req.PromptTokens-r.tmpl.Overhead, 1)
 	if req.PrefixGroup < 0 || req.PrefixGroup >= len(r.prefixes) {
 		return r.prompts.Build(req.Seed, n)

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/endpoint"
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/scenario"
 	"github.com/sixpin/sixpin/sim"
 )
@@ -108,11 +108,11 @@ func newRunnerWith(t testing.TB, p *scenario.Plan, tg endpoint.Target, co endpoi
 }
 
 // collect drains a record channel until it closes.
-func collect(t testing.TB, ch <-chan *results.Record) []*results.Record {
+func collect(t testing.TB, ch <-chan *record.Record) []*record.Record {
 	t.Helper()
 	guard := time.NewTimer(hangGuard)
 	defer guard.Stop()
-	var recs []*results.Record
+	var recs []*record.Record
 	for {
 		select {
 		case rec, ok := <-ch:
@@ -127,13 +127,13 @@ func collect(t testing.TB, ch <-chan *results.Record) []*results.Record {
 }
 
 // runAll runs r to completion and returns its records.
-func runAll(t testing.TB, r *Runner) []*results.Record {
+func runAll(t testing.TB, r *Runner) []*record.Record {
 	t.Helper()
 	return collect(t, r.Run(context.Background(), context.Background()))
 }
 
 // checkIndexes fails unless recs hold indexes 0..n-1 exactly once each.
-func checkIndexes(t *testing.T, recs []*results.Record, n int) {
+func checkIndexes(t *testing.T, recs []*record.Record, n int) {
 	t.Helper()
 	if len(recs) != n {
 		t.Errorf("got %d records, want %d", len(recs), n)
@@ -156,7 +156,7 @@ func checkIndexes(t *testing.T, recs []*results.Record, n int) {
 // checkTimeline checks the ordering of a record's timestamps: Scheduled ≤
 // Sent ≤ each chunk (non-decreasing) ≤ End, and a non-negative client lag
 // when the server stamps its chunks (-1 when it does not).
-func checkTimeline(t *testing.T, rec *results.Record, stamped bool) {
+func checkTimeline(t *testing.T, rec *record.Record, stamped bool) {
 	t.Helper()
 	if rec.Sent < rec.Scheduled {
 		t.Errorf("request %d: Sent %v < Scheduled %v", rec.Index, rec.Sent, rec.Scheduled)
@@ -183,7 +183,7 @@ func checkTimeline(t *testing.T, rec *results.Record, stamped bool) {
 }
 
 // peakOverlap is the most [Sent, End) intervals that hold at one instant.
-func peakOverlap(recs []*results.Record) int {
+func peakOverlap(recs []*record.Record) int {
 	type event struct {
 		at    time.Duration
 		delta int
@@ -208,16 +208,16 @@ func peakOverlap(recs []*results.Record) int {
 }
 
 func TestPeakOverlap(t *testing.T) {
-	iv := func(s, e time.Duration) *results.Record { return &results.Record{Sent: s, End: e} }
+	iv := func(s, e time.Duration) *record.Record { return &record.Record{Sent: s, End: e} }
 	cases := []struct {
 		name string
-		recs []*results.Record
+		recs []*record.Record
 		want int
 	}{
 		{"none", nil, 0},
-		{"back to back", []*results.Record{iv(0, 10), iv(10, 20), iv(20, 30)}, 1},
-		{"nested", []*results.Record{iv(0, 100), iv(10, 20), iv(15, 18), iv(50, 60)}, 3},
-		{"staggered", []*results.Record{iv(0, 10), iv(5, 15), iv(9, 30), iv(12, 14)}, 3},
+		{"back to back", []*record.Record{iv(0, 10), iv(10, 20), iv(20, 30)}, 1},
+		{"nested", []*record.Record{iv(0, 100), iv(10, 20), iv(15, 18), iv(50, 60)}, 3},
+		{"staggered", []*record.Record{iv(0, 10), iv(5, 15), iv(9, 30), iv(12, 14)}, 3},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -609,14 +609,14 @@ requests: 100
 		inFlight int  // requests in flight when issuing stops
 		cut      bool // cancel inflight as well
 		stall    bool // requests stall mid-stream instead of waiting at the gate
-		want     results.ErrorClass
+		want     record.ErrorClass
 	}{
-		{"closed: issue stops, in flight finish", closed4, 4, false, false, results.OK},
-		{"closed: inflight cut before headers", closed4, 4, true, false, results.ErrInterrupted},
-		{"closed: inflight cut mid-stream", closed4, 4, true, true, results.ErrInterrupted},
-		{"open capped: issue stops while waiting for a slot", openCapped, 3, false, false, results.OK},
-		{"open capped: inflight cut", openCapped, 3, true, false, results.ErrInterrupted},
-		{"open: issue stops while waiting for the next arrival", openSlow, 1, false, false, results.OK},
+		{"closed: issue stops, in flight finish", closed4, 4, false, false, record.OK},
+		{"closed: inflight cut before headers", closed4, 4, true, false, record.ErrInterrupted},
+		{"closed: inflight cut mid-stream", closed4, 4, true, true, record.ErrInterrupted},
+		{"open capped: issue stops while waiting for a slot", openCapped, 3, false, false, record.OK},
+		{"open capped: inflight cut", openCapped, 3, true, false, record.ErrInterrupted},
+		{"open: issue stops while waiting for the next arrival", openSlow, 1, false, false, record.OK},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

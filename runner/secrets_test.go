@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/sixpin/sixpin/endpoint"
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 )
 
 // echoServer reflects every credential a request carries — its
@@ -133,7 +133,7 @@ func TestSecretsNeverEchoed(t *testing.T) {
 					t.Errorf("output lacks %q:\n%s", want, all)
 				}
 			}
-			if len(recs) != 3 || recs[0].Failed() || recs[1].Err != results.ErrHTTP4xx || recs[2].Err != results.ErrStreamError {
+			if len(recs) != 3 || recs[0].Failed() || recs[1].Err != record.ErrHTTP4xx || recs[2].Err != record.ErrStreamError {
 				t.Errorf("records %+v", recs)
 			}
 			for _, req := range e.requests() {

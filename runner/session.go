@@ -9,14 +9,14 @@ import (
 
 	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/internal/backoff"
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/scenario"
 )
 
 // sessionLoop runs agentic sessions: each of Streams workers plays the
 // next session of the plan, turn after turn, until the run's bounds (the
 // duration, Requests counted in turns, or the workload's Sessions) end it.
-func (r *Runner) sessionLoop(issue, inflight context.Context, out chan<- *results.Record) {
+func (r *Runner) sessionLoop(issue, inflight context.Context, out chan<- *record.Record) {
 	var next, turns atomic.Int64
 	var g errgroup.Group
 	limit := r.plan.SessionLimit()
@@ -65,16 +65,16 @@ func (h *history) add(role, text string, tokens int) {
 // answered or the run ends; a 429 is on_429's: sent again up to
 // max_retries (backoff), the session ended (abort-session), or the next
 // turn (count-only).
-func (r *Runner) session(issue, inflight context.Context, s scenario.Session, p *pacer, turns *atomic.Int64, out chan<- *results.Record) {
+func (r *Runner) session(issue, inflight context.Context, s scenario.Session, p *pacer, turns *atomic.Int64, out chan<- *record.Record) {
 	w := r.plan.SessionPolicy()
 	seed := func(k, part uint64) uint64 { return r.plan.Salt(s.Seed ^ (k<<8|part)*0x9e3779b97f4a7c15) }
 	var (
 		h    history
-		last *results.Record
+		last *record.Record
 		cost float64
 		end  string
 	)
-	emit := func(rec *results.Record) {
+	emit := func(rec *record.Record) {
 		if last != nil {
 			out <- last
 		}
@@ -88,22 +88,22 @@ turns:
 		if k > 0 {
 			h.add(endpoint.RoleUser, r.prompts.Build(seed(uint64(k), 1), s.Growth[k]), s.Growth[k])
 			if !backoff.Sleep(issue, r.wallTime(s.Think[k])) {
-				end = results.SessionEndRunEnded
+				end = record.SessionEndRunEnded
 				break
 			}
 		}
 		prompt := h.content + r.tmpl.Tokens(len(h.msgs))
 		if w.MaxContextTokens > 0 && prompt+s.Outputs[k] > w.MaxContextTokens {
-			end = results.SessionEndContextWindow
+			end = record.SessionEndContextWindow
 			break
 		}
-		req := scenario.Request{Index: s.Index, PromptTokens: prompt, OutputTokens: s.Outputs[k], Seed: s.Seed}
-		var rec *results.Record
+		req := record.Request{Index: s.Index, PromptTokens: prompt, OutputTokens: s.Outputs[k], Seed: s.Seed}
+		var rec *record.Record
 		limited := 0 // 429 retries of this turn
 		for attempt := 0; ; attempt++ {
 			// Take a request slot; the run's bounds count every attempt.
 			if n := turns.Add(1) - 1; issue.Err() != nil || !r.more(int(n), r.since()) {
-				end = results.SessionEndRunEnded
+				end = record.SessionEndRunEnded
 				break turns
 			}
 			rec = r.doMessages(inflight, req, h.msgs, r.since())
@@ -113,28 +113,28 @@ turns:
 			if !rec.Failed() {
 				break
 			}
-			if rec.Err == results.ErrInterrupted {
-				end = results.SessionEndInterrupted
+			if rec.Err == record.ErrInterrupted {
+				end = record.SessionEndInterrupted
 				break turns
 			}
 			if d > 0 && !r.wait(issue, rec, d, r.more(int(turns.Load()), r.since())) {
-				end = results.SessionEndRunEnded
+				end = record.SessionEndRunEnded
 				break turns
 			}
 			switch {
-			case rec.Err == results.ErrConnect, slowDown(rec) && rec.Err != results.ErrHTTP429:
+			case rec.Err == record.ErrConnect, slowDown(rec) && rec.Err != record.ErrHTTP429:
 				continue
-			case rec.Err == results.ErrHTTP429 && w.On429 == scenario.On429CountOnly:
+			case rec.Err == record.ErrHTTP429 && w.On429 == scenario.On429CountOnly:
 				continue turns
-			case rec.Err == results.ErrHTTP429 && w.On429 == scenario.On429Backoff && limited < w.MaxRetries:
+			case rec.Err == record.ErrHTTP429 && w.On429 == scenario.On429Backoff && limited < w.MaxRetries:
 				limited++
 				continue
-			case rec.Err == results.ErrHTTP429:
-				end = results.SessionEndRateLimited
-			case rec.Err == results.ErrHTTP4xx && strings.Contains(strings.ToLower(rec.ErrMsg), "context length"):
-				end = results.SessionEndContextWindow
+			case rec.Err == record.ErrHTTP429:
+				end = record.SessionEndRateLimited
+			case rec.Err == record.ErrHTTP4xx && strings.Contains(strings.ToLower(rec.ErrMsg), "context length"):
+				end = record.SessionEndContextWindow
 			default:
-				end = results.SessionEndError
+				end = record.SessionEndError
 			}
 			break turns
 		}
@@ -147,13 +147,13 @@ turns:
 		if r.pricing != nil {
 			cost += r.pricing.RequestUSD(rec.Usage)
 			if w.CostCapUSD > 0 && cost > w.CostCapUSD {
-				end = results.SessionEndCostCap
+				end = record.SessionEndCostCap
 				break
 			}
 		}
 	}
 	if end == "" {
-		end = results.SessionEndTurns
+		end = record.SessionEndTurns
 	}
 	if last != nil {
 		last.SessionEnd = end

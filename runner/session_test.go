@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/endpoint"
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/sim"
 )
 
@@ -75,7 +75,7 @@ func TestSessionsSnowball(t *testing.T) {
 		t.Fatalf("probe: %+v, want overhead 8, 5 per message", r.tmpl)
 	}
 	recs := runAll(t, r)
-	bySession := map[int][]*results.Record{}
+	bySession := map[int][]*record.Record{}
 	for _, rec := range recs {
 		if rec.Failed() {
 			t.Fatalf("request failed: %s %s", rec.Err, rec.ErrMsg)
@@ -92,7 +92,7 @@ func TestSessionsSnowball(t *testing.T) {
 		t.Fatalf("%d records in %d sessions, want 24 in at least 4", len(recs), len(bySession))
 	}
 	for s, rs := range bySession {
-		slices.SortFunc(rs, func(a, b *results.Record) int { return a.Turn - b.Turn })
+		slices.SortFunc(rs, func(a, b *record.Record) int { return a.Turn - b.Turn })
 		for k, rec := range rs {
 			if rec.Turn != k || rec.Attempt != 0 {
 				t.Fatalf("session %d: turn %d attempt %d at position %d", s, rec.Turn, rec.Attempt, k)
@@ -102,8 +102,8 @@ func TestSessionsSnowball(t *testing.T) {
 			}
 		}
 		switch end := rs[len(rs)-1].SessionEnd; {
-		case len(rs) == 6 && end != results.SessionEndTurns,
-			len(rs) < 6 && end != results.SessionEndRunEnded:
+		case len(rs) == 6 && end != record.SessionEndTurns,
+			len(rs) < 6 && end != record.SessionEndRunEnded:
 			t.Errorf("session %d ended %q after %d turns", s, end, len(rs))
 		}
 		for _, rec := range rs[:len(rs)-1] {
@@ -147,17 +147,17 @@ func TestSessionEnds(t *testing.T) {
 		want    string
 		maxRecs int
 	}{
-		{name: "context window", edits: []string{"max_context_tokens: 100000", "max_context_tokens: 800"}, want: results.SessionEndContextWindow},
+		{name: "context window", edits: []string{"max_context_tokens: 100000", "max_context_tokens: 800"}, want: record.SessionEndContextWindow},
 		{name: "cost cap", edits: []string{"max_context_tokens: 100000", "max_context_tokens: 100000\n  cost_cap_usd: 0.0005"},
-			opts: []Option{WithPricing(&results.Pricing{InputPerMTok: 1, OutputPerMTok: 1})}, want: results.SessionEndCostCap},
+			opts: []Option{WithPricing(&record.Pricing{InputPerMTok: 1, OutputPerMTok: 1})}, want: record.SessionEndCostCap},
 		{name: "429, abort-session", cfg: sim.Config{Faults: map[string]float64{sim.FaultHTTP429: 1}},
-			edits: []string{"on_429: backoff", "on_429: abort-session"}, want: results.SessionEndRateLimited, maxRecs: 1},
+			edits: []string{"on_429: backoff", "on_429: abort-session"}, want: record.SessionEndRateLimited, maxRecs: 1},
 		{name: "429, backoff exhausted", cfg: sim.Config{Faults: map[string]float64{sim.FaultHTTP429: 1}},
 			edits: []string{"on_429: backoff", "on_429: backoff\n  max_retries: 2", "requests: 12", "requests: 3"}, opts: []Option{WithBackoff(time.Millisecond)},
-			want: results.SessionEndRateLimited, maxRecs: 3},
+			want: record.SessionEndRateLimited, maxRecs: 3},
 		{name: "429, count-only", cfg: sim.Config{Faults: map[string]float64{sim.FaultHTTP429: 1}},
-			edits: []string{"on_429: backoff", "on_429: count-only"}, want: results.SessionEndTurns, maxRecs: 6},
-		{name: "other failure", cfg: sim.Config{Faults: map[string]float64{sim.FaultHTTP500: 1}}, want: results.SessionEndError, maxRecs: 1},
+			edits: []string{"on_429: backoff", "on_429: count-only"}, want: record.SessionEndTurns, maxRecs: 6},
+		{name: "other failure", cfg: sim.Config{Faults: map[string]float64{sim.FaultHTTP500: 1}}, want: record.SessionEndError, maxRecs: 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -194,7 +194,7 @@ func TestSessionEnds(t *testing.T) {
 			// last: after it the run could send nothing more.
 			waited := 0
 			for _, rec := range recs {
-				if rec.Err != results.ErrHTTP429 {
+				if rec.Err != record.ErrHTTP429 {
 					continue
 				}
 				if rec.RetryAfter != 20*time.Millisecond || (rec.Backoff != 0 && rec.Backoff != rec.RetryAfter) {
@@ -225,7 +225,7 @@ func TestSessionInterrupted(t *testing.T) {
 	cut()
 	recs := collect(t, ch)
 	for _, rec := range recs {
-		if rec.SessionEnd != results.SessionEndInterrupted {
+		if rec.SessionEnd != record.SessionEndInterrupted {
 			t.Errorf("session %d turn %d ended %q, want interrupted", rec.Session, rec.Turn, rec.SessionEnd)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/internal/testserve"
-	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/record"
 )
 
 // toolCallEvent is a delta of tool call i: its id and name first, then
@@ -52,11 +52,11 @@ func TestStreamsAsTheSpecSays(t *testing.T) {
 		chunks    int
 		finish    string
 		toolCalls bool
-		usage     *results.Usage
+		usage     *record.Usage
 	}{
 		{name: "only tool calls", handler: sse(roleEvent, toolCallEvent(0, true, ""), toolCallEvent(0, false, `{\"path\":`),
 			toolCallEvent(0, false, `\"a.go\"}`), finishEvent("tool_calls"), usageEvent(12, 9), doneEvent),
-			chunks: 3, finish: "tool_calls", toolCalls: true, usage: &results.Usage{PromptTokens: 12, CompletionTokens: 9}},
+			chunks: 3, finish: "tool_calls", toolCalls: true, usage: &record.Usage{PromptTokens: 12, CompletionTokens: 9}},
 		{name: "content then a tool call", handler: sse(roleEvent, contentEvent(" let me look"), toolCallEvent(0, true, `{}`),
 			finishEvent("tool_calls"), doneEvent),
 			chunks: 2, finish: "tool_calls", toolCalls: true},
@@ -72,10 +72,10 @@ func TestStreamsAsTheSpecSays(t *testing.T) {
 			chunks: 2, finish: "stop"},
 		{name: "gzip-encoded stream", handler: gzipped(roleEvent, contentEvent(" a"), contentEvent(" b"), finishEvent("stop"),
 			usageEvent(5, 2), doneEvent),
-			chunks: 2, finish: "stop", usage: &results.Usage{PromptTokens: 5, CompletionTokens: 2}},
+			chunks: 2, finish: "stop", usage: &record.Usage{PromptTokens: 5, CompletionTokens: 2}},
 		{name: "a JSON answer instead of a stream", handler: testserve.Status(200, "application/json",
 			`{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"a b"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2}}`),
-			chunks: 1, finish: "stop", usage: &results.Usage{PromptTokens: 5, CompletionTokens: 2}},
+			chunks: 1, finish: "stop", usage: &record.Usage{PromptTokens: 5, CompletionTokens: 2}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -113,7 +113,7 @@ func TestStreamFailures(t *testing.T) {
 		name    string
 		handler http.Handler
 		co      endpoint.Options
-		want    results.ErrorClass
+		want    record.ErrorClass
 		msg     string
 	}{
 		{name: "vLLM's error object in the stream", handler: sse(roleEvent, contentEvent(" a"),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sixpin/sixpin/internal/bounds"
 	"github.com/sixpin/sixpin/internal/randx"
+	"github.com/sixpin/sixpin/record"
 )
 
 // Stream constants keep the Plan's random streams apart: request i draws
@@ -23,25 +24,6 @@ const (
 
 // ExpectationSamples is how many requests Plan.Expected averages over.
 const ExpectationSamples = 20_000
-
-// Request is one planned request.
-type Request struct {
-	// Index is the request's position in the plan, from 0.
-	Index int
-	// Class is the mix class's name; empty when the mix has no classes.
-	Class string
-	// PromptTokens and OutputTokens are the pinned lengths in tokens.
-	PromptTokens int
-	OutputTokens int
-	// Seed seeds the synthesis of this request's prompt text.
-	Seed uint64
-	// PrefixGroup is the shared prefix the prompt starts with, from 0; -1
-	// when prompts share no prefix (see Plan.SharedPrefix).
-	PrefixGroup int
-	// Arrival is the scheduled send time as an offset from the start of
-	// load (open loop); 0 in closed loop and from Plan.Request.
-	Arrival time.Duration
-}
 
 // Expectation is what the plan's requests average to.
 type Expectation struct {
@@ -172,7 +154,7 @@ func (p *Plan) Scenario() *Scenario { return p.s }
 // stream it draws, in order: the class (when there are several), the prompt
 // tokens, the output tokens, and Seed. Arrival is left 0; see Materialize
 // and Arrivals.
-func (p *Plan) Request(i int) Request {
+func (p *Plan) Request(i int) record.Request {
 	r := rand.New(rand.NewPCG(p.seed, splitmix64(uint64(i)^requestStream)))
 	c := p.classes[0]
 	if len(p.classes) > 1 {
@@ -180,7 +162,7 @@ func (p *Plan) Request(i int) Request {
 		j := sort.Search(len(p.cum), func(j int) bool { return p.cum[j] > u })
 		c = p.classes[min(j, len(p.classes)-1)]
 	}
-	req := Request{
+	req := record.Request{
 		Index:        i,
 		Class:        c.name,
 		PromptTokens: c.prompt.sampleInt(r),
@@ -218,11 +200,11 @@ func (p *Plan) Salt(textSeed uint64) uint64 {
 
 // Materialize returns requests 0 to n-1 with, in open loop, their arrival
 // times filled in.
-func (p *Plan) Materialize(n int) []Request {
+func (p *Plan) Materialize(n int) []record.Request {
 	if n <= 0 {
 		return nil
 	}
-	reqs := make([]Request, n)
+	reqs := make([]record.Request, n)
 	var a *Arrivals
 	if p.s.Pins.Concurrency.Mode == ModeOpen {
 		a = p.Arrivals()

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sixpin/sixpin/record"
 )
 
 // mustParse parses src as "t.yaml" or fails.
@@ -74,7 +76,7 @@ func TestPlanDeterminism(t *testing.T) {
 	})
 	t.Run("concurrent workers", func(t *testing.T) {
 		p := NewPlan(s)
-		got := make([]Request, len(a))
+		got := make([]record.Request, len(a))
 		var wg sync.WaitGroup
 		for w := range 8 {
 			wg.Go(func() {

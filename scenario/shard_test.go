@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/trace"
 )
 
@@ -47,7 +48,7 @@ func TestShardUnionIsWhole(t *testing.T) {
 	t.Run("closed", func(t *testing.T) {
 		s := mustParse(t, "seed: 7\npins:\n  model: {name: m}\n  prompt: {tokens: {dist: uniform, min: 10, max: 900}}\n  output: {tokens: 20}\n  concurrency: {mode: closed, streams: 10}\nrequests: 103\n")
 		whole := NewPlan(s)
-		seen := map[int]Request{}
+		seen := map[int]record.Request{}
 		streams, requests := 0, 0
 		for i := range n {
 			sh := mustShard(t, whole, i, n)

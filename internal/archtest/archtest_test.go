@@ -29,9 +29,11 @@ var rules = []rule{
 	{from: "", not: []string{"cmd/sixpin"}, why: "cmd is the top: nothing imports it"},
 	{from: "results", not: []string{"report", "runner", "endpoint", "harness", "sim", "profiles", "analyze", "kube"},
 		why: "results is data: records, collector, windows, verdicts, the file; no renderer"},
-	{from: "runner", not: []string{"report", "harness", "sim", "analyze", "kube"},
+	{from: "record", only: []string{},
+		why: "record is the vocabulary of one request and one server sample: the standard library only"},
+	{from: "runner", not: []string{"results", "report", "harness", "sim", "analyze", "kube"},
 		why: "runner generates load; words and composition live elsewhere"},
-	{from: "endpoint", not: []string{"runner", "report", "harness", "sim", "analyze", "kube"},
+	{from: "endpoint", not: []string{"results", "scenario", "runner", "report", "harness", "sim", "analyze", "kube"},
 		why: "endpoint is the server on the other side, below the runner"},
 	{from: "scenario", not: []string{"endpoint", "runner", "results", "report", "harness", "sim", "profiles"},
 		why: "scenario is the start of the flow"},
@@ -135,14 +137,17 @@ func TestRulesRejectForbiddenArrows(t *testing.T) {
 		{"analyze", "sim"},
 		{"endpoint", "runner"},
 		{"scenario", "results"},
+		{"endpoint", "results"},
+		{"runner", "results"},
+		{"record", "scenario"},
 	} {
 		if v := violations(map[string][]string{edge[0]: {edge[1]}}); len(v) == 0 {
 			t.Errorf("%s → %s passes the rules", edge[0], edge[1])
 		}
 	}
 	for _, edge := range [][2]string{
-		{"harness", "sim"}, {"cmd/sixpin", "sim"}, {"runner", "results"}, {"report", "results"},
-		{"sim", "tokenizer"}, {"sim", "internal/numfmt"}, {"results", "scenario"}, {"endpoint", "results"},
+		{"harness", "sim"}, {"cmd/sixpin", "sim"}, {"runner", "record"}, {"report", "results"},
+		{"sim", "tokenizer"}, {"sim", "internal/numfmt"}, {"results", "scenario"}, {"endpoint", "record"},
 	} {
 		if v := violations(map[string][]string{edge[0]: {edge[1]}}); len(v) > 0 {
 			t.Errorf("an allowed arrow is refused: %v", v)

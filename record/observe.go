@@ -1,4 +1,4 @@
-package results
+package record
 
 import "time"
 
@@ -59,4 +59,13 @@ func (r *Record) DecodeMeasured() bool {
 
 // OutputTokens is the request's generated token count, reasoning
 // included: the server's usage, else its chunks' tokens.
-func (r *Record) OutputTokens() int { return outputTokens(r) }
+func (r *Record) OutputTokens() int {
+	if r.HasUsage {
+		return r.Usage.CompletionTokens
+	}
+	n := 0
+	for _, ch := range r.Chunks {
+		n += int(ch.Tokens)
+	}
+	return n
+}

@@ -1,4 +1,4 @@
-package results
+package record
 
 // Discovery is what the server said about itself before the run: the
 // observed side of pins 1 (model) and 5 (KV cache), where each fact came

@@ -1,12 +1,20 @@
-// Package results turns request records into sixpin's figures, as data:
-// HDR histograms per metric and window, per-second time series, the pins
-// (declared, observed, verified with the reason), validity, cost and rate
-// limits, and the versioned results file (schema sixpin/result/v1) with
-// its reader. It renders nothing: every word a person reads of it is
-// package report's.
-package results
+// Package record is the vocabulary of one request and one server sample:
+// what the wire client and the load generator hand to the collector.
+//
+// A Record is one request as the client saw it (its chunks, usage, error
+// class, the server's own timings); a ServerSample is one scrape of the
+// server's metrics; Discovery is what the server said about itself before
+// the run; Request is one request of a plan, as it is to be sent; Pricing
+// prices a request's usage. The package holds data and the per-request
+// figures defined on it, nothing else: it imports only the standard
+// library, so the wire (package endpoint) links no histogram, statistics
+// or YAML code.
+package record
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // ErrorClass classifies a failed request. The empty class means success.
 type ErrorClass string
@@ -239,3 +247,23 @@ type Outage struct {
 
 // Failed reports whether the request failed.
 func (r *Record) Failed() bool { return r.Err != OK }
+
+// BucketFromMessage names the bucket an error message describes ("Tokens
+// per minute limit exceeded"), or "".
+func BucketFromMessage(msg string) string {
+	m := strings.ToLower(msg)
+	switch {
+	case strings.Contains(m, "uncached"), strings.Contains(m, "input tokens per minute"):
+		// Anthropic's input-tokens limit counts no cache reads.
+		return BucketUncachedTokens
+	case strings.Contains(m, "output tokens per minute"):
+		return BucketOutputTokens
+	case strings.Contains(m, "tokens per day"), strings.Contains(m, "per day"):
+		return BucketTokensPerDay
+	case strings.Contains(m, "requests per minute"), strings.Contains(m, "request rate"):
+		return BucketRequests
+	case strings.Contains(m, "tokens per minute"), strings.Contains(m, "token rate"):
+		return BucketTokens
+	}
+	return ""
+}
