@@ -12,80 +12,144 @@ import (
 
 const module = "github.com/sixpin/sixpin/"
 
-// A rule forbids package From (a path inside the module; "" for every
-// package) to import any of Not, or anything but Only when Only is set.
-// Imports of tests are not judged: a test may serve the simulator.
+// A rule constrains what package from (a path inside the module) may
+// import. not and only are judged on everything from reaches, through any
+// chain of imports; direct only on its own imports. Packages under
+// internal/ may always be reached (they are leaves), and so may from's own
+// subpackages. Imports of tests are not judged: a test may serve the
+// simulator.
 type rule struct {
 	from string
-	not  []string
+	// not lists packages from must not reach.
+	not []string
+	// only, when set, lists every package from may reach (nil: no limit;
+	// empty: the standard library, third parties and internal/ only).
 	only []string
-	why  string
+	// direct lists packages from must not import itself, though it may
+	// reach them through another.
+	direct []string
+	why    string
 }
 
-// rules are the data flow of STYLE.md §4: scenario → endpoint → runner →
-// results → report, the harness on top, cmd on top of that; the simulator
-// apart.
+// rules are ARCHITECTURE.md's "never" list, in the order of the flow:
+// scenario → record → endpoint → runner → results → report, the harness
+// on top, cmd on top of that, the simulator apart. Every package has one
+// (TestEveryPackageHasARule); change them with that document.
 var rules = []rule{
-	{from: "", not: []string{"cmd/sixpin"}, why: "cmd is the top: nothing imports it"},
-	{from: "results", not: []string{"report", "runner", "endpoint", "harness", "sim", "profiles", "analyze", "kube"},
-		why: "results is data: records, collector, windows, verdicts, the file; no renderer"},
+	{from: "internal", only: []string{},
+		why: "internal/* are leaves: they import only each other, the standard library and third parties"},
 	{from: "record", only: []string{},
-		why: "record is the vocabulary of one request and one server sample: the standard library only"},
-	{from: "runner", not: []string{"results", "report", "harness", "sim", "analyze", "kube"},
-		why: "runner generates load; words and composition live elsewhere"},
-	{from: "endpoint", not: []string{"results", "scenario", "runner", "report", "harness", "sim", "analyze", "kube"},
-		why: "endpoint is the server on the other side, below the runner"},
-	{from: "scenario", not: []string{"endpoint", "runner", "results", "report", "harness", "sim", "profiles"},
-		why: "scenario is the start of the flow"},
-	{from: "report", not: []string{"runner", "endpoint", "harness", "sim"},
-		why: "report renders results files; it runs nothing"},
-	{from: "profiles", not: []string{"sim", "runner", "harness", "report"},
-		why: "a client-side profile does not link the simulator"},
-	{from: "waterfall", not: []string{"report", "runner", "endpoint", "harness", "sim", "profiles"},
+		why: "record is the vocabulary of one request and one server sample, below everything"},
+	{from: "tokenizer", only: []string{}, why: "a tokenizer counts tokens, for the client and the simulator alike"},
+	{from: "prompt", only: []string{}, why: "prompt builds text of exact lengths from a token counter it is given"},
+	{from: "trace", only: []string{}, why: "trace reads recorded traffic; it knows no scenario"},
+	{from: "scenario", only: []string{"record", "trace"},
+		why: "scenario is the start of the flow: the pins and the plan"},
+	{from: "endpoint", only: []string{"record"},
+		why: "endpoint is the wire: it links no collector, histogram, YAML or scenario parser"},
+	{from: "runner", only: []string{"endpoint", "record", "scenario", "trace", "prompt", "tokenizer"},
+		why: "runner generates load through the wire; it collects, judges and words nothing"},
+	{from: "results", only: []string{"record", "scenario", "trace"},
+		why: "results is data: the collector, windows, pins, merge, spill, the file; above the runner, it runs nothing"},
+	{from: "waterfall", only: []string{"results", "record", "scenario", "trace"},
 		why: "waterfall is data: the plan and the attribution; harness runs it, report words it"},
+	{from: "analyze", only: []string{"results", "record", "scenario", "trace"},
+		why: "analyze reads agent logs into data; report words it"},
+	{from: "profiles", not: []string{"sim", "runner", "harness", "report"},
+		why: "a client-side profile describes a target; it does not link the simulator or run load"},
+	{from: "report", not: []string{"runner", "harness", "sim"}, direct: []string{"endpoint"},
+		why: "report renders results files; it runs nothing (it reaches the wire's protocol names only through profiles)"},
 	{from: "sim", only: []string{"tokenizer"},
 		why: "the simulator shares nothing with the client side but the tokenizer"},
-	{from: "*", not: []string{"sim"}, why: "only the harness (and cmd, and tests) start the simulator"},
+	{from: "live", only: []string{}, why: "the live page serves what it is given"},
+	{from: "metrics", only: []string{"results", "record", "scenario", "trace"},
+		why: "sixpin's own Prometheus exposition folds records it is given"},
+	{from: "kube", not: []string{"harness", "runner", "report", "sim"},
+		why: "kube writes manifests from a scenario and a profile; it runs nothing"},
+	{from: "harness", not: []string{"cmd/sixpin"}, why: "the harness composes a run; cmd drives it"},
+	{from: "cmd/sixpin", direct: []string{"runner", "endpoint", "record"},
+		why: "cmd is thin: it reaches the runner and the wire through the harness"},
+	{from: "benchmarks", only: []string{}, why: "the benchmarks drive the sixpin binary from outside"},
+	{from: "analyze/opencodetest", only: []string{}, why: "a test helper that writes opencode logs"},
 }
 
-// simUsers may import sim: they start it.
-var simUsers = []string{"harness", "cmd/sixpin", "sim"}
+// Rules for every package at once.
+var (
+	// nobody may import cmd.
+	top = "cmd/sixpin"
+	// simUsers may reach sim: they start it.
+	simUsers = []string{"harness", "cmd/sixpin", "sim"}
+)
 
-// violations returns every import in graph (package → its imports, both
-// relative to the module) that a rule forbids.
+func under(p, root string) bool { return p == root || strings.HasPrefix(p, root+"/") }
+
+// ruleFor is the rule for pkg: the one for the longest from that pkg is
+// under.
+func ruleFor(pkg string) (rule, bool) {
+	best, found := rule{}, false
+	for _, r := range rules {
+		if under(pkg, r.from) && (!found || len(r.from) > len(best.from)) {
+			best, found = r, true
+		}
+	}
+	return best, found
+}
+
+// reach returns every package pkg imports through any chain, with the
+// chain that first reached it ("a → b → c").
+func reach(graph map[string][]string, pkg string) map[string]string {
+	via := map[string]string{}
+	queue := []string{pkg}
+	path := map[string]string{pkg: pkg}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, imp := range graph[p] {
+			if _, seen := path[imp]; seen {
+				continue
+			}
+			path[imp] = path[p] + " → " + imp
+			via[imp] = path[imp]
+			queue = append(queue, imp)
+		}
+	}
+	return via
+}
+
+// violations returns every arrow in graph (package → its imports, both
+// relative to the module) that a rule forbids, with the chain that makes
+// it.
 func violations(graph map[string][]string) []string {
 	var out []string
 	for pkg, imports := range graph {
+		if slices.Contains(imports, top) {
+			out = append(out, fmt.Sprintf("%s imports %s: cmd is the top, nothing imports it", pkg, top))
+		}
+		if slices.Contains(imports, "sim") && !slices.ContainsFunc(simUsers, func(u string) bool { return under(pkg, u) }) {
+			out = append(out, fmt.Sprintf("%s imports sim: only the harness and cmd start the simulator", pkg))
+		}
+		r, ok := ruleFor(pkg)
+		if !ok {
+			continue
+		}
 		for _, imp := range imports {
-			for _, r := range rules {
-				if msg, ok := r.forbids(pkg, imp); ok {
-					out = append(out, fmt.Sprintf("%s imports %s: %s", pkg, imp, msg))
-				}
+			if slices.ContainsFunc(r.direct, func(d string) bool { return under(imp, d) }) {
+				out = append(out, fmt.Sprintf("%s imports %s: %s", pkg, imp, r.why))
 			}
+		}
+		for dep, chain := range reach(graph, pkg) {
+			switch {
+			case slices.ContainsFunc(r.not, func(n string) bool { return under(dep, n) }):
+			case r.only != nil && !under(dep, "internal") && !under(dep, r.from) &&
+				!slices.ContainsFunc(r.only, func(o string) bool { return under(dep, o) }):
+			default:
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s reaches %s (%s): %s", pkg, dep, chain, r.why))
 		}
 	}
 	slices.Sort(out)
 	return out
-}
-
-func (r rule) forbids(pkg, imp string) (string, bool) {
-	under := func(p, root string) bool { return p == root || strings.HasPrefix(p, root+"/") }
-	switch {
-	case r.from == "*":
-		if slices.Contains(r.not, imp) && !slices.ContainsFunc(simUsers, func(u string) bool { return under(pkg, u) }) {
-			return r.why, true
-		}
-		return "", false
-	case r.from != "" && !under(pkg, r.from):
-		return "", false
-	}
-	if r.only != nil && !slices.Contains(r.only, imp) && !strings.HasPrefix(imp, "internal/") {
-		return r.why, true
-	}
-	if slices.ContainsFunc(r.not, func(n string) bool { return under(imp, n) }) {
-		return r.why, true
-	}
-	return "", false
 }
 
 // graph lists the module's packages and their non-test imports inside the
@@ -116,7 +180,7 @@ func graph(t *testing.T) map[string][]string {
 
 func TestImportRules(t *testing.T) {
 	g := graph(t)
-	for _, want := range []string{"scenario", "endpoint", "runner", "results", "report", "harness", "sim", "profiles", "cmd/sixpin"} {
+	for _, want := range []string{"record", "scenario", "endpoint", "runner", "results", "report", "harness", "sim", "profiles", "cmd/sixpin"} {
 		if _, ok := g[want]; !ok {
 			t.Errorf("go list does not list %s: the rules would judge nothing", want)
 		}
@@ -126,30 +190,62 @@ func TestImportRules(t *testing.T) {
 	}
 }
 
-// The rules catch each kind of forbidden arrow.
-func TestRulesRejectForbiddenArrows(t *testing.T) {
-	for _, edge := range [][2]string{
-		{"report", "cmd/sixpin"},
-		{"results", "report"},
-		{"runner", "report"},
-		{"sim", "results"},
-		{"profiles", "sim"},
-		{"analyze", "sim"},
-		{"endpoint", "runner"},
-		{"scenario", "results"},
-		{"endpoint", "results"},
-		{"runner", "results"},
-		{"record", "scenario"},
-	} {
-		if v := violations(map[string][]string{edge[0]: {edge[1]}}); len(v) == 0 {
-			t.Errorf("%s → %s passes the rules", edge[0], edge[1])
+// Every package is judged by a rule of its own (or its parent's), and
+// every rule judges a package that exists.
+func TestEveryPackageHasARule(t *testing.T) {
+	g := graph(t)
+	for pkg := range g {
+		if _, ok := ruleFor(pkg); !ok {
+			t.Errorf("package %s has no rule: add one to rules and to ARCHITECTURE.md", pkg)
 		}
 	}
-	for _, edge := range [][2]string{
-		{"harness", "sim"}, {"cmd/sixpin", "sim"}, {"runner", "record"}, {"report", "results"},
-		{"sim", "tokenizer"}, {"sim", "internal/numfmt"}, {"results", "scenario"}, {"endpoint", "record"},
+	for _, r := range rules {
+		judged := false
+		for pkg := range g {
+			judged = judged || under(pkg, r.from)
+		}
+		if !judged {
+			t.Errorf("the rule for %s judges no package", r.from)
+		}
+	}
+}
+
+// The rules catch each kind of forbidden arrow, direct and through a
+// chain, and let the flow's arrows pass.
+func TestRulesRejectForbiddenArrows(t *testing.T) {
+	for _, g := range []map[string][]string{
+		{"report": {"cmd/sixpin"}},
+		{"results": {"report"}},
+		{"runner": {"report"}},
+		{"runner": {"results"}},
+		{"endpoint": {"results"}},
+		{"endpoint": {"scenario"}},
+		{"record": {"scenario"}},
+		{"sim": {"results"}},
+		{"sim": {"tokenizer"}, "tokenizer": {"results"}}, // through a chain
+		{"profiles": {"sim"}},
+		{"analyze": {"sim"}},
+		{"endpoint": {"runner"}},
+		{"scenario": {"results"}},
+		{"kube": {"harness"}},
+		{"cmd/sixpin": {"endpoint"}},
+		{"cmd/sixpin": {"runner"}},
+		{"internal/numfmt": {"results"}},
+		{"internal/h1": {"record"}},
+		{"report": {"profiles"}, "profiles": {"runner"}}, // through a chain
+		{"live": {"results"}},
 	} {
-		if v := violations(map[string][]string{edge[0]: {edge[1]}}); len(v) > 0 {
+		if v := violations(g); len(v) == 0 {
+			t.Errorf("%v passes the rules", g)
+		}
+	}
+	for _, g := range []map[string][]string{
+		{"harness": {"sim"}}, {"cmd/sixpin": {"sim"}}, {"cmd/sixpin": {"harness"}, "harness": {"runner"}},
+		{"runner": {"record"}}, {"report": {"results"}}, {"sim": {"tokenizer"}}, {"sim": {"internal/numfmt"}},
+		{"results": {"scenario"}}, {"endpoint": {"record"}}, {"internal/strictyaml": {"internal/clip"}},
+		{"report": {"profiles"}, "profiles": {"endpoint"}},
+	} {
+		if v := violations(g); len(v) > 0 {
 			t.Errorf("an allowed arrow is refused: %v", v)
 		}
 	}
