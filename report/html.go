@@ -152,7 +152,7 @@ func writeHTMLRun(b *strings.Builder, in Input, idx int) error {
 
 	b.WriteString("<h3>Charts</h3>\n<div class=\"charts\">\n")
 	hc := histCache{}
-	for _, m := range []results.Metric{results.MetricTTFT, results.MetricITL, results.MetricE2E} {
+	for _, m := range []results.HistSpec{results.HistTTFT, results.HistITL, results.HistE2E} {
 		if c := percentileChart(run, hc, m); c != nil {
 			figure(b, c, "Value at each percentile of the window's HDR histogram; the percentile axis is log-scaled (90%, 99%, 99.9% …) so the tail is visible.")
 		}
@@ -344,7 +344,7 @@ func tickLabel(v float64) string {
 
 // percentileChart plots the value at each percentile of m's histogram in
 // the steady, burst and all windows.
-func percentileChart(run *results.Run, hc histCache, m results.Metric) *chart {
+func percentileChart(run *results.Run, hc histCache, m results.HistSpec) *chart {
 	type curve struct {
 		name string
 		h    *hdrhistogram.Histogram

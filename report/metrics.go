@@ -34,7 +34,7 @@ type metric struct {
 	Unit   string
 	Better Direction
 	// Hist is the histogram behind a distribution metric (zero otherwise).
-	Hist results.Metric
+	Hist results.HistSpec
 	dist func(*results.Window) *results.Dist
 	// scalar reads a window figure with its sampling model.
 	scalar func(run *results.Run, w *results.Window, window string) (stats.Estimate, bool)
@@ -49,21 +49,21 @@ func (m metric) isDist() bool { return m.dist != nil }
 
 // distMetrics are the per-request and per-stream distributions (DESIGN §2).
 var distMetrics = []metric{
-	{Key: "ttft_ms", Label: "TTFT", Unit: "ms", Better: LowerIsBetter, Hist: results.MetricTTFT,
+	{Key: "ttft_ms", Label: "TTFT", Unit: "ms", Better: LowerIsBetter, Hist: results.HistTTFT,
 		dist: func(w *results.Window) *results.Dist { return w.TTFTMs }},
-	{Key: "itl_ms", Label: "ITL", Unit: "ms", Better: LowerIsBetter, Hist: results.MetricITL,
+	{Key: "itl_ms", Label: "ITL", Unit: "ms", Better: LowerIsBetter, Hist: results.HistITL,
 		dist: func(w *results.Window) *results.Dist { return w.ITLMs }},
-	{Key: "tpot_ms", Label: "TPOT", Unit: "ms", Better: LowerIsBetter, Hist: results.MetricTPOT,
+	{Key: "tpot_ms", Label: "TPOT", Unit: "ms", Better: LowerIsBetter, Hist: results.HistTPOT,
 		dist: func(w *results.Window) *results.Dist { return w.TPOTMs }},
-	{Key: "e2e_ms", Label: "E2E", Unit: "ms", Better: LowerIsBetter, Hist: results.MetricE2E,
+	{Key: "e2e_ms", Label: "E2E", Unit: "ms", Better: LowerIsBetter, Hist: results.HistE2E,
 		dist: func(w *results.Window) *results.Dist { return w.E2EMs }},
-	{Key: "decode_tok_s", Label: "decode tok/s per stream", Unit: "tok/s", Better: HigherIsBetter, Hist: results.MetricDecode,
+	{Key: "decode_tok_s", Label: "decode tok/s per stream", Unit: "tok/s", Better: HigherIsBetter, Hist: results.HistDecode,
 		dist: func(w *results.Window) *results.Dist { return w.DecodeTokS }},
-	{Key: "effective_tok_s", Label: "effective tok/s per stream", Unit: "tok/s", Better: HigherIsBetter, Hist: results.MetricEffective,
+	{Key: "effective_tok_s", Label: "effective tok/s per stream", Unit: "tok/s", Better: HigherIsBetter, Hist: results.HistEffective,
 		dist: func(w *results.Window) *results.Dist { return w.EffectiveTokS }},
-	{Key: "ttft_answer_ms", Label: "TTFT answer", Unit: "ms", Better: LowerIsBetter, Hist: results.MetricTTFTAnswer,
+	{Key: "ttft_answer_ms", Label: "TTFT answer", Unit: "ms", Better: LowerIsBetter, Hist: results.HistTTFTAnswer,
 		dist: func(w *results.Window) *results.Dist { return w.TTFTAnswerMs }},
-	{Key: "schedule_lag_ms", Label: "schedule lag", Unit: "ms", Better: LowerIsBetter, Hist: results.MetricLag,
+	{Key: "schedule_lag_ms", Label: "schedule lag", Unit: "ms", Better: LowerIsBetter, Hist: results.HistLag,
 		dist: func(w *results.Window) *results.Dist { return w.ScheduleLagMs }},
 }
 

@@ -77,8 +77,8 @@ func PinMismatches(a, b *results.Run, st stats.Settings) []Mismatch {
 	}
 
 	// 2, 3 prompt and output
-	ms = append(ms, tokensMismatch("prompt", pa.Prompt.Declared, pb.Prompt.Declared, a, b, results.MetricPrompt, st)...)
-	ms = append(ms, tokensMismatch("output", pa.Output.Declared.TokensDeclared, pb.Output.Declared.TokensDeclared, a, b, results.MetricOutput, st)...)
+	ms = append(ms, tokensMismatch("prompt", pa.Prompt.Declared, pb.Prompt.Declared, a, b, results.HistPrompt, st)...)
+	ms = append(ms, tokensMismatch("output", pa.Output.Declared.TokensDeclared, pb.Output.Declared.TokensDeclared, a, b, results.HistOutput, st)...)
 	if pa.Output.Declared.Exact != pb.Output.Declared.Exact {
 		add("output exact", fmt.Sprint(pa.Output.Declared.Exact), fmt.Sprint(pb.Output.Declared.Exact))
 	}
@@ -139,7 +139,7 @@ func PinMismatches(a, b *results.Run, st stats.Settings) []Mismatch {
 // (equal when described alike, else their bounds and means within the
 // tolerance), then the observed medians: they differ when their intervals,
 // each widened by the tolerance, do not overlap.
-func tokensMismatch(pin string, da, db scenario.TokensDeclared, a, b *results.Run, m results.Metric, st stats.Settings) []Mismatch {
+func tokensMismatch(pin string, da, db scenario.TokensDeclared, a, b *results.Run, m results.HistSpec, st stats.Settings) []Mismatch {
 	var ms []Mismatch
 	tol := max(da.TolerancePct, db.TolerancePct)
 	if da.Dist != db.Dist && (pctOff(da.Min, db.Min) > tol || pctOff(da.Max, db.Max) > tol || pctOff(da.Mean, db.Mean) > tol) {
@@ -167,13 +167,13 @@ func tokensMismatch(pin string, da, db scenario.TokensDeclared, a, b *results.Ru
 
 // observedMedian is the median token count of the run's successful
 // requests, from the whole-run histogram (else the pin's summary).
-func observedMedian(run *results.Run, m results.Metric) (stats.Estimate, bool) {
+func observedMedian(run *results.Run, m results.HistSpec) (stats.Estimate, bool) {
 	hc := histCache{}
 	if h, err := hc.get(run, results.WindowAll, m.Name); err == nil && h != nil && h.TotalCount() > 0 {
 		return stats.HistQuantile(h, 50, m.Scale), true
 	}
 	var obs results.TokensObserved
-	if m.Name == results.MetricPrompt.Name {
+	if m.Name == results.HistPrompt.Name {
 		obs = run.Pins.Prompt.Observed
 	} else {
 		obs = run.Pins.Output.Observed
