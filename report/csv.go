@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/scenario"
 )
 
 // csvDistStats are the statistics written per distribution.
@@ -86,7 +87,7 @@ func csvColumns() []csvColumn {
 		run("kv_verified", func(r *results.Run) string { return string(r.Pins.KVCache.Verified) }),
 
 		run("mix_input_output_ratio", func(r *results.Run) string { return csvOpt(r.Pins.Mix.Declared.InputOutputRatio) }),
-		run("mix_classes", func(r *results.Run) string { return classesLabel(r.Pins.Mix.Declared.Classes) }),
+		run("mix_classes", func(r *results.Run) string { return scenario.ClassesWords(r.Pins.Mix.Declared.Classes) }),
 		run("mix_observed_input_output_ratio", func(r *results.Run) string { return csvNum(r.Pins.Mix.Observed.InputOutputRatio) }),
 		run("mix_observed_prefill_share", func(r *results.Run) string { return csvNum(r.Pins.Mix.Observed.PrefillShare) }),
 		run("mix_verified", func(r *results.Run) string { return string(r.Pins.Mix.Verified) }),

@@ -87,7 +87,7 @@ func PinMismatches(a, b *results.Run, st stats.Settings) []Mismatch {
 	ca, cb := pa.Concurrency.Declared, pb.Concurrency.Declared
 	switch {
 	case ca.Mode != cb.Mode || ca.Sessions != cb.Sessions:
-		add("concurrency", declaredConcurrency(ca), declaredConcurrency(cb))
+		add("concurrency", scenario.ConcurrencyWords(ca), scenario.ConcurrencyWords(cb))
 	case ca.Mode == "closed":
 		if ca.Streams != cb.Streams {
 			add("concurrency", fmt.Sprint(ca.Streams), fmt.Sprint(cb.Streams))
@@ -97,7 +97,7 @@ func PinMismatches(a, b *results.Run, st stats.Settings) []Mismatch {
 			add("concurrency rate", numfmt.Plain(ca.RateRPS)+" req/s", numfmt.Plain(cb.RateRPS)+" req/s")
 		}
 		if ca.Arrival != cb.Arrival || !same(ca.Burstiness, cb.Burstiness) {
-			add("concurrency arrival", arrivalWords(ca), arrivalWords(cb))
+			add("concurrency arrival", scenario.ArrivalWords(ca), scenario.ArrivalWords(cb))
 		}
 		if ca.MaxInFlight != cb.MaxInFlight {
 			add("concurrency max_in_flight", intOrNone(ca.MaxInFlight), intOrNone(cb.MaxInFlight))
@@ -118,14 +118,14 @@ func PinMismatches(a, b *results.Run, st stats.Settings) []Mismatch {
 	if ka.Batching != kb.Batching {
 		add("kv_cache batching", orNone(ka.Batching), orNone(kb.Batching))
 	}
-	if boolLabel(ka.PrefixCaching) != boolLabel(kb.PrefixCaching) {
-		add("kv_cache prefix_caching", boolLabel(ka.PrefixCaching), boolLabel(kb.PrefixCaching))
+	if scenario.SwitchWords(ka.PrefixCaching) != scenario.SwitchWords(kb.PrefixCaching) {
+		add("kv_cache prefix_caching", scenario.SwitchWords(ka.PrefixCaching), scenario.SwitchWords(kb.PrefixCaching))
 	}
 
 	// 6 mix
 	xa, xb := pa.Mix.Declared, pb.Mix.Declared
-	if classesLabel(xa.Classes) != classesLabel(xb.Classes) {
-		add("mix classes", classesLabel(xa.Classes), classesLabel(xb.Classes))
+	if scenario.ClassesWords(xa.Classes) != scenario.ClassesWords(xb.Classes) {
+		add("mix classes", scenario.ClassesWords(xa.Classes), scenario.ClassesWords(xb.Classes))
 	}
 	if pctOff(xa.InputOutputRatio, xb.InputOutputRatio) > MixTolPct {
 		add("mix ratio", numfmt.Sig(xa.InputOutputRatio), numfmt.Sig(xb.InputOutputRatio))
@@ -144,7 +144,7 @@ func tokensMismatch(pin string, da, db scenario.TokensDeclared, a, b *results.Ru
 	tol := max(da.TolerancePct, db.TolerancePct)
 	if da.Dist != db.Dist && (pctOff(da.Min, db.Min) > tol || pctOff(da.Max, db.Max) > tol || pctOff(da.Mean, db.Mean) > tol) {
 		da.Tokenizer, db.Tokenizer = "", "" // how prompts were built is not the workload
-		ms = append(ms, Mismatch{pin, declaredTokens(da), declaredTokens(db)})
+		ms = append(ms, Mismatch{pin, scenario.TokensWords(da), scenario.TokensWords(db)})
 	}
 	ea, oka := observedMedian(a, m)
 	eb, okb := observedMedian(b, m)
