@@ -8,6 +8,7 @@ import (
 
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/scenario"
+	"github.com/sixpin/sixpin/verdict"
 )
 
 // csvDistStats are the statistics written per distribution.
@@ -127,14 +128,9 @@ func csvColumns() []csvColumn {
 		win("prefill_share", func(w *results.Window) string { return csvNum(w.PrefillShare) }),
 	}
 	for _, key := range csvDists {
-		var m metric
-		for _, dm := range distMetrics {
-			if dm.Key == key {
-				m = dm
-			}
-		}
+		m, _ := verdict.FigureOf(key)
 		for _, stat := range csvDistStats {
-			cols = append(cols, win(key+"_"+stat, func(w *results.Window) string { return csvDist(m.dist(w), stat) }))
+			cols = append(cols, win(key+"_"+stat, func(w *results.Window) string { return csvDist(m.Dist(w), stat) }))
 		}
 	}
 	cols = append(cols,
@@ -229,5 +225,5 @@ func csvDist(d *results.Dist, stat string) string {
 	if d == nil {
 		return ""
 	}
-	return csvNum(statOf(d, stat))
+	return csvNum(verdict.StatOf(d, stat))
 }

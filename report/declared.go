@@ -102,11 +102,3 @@ func declaredMix(d scenario.MixDeclared) string {
 	}
 	return s
 }
-
-// orNone is s, or "not declared".
-func orNone(s string) string {
-	if s == "" {
-		return "not declared"
-	}
-	return s
-}

@@ -1,4 +1,4 @@
-package report
+package verdict
 
 import (
 	"fmt"
@@ -214,4 +214,12 @@ func floatOrNone(v float64) string {
 		return "not declared"
 	}
 	return numfmt.Plain(v)
+}
+
+// orNone is s, or "not declared".
+func orNone(s string) string {
+	if s == "" {
+		return "not declared"
+	}
+	return s
 }
