@@ -23,8 +23,8 @@ type rule struct {
 }
 
 // rules are the data flow of STYLE.md §4: scenario → endpoint → runner →
-// results → report, the harness on top, cmd on top of that; the simulator
-// apart.
+// results → verdict → report, the harness on top, cmd on top of that; the
+// simulator apart.
 var rules = []rule{
 	{from: "", not: []string{"cmd/sixpin"}, why: "cmd is the top: nothing imports it"},
 	{from: "results", not: []string{"report", "runner", "endpoint", "harness", "sim", "profiles", "analyze", "kube"},
@@ -39,6 +39,8 @@ var rules = []rule{
 		why: "scenario is the start of the flow"},
 	{from: "report", not: []string{"runner", "endpoint", "harness", "sim"},
 		why: "report renders results files; it runs nothing"},
+	{from: "verdict", not: []string{"report", "runner", "endpoint", "harness", "sim"},
+		why: "verdict is data: comparisons and the gate's verdicts; report words them, it runs nothing"},
 	{from: "profiles", not: []string{"sim", "runner", "harness", "report"},
 		why: "a client-side profile does not link the simulator"},
 	{from: "waterfall", not: []string{"report", "runner", "endpoint", "harness", "sim", "profiles"},
@@ -116,7 +118,7 @@ func graph(t *testing.T) map[string][]string {
 
 func TestImportRules(t *testing.T) {
 	g := graph(t)
-	for _, want := range []string{"scenario", "endpoint", "runner", "results", "report", "harness", "sim", "profiles", "cmd/sixpin"} {
+	for _, want := range []string{"scenario", "endpoint", "runner", "results", "verdict", "report", "harness", "sim", "profiles", "cmd/sixpin"} {
 		if _, ok := g[want]; !ok {
 			t.Errorf("go list does not list %s: the rules would judge nothing", want)
 		}
@@ -140,6 +142,8 @@ func TestRulesRejectForbiddenArrows(t *testing.T) {
 		{"endpoint", "results"},
 		{"runner", "results"},
 		{"record", "scenario"},
+		{"verdict", "report"},
+		{"verdict", "harness"},
 	} {
 		if v := violations(map[string][]string{edge[0]: {edge[1]}}); len(v) == 0 {
 			t.Errorf("%s → %s passes the rules", edge[0], edge[1])
@@ -148,6 +152,7 @@ func TestRulesRejectForbiddenArrows(t *testing.T) {
 	for _, edge := range [][2]string{
 		{"harness", "sim"}, {"cmd/sixpin", "sim"}, {"runner", "record"}, {"report", "results"},
 		{"sim", "tokenizer"}, {"sim", "internal/numfmt"}, {"results", "scenario"}, {"endpoint", "record"},
+		{"report", "verdict"}, {"verdict", "results"},
 	} {
 		if v := violations(map[string][]string{edge[0]: {edge[1]}}); len(v) > 0 {
 			t.Errorf("an allowed arrow is refused: %v", v)
