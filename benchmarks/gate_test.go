@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/sixpin/sixpin/internal/stats"
-	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/verdict"
 )
 
 // The gate's A/A and A/B experiment: is the gate's verdict, with its
@@ -210,20 +210,20 @@ func gate(b *testing.B, bin, current string, args ...string) []string {
 // measurements the default rules are derived from.
 func gateNoise(b *testing.B, aRuns, bRuns []string) {
 	b.Helper()
-	load := func(paths []string) report.Sample {
-		ins, err := report.Load(paths...)
+	load := func(paths []string) verdict.Sample {
+		ins, err := verdict.Load(paths...)
 		if err != nil {
 			b.Fatal(err)
 		}
-		return report.Sample{Name: "runs", Runs: ins}
+		return verdict.Sample{Name: "runs", Runs: ins}
 	}
-	g, err := report.GateRuns(load(aRuns), load(bRuns), report.DefaultRules(), stats.Default())
+	g, err := verdict.GateRuns(load(aRuns), load(bRuns), verdict.DefaultRules(), stats.Default())
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("%-32s %-18s %10s %10s %10s", "default rule", "tolerance", "A sd", "typical", "B − A")
 	for _, c := range g.Checks {
-		if c.Runs == nil || c.Rule.Kind == report.Validity {
+		if c.Runs == nil || c.Rule.Kind == verdict.Validity {
 			continue
 		}
 		mean, sd := stats.MeanSD(c.Runs.Baseline)

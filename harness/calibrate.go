@@ -137,11 +137,11 @@ func calibrationFloor(cal *results.Calibration, rounds []calibrationRound) {
 		itl.Merge(r.itl)
 		cal.Requests += r.sent
 		cal.Failed += r.failed
-		if d := results.Summarize(results.MetricTTFT, r.ttft); d != nil {
+		if d := results.Summarize(results.HistTTFT, r.ttft); d != nil {
 			cal.RoundTTFTP50Ms = append(cal.RoundTTFTP50Ms, d.P50)
 		}
 	}
-	cal.TTFTMs, cal.ITLMs = results.Summarize(results.MetricTTFT, ttft), results.Summarize(results.MetricITL, itl)
+	cal.TTFTMs, cal.ITLMs = results.Summarize(results.HistTTFT, ttft), results.Summarize(results.HistITL, itl)
 	p50s := slices.Sorted(slices.Values(cal.RoundTTFTP50Ms))
 	if len(p50s) == 0 {
 		return

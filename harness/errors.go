@@ -3,8 +3,9 @@ package harness
 import "errors"
 
 // The errors sixpin's commands end with, by exit code: 2 for bad input, 1
-// for a run that measured but failed its bar, was interrupted or invalid,
-// or a gate that found a regression (cmd/sixpin maps them; DESIGN §5).
+// for a run that measured but failed its bar, was interrupted or invalid
+// (cmd/sixpin maps them; DESIGN §5). A gate's regression is
+// verdict.ErrRegression.
 
 // ErrBadInput marks errors in what the user gave (exit code 2).
 var ErrBadInput = errors.New("bad input")
@@ -20,7 +21,3 @@ var ErrInterrupted = errors.New("run interrupted")
 // ErrInvalid marks a run whose pins did not hold within tolerance: its
 // results were written, marked valid: false (exit code 1).
 var ErrInvalid = errors.New("run invalid")
-
-// ErrRegression marks a gate that found a statistically significant
-// regression against its baseline (exit code 1).
-var ErrRegression = errors.New("regression")

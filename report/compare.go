@@ -9,214 +9,16 @@ import (
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/verdict"
 )
 
-// Comparison is runs side by side, each against the first (the
-// reference), figure by figure.
-type Comparison struct {
-	Runs  []Input
-	Stats stats.Settings
-	// Mismatches[i] lists how run i's pins differ from the reference's
-	// (Mismatches[0] is always empty).
-	Mismatches [][]Mismatch
-	Sections   []Section
-}
-
-// Section is one group of compared figures: a window, or the whole run.
-type Section struct {
-	Title string
-	Rows  []Row
-}
-
-// Row is one figure across the runs.
-type Row struct {
-	// Key names the figure as gate rules do (steady.ttft_ms.p99).
-	Key   string
-	Label string
-	Unit  string
-	// Better says which direction is good; Fraction figures are 0–1.
-	Better   Direction
-	Fraction bool
-	Integer  bool
-	Cells    []Cell
-}
-
-// Cell is one run's value of a figure and, after the first run, its
-// change against the reference.
-type Cell struct {
-	Value float64
-	// OK is false when the run has no such figure.
-	OK bool
-	// Change is Value / reference − 1; Interval is the confidence interval
-	// of that ratio minus one (for i > 0 with both values present).
-	Change   float64
-	Interval stats.Interval
-	// Verdict is "better" or "worse" (beyond the interval), "noise" (the
-	// interval holds no change), "same" (under 0.5%), "?" (no interval:
-	// too few values for the percentile) or "" (no direction, or nothing
-	// to compare).
-	Verdict string
-}
-
-// Comparable reports whether every run's pins agree with the reference's.
-func (c *Comparison) Comparable() bool {
-	for _, ms := range c.Mismatches {
-		if len(ms) > 0 {
-			return false
-		}
+// sectionTitle names a section of a comparison: its window's title, or
+// "Whole run".
+func sectionTitle(sec verdict.Section) string {
+	if sec.Window == "" {
+		return "Whole run"
 	}
-	return true
-}
-
-// MismatchSummary names the differing pins of every run, for an error
-// message, the reference's value first as the names are: "a.json vs
-// b.json: concurrency: 4 vs 1; prompt p50: 519 vs 8,000".
-func (c *Comparison) MismatchSummary() string {
-	var parts []string
-	for i, ms := range c.Mismatches {
-		if len(ms) > 0 {
-			parts = append(parts, fmt.Sprintf("%s vs %s: %s", c.Runs[0].Name, c.Runs[i].Name, JoinMismatches(ms)))
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
-// compareFigures are the figures compared per window, in order.
-var compareFigures = []struct {
-	key   string
-	stats []string
-}{
-	{"requests", nil},
-	{"ttft_ms", []string{"p50", "p90", "p99"}},
-	{"itl_ms", []string{"p50", "p99"}},
-	{"tpot_ms", []string{"p50", "p99"}},
-	{"e2e_ms", []string{"p50", "p99"}},
-	{"decode_tok_s", []string{"p50"}},
-	{"effective_tok_s", []string{"p10", "p50"}},
-	{"aggregate_output_tok_s", nil},
-	{"mean_in_flight", nil},
-	{"aggregate_per_stream_tok_s", nil},
-	{"peak_aggregate_output_tok_s", nil},
-	{"goodput_rps", nil},
-	{"goodput_fraction", nil},
-	{"error_rate", nil},
-}
-
-// Compare compares runs against the first: pins first (Mismatches), then
-// the steady and burst windows and the whole run, figure by figure, each
-// change with its confidence interval and direction. Compare compares
-// even when pins differ; callers decide whether to show it.
-func Compare(runs []Input, st stats.Settings) (*Comparison, error) {
-	if len(runs) < 2 {
-		return nil, fmt.Errorf("compare: need at least two results files (got %d)", len(runs))
-	}
-	if err := st.Validate(); err != nil {
-		return nil, err
-	}
-	c := &Comparison{Runs: runs, Stats: st, Mismatches: make([][]Mismatch, len(runs))}
-	for i := 1; i < len(runs); i++ {
-		c.Mismatches[i] = PinMismatches(runs[0].Run, runs[i].Run, st)
-	}
-	caches := make([]histCache, len(runs))
-	for i := range caches {
-		caches[i] = histCache{}
-	}
-	var refs [][]figureRef
-	var titles []string
-	for _, w := range []string{results.WindowSteady, results.WindowBurst} {
-		var fs []figureRef
-		for _, f := range compareFigures {
-			if len(f.stats) == 0 {
-				ref, err := parseFigure(w + "." + f.key)
-				if err != nil {
-					return nil, err
-				}
-				fs = append(fs, ref)
-			}
-			for _, s := range f.stats {
-				ref, err := parseFigure(w + "." + f.key + "." + s)
-				if err != nil {
-					return nil, err
-				}
-				fs = append(fs, ref)
-			}
-		}
-		refs = append(refs, fs)
-		titles = append(titles, windowTitle(w))
-	}
-	var whole []figureRef
-	for _, m := range runMetrics {
-		ref, _ := parseFigure(m.Key)
-		whole = append(whole, ref)
-	}
-	refs = append(refs, whole)
-	titles = append(titles, "Whole run")
-
-	for si, fs := range refs {
-		sec := Section{Title: titles[si]}
-		for _, f := range fs {
-			row := Row{Key: f.Key(), Label: f.shortLabel(), Unit: f.Metric.Unit, Better: f.Metric.Better, Fraction: f.Metric.Fraction, Integer: f.Metric.Integer}
-			ests := make([]stats.Estimate, len(runs))
-			seen := false
-			for i, in := range runs {
-				e, ok, _ := f.estimate(in.Run, caches[i])
-				ests[i] = e
-				row.Cells = append(row.Cells, Cell{Value: e.Value, OK: ok})
-				seen = seen || ok
-			}
-			if !seen {
-				continue
-			}
-			for i := 1; i < len(runs); i++ {
-				ref, cur := &row.Cells[0], &row.Cells[i]
-				if !ref.OK || !cur.OK {
-					continue
-				}
-				cur.Change = change(ref.Value, cur.Value)
-				iv := st.RatioInterval(fmt.Sprintf("%s/%d", f.Key(), i), ests[0], ests[i])
-				if iv.Known {
-					iv.Lo, iv.Hi = iv.Lo-1, iv.Hi-1
-				}
-				cur.Interval = iv
-				cur.Verdict = verdict(f.Metric.Better, cur.Change, iv)
-			}
-			sec.Rows = append(sec.Rows, row)
-		}
-		c.Sections = append(c.Sections, sec)
-	}
-	return c, nil
-}
-
-// change is cur/ref − 1 (±Inf from zero, 0 for zero to zero).
-func change(ref, cur float64) float64 {
-	switch {
-	case ref != 0:
-		return cur/ref - 1
-	case cur == 0:
-		return 0
-	case cur > 0:
-		return math.Inf(1)
-	}
-	return math.Inf(-1)
-}
-
-// sameBand is the relative change below which a figure counts as the same.
-const sameBand = 0.005
-
-func verdict(better Direction, ch float64, iv stats.Interval) string {
-	switch {
-	case math.Abs(ch) < sameBand:
-		return "same"
-	case better == Neutral:
-		return ""
-	case !iv.Known:
-		return "?"
-	case iv.Lo <= 0 && iv.Hi >= 0:
-		return "noise"
-	case (ch > 0) == (better == HigherIsBetter):
-		return "better"
-	}
-	return "worse"
+	return windowTitle(sec.Window)
 }
 
 // letter names run i in tables: A, B, C …
@@ -235,7 +37,8 @@ func fmtValue(v float64, fraction bool) string {
 	return num(v)
 }
 
-func (r Row) value(v float64) string {
+// rowValue formats a value of row r's figure.
+func rowValue(r verdict.Row, v float64) string {
 	if r.Integer {
 		return group(v)
 	}
@@ -265,7 +68,7 @@ func fmtInterval(iv stats.Interval) string {
 	return "[" + fmtChange(iv.Lo) + ", " + fmtChange(iv.Hi) + "]"
 }
 
-func rowLabel(r Row) string {
+func rowLabel(r verdict.Row) string {
 	switch {
 	case r.Unit == "" || r.Fraction || strings.Contains(r.Label, r.Unit):
 		return r.Label
@@ -274,7 +77,7 @@ func rowLabel(r Row) string {
 }
 
 // WriteCompareText writes c as aligned text columns.
-func WriteCompareText(w io.Writer, c *Comparison) error {
+func WriteCompareText(w io.Writer, c *verdict.Comparison) error {
 	p := &numfmt.Printer{W: w}
 	p.F("sixpin compare — %d runs, each against A; changes with %s intervals (%s resamples, seed %d)\n",
 		len(c.Runs), pct(c.Stats.Confidence), group(float64(c.Stats.Resamples)), c.Stats.Seed)
@@ -284,7 +87,7 @@ func WriteCompareText(w io.Writer, c *Comparison) error {
 }
 
 // writeCompareTextBody writes the runs, their pins and every section.
-func writeCompareTextBody(p *numfmt.Printer, c *Comparison) {
+func writeCompareTextBody(p *numfmt.Printer, c *verdict.Comparison) {
 	wn := 0
 	for _, in := range c.Runs {
 		wn = max(wn, len(in.Name))
@@ -295,7 +98,8 @@ func writeCompareTextBody(p *numfmt.Printer, c *Comparison) {
 	p.F("\n")
 	writePinsText(p, c)
 	for _, sec := range c.Sections {
-		p.F("\n%s\n", strings.ToUpper(sec.Title[:1])+sec.Title[1:])
+		title := sectionTitle(sec)
+		p.F("\n%s\n", strings.ToUpper(title[:1])+title[1:])
 		head := fmt.Sprintf("  %-46s", "")
 		for i := range c.Runs {
 			head += fmt.Sprintf(" %12s", letter(i))
@@ -309,7 +113,7 @@ func writeCompareTextBody(p *numfmt.Printer, c *Comparison) {
 			for i, cell := range r.Cells {
 				v := "–"
 				if cell.OK {
-					v = r.value(cell.Value)
+					v = rowValue(r, cell.Value)
 				}
 				line += fmt.Sprintf(" %12s", v)
 				if i > 0 {
@@ -365,7 +169,7 @@ func pinSummary(run *results.Run) []struct{ pin, declared string } {
 }
 
 // pinCards returns each run's pin card, in run order.
-func (c *Comparison) pinCards() []Card {
+func pinCards(c *verdict.Comparison) []Card {
 	cards := make([]Card, len(c.Runs))
 	for i, in := range c.Runs {
 		cards[i] = PinCard(in.Run)
@@ -373,7 +177,7 @@ func (c *Comparison) pinCards() []Card {
 	return cards
 }
 
-func writePinsText(p *numfmt.Printer, c *Comparison) {
+func writePinsText(p *numfmt.Printer, c *verdict.Comparison) {
 	if !c.Comparable() {
 		p.F("PIN MISMATCH — these runs do not measure the same workload; differences below mix workload and performance:\n")
 		for i, ms := range c.Mismatches {
@@ -384,7 +188,7 @@ func writePinsText(p *numfmt.Printer, c *Comparison) {
 		p.F("\n")
 	}
 	p.F("Pins (declared in A; verdict per run: ✓ verified, ✗ contradicted, ? unverifiable)\n")
-	cards := c.pinCards()
+	cards := pinCards(c)
 	for j, ps := range pinSummary(c.Runs[0].Run) {
 		marks := ""
 		for i := range c.Runs {
@@ -398,7 +202,7 @@ func writePinsText(p *numfmt.Printer, c *Comparison) {
 }
 
 // WriteCompareMarkdown writes c as Markdown tables.
-func WriteCompareMarkdown(w io.Writer, c *Comparison) error {
+func WriteCompareMarkdown(w io.Writer, c *verdict.Comparison) error {
 	p := &numfmt.Printer{W: w}
 	p.F("# sixpin compare\n\n")
 	p.F("Each run against **A**; changes with %s confidence intervals (%s resamples, seed %d).\n\n", pct(c.Stats.Confidence), group(float64(c.Stats.Resamples)), c.Stats.Seed)
@@ -409,7 +213,7 @@ func WriteCompareMarkdown(w io.Writer, c *Comparison) error {
 
 // writeCompareMarkdownBody writes the runs, their pins and every section
 // (### headings).
-func writeCompareMarkdownBody(p *numfmt.Printer, c *Comparison) {
+func writeCompareMarkdownBody(p *numfmt.Printer, c *verdict.Comparison) {
 	p.F("| run | file | scenario and target |\n|---|---|---|\n")
 	for i, in := range c.Runs {
 		p.F("| %s | `%s` | %s |\n", letter(i), in.Name, mdCell(runIdentity(in.Run)))
@@ -433,7 +237,7 @@ func writeCompareMarkdownBody(p *numfmt.Printer, c *Comparison) {
 		p.F(":-:|")
 	}
 	p.F("\n")
-	cards := c.pinCards()
+	cards := pinCards(c)
 	for j, ps := range pinSummary(c.Runs[0].Run) {
 		p.F("| %s | %s |", ps.pin, mdCell(ps.declared))
 		for i := range c.Runs {
@@ -445,7 +249,7 @@ func writeCompareMarkdownBody(p *numfmt.Printer, c *Comparison) {
 		p.F("\nAll pins agree within their tolerances.\n")
 	}
 	for _, sec := range c.Sections {
-		p.F("\n### %s\n\n| figure |", sec.Title)
+		p.F("\n### %s\n\n| figure |", sectionTitle(sec))
 		for i := range c.Runs {
 			p.F(" %s |", letter(i))
 			if i > 0 {
@@ -465,7 +269,7 @@ func writeCompareMarkdownBody(p *numfmt.Printer, c *Comparison) {
 			for i, cell := range r.Cells {
 				v := "–"
 				if cell.OK {
-					v = r.value(cell.Value)
+					v = rowValue(r, cell.Value)
 				}
 				p.F(" %s |", v)
 				if i > 0 {
@@ -496,4 +300,50 @@ func writeCompareMarkdownBody(p *numfmt.Printer, c *Comparison) {
 // writeCompareMarkdownKey explains the verdicts.
 func writeCompareMarkdownKey(p *numfmt.Printer, st stats.Settings) {
 	p.F("\n_better/worse: the change lies beyond its %s interval in that direction; noise: the interval includes no change; same: under 0.5%%; ?: no interval (too few values for that percentile, or no sampling model)._\n", pct(st.Confidence))
+}
+
+// setsWords is "2 sweeps", "2 sets of repeats", "3 bake-offs".
+func setsWords(sc *verdict.SetComparison) string {
+	n := len(sc.Sets)
+	switch sc.Sets[0].Set.Kind {
+	case results.SetSweep:
+		return numfmt.Count(n, "sweep", "")
+	case results.SetBakeoff:
+		return numfmt.Count(n, "bake-off", "")
+	}
+	return numfmt.Count(n, "set of repeats", "sets of repeats")
+}
+
+// WriteSetCompareText writes sc as text: the sets, then each point's
+// comparison as WriteCompareText writes one.
+func WriteSetCompareText(w io.Writer, sc *verdict.SetComparison) error {
+	p := &numfmt.Printer{W: w}
+	p.F("sixpin compare — %s, point by point, each against A; changes with %s intervals (%s resamples, seed %d)\n",
+		setsWords(sc), pct(sc.Stats.Confidence), group(float64(sc.Stats.Resamples)), sc.Stats.Seed)
+	for i, s := range sc.Sets {
+		p.F("  %s  %s\n", letter(i), s.Name)
+	}
+	for _, pc := range sc.Points {
+		p.F("\n══ %s ══\n", pc.Point.Label)
+		writeCompareTextBody(p, pc.Comparison)
+	}
+	writeCompareTextKey(p, sc.Stats)
+	return p.Err
+}
+
+// WriteSetCompareMarkdown writes sc as Markdown: a section per point.
+func WriteSetCompareMarkdown(w io.Writer, sc *verdict.SetComparison) error {
+	p := &numfmt.Printer{W: w}
+	p.F("# sixpin compare: %s, point by point\n\n", setsWords(sc))
+	p.F("Each set's point against the same point of **A**; changes with %s confidence intervals (%s resamples, seed %d).\n\n",
+		pct(sc.Stats.Confidence), group(float64(sc.Stats.Resamples)), sc.Stats.Seed)
+	for i, s := range sc.Sets {
+		p.F("- **%s**: `%s`\n", letter(i), s.Name)
+	}
+	for _, pc := range sc.Points {
+		p.F("\n## %s\n\n", pc.Point.Label)
+		writeCompareMarkdownBody(p, pc.Comparison)
+	}
+	writeCompareMarkdownKey(p, sc.Stats)
+	return p.Err
 }

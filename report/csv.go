@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/scenario"
+	"github.com/sixpin/sixpin/verdict"
 )
 
 // csvDistStats are the statistics written per distribution.
@@ -86,7 +88,7 @@ func csvColumns() []csvColumn {
 		run("kv_verified", func(r *results.Run) string { return string(r.Pins.KVCache.Verified) }),
 
 		run("mix_input_output_ratio", func(r *results.Run) string { return csvOpt(r.Pins.Mix.Declared.InputOutputRatio) }),
-		run("mix_classes", func(r *results.Run) string { return classesLabel(r.Pins.Mix.Declared.Classes) }),
+		run("mix_classes", func(r *results.Run) string { return scenario.ClassesWords(r.Pins.Mix.Declared.Classes) }),
 		run("mix_observed_input_output_ratio", func(r *results.Run) string { return csvNum(r.Pins.Mix.Observed.InputOutputRatio) }),
 		run("mix_observed_prefill_share", func(r *results.Run) string { return csvNum(r.Pins.Mix.Observed.PrefillShare) }),
 		run("mix_verified", func(r *results.Run) string { return string(r.Pins.Mix.Verified) }),
@@ -126,14 +128,9 @@ func csvColumns() []csvColumn {
 		win("prefill_share", func(w *results.Window) string { return csvNum(w.PrefillShare) }),
 	}
 	for _, key := range csvDists {
-		var m metric
-		for _, dm := range distMetrics {
-			if dm.Key == key {
-				m = dm
-			}
-		}
+		m, _ := verdict.FigureOf(key)
 		for _, stat := range csvDistStats {
-			cols = append(cols, win(key+"_"+stat, func(w *results.Window) string { return csvDist(m.dist(w), stat) }))
+			cols = append(cols, win(key+"_"+stat, func(w *results.Window) string { return csvDist(m.Dist(w), stat) }))
 		}
 	}
 	cols = append(cols,
@@ -228,5 +225,5 @@ func csvDist(d *results.Dist, stat string) string {
 	if d == nil {
 		return ""
 	}
-	return csvNum(statOf(d, stat))
+	return csvNum(verdict.StatOf(d, stat))
 }

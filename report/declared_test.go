@@ -12,19 +12,6 @@ func TestDeclaredWording(t *testing.T) {
 	for _, c := range []struct {
 		got, want string
 	}{
-		{declaredConcurrency(scenario.ConcurrencyDeclared{Mode: "closed", Streams: 16}), "closed loop, 16 concurrent streams"},
-		{declaredConcurrency(scenario.ConcurrencyDeclared{Mode: "closed", Streams: 1}), "closed loop, a single stream: per-stream = aggregate"},
-		{declaredConcurrency(scenario.ConcurrencyDeclared{Mode: "closed", Streams: 4, Sessions: true}),
-			"closed loop, 4 concurrent agentic sessions (think time between turns)"},
-		{declaredConcurrency(scenario.ConcurrencyDeclared{Mode: "open", RateRPS: 2.5, Arrival: "gamma", Burstiness: 0.5, MaxInFlight: 64}),
-			"open loop, 2.5 req/s gamma arrivals (burstiness 0.5), at most 64 in flight"},
-		{declaredConcurrency(scenario.ConcurrencyDeclared{Mode: "open", RateRPS: 2, Arrival: "poisson"}), "open loop, 2 req/s poisson arrivals, no in-flight cap"},
-		{declaredConcurrency(scenario.ConcurrencyDeclared{Mode: "trace", Streams: 9, Sessions: true}), "the trace's sessions at their recorded times (up to 9 at once)"},
-		{declaredTokens(scenario.TokensDeclared{Dist: "64", Min: 64, Max: 64, Mean: 64}), "64 tokens"},
-		{declaredTokens(scenario.TokensDeclared{Dist: "200", Min: 200, Max: 200, Mean: 155}), "200 tokens (mean 155)"},
-		{declaredTokens(scenario.TokensDeclared{Dist: "uniform [400, 600]", Min: 400, Max: 600, Mean: 500, Tokenizer: "qwen2"}),
-			"uniform [400, 600] tokens (mean 500), built by tokenizer qwen2"},
-		{declaredTokens(scenario.TokensDeclared{Dist: scenario.PerClass, Mean: 3245}), "per class (see mix): mean 3,245 tokens over the mix"},
 		{declaredOutput(scenario.OutputDeclared{TokensDeclared: scenario.TokensDeclared{Dist: "64", Min: 64, Max: 64, Mean: 64}, Exact: true}), "64 tokens, exact"},
 		{declaredOutput(scenario.OutputDeclared{TokensDeclared: scenario.TokensDeclared{Dist: "64", Min: 64, Max: 64, Mean: 64}, Exact: true, Control: "ignore_eos"}),
 			"64 tokens, exact via ignore_eos"},

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sixpin/sixpin/internal/stats"
+	"github.com/sixpin/sixpin/verdict"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -29,7 +30,7 @@ const (
 
 func load(t *testing.T, paths ...string) []Input {
 	t.Helper()
-	ins, err := Load(paths...)
+	ins, err := verdict.Load(paths...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,27 +100,27 @@ func TestGoldenReports(t *testing.T) {
 func TestGoldenCompareAndGate(t *testing.T) {
 	st := stats.Default()
 	t.Run("compare.txt", func(t *testing.T) {
-		c, err := Compare(load(t, fixBase, fixNoise, fixSlow), st)
+		c, err := verdict.Compare(load(t, fixBase, fixNoise, fixSlow), st)
 		if err != nil {
 			t.Fatal(err)
 		}
 		golden(t, "compare.txt", render(t, func(w io.Writer) error { return WriteCompareText(w, c) }))
 	})
 	t.Run("compare-mismatch.md", func(t *testing.T) {
-		c, err := Compare(load(t, fixBase, fixC1), st)
+		c, err := verdict.Compare(load(t, fixBase, fixC1), st)
 		if err != nil {
 			t.Fatal(err)
 		}
 		golden(t, "compare-mismatch.md", render(t, func(w io.Writer) error { return WriteCompareMarkdown(w, c) }))
 	})
 	ins := load(t, fixBase, fixSlow)
-	g, err := Gate(ins[0], ins[1], DefaultRules(), st)
+	g, err := verdict.Gate(ins[0], ins[1], verdict.DefaultRules(), st)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []struct {
 		name  string
-		write func(io.Writer, *GateResult) error
+		write func(io.Writer, *verdict.GateResult) error
 	}{{"gate-regression.txt", WriteGateText}, {"gate-regression.md", WriteGateMarkdown}, {"gate-regression.junit.xml", WriteGateJUnit}} {
 		t.Run(f.name, func(t *testing.T) {
 			golden(t, f.name, render(t, func(w io.Writer) error { return f.write(w, g) }))
@@ -221,19 +222,19 @@ func TestGoldenSets(t *testing.T) {
 	}
 	st := stats.Default()
 	t.Run("set-compare.md", func(t *testing.T) {
-		sc, err := CompareSets([]SetInput{loadSet(t, fixSweep), loadSet(t, fixSweepSlow)}, st)
+		sc, err := verdict.CompareSets([]SetInput{loadSet(t, fixSweep), loadSet(t, fixSweepSlow)}, st)
 		if err != nil {
 			t.Fatal(err)
 		}
 		golden(t, "set-compare.md", render(t, func(w io.Writer) error { return WriteSetCompareMarkdown(w, sc) }))
 	})
-	g, err := GateSets(fixSweep, []SetInput{loadSet(t, fixSweep)}, loadSet(t, fixSweepSlow), DefaultRules(), st)
+	g, err := verdict.GateSets(fixSweep, []SetInput{loadSet(t, fixSweep)}, loadSet(t, fixSweepSlow), verdict.DefaultRules(), st)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []struct {
 		name  string
-		write func(io.Writer, *SetGateResult) error
+		write func(io.Writer, *verdict.SetGateResult) error
 	}{{"set-gate-regression.txt", WriteSetGateText}, {"set-gate-regression.md", WriteSetGateMarkdown}, {"set-gate-regression.junit.xml", WriteSetGateJUnit}} {
 		t.Run(f.name, func(t *testing.T) {
 			golden(t, f.name, render(t, func(w io.Writer) error { return f.write(w, g) }))

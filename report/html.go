@@ -13,6 +13,7 @@ import (
 
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/verdict"
 )
 
 // Chart colours, one per window and figure.
@@ -151,9 +152,8 @@ func writeHTMLRun(b *strings.Builder, in Input, idx int) error {
 	writeHTMLWindows(b, run)
 
 	b.WriteString("<h3>Charts</h3>\n<div class=\"charts\">\n")
-	hc := histCache{}
-	for _, m := range []results.Metric{results.MetricTTFT, results.MetricITL, results.MetricE2E} {
-		if c := percentileChart(run, hc, m); c != nil {
+	for _, m := range []results.HistSpec{results.HistTTFT, results.HistITL, results.HistE2E} {
+		if c := percentileChart(run, m); c != nil {
 			figure(b, c, "Value at each percentile of the window's HDR histogram; the percentile axis is log-scaled (90%, 99%, 99.9% …) so the tail is visible.")
 		}
 	}
@@ -259,16 +259,11 @@ func writeHTMLWindows(b *strings.Builder, run *results.Run) {
 		{"decode tok/s per stream", "decode_tok_s", []string{"p10", "p50", "p90"}},
 		{"effective tok/s per stream", "effective_tok_s", []string{"p10", "p50", "p90"}},
 	} {
-		var dm metric
-		for _, d := range distMetrics {
-			if d.Key == m.key {
-				dm = d
-			}
-		}
+		dm, _ := verdict.FigureOf(m.key)
 		for _, st := range m.stats {
 			row(m.label+" "+st, func(w *results.Window) string {
-				if d := dm.dist(w); d != nil {
-					return num(statOf(d, st))
+				if d := dm.Dist(w); d != nil {
+					return num(verdict.StatOf(d, st))
 				}
 				return "–"
 			})
@@ -293,7 +288,7 @@ func writeHTMLWindows(b *strings.Builder, run *results.Run) {
 			}
 			row(part.label+" "+st, func(w *results.Window) string {
 				if d := part.get(w); d != nil {
-					return num(statOf(d, st))
+					return num(verdict.StatOf(d, st))
 				}
 				return "–"
 			})
@@ -344,7 +339,7 @@ func tickLabel(v float64) string {
 
 // percentileChart plots the value at each percentile of m's histogram in
 // the steady, burst and all windows.
-func percentileChart(run *results.Run, hc histCache, m results.Metric) *chart {
+func percentileChart(run *results.Run, m results.HistSpec) *chart {
 	type curve struct {
 		name string
 		h    *hdrhistogram.Histogram
@@ -352,8 +347,12 @@ func percentileChart(run *results.Run, hc histCache, m results.Metric) *chart {
 	var curves []curve
 	var n int64
 	for _, w := range reportWindows {
-		h, err := hc.get(run, w, m.Name)
-		if err != nil || h == nil || h.TotalCount() == 0 {
+		enc, ok := run.Histograms[w][m.Name]
+		if !ok {
+			continue
+		}
+		h, err := enc.Decode()
+		if err != nil || h.TotalCount() == 0 {
 			continue
 		}
 		curves = append(curves, curve{w, h})

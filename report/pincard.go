@@ -9,6 +9,7 @@ import (
 
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/scenario"
 )
 
 // Card is the pin card: one compact block that answers, for every figure
@@ -210,7 +211,7 @@ func kvObserved(o results.KVCacheObserved) string {
 		parts = append(parts, fmt.Sprintf("max_num_seqs %d", o.MaxNumSeqs))
 	}
 	if o.PrefixCaching != nil {
-		parts = append(parts, "prefix caching "+boolLabel(o.PrefixCaching))
+		parts = append(parts, "prefix caching "+scenario.SwitchWords(o.PrefixCaching))
 	}
 	if o.Batching != "" {
 		parts = append(parts, o.Batching+" batching")

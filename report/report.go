@@ -3,11 +3,10 @@
 // declared pins, validate's descriptions of scenarios, traces and
 // profiles, results and set files rendered as text, Markdown,
 // self-contained HTML with inline SVG charts (the one chart engine), CSV
-// and JUnit XML, comparisons of runs (or sets, point by point) whose pins
-// agree, the gate of a run or set against a baseline with confidence
-// intervals so that noise never fails a build, and `sixpin analyze`'s
-// report and charts. The data it renders is computed elsewhere (results,
-// scenario, analyze); report only words it.
+// and JUnit XML, comparisons of runs (or sets, point by point) and the
+// gate's verdicts, the waterfall, and `sixpin analyze`'s report and
+// charts. The data it renders is computed elsewhere (results, scenario,
+// verdict, waterfall, analyze); report only words it.
 //
 // Renderers take an io.Writer and never touch the file system; WriteFile
 // writes any of them atomically (WriteAnalyzeCharts writes its SVG files
@@ -21,27 +20,16 @@ import (
 
 	"github.com/sixpin/sixpin/internal/atomicfile"
 	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/verdict"
 )
 
-// Input is one results file to report on.
-type Input struct {
-	// Name is how reports name the file (its path as given).
-	Name string
-	Run  *results.Run
-}
+// Input is one results file to report on: verdict's Input, so that what a
+// report shows and what a comparison or a gate judges are the same files.
+type Input = verdict.Input
 
-// Load reads results files.
-func Load(paths ...string) ([]Input, error) {
-	ins := make([]Input, 0, len(paths))
-	for _, p := range paths {
-		run, err := results.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		ins = append(ins, Input{Name: p, Run: run})
-	}
-	return ins, nil
-}
+// SetInput is one set file (sixpin/set/v1) to report on: a sweep's
+// points, repeats, or a bake-off's vendors (verdict's SetInput).
+type SetInput = verdict.SetInput
 
 // Format is an output format of `sixpin report`.
 type Format string

@@ -12,16 +12,9 @@ import (
 	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/verdict"
 	"github.com/sixpin/sixpin/waterfall"
 )
-
-// SetInput is one set file (sixpin/set/v1) to report on: a sweep's
-// points, repeats, or a bake-off's vendors.
-type SetInput struct {
-	// Name is how reports name the file (its path as given).
-	Name string
-	Set  *results.Set
-}
 
 // File is one file given to report, compare or gate: a results file (Run),
 // a set file (Set) or a waterfall (Waterfall).
@@ -55,38 +48,61 @@ func LoadFiles(paths ...string) ([]File, error) {
 	return fs, nil
 }
 
-// Point is one member of a set: a sweep's value, a repeat's seed, a
-// bake-off's profile.
-type Point struct {
-	// Key names the point in machine-read names (a CSV file column, a
-	// JUnit suite): "concurrency.streams=4", "seed=8", "profile=vllm".
-	Key string
-	// Label names it for people: "concurrency.streams = 4", "seed 8",
-	// "profile vllm".
-	Label string
-	Run   *results.Run
+// GateInput is what gate judges, sorted from the files it was given:
+// samples of runs (Baseline and Current), or sets gated point by point
+// (BaselineSets and CurrentSet).
+type GateInput struct {
+	Baseline, Current verdict.Sample
+	BaselineSets      []verdict.SetInput
+	CurrentSet        *verdict.SetInput
 }
 
-// Points lists set's members in order. Two sets' points are the same
-// point when their keys are equal.
-func Points(set *results.Set) []Point {
-	ps := make([]Point, len(set.Runs))
-	for i, r := range set.Runs {
-		switch set.Kind {
-		case results.SetSweep:
-			v := value(set, i)
-			ps[i] = Point{Key: set.Pin + "=" + v, Label: set.Pin + " = " + v, Run: r}
-		case results.SetBakeoff:
-			name := r.Target.Profile
-			if i < len(set.Profiles) {
-				name = set.Profiles[i]
-			}
-			ps[i] = Point{Key: "profile=" + name, Label: "profile " + name, Run: r}
-		default:
-			ps[i] = Point{Key: fmt.Sprintf("seed=%d", r.Scenario.Seed), Label: fmt.Sprintf("seed %d", r.Scenario.Seed), Run: r}
+// SortGateFiles sorts the files given to gate: baseline, named baseName,
+// and current. Results files and repeat sets are samples of runs — every
+// baseline file's runs form the baseline sample, a repeat set's runs are
+// named FILE#seed=N — so several reruns, or a --repeat set, are one
+// baseline. Sweeps and bake-offs are gated point by point, and then every
+// file must be a set (several baseline sets give several runs at each
+// point). Waterfalls are refused.
+func SortGateFiles(baseName string, baseline []File, current File) (GateInput, error) {
+	var in GateInput
+	all := append(append([]File(nil), baseline...), current)
+	var run, set *File
+	for i, f := range all {
+		switch {
+		case f.Waterfall != nil:
+			return in, fmt.Errorf("%s is a waterfall: gate takes results and set files (`sixpin report` renders a waterfall)", f.Name)
+		case f.Set == nil:
+			run = &all[i]
+		case f.Set.Kind != results.SetRepeat:
+			set = &all[i]
 		}
 	}
-	return ps
+	if set != nil {
+		if run != nil {
+			return in, fmt.Errorf("%s is a set of runs and %s one run: gate sets with sets, results files with results files", set.Name, run.Name)
+		}
+		for _, f := range baseline {
+			in.BaselineSets = append(in.BaselineSets, verdict.SetInput{Name: f.Name, Set: f.Set})
+		}
+		in.CurrentSet = &verdict.SetInput{Name: current.Name, Set: current.Set}
+		return in, nil
+	}
+	in.Baseline.Name = baseName
+	for _, f := range baseline {
+		in.Baseline.Runs = append(in.Baseline.Runs, fileRuns(f)...)
+	}
+	in.Current = verdict.Sample{Name: current.Name, Runs: fileRuns(current)}
+	return in, nil
+}
+
+// fileRuns are a results file's run, or a repeat set's runs named
+// FILE#seed=N.
+func fileRuns(f File) []Input {
+	if f.Set == nil {
+		return []Input{{Name: f.Name, Run: f.Run}}
+	}
+	return pointInputs(SetInput{Name: f.Name, Set: f.Set})
 }
 
 // pointInputs are a set's runs as results files named by their points
@@ -94,7 +110,7 @@ func Points(set *results.Set) []Point {
 // suite per run (CSV, JUnit).
 func pointInputs(in SetInput) []Input {
 	var ins []Input
-	for _, p := range Points(in.Set) {
+	for _, p := range verdict.Points(in.Set) {
 		ins = append(ins, Input{Name: in.Name + "#" + p.Key, Run: p.Run})
 	}
 	return ins
@@ -277,7 +293,7 @@ func (t setTable) html(b *strings.Builder) {
 
 // setTables are the tables of set's report, by kind.
 func setTables(set *results.Set) []setTable {
-	ps := Points(set)
+	ps := verdict.Points(set)
 	hs := make([]headline, len(ps))
 	for i, p := range ps {
 		hs[i] = headlineOf(p.Run)
@@ -299,7 +315,7 @@ func setTables(set *results.Set) []setTable {
 
 // repeatTables are each run's headline figures, then per figure the mean
 // across runs with its 95% confidence interval (Student's t).
-func repeatTables(ps []Point, hs []headline) []setTable {
+func repeatTables(ps []verdict.Point, hs []headline) []setTable {
 	runs := setTable{title: "Each run (steady window)", head: []string{"run", "requests ok", "aggregate tok/s", "effective tok/s p50",
 		"TTFT ms p50", "TPOT ms p50", "errors", "valid"}}
 	for i, h := range hs {
@@ -338,7 +354,7 @@ func repeatTables(ps []Point, hs []headline) []setTable {
 // lifetime, cost and reliability each in its own column, the best of each
 // marked, so that a reader sees where each vendor wins and loses; no
 // blended score.
-func bakeoffTables(set *results.Set, ps []Point, hs []headline) []setTable {
+func bakeoffTables(set *results.Set, ps []verdict.Point, hs []headline) []setTable {
 	name := func(i int) string { return strings.TrimPrefix(ps[i].Key, "profile=") }
 	figs := setTable{title: "Figures (each vendor's steady window; per stream unless marked aggregate)",
 		head: []string{"profile", "effective tok/s p50", "decode tok/s p50", "aggregate tok/s", "TTFT ms p50",
@@ -463,7 +479,7 @@ type sharedPin struct {
 // DeclaredPins gives when every member declares the pin alike; "varies:
 // the swept pin" for a sweep's; else each member's words.
 func sharedPins(set *results.Set) []sharedPin {
-	ps := Points(set)
+	ps := verdict.Points(set)
 	out := make([]sharedPin, 6)
 	texts := make([][]string, 6)
 	for _, p := range ps {
@@ -575,7 +591,7 @@ func WriteSetHTML(w io.Writer, set *results.Set) error {
 	if set.Incomplete {
 		fmt.Fprintf(&b, "<div class=\"warn\"><b>INCOMPLETE:</b> %s</div>\n", esc(set.IncompleteReason))
 	}
-	ps := Points(set)
+	ps := verdict.Points(set)
 	fmt.Fprintf(&b, "<h3>Pins shared by the %d %s</h3>\n<p>Declared; a verdict per %s, in order. <span class=\"v-true\">✓ verified</span> · <span class=\"v-false\">✗ contradicted</span> · <span class=\"v-unverifiable\">? unverifiable</span></p>\n",
 		len(set.Runs), members, strings.TrimSuffix(members, "s"))
 	b.WriteString("<table class=\"pins\">\n<thead><tr><th>pin</th><th>verdicts</th><th>declared</th></tr></thead>\n<tbody>\n")

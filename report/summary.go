@@ -10,6 +10,7 @@ import (
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/verdict"
 )
 
 // WriteSummary renders run as the text summary `sixpin run` ends with: the
@@ -181,7 +182,7 @@ func writeDistTable(p *numfmt.Printer, title string, cols []string, rows []distR
 		}
 		p.F("  %-30s", r.label)
 		for _, st := range cols {
-			cell := num(statOf(r.d, st))
+			cell := num(verdict.StatOf(r.d, st))
 			if st == "mean" && SkewedMean(r.d) {
 				cell = "–"
 				skewed = append(skewed, fmt.Sprintf("%s (mean %s against p50 %s, max %s)", r.label, num(r.d.Mean), num(r.d.P50), num(r.d.Max)))

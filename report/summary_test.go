@@ -6,6 +6,7 @@ import (
 
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/scenario"
+	"github.com/sixpin/sixpin/verdict"
 )
 
 // A server that streams no usage leaves the prompt and mix unobserved;
@@ -108,7 +109,7 @@ func checkSummaryTables(t *testing.T, run *results.Run, summary string) {
 			if stat == "mean" && SkewedMean(d) && cells[k] == "–" {
 				continue
 			}
-			if want := num(statOf(d, stat)); cells[k] != want {
+			if want := num(verdict.StatOf(d, stat)); cells[k] != want {
 				t.Errorf("line %d (%s window): %s reads %s under %q, but its %s is %s", i+1, window, label, cells[k], stat, stat, want)
 			}
 		}

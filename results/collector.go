@@ -493,13 +493,13 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 			w: &Window{StartS: sp.Start.Seconds(), EndS: sp.End.Seconds(), DurationS: sp.Len().Seconds(),
 				ErrorsByClass: map[string]int{}, Note: ct.notes[name]},
 			prompts: exactCounts{}, outputs: exactCounts{}}
-		for _, mt := range windowMetrics {
+		for _, mt := range windowHists {
 			a.h[mt.Name] = mt.new()
 		}
 		accs = append(accs, a)
 		m.Windows[name] = a.w
 	}
-	clientLag := MetricClientLag.new()
+	clientLag := HistClientLag.new()
 	byContext := newContextAcc()
 	errs := Errors{ByClass: map[string]int{}, Examples: map[string][]string{}}
 	interrupted := 0
@@ -556,14 +556,14 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 	m.Sessions = c.sessions.result()
 	m.ByContext = byContext.result()
 	m.Rejections = c.rejections
-	m.ClientAddedLatency = Summarize(MetricClientLag, clientLag)
+	m.ClientAddedLatency = Summarize(HistClientLag, clientLag)
 
 	slices.Sort(c.events)
 	slices.Sort(c.okEvents)
 	for _, a := range accs {
 		a.finish(slo, c.events, c.okEvents)
 		hs := map[string]EncodedHistogram{}
-		for _, mt := range windowMetrics {
+		for _, mt := range windowHists {
 			if h := a.h[mt.Name]; h.TotalCount() > 0 {
 				e, err := encode(mt, h)
 				if err != nil {
@@ -573,11 +573,11 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 			}
 		}
 		if a.name == WindowAll && clientLag.TotalCount() > 0 {
-			e, err := encode(MetricClientLag, clientLag)
+			e, err := encode(HistClientLag, clientLag)
 			if err != nil {
 				return nil, err
 			}
-			hs[MetricClientLag.Name] = e
+			hs[HistClientLag.Name] = e
 		}
 		m.Histograms[a.name] = hs
 	}
@@ -592,7 +592,7 @@ func (a *winAcc) add(r *record.Record, slo SLO) {
 	w := a.w
 	w.Requests++
 	lag := r.Sent - r.Scheduled
-	observeValue(a.h[MetricLag.Name], float64(lag.Microseconds()), 1)
+	observeValue(a.h[HistLag.Name], float64(lag.Microseconds()), 1)
 	if r.Failed() {
 		w.Failed++
 		w.ErrorsByClass[string(r.Err)]++
@@ -602,7 +602,7 @@ func (a *winAcc) add(r *record.Record, slo SLO) {
 	w.ReasoningTokens += int64(r.Usage.ReasoningTokens)
 	out := r.OutputTokens()
 	e2e := r.End - r.Scheduled
-	observeValue(a.h[MetricE2E.Name], float64(e2e.Microseconds()), 1)
+	observeValue(a.h[HistE2E.Name], float64(e2e.Microseconds()), 1)
 	if end := min(r.End, a.span.End); a.name == WindowAll {
 		a.inWindowS += (r.End - r.Sent).Seconds()
 	} else if end > r.Sent {
@@ -611,35 +611,35 @@ func (a *winAcc) add(r *record.Record, slo SLO) {
 	a.outputs[int64(out)]++
 	if r.HasUsage {
 		a.prompts[int64(r.Usage.PromptTokens)]++
-		observeValue(a.h[MetricPrompt.Name], float64(r.Usage.PromptTokens), 1)
+		observeValue(a.h[HistPrompt.Name], float64(r.Usage.PromptTokens), 1)
 		a.sumPrompt += int64(r.Usage.PromptTokens)
 		a.sumReqPrompt += int64(r.RequestedPromptTokens)
 		a.sumReqOutput += int64(r.RequestedOutputTokens)
 	}
-	observeValue(a.h[MetricOutput.Name], float64(out), 1)
+	observeValue(a.h[HistOutput.Name], float64(out), 1)
 	a.sumOutput += int64(out)
 	if e2e > 0 {
-		observeValue(a.h[MetricEffective.Name], float64(out)/e2e.Seconds()*1e3, 1)
+		observeValue(a.h[HistEffective.Name], float64(out)/e2e.Seconds()*1e3, 1)
 	}
 	if len(r.Chunks) == 0 {
 		return
 	}
 	ttft := r.Chunks[0].At - r.Scheduled
-	observeValue(a.h[MetricTTFT.Name], float64(ttft.Microseconds()), 1)
+	observeValue(a.h[HistTTFT.Name], float64(ttft.Microseconds()), 1)
 	for _, ch := range r.Chunks {
 		if !ch.Reasoning {
-			observeValue(a.h[MetricTTFTAnswer.Name], float64((ch.At - r.Scheduled).Microseconds()), 1)
+			observeValue(a.h[HistTTFTAnswer.Name], float64((ch.At - r.Scheduled).Microseconds()), 1)
 			break
 		}
 	}
 	if t := r.Server; t.Has {
 		rest := ttft - t.Prefill
 		if t.QueueKnown {
-			observeValue(a.h[MetricServerQueue.Name], float64(t.Queue.Microseconds()), 1)
+			observeValue(a.h[HistServerQueue.Name], float64(t.Queue.Microseconds()), 1)
 			rest -= t.Queue
 		}
-		observeValue(a.h[MetricServerPrefill.Name], float64(t.Prefill.Microseconds()), 1)
-		observeValue(a.h[MetricTTFTRest.Name], float64(max(rest, 0).Microseconds()), 1)
+		observeValue(a.h[HistServerPrefill.Name], float64(t.Prefill.Microseconds()), 1)
+		observeValue(a.h[HistTTFTRest.Name], float64(max(rest, 0).Microseconds()), 1)
 	}
 	a.sumTTFT += ttft.Seconds()
 	a.sumE2E += e2e.Seconds()
@@ -648,7 +648,7 @@ func (a *winAcc) add(r *record.Record, slo SLO) {
 	// Only where the decode was observed: gaps inside one read are the
 	// client's parse.
 	if r.DecodeMeasured() {
-		itl := a.h[MetricITL.Name] // once per record, not per chunk
+		itl := a.h[HistITL.Name] // once per record, not per chunk
 		r.ITLs(func(g time.Duration, k int) {
 			observeValue(itl, float64(g.Microseconds())/float64(k), int64(k))
 		})
@@ -660,8 +660,8 @@ func (a *winAcc) add(r *record.Record, slo SLO) {
 		w.DecodeUnmeasured++
 	default:
 		tpot := decodeSpan / time.Duration(out-1)
-		observeValue(a.h[MetricTPOT.Name], float64(tpot.Microseconds()), 1)
-		observeValue(a.h[MetricDecode.Name], float64(out-1)/decodeSpan.Seconds()*1e3, 1)
+		observeValue(a.h[HistTPOT.Name], float64(tpot.Microseconds()), 1)
+		observeValue(a.h[HistDecode.Name], float64(out-1)/decodeSpan.Seconds()*1e3, 1)
 		if slo.TPOT > 0 && tpot > slo.TPOT {
 			good = false
 		}
@@ -865,7 +865,7 @@ func (a *driftAcc) add(got, want int) {
 	a.sumWant += int64(want)
 	a.d.MaxAbsPct = max(a.d.MaxAbsPct, math.Abs(pct))
 	if a.abs == nil {
-		a.abs = metricDrift.new()
+		a.abs = histDrift.new()
 	}
 	observeValue(a.abs, math.Abs(pct)*1e3, 1)
 	if got == want {
@@ -887,8 +887,8 @@ func (a *driftAcc) result() *Drift {
 	d.MeanAbsPct = a.sumAb / n
 	d.MeanObserved = float64(a.sumGot) / n
 	d.MeanRequested = float64(a.sumWant) / n
-	d.AbsPct = Summarize(metricDrift, a.abs)
-	if e, ok := encodeAll(map[Metric]*hdrhistogram.Histogram{metricDrift: a.abs})[metricDrift.Name]; ok {
+	d.AbsPct = Summarize(histDrift, a.abs)
+	if e, ok := encodeAll(map[HistSpec]*hdrhistogram.Histogram{histDrift: a.abs})[histDrift.Name]; ok {
 		d.Histogram = &e
 	}
 	return &d

@@ -7,9 +7,11 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// Metric names a distribution sixpin records. Its histogram stores integer
-// values in Unit; reports divide by Scale to get the unit in the name.
-type Metric struct {
+// HistSpec describes one HDR histogram sixpin records: the distribution's
+// name, and the geometry its integers are stored in. The histogram stores
+// integer values in Unit; reports divide by Scale to get the unit in the
+// name.
+type HistSpec struct {
 	// Name is the JSON key, with its reporting unit (ttft_ms, decode_tok_s).
 	Name string
 	// Unit is what the histogram's integers count ("us", "mtok/s", "tokens").
@@ -30,37 +32,37 @@ const (
 	maxTokens    = int64(1e8)
 )
 
-// Metrics recorded per window (DESIGN §2).
+// The histograms recorded per window (DESIGN §2).
 var (
-	MetricTTFT       = Metric{"ttft_ms", "us", 1e3, 1, maxLatencyUS}
-	MetricTTFTAnswer = Metric{"ttft_answer_ms", "us", 1e3, 1, maxLatencyUS}
-	MetricITL        = Metric{"itl_ms", "us", 1e3, 1, maxLatencyUS}
-	MetricTPOT       = Metric{"tpot_ms", "us", 1e3, 1, maxLatencyUS}
-	MetricE2E        = Metric{"e2e_ms", "us", 1e3, 1, maxLatencyUS}
-	MetricDecode     = Metric{"decode_tok_s", "mtok/s", 1e3, 1, maxRateMilli}
-	MetricEffective  = Metric{"effective_tok_s", "mtok/s", 1e3, 1, maxRateMilli}
-	MetricLag        = Metric{"schedule_lag_ms", "us", 1e3, 1, maxLatencyUS}
-	MetricPrompt     = Metric{"prompt_tokens", "tokens", 1, 1, maxTokens}
-	MetricOutput     = Metric{"output_tokens", "tokens", 1, 1, maxTokens}
+	HistTTFT       = HistSpec{"ttft_ms", "us", 1e3, 1, maxLatencyUS}
+	HistTTFTAnswer = HistSpec{"ttft_answer_ms", "us", 1e3, 1, maxLatencyUS}
+	HistITL        = HistSpec{"itl_ms", "us", 1e3, 1, maxLatencyUS}
+	HistTPOT       = HistSpec{"tpot_ms", "us", 1e3, 1, maxLatencyUS}
+	HistE2E        = HistSpec{"e2e_ms", "us", 1e3, 1, maxLatencyUS}
+	HistDecode     = HistSpec{"decode_tok_s", "mtok/s", 1e3, 1, maxRateMilli}
+	HistEffective  = HistSpec{"effective_tok_s", "mtok/s", 1e3, 1, maxRateMilli}
+	HistLag        = HistSpec{"schedule_lag_ms", "us", 1e3, 1, maxLatencyUS}
+	HistPrompt     = HistSpec{"prompt_tokens", "tokens", 1, 1, maxTokens}
+	HistOutput     = HistSpec{"output_tokens", "tokens", 1, 1, maxTokens}
 	// The server's own split of TTFT, where it times its requests: its
 	// queue (when it says), its prefill, and the rest of the client's TTFT
 	// (network, tokenisation, the client).
-	MetricServerQueue   = Metric{"server_queue_ms", "us", 1e3, 1, maxLatencyUS}
-	MetricServerPrefill = Metric{"server_prefill_ms", "us", 1e3, 1, maxLatencyUS}
-	MetricTTFTRest      = Metric{"ttft_rest_ms", "us", 1e3, 1, maxLatencyUS}
-	MetricClientLag     = Metric{"client_added_latency_ms", "us", 1e3, 1, maxLatencyUS}
-	// metricDrift is |drift| of a token count, recorded in 0.001% units.
-	metricDrift = Metric{"abs_drift_pct", "0.001%", 1e3, 1, 1e8}
+	HistServerQueue   = HistSpec{"server_queue_ms", "us", 1e3, 1, maxLatencyUS}
+	HistServerPrefill = HistSpec{"server_prefill_ms", "us", 1e3, 1, maxLatencyUS}
+	HistTTFTRest      = HistSpec{"ttft_rest_ms", "us", 1e3, 1, maxLatencyUS}
+	HistClientLag     = HistSpec{"client_added_latency_ms", "us", 1e3, 1, maxLatencyUS}
+	// histDrift is |drift| of a token count, recorded in 0.001% units.
+	histDrift = HistSpec{"abs_drift_pct", "0.001%", 1e3, 1, 1e8}
 )
 
-// windowMetrics are recorded for every window, in this order.
-var windowMetrics = []Metric{MetricTTFT, MetricTTFTAnswer, MetricITL, MetricTPOT, MetricE2E,
-	MetricDecode, MetricEffective, MetricLag, MetricPrompt, MetricOutput,
-	MetricServerQueue, MetricServerPrefill, MetricTTFTRest}
+// windowHists are recorded for every window, in this order.
+var windowHists = []HistSpec{HistTTFT, HistTTFTAnswer, HistITL, HistTPOT, HistE2E,
+	HistDecode, HistEffective, HistLag, HistPrompt, HistOutput,
+	HistServerQueue, HistServerPrefill, HistTTFTRest}
 
-func (m Metric) new() *hdrhistogram.Histogram { return hdrhistogram.New(m.lo, m.hi, sigFigs) }
+func (m HistSpec) new() *hdrhistogram.Histogram { return hdrhistogram.New(m.lo, m.hi, sigFigs) }
 
-// observeValue adds v (in the metric's unit) n times, clamped into [0, highest]
+// observeValue adds v (in the histogram's unit) n times, clamped into [0, highest]
 // so an outlier is counted rather than dropped.
 func observeValue(h *hdrhistogram.Histogram, v float64, n int64) {
 	iv := max(int64(math.Round(v)), 0)
@@ -87,7 +89,7 @@ type Dist struct {
 
 // Summarize reads h's percentiles in m's reporting unit. It returns nil for
 // an empty histogram, so that "no data" is never printed as zero.
-func Summarize(m Metric, h *hdrhistogram.Histogram) *Dist {
+func Summarize(m HistSpec, h *hdrhistogram.Histogram) *Dist {
 	if h == nil || h.TotalCount() == 0 {
 		return nil
 	}
@@ -117,7 +119,7 @@ type EncodedHistogram struct {
 	HDR   string  `json:"hdr"`
 }
 
-func encode(m Metric, h *hdrhistogram.Histogram) (EncodedHistogram, error) {
+func encode(m HistSpec, h *hdrhistogram.Histogram) (EncodedHistogram, error) {
 	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 	if err != nil {
 		return EncodedHistogram{}, fmt.Errorf("encode %s histogram: %w", m.Name, err)
@@ -130,9 +132,9 @@ func (e EncodedHistogram) Decode() (*hdrhistogram.Histogram, error) {
 	return hdrhistogram.Decode([]byte(e.HDR))
 }
 
-// encodeAll encodes the non-empty histograms by metric name (nil when all
+// encodeAll encodes the non-empty histograms by name (nil when all
 // are empty); an encoding error drops the histogram, never the figures.
-func encodeAll(hs map[Metric]*hdrhistogram.Histogram) map[string]EncodedHistogram {
+func encodeAll(hs map[HistSpec]*hdrhistogram.Histogram) map[string]EncodedHistogram {
 	var out map[string]EncodedHistogram
 	for m, h := range hs {
 		if h == nil || h.TotalCount() == 0 {

@@ -254,8 +254,8 @@ func (mg *merger) checkWindows() error {
 	return nil
 }
 
-// addHist adds e (in metric m) into *dst, creating it.
-func addHist(dst **hdrhistogram.Histogram, m Metric, e EncodedHistogram, where string) error {
+// addHist adds e (of histogram m) into *dst, creating it.
+func addHist(dst **hdrhistogram.Histogram, m HistSpec, e EncodedHistogram, where string) error {
 	h, err := decodeHistogram(e)
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
@@ -269,10 +269,10 @@ func addHist(dst **hdrhistogram.Histogram, m Metric, e EncodedHistogram, where s
 	return nil
 }
 
-// metricByName is every metric a window's or the run's histograms hold.
-var metricByName = func() map[string]Metric {
-	m := map[string]Metric{MetricClientLag.Name: MetricClientLag}
-	for _, mt := range windowMetrics {
+// histByName is every histogram a window's or the run's histograms hold.
+var histByName = func() map[string]HistSpec {
+	m := map[string]HistSpec{HistClientLag.Name: HistClientLag}
+	for _, mt := range windowHists {
 		m[mt.Name] = mt
 	}
 	return m
@@ -288,9 +288,9 @@ func (mg *merger) measurement() (*Measurement, error) {
 		}
 		m.Windows[name], m.Histograms[name] = w, hs
 	}
-	if e, ok := m.Histograms[WindowAll][MetricClientLag.Name]; ok {
+	if e, ok := m.Histograms[WindowAll][HistClientLag.Name]; ok {
 		h, _ := e.Decode()
-		m.ClientAddedLatency = Summarize(MetricClientLag, h)
+		m.ClientAddedLatency = Summarize(HistClientLag, h)
 	}
 	m.Series = mg.series()
 	if b := m.Windows[WindowBurst]; b != nil {
@@ -428,7 +428,7 @@ func (mg *merger) window(name string) (*Window, map[string]EncodedHistogram, err
 			notes = append(notes, sw.Note)
 		}
 		for mname, e := range s.Run.Histograms[name] {
-			mt, ok := metricByName[mname]
+			mt, ok := histByName[mname]
 			if !ok {
 				return nil, nil, refuse("%s: histograms.%s.%s: unknown metric", s.Name, name, mname)
 			}
@@ -468,20 +468,20 @@ func (mg *merger) window(name string) (*Window, map[string]EncodedHistogram, err
 	}
 	enc := map[string]EncodedHistogram{}
 	for mname, h := range hs {
-		e, err := encode(metricByName[mname], h)
+		e, err := encode(histByName[mname], h)
 		if err != nil {
 			return nil, nil, err
 		}
 		enc[mname] = e
 	}
-	sum := func(m Metric) *Dist { return Summarize(m, hs[m.Name]) }
-	w.TTFTMs, w.TTFTAnswerMs, w.ITLMs, w.TPOTMs = sum(MetricTTFT), sum(MetricTTFTAnswer), sum(MetricITL), sum(MetricTPOT)
-	w.E2EMs, w.DecodeTokS, w.EffectiveTokS, w.ScheduleLagMs = sum(MetricE2E), sum(MetricDecode), sum(MetricEffective), sum(MetricLag)
-	w.ServerQueueMs, w.ServerPrefillMs, w.TTFTRestMs = sum(MetricServerQueue), sum(MetricServerPrefill), sum(MetricTTFTRest)
+	sum := func(m HistSpec) *Dist { return Summarize(m, hs[m.Name]) }
+	w.TTFTMs, w.TTFTAnswerMs, w.ITLMs, w.TPOTMs = sum(HistTTFT), sum(HistTTFTAnswer), sum(HistITL), sum(HistTPOT)
+	w.E2EMs, w.DecodeTokS, w.EffectiveTokS, w.ScheduleLagMs = sum(HistE2E), sum(HistDecode), sum(HistEffective), sum(HistLag)
+	w.ServerQueueMs, w.ServerPrefillMs, w.TTFTRestMs = sum(HistServerQueue), sum(HistServerPrefill), sum(HistTTFTRest)
 	// Token lengths: percentiles from the added histograms; count, mean,
 	// spread and extremes exact, from the shards' exact summaries.
-	w.PromptTokens = exactMoments(sum(MetricPrompt), mg.dists(name, func(w *Window) *Dist { return w.PromptTokens }))
-	w.OutputPerReq = exactMoments(sum(MetricOutput), mg.dists(name, func(w *Window) *Dist { return w.OutputPerReq }))
+	w.PromptTokens = exactMoments(sum(HistPrompt), mg.dists(name, func(w *Window) *Dist { return w.PromptTokens }))
+	w.OutputPerReq = exactMoments(sum(HistOutput), mg.dists(name, func(w *Window) *Dist { return w.OutputPerReq }))
 	return w, enc, nil
 }
 
@@ -621,7 +621,7 @@ func mergeDrift(shards []Shard, of func(*Run) *Drift) (*Drift, error) {
 		obs += x.MeanObserved * n
 		req += x.MeanRequested * n
 		if x.Histogram != nil {
-			if err := addHist(&h, metricDrift, *x.Histogram, s.Name+": drift histogram"); err != nil {
+			if err := addHist(&h, histDrift, *x.Histogram, s.Name+": drift histogram"); err != nil {
 				return nil, refuse("%v", err)
 			}
 		}
@@ -632,8 +632,8 @@ func mergeDrift(shards []Shard, of func(*Run) *Drift) (*Drift, error) {
 	n := float64(d.Requests)
 	d.MeanPct, d.MeanAbsPct, d.MeanObserved, d.MeanRequested = sum/n, sumAbs/n, obs/n, req/n
 	if h != nil && h.TotalCount() == int64(d.Requests) {
-		d.AbsPct = Summarize(metricDrift, h)
-		e, err := encode(metricDrift, h)
+		d.AbsPct = Summarize(histDrift, h)
+		e, err := encode(histDrift, h)
 		if err != nil {
 			return nil, err
 		}
@@ -654,7 +654,7 @@ func (mg *merger) byContext() ([]ContextBucket, error) {
 			}
 			sb := s.Run.ByContext[i]
 			b.Requests += sb.Requests
-			for _, m := range []Metric{MetricEffective, MetricDecode, MetricTTFT} {
+			for _, m := range []HistSpec{HistEffective, HistDecode, HistTTFT} {
 				if e, ok := sb.Histograms[m.Name]; ok {
 					h := hs[m.Name]
 					if err := addHist(&h, m, e, s.Name+": by_context histogram"); err != nil {
@@ -664,8 +664,8 @@ func (mg *merger) byContext() ([]ContextBucket, error) {
 				}
 			}
 		}
-		b.EffectiveTokS, b.DecodeTokS, b.TTFTMs = Summarize(MetricEffective, hs[MetricEffective.Name]), Summarize(MetricDecode, hs[MetricDecode.Name]), Summarize(MetricTTFT, hs[MetricTTFT.Name])
-		b.Histograms = encodeAll(map[Metric]*hdrhistogram.Histogram{MetricEffective: hs[MetricEffective.Name], MetricDecode: hs[MetricDecode.Name], MetricTTFT: hs[MetricTTFT.Name]})
+		b.EffectiveTokS, b.DecodeTokS, b.TTFTMs = Summarize(HistEffective, hs[HistEffective.Name]), Summarize(HistDecode, hs[HistDecode.Name]), Summarize(HistTTFT, hs[HistTTFT.Name])
+		b.Histograms = encodeAll(map[HistSpec]*hdrhistogram.Histogram{HistEffective: hs[HistEffective.Name], HistDecode: hs[HistDecode.Name], HistTTFT: hs[HistTTFT.Name]})
 		out = append(out, b)
 	}
 	return out, nil

@@ -57,7 +57,7 @@ func TestMergeSums(t *testing.T) {
 	if m.Pins.Concurrency.Declared.Streams != 2 || !m.Valid || m.Merged.Shards[1].StartOffsetMs != 3 {
 		t.Errorf("declared %+v, valid %v %v, attestation %+v", m.Pins.Concurrency.Declared, m.Valid, m.Invalid, m.Merged)
 	}
-	h, _ := m.Histograms[WindowAll][MetricE2E.Name].Decode()
+	h, _ := m.Histograms[WindowAll][HistE2E.Name].Decode()
 	if h.TotalCount() != 16 || all.E2EMs.P99 != float64(h.ValueAtQuantile(99))/1e3 {
 		t.Errorf("E2E histogram counts %d, p99 %v", h.TotalCount(), all.E2EMs.P99)
 	}

@@ -272,8 +272,8 @@ func (c *fileCheck) series(run *Run) {
 // a metric the file holds, and counts what its window's summary counts;
 // and that no summary lacks its histogram when others are there.
 func (c *fileCheck) histograms(run *Run) {
-	metrics := map[string]Metric{MetricClientLag.Name: MetricClientLag}
-	for _, m := range windowMetrics {
+	metrics := map[string]HistSpec{HistClientLag.Name: HistClientLag}
+	for _, m := range windowHists {
 		metrics[m.Name] = m
 	}
 	for _, wname := range slices.Sorted(maps.Keys(run.Histograms)) {
@@ -308,7 +308,7 @@ func (c *fileCheck) histograms(run *Run) {
 			}
 			var sum *Dist
 			where := "the window has no summary of it"
-			if mname == MetricClientLag.Name {
+			if mname == HistClientLag.Name {
 				if d := run.ClientAddedLatencyMs; d != nil {
 					sum, where = d, "client_added_latency_ms"
 				}
@@ -343,7 +343,7 @@ func (c *fileCheck) histograms(run *Run) {
 // and its mean within h's precision. The first statistic that does not
 // agree is reported: a summary edited by hand, or a histogram of another
 // window, metric or run.
-func (c *fileCheck) agrees(p []string, where string, m Metric, sum *Dist, h *hdrhistogram.Histogram) {
+func (c *fileCheck) agrees(p []string, where string, m HistSpec, sum *Dist, h *hdrhistogram.Histogram) {
 	n := h.TotalCount()
 	if n == 0 {
 		return
@@ -405,7 +405,7 @@ func decodeHistogram(e EncodedHistogram) (h *hdrhistogram.Histogram, err error) 
 // exact marks the lengths, summarised from exact counts rather than from
 // the histogram (winAcc).
 type distAt struct {
-	metric Metric
+	metric HistSpec
 	key    string
 	dist   **Dist
 	exact  bool
@@ -415,19 +415,19 @@ type distAt struct {
 // the collector fills and the reader checks.
 func windowDists(w *Window) []distAt {
 	return []distAt{
-		{MetricTTFT, "ttft_ms", &w.TTFTMs, false},
-		{MetricTTFTAnswer, "ttft_answer_ms", &w.TTFTAnswerMs, false},
-		{MetricITL, "itl_ms", &w.ITLMs, false},
-		{MetricTPOT, "tpot_ms", &w.TPOTMs, false},
-		{MetricE2E, "e2e_ms", &w.E2EMs, false},
-		{MetricDecode, "decode_tok_s", &w.DecodeTokS, false},
-		{MetricEffective, "effective_tok_s", &w.EffectiveTokS, false},
-		{MetricLag, "schedule_lag_ms", &w.ScheduleLagMs, false},
-		{MetricPrompt, "prompt_tokens_per_request", &w.PromptTokens, true},
-		{MetricOutput, "output_tokens_per_request", &w.OutputPerReq, true},
-		{MetricServerQueue, "server_queue_ms", &w.ServerQueueMs, false},
-		{MetricServerPrefill, "server_prefill_ms", &w.ServerPrefillMs, false},
-		{MetricTTFTRest, "ttft_rest_ms", &w.TTFTRestMs, false},
+		{HistTTFT, "ttft_ms", &w.TTFTMs, false},
+		{HistTTFTAnswer, "ttft_answer_ms", &w.TTFTAnswerMs, false},
+		{HistITL, "itl_ms", &w.ITLMs, false},
+		{HistTPOT, "tpot_ms", &w.TPOTMs, false},
+		{HistE2E, "e2e_ms", &w.E2EMs, false},
+		{HistDecode, "decode_tok_s", &w.DecodeTokS, false},
+		{HistEffective, "effective_tok_s", &w.EffectiveTokS, false},
+		{HistLag, "schedule_lag_ms", &w.ScheduleLagMs, false},
+		{HistPrompt, "prompt_tokens_per_request", &w.PromptTokens, true},
+		{HistOutput, "output_tokens_per_request", &w.OutputPerReq, true},
+		{HistServerQueue, "server_queue_ms", &w.ServerQueueMs, false},
+		{HistServerPrefill, "server_prefill_ms", &w.ServerPrefillMs, false},
+		{HistTTFTRest, "ttft_rest_ms", &w.TTFTRestMs, false},
 	}
 }
 

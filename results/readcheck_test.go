@@ -267,12 +267,12 @@ func TestSummariesAgreeWithTheirHistograms(t *testing.T) {
 			}
 		}
 		// The warmup window's TTFT histogram, given to the steady window.
-		h, err := m.Histograms[WindowWarmup][MetricTTFT.Name].Decode()
+		h, err := m.Histograms[WindowWarmup][HistTTFT.Name].Decode()
 		if err != nil {
 			t.Fatal(err)
 		}
 		c := newCheck("r.json", nil)
-		c.agrees([]string{"histograms", WindowSteady, MetricTTFT.Name}, "windows.steady.ttft_ms", MetricTTFT, m.Windows[WindowSteady].TTFTMs, h)
+		c.agrees([]string{"histograms", WindowSteady, HistTTFT.Name}, "windows.steady.ttft_ms", HistTTFT, m.Windows[WindowSteady].TTFTMs, h)
 		if len(*c.errs) != 1 {
 			t.Errorf("seed %d: the warmup window's histogram passed for the steady window's", seed)
 		}

@@ -327,7 +327,7 @@ func TestSpillRoundTrip(t *testing.T) {
 
 func TestHistogramsAreLosslessAndMergeable(t *testing.T) {
 	m := finish(t, WindowSpec{}, SLO{}, stream(0, 0, 250*ms, 20*ms, 30, 1), stream(1, 0, 750*ms, 20*ms, 30, 1))
-	e := m.Histograms[WindowAll][MetricTTFT.Name]
+	e := m.Histograms[WindowAll][HistTTFT.Name]
 	h, err := e.Decode()
 	if err != nil {
 		t.Fatal(err)

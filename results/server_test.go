@@ -167,7 +167,7 @@ func TestTTFTSplit(t *testing.T) {
 	near(t, "queue", w.ServerQueueMs.P50, 100, 0.5)
 	near(t, "rest min (500 − 100 − 350)", w.TTFTRestMs.Min, 50, 0.5)
 	near(t, "rest max (500 − 300)", w.TTFTRestMs.Max, 200, 0.5)
-	if m.Histograms[WindowAll][MetricTTFTRest.Name].Unit == "" {
+	if m.Histograms[WindowAll][HistTTFTRest.Name].Unit == "" {
 		t.Error("no ttft_rest_ms histogram")
 	}
 }

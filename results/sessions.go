@@ -147,7 +147,7 @@ func summarizeSessions(all []*Session) Sessions {
 		return out
 	}
 	out.EndReasons = map[string]int{}
-	hTurns, hLife, hGrowth, h429 := MetricSessionTurns.new(), MetricSessionMin.new(), MetricGrowth.new(), MetricFirst429.new()
+	hTurns, hLife, hGrowth, h429 := HistSessionTurns.new(), HistSessionMin.new(), HistGrowth.new(), HistFirst429.new()
 	for _, s := range all {
 		out.All = append(out.All, s)
 		out.EndReasons[s.EndReason]++
@@ -159,10 +159,10 @@ func summarizeSessions(all []*Session) Sessions {
 		}
 	}
 	slices.SortFunc(out.All, func(x, y *Session) int { return x.Index - y.Index })
-	out.Turns = Summarize(MetricSessionTurns, hTurns)
-	out.LifetimeMin = Summarize(MetricSessionMin, hLife)
-	out.GrowthPerMin = Summarize(MetricGrowth, hGrowth)
-	out.First429S = Summarize(MetricFirst429, h429)
+	out.Turns = Summarize(HistSessionTurns, hTurns)
+	out.LifetimeMin = Summarize(HistSessionMin, hLife)
+	out.GrowthPerMin = Summarize(HistGrowth, hGrowth)
+	out.First429S = Summarize(HistFirst429, h429)
 	return out
 }
 
@@ -172,12 +172,12 @@ func (t *Tokens) finish() {
 	}
 }
 
-// Session metrics, recorded over sessions.
+// The session histograms, recorded over sessions.
 var (
-	MetricSessionTurns = Metric{"turns", "turns", 1, 1, 1e7}
-	MetricSessionMin   = Metric{"lifetime_min", "milli-min", 1e3, 1, 1e9}
-	MetricGrowth       = Metric{"context_growth_tokens_per_min", "tokens/min", 1, 1, 1e10}
-	MetricFirst429     = Metric{"first_429_s", "ms", 1e3, 1, maxLatencyUS}
+	HistSessionTurns = HistSpec{"turns", "turns", 1, 1, 1e7}
+	HistSessionMin   = HistSpec{"lifetime_min", "milli-min", 1e3, 1, 1e9}
+	HistGrowth       = HistSpec{"context_growth_tokens_per_min", "tokens/min", 1, 1, 1e10}
+	HistFirst429     = HistSpec{"first_429_s", "ms", 1e3, 1, maxLatencyUS}
 )
 
 // ContextDepth is a band of prompt lengths, [MinTokens, MaxTokens) in
@@ -217,7 +217,7 @@ type ContextBucket struct {
 	EffectiveTokS *Dist `json:"effective_tok_s"`
 	DecodeTokS    *Dist `json:"decode_tok_s"`
 	TTFTMs        *Dist `json:"ttft_ms"`
-	// Histograms hold the three, by metric name, so that shards merge
+	// Histograms hold the three, by name, so that shards merge
 	// (nil in files written before them).
 	Histograms map[string]EncodedHistogram `json:"histograms,omitempty"`
 }
@@ -231,9 +231,9 @@ type contextAcc struct {
 func newContextAcc() *contextAcc {
 	a := &contextAcc{n: make([]int, len(ContextDepths))}
 	for range ContextDepths {
-		a.eff = append(a.eff, MetricEffective.new())
-		a.dec = append(a.dec, MetricDecode.new())
-		a.ttft = append(a.ttft, MetricTTFT.new())
+		a.eff = append(a.eff, HistEffective.new())
+		a.dec = append(a.dec, HistDecode.new())
+		a.ttft = append(a.ttft, HistTTFT.new())
 	}
 	return a
 }
@@ -260,10 +260,10 @@ func (a *contextAcc) result() []ContextBucket {
 	var out []ContextBucket
 	for i, d := range ContextDepths {
 		b := ContextBucket{ContextDepth: d, Requests: a.n[i]}
-		b.EffectiveTokS = Summarize(MetricEffective, a.eff[i])
-		b.DecodeTokS = Summarize(MetricDecode, a.dec[i])
-		b.TTFTMs = Summarize(MetricTTFT, a.ttft[i])
-		b.Histograms = encodeAll(map[Metric]*hdrhistogram.Histogram{MetricEffective: a.eff[i], MetricDecode: a.dec[i], MetricTTFT: a.ttft[i]})
+		b.EffectiveTokS = Summarize(HistEffective, a.eff[i])
+		b.DecodeTokS = Summarize(HistDecode, a.dec[i])
+		b.TTFTMs = Summarize(HistTTFT, a.ttft[i])
+		b.Histograms = encodeAll(map[HistSpec]*hdrhistogram.Histogram{HistEffective: a.eff[i], HistDecode: a.dec[i], HistTTFT: a.ttft[i]})
 		out = append(out, b)
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/report"
+	"github.com/sixpin/sixpin/verdict"
 )
 
 // StatsFlags are the confidence-interval settings compare and gate share.
@@ -112,7 +113,7 @@ func compareRun(opts *CompareOptions) error {
 	if md {
 		write = report.WriteCompareMarkdown
 	}
-	c, err := report.Compare(ins, st)
+	c, err := verdict.Compare(ins, st)
 	if err != nil {
 		return badInput(err)
 	}
@@ -124,7 +125,7 @@ func compareRun(opts *CompareOptions) error {
 
 // compareSets compares set files point by point.
 func compareSets(opts *CompareOptions, sets []report.SetInput, st stats.Settings, md bool) error {
-	c, err := report.CompareSets(sets, st)
+	c, err := verdict.CompareSets(sets, st)
 	if err != nil {
 		return badInput(err)
 	}
@@ -171,5 +172,5 @@ func (opts *CompareOptions) refuseMismatch(c interface {
 		return nil
 	}
 	return badInput(fmt.Errorf("%w: their pins differ, so their figures measure different workloads (--allow-pin-mismatch compares anyway):\n%s",
-		report.ErrIncomparable, c.MismatchSummary()))
+		verdict.ErrIncomparable, c.MismatchSummary()))
 }

@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sixpin/sixpin/harness"
 	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/report"
+	"github.com/sixpin/sixpin/verdict"
 )
 
 // GateOptions are `sixpin gate`'s dependencies and flags.
@@ -116,16 +116,16 @@ func gateRun(opts *GateOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
-	rules := report.DefaultRules()
+	rules := verdict.DefaultRules()
 	if opts.Rules != "" {
-		if rules, err = report.LoadRules(opts.Rules); err != nil {
+		if rules, err = verdict.LoadRules(opts.Rules); err != nil {
 			return badInput(err)
 		}
 	}
 	if in.CurrentSet != nil {
 		return gateSets(opts, in.BaselineSets, *in.CurrentSet, rules, st)
 	}
-	g, err := report.GateRuns(in.Baseline, in.Current, rules, st)
+	g, err := verdict.GateRuns(in.Baseline, in.Current, rules, st)
 	if err != nil {
 		return badInput(err)
 	}
@@ -138,9 +138,9 @@ func gateRun(opts *GateOptions) error {
 	}
 	switch {
 	case !g.Comparable():
-		return badInput(fmt.Errorf("%w: %s", report.ErrIncomparable, strings.Join(g.Incomparable, "; ")))
+		return badInput(fmt.Errorf("%w: %s", verdict.ErrIncomparable, strings.Join(g.Incomparable, "; ")))
 	case len(g.Failed()) > 0:
-		return fmt.Errorf("gate: %w: %d of %d rules failed", harness.ErrRegression, len(g.Failed()), len(g.Checks))
+		return fmt.Errorf("gate: %w: %d of %d rules failed", verdict.ErrRegression, len(g.Failed()), len(g.Checks))
 	case !g.Passed():
 		return badInput(fmt.Errorf("gate: %d of %d rules could not be evaluated: the files lack what they need", len(g.NotEvaluated()), len(g.Checks)))
 	}
@@ -182,8 +182,8 @@ func baselinePaths(values []string, current string) ([]string, error) {
 }
 
 // gateSets gates a set against baseline sets point by point.
-func gateSets(opts *GateOptions, base []report.SetInput, cur report.SetInput, rules []report.Rule, st stats.Settings) error {
-	g, err := report.GateSets(strings.Join(opts.Baseline, ", "), base, cur, rules, st)
+func gateSets(opts *GateOptions, base []verdict.SetInput, cur verdict.SetInput, rules []verdict.Rule, st stats.Settings) error {
+	g, err := verdict.GateSets(strings.Join(opts.Baseline, ", "), base, cur, rules, st)
 	if err != nil {
 		return badInput(err)
 	}
@@ -196,9 +196,9 @@ func gateSets(opts *GateOptions, base []report.SetInput, cur report.SetInput, ru
 	}
 	switch failed := g.Failed(); {
 	case !g.Comparable():
-		return badInput(fmt.Errorf("%w: sets are not comparable point by point: %s", report.ErrIncomparable, strings.Join(g.IncomparableReasons(), "; ")))
+		return badInput(fmt.Errorf("%w: sets are not comparable point by point: %s", verdict.ErrIncomparable, strings.Join(g.IncomparableReasons(), "; ")))
 	case len(failed) > 0:
-		return fmt.Errorf("gate: %w: %d of %d points failed", harness.ErrRegression, len(failed), len(g.Points))
+		return fmt.Errorf("gate: %w: %d of %d points failed", verdict.ErrRegression, len(failed), len(g.Points))
 	case !g.Passed():
 		return badInput(fmt.Errorf("gate: not every point could be evaluated: the files lack what they need"))
 	}

@@ -32,7 +32,7 @@ type rule struct {
 }
 
 // rules are ARCHITECTURE.md's "never" list, in the order of the flow:
-// scenario → record → endpoint → runner → results → report, the harness
+// scenario → record → endpoint → runner → results → verdict → report, the harness
 // on top, cmd on top of that, the simulator apart. Every package has one
 // (TestEveryPackageHasARule); change them with that document.
 var rules = []rule{
@@ -53,6 +53,8 @@ var rules = []rule{
 		why: "results is data: the collector, windows, pins, merge, spill, the file; above the runner, it runs nothing"},
 	{from: "waterfall", only: []string{"results", "record", "scenario", "trace"},
 		why: "waterfall is data: the plan and the attribution; harness runs it, report words it"},
+	{from: "verdict", only: []string{"results", "record", "scenario", "trace"},
+		why: "verdict is data: comparison and gating, the registry of comparable figures; report words it"},
 	{from: "analyze", only: []string{"results", "record", "scenario", "trace"},
 		why: "analyze reads agent logs into data; report words it"},
 	{from: "profiles", not: []string{"sim", "runner", "harness", "report"},
@@ -234,6 +236,8 @@ func TestRulesRejectForbiddenArrows(t *testing.T) {
 		{"internal/h1": {"record"}},
 		{"report": {"profiles"}, "profiles": {"runner"}}, // through a chain
 		{"live": {"results"}},
+		{"verdict": {"report"}},
+		{"verdict": {"harness"}},
 	} {
 		if v := violations(g); len(v) == 0 {
 			t.Errorf("%v passes the rules", g)
@@ -243,7 +247,7 @@ func TestRulesRejectForbiddenArrows(t *testing.T) {
 		{"harness": {"sim"}}, {"cmd/sixpin": {"sim"}}, {"cmd/sixpin": {"harness"}, "harness": {"runner"}},
 		{"runner": {"record"}}, {"report": {"results"}}, {"sim": {"tokenizer"}}, {"sim": {"internal/numfmt"}},
 		{"results": {"scenario"}}, {"endpoint": {"record"}}, {"internal/strictyaml": {"internal/clip"}},
-		{"report": {"profiles"}, "profiles": {"endpoint"}},
+		{"report": {"profiles"}, "profiles": {"endpoint"}}, {"report": {"verdict"}}, {"verdict": {"results"}},
 	} {
 		if v := violations(g); len(v) > 0 {
 			t.Errorf("an allowed arrow is refused: %v", v)

@@ -1,4 +1,4 @@
-package report
+package verdict
 
 import (
 	"cmp"
@@ -144,12 +144,45 @@ func checkValidity(r Rule, current Sample) Check {
 	return c
 }
 
+// validityWhy explains the validity rule's outcome: why lists what is
+// wrong with the current runs (none: it passed).
+func validityWhy(several bool, why []string) string {
+	subject := "the current run is "
+	if several {
+		subject = "every current run is "
+		if len(why) > 0 {
+			subject = "current runs: "
+		}
+	}
+	if len(why) == 0 {
+		return subject + "valid and complete"
+	}
+	return subject + strings.Join(why, "; ")
+}
+
+// RelSpread is c's standard deviation between runs as a fraction of the
+// mean it is judged by (the baseline's for a relative rule, the current
+// runs' for an absolute one); NaN when it was not judged between runs.
+func (c Check) RelSpread() float64 {
+	if c.Runs == nil || !c.Between || math.IsNaN(c.Runs.SD) {
+		return math.NaN()
+	}
+	m := c.Current
+	if c.Rule.relative() {
+		m = c.Baseline
+	}
+	if m == 0 {
+		return math.NaN()
+	}
+	return c.Runs.SD / math.Abs(m)
+}
+
 // sampleValues reads rule r's figure from each run of s: the values of
 // the runs that have it, and why the others do not ("" when all do).
 func sampleValues(r Rule, s Sample, caches map[*results.Run]histCache) (vs []float64, missing string) {
 	var whys []string
 	for _, in := range s.Runs {
-		e, ok, why := r.fig.estimate(in.Run, caches[in.Run])
+		e, ok, why := r.ref.estimate(in.Run, caches[in.Run])
 		if !ok {
 			whys = append(whys, runNamed(in.Name, why, len(s.Runs) > 1))
 			continue
@@ -185,7 +218,7 @@ func checkBetween(r Rule, baseline, current Sample, caches map[*results.Run]hist
 		// One current run: its own interval bounds it (the baseline's
 		// spread says nothing about another build's).
 		in := current.Runs[0]
-		e, _, _ := r.fig.estimate(in.Run, caches[in.Run])
+		e, _, _ := r.ref.estimate(in.Run, caches[in.Run])
 		if missingData(e.NoInterval) {
 			c.Status, c.Why = NotEvaluated, e.NoInterval+": its significance cannot be judged"
 			return c
@@ -224,61 +257,4 @@ func checkBetween(r Rule, baseline, current Sample, caches map[*results.Run]hist
 	}
 	settle(&c, noInterval)
 	return c
-}
-
-// GateInput is what gate judges, sorted from the files it was given:
-// samples of runs (Baseline and Current), or sets gated point by point
-// (BaselineSets and CurrentSet).
-type GateInput struct {
-	Baseline, Current Sample
-	BaselineSets      []SetInput
-	CurrentSet        *SetInput
-}
-
-// SortGateFiles sorts the files given to gate: baseline, named baseName,
-// and current. Results files and repeat sets are samples of runs — every
-// baseline file's runs form the baseline sample, a repeat set's runs are
-// named FILE#seed=N — so several reruns, or a --repeat set, are one
-// baseline. Sweeps and bake-offs are gated point by point, and then every
-// file must be a set (several baseline sets give several runs at each
-// point). Waterfalls are refused.
-func SortGateFiles(baseName string, baseline []File, current File) (GateInput, error) {
-	var in GateInput
-	all := append(append([]File(nil), baseline...), current)
-	var run, set *File
-	for i, f := range all {
-		switch {
-		case f.Waterfall != nil:
-			return in, fmt.Errorf("%s is a waterfall: gate takes results and set files (`sixpin report` renders a waterfall)", f.Name)
-		case f.Set == nil:
-			run = &all[i]
-		case f.Set.Kind != results.SetRepeat:
-			set = &all[i]
-		}
-	}
-	if set != nil {
-		if run != nil {
-			return in, fmt.Errorf("%s is a set of runs and %s one run: gate sets with sets, results files with results files", set.Name, run.Name)
-		}
-		for _, f := range baseline {
-			in.BaselineSets = append(in.BaselineSets, SetInput{Name: f.Name, Set: f.Set})
-		}
-		in.CurrentSet = &SetInput{Name: current.Name, Set: current.Set}
-		return in, nil
-	}
-	in.Baseline.Name = baseName
-	for _, f := range baseline {
-		in.Baseline.Runs = append(in.Baseline.Runs, fileRuns(f)...)
-	}
-	in.Current = Sample{Name: current.Name, Runs: fileRuns(current)}
-	return in, nil
-}
-
-// fileRuns are a results file's run, or a repeat set's runs named
-// FILE#seed=N.
-func fileRuns(f File) []Input {
-	if f.Set == nil {
-		return []Input{{Name: f.Name, Run: f.Run}}
-	}
-	return pointInputs(SetInput{Name: f.Name, Set: f.Set})
 }

@@ -1,4 +1,4 @@
-package report
+package verdict
 
 import (
 	"fmt"
@@ -77,8 +77,8 @@ func PinMismatches(a, b *results.Run, st stats.Settings) []Mismatch {
 	}
 
 	// 2, 3 prompt and output
-	ms = append(ms, tokensMismatch("prompt", pa.Prompt.Declared, pb.Prompt.Declared, a, b, results.MetricPrompt, st)...)
-	ms = append(ms, tokensMismatch("output", pa.Output.Declared.TokensDeclared, pb.Output.Declared.TokensDeclared, a, b, results.MetricOutput, st)...)
+	ms = append(ms, tokensMismatch("prompt", pa.Prompt.Declared, pb.Prompt.Declared, a, b, results.HistPrompt, st)...)
+	ms = append(ms, tokensMismatch("output", pa.Output.Declared.TokensDeclared, pb.Output.Declared.TokensDeclared, a, b, results.HistOutput, st)...)
 	if pa.Output.Declared.Exact != pb.Output.Declared.Exact {
 		add("output exact", fmt.Sprint(pa.Output.Declared.Exact), fmt.Sprint(pb.Output.Declared.Exact))
 	}
@@ -87,7 +87,7 @@ func PinMismatches(a, b *results.Run, st stats.Settings) []Mismatch {
 	ca, cb := pa.Concurrency.Declared, pb.Concurrency.Declared
 	switch {
 	case ca.Mode != cb.Mode || ca.Sessions != cb.Sessions:
-		add("concurrency", declaredConcurrency(ca), declaredConcurrency(cb))
+		add("concurrency", scenario.ConcurrencyWords(ca), scenario.ConcurrencyWords(cb))
 	case ca.Mode == "closed":
 		if ca.Streams != cb.Streams {
 			add("concurrency", fmt.Sprint(ca.Streams), fmt.Sprint(cb.Streams))
@@ -97,7 +97,7 @@ func PinMismatches(a, b *results.Run, st stats.Settings) []Mismatch {
 			add("concurrency rate", numfmt.Plain(ca.RateRPS)+" req/s", numfmt.Plain(cb.RateRPS)+" req/s")
 		}
 		if ca.Arrival != cb.Arrival || !same(ca.Burstiness, cb.Burstiness) {
-			add("concurrency arrival", arrivalWords(ca), arrivalWords(cb))
+			add("concurrency arrival", scenario.ArrivalWords(ca), scenario.ArrivalWords(cb))
 		}
 		if ca.MaxInFlight != cb.MaxInFlight {
 			add("concurrency max_in_flight", intOrNone(ca.MaxInFlight), intOrNone(cb.MaxInFlight))
@@ -118,14 +118,14 @@ func PinMismatches(a, b *results.Run, st stats.Settings) []Mismatch {
 	if ka.Batching != kb.Batching {
 		add("kv_cache batching", orNone(ka.Batching), orNone(kb.Batching))
 	}
-	if boolLabel(ka.PrefixCaching) != boolLabel(kb.PrefixCaching) {
-		add("kv_cache prefix_caching", boolLabel(ka.PrefixCaching), boolLabel(kb.PrefixCaching))
+	if scenario.SwitchWords(ka.PrefixCaching) != scenario.SwitchWords(kb.PrefixCaching) {
+		add("kv_cache prefix_caching", scenario.SwitchWords(ka.PrefixCaching), scenario.SwitchWords(kb.PrefixCaching))
 	}
 
 	// 6 mix
 	xa, xb := pa.Mix.Declared, pb.Mix.Declared
-	if classesLabel(xa.Classes) != classesLabel(xb.Classes) {
-		add("mix classes", classesLabel(xa.Classes), classesLabel(xb.Classes))
+	if scenario.ClassesWords(xa.Classes) != scenario.ClassesWords(xb.Classes) {
+		add("mix classes", scenario.ClassesWords(xa.Classes), scenario.ClassesWords(xb.Classes))
 	}
 	if pctOff(xa.InputOutputRatio, xb.InputOutputRatio) > MixTolPct {
 		add("mix ratio", numfmt.Sig(xa.InputOutputRatio), numfmt.Sig(xb.InputOutputRatio))
@@ -139,12 +139,12 @@ func PinMismatches(a, b *results.Run, st stats.Settings) []Mismatch {
 // (equal when described alike, else their bounds and means within the
 // tolerance), then the observed medians: they differ when their intervals,
 // each widened by the tolerance, do not overlap.
-func tokensMismatch(pin string, da, db scenario.TokensDeclared, a, b *results.Run, m results.Metric, st stats.Settings) []Mismatch {
+func tokensMismatch(pin string, da, db scenario.TokensDeclared, a, b *results.Run, m results.HistSpec, st stats.Settings) []Mismatch {
 	var ms []Mismatch
 	tol := max(da.TolerancePct, db.TolerancePct)
 	if da.Dist != db.Dist && (pctOff(da.Min, db.Min) > tol || pctOff(da.Max, db.Max) > tol || pctOff(da.Mean, db.Mean) > tol) {
 		da.Tokenizer, db.Tokenizer = "", "" // how prompts were built is not the workload
-		ms = append(ms, Mismatch{pin, declaredTokens(da), declaredTokens(db)})
+		ms = append(ms, Mismatch{pin, scenario.TokensWords(da), scenario.TokensWords(db)})
 	}
 	ea, oka := observedMedian(a, m)
 	eb, okb := observedMedian(b, m)
@@ -167,13 +167,13 @@ func tokensMismatch(pin string, da, db scenario.TokensDeclared, a, b *results.Ru
 
 // observedMedian is the median token count of the run's successful
 // requests, from the whole-run histogram (else the pin's summary).
-func observedMedian(run *results.Run, m results.Metric) (stats.Estimate, bool) {
+func observedMedian(run *results.Run, m results.HistSpec) (stats.Estimate, bool) {
 	hc := histCache{}
 	if h, err := hc.get(run, results.WindowAll, m.Name); err == nil && h != nil && h.TotalCount() > 0 {
 		return stats.HistQuantile(h, 50, m.Scale), true
 	}
 	var obs results.TokensObserved
-	if m.Name == results.MetricPrompt.Name {
+	if m.Name == results.HistPrompt.Name {
 		obs = run.Pins.Prompt.Observed
 	} else {
 		obs = run.Pins.Output.Observed
@@ -214,4 +214,12 @@ func floatOrNone(v float64) string {
 		return "not declared"
 	}
 	return numfmt.Plain(v)
+}
+
+// orNone is s, or "not declared".
+func orNone(s string) string {
+	if s == "" {
+		return "not declared"
+	}
+	return s
 }

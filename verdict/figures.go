@@ -1,4 +1,4 @@
-package report
+package verdict
 
 import (
 	"fmt"
@@ -23,52 +23,80 @@ const (
 	HigherIsBetter
 )
 
-// metric is one figure sixpin can compare across runs: a distribution
-// (read at a statistic: p50, p99, mean) or a window or run scalar.
-type metric struct {
-	// Key is the name in rules and CSV columns (ttft_ms, aggregate_output_tok_s).
+// Figure is one quantity sixpin can compare across runs, as the registry
+// below knows it: a distribution (read at a statistic: p50, p99, mean), a
+// window scalar, or a whole-run figure. Its values are in Unit (a
+// fraction 0–1 when Fraction).
+type Figure struct {
+	// Key is the name in rules and CSV columns (ttft_ms, aggregate_output_tok_s,
+	// errors.rate).
 	Key string
 	// Label is how reports name it; Unit is its unit ("" for none, "%" for
-	// fractions shown as percentages).
+	// fractions shown as percentages, "ms", "tok/s", "$").
 	Label  string
 	Unit   string
 	Better Direction
-	// Hist is the histogram behind a distribution metric (zero otherwise).
-	Hist results.Metric
+	// Hist is the histogram behind a distribution (zero otherwise).
+	Hist results.HistSpec
 	dist func(*results.Window) *results.Dist
 	// scalar reads a window figure with its sampling model.
 	scalar func(run *results.Run, w *results.Window, window string) (stats.Estimate, bool)
+	// run reads a whole-run figure with its sampling model.
+	run func(run *results.Run) (stats.Estimate, bool)
 	// Fraction is true for shares (error rate): values are 0–1, shown as %.
 	Fraction bool
 	// Integer is true for counts.
 	Integer bool
 }
 
-// isDist reports whether m is read at a statistic.
-func (m metric) isDist() bool { return m.dist != nil }
+// IsDist reports whether f is a distribution, read at a statistic.
+func (f Figure) IsDist() bool { return f.dist != nil }
 
-// distMetrics are the per-request and per-stream distributions (DESIGN §2).
-var distMetrics = []metric{
-	{Key: "ttft_ms", Label: "TTFT", Unit: "ms", Better: LowerIsBetter, Hist: results.MetricTTFT,
+// Dist returns the distribution's summary in window w, in f's unit; nil
+// when f is not a distribution or w has no value of it.
+func (f Figure) Dist(w *results.Window) *results.Dist {
+	if f.dist == nil {
+		return nil
+	}
+	return f.dist(w)
+}
+
+// FigureOf looks a figure up by its key: a distribution (ttft_ms), a
+// window scalar (aggregate_output_tok_s) or a whole-run figure
+// (errors.rate).
+func FigureOf(key string) (Figure, bool) {
+	for _, fs := range [][]Figure{distFigures, windowFigures, runFigures} {
+		for _, f := range fs {
+			if f.Key == key {
+				return f, true
+			}
+		}
+	}
+	return Figure{}, false
+}
+
+// distFigures are the per-request and per-stream distributions (DESIGN §2).
+var distFigures = []Figure{
+	{Key: "ttft_ms", Label: "TTFT", Unit: "ms", Better: LowerIsBetter, Hist: results.HistTTFT,
 		dist: func(w *results.Window) *results.Dist { return w.TTFTMs }},
-	{Key: "itl_ms", Label: "ITL", Unit: "ms", Better: LowerIsBetter, Hist: results.MetricITL,
+	{Key: "itl_ms", Label: "ITL", Unit: "ms", Better: LowerIsBetter, Hist: results.HistITL,
 		dist: func(w *results.Window) *results.Dist { return w.ITLMs }},
-	{Key: "tpot_ms", Label: "TPOT", Unit: "ms", Better: LowerIsBetter, Hist: results.MetricTPOT,
+	{Key: "tpot_ms", Label: "TPOT", Unit: "ms", Better: LowerIsBetter, Hist: results.HistTPOT,
 		dist: func(w *results.Window) *results.Dist { return w.TPOTMs }},
-	{Key: "e2e_ms", Label: "E2E", Unit: "ms", Better: LowerIsBetter, Hist: results.MetricE2E,
+	{Key: "e2e_ms", Label: "E2E", Unit: "ms", Better: LowerIsBetter, Hist: results.HistE2E,
 		dist: func(w *results.Window) *results.Dist { return w.E2EMs }},
-	{Key: "decode_tok_s", Label: "decode tok/s per stream", Unit: "tok/s", Better: HigherIsBetter, Hist: results.MetricDecode,
+	{Key: "decode_tok_s", Label: "decode tok/s per stream", Unit: "tok/s", Better: HigherIsBetter, Hist: results.HistDecode,
 		dist: func(w *results.Window) *results.Dist { return w.DecodeTokS }},
-	{Key: "effective_tok_s", Label: "effective tok/s per stream", Unit: "tok/s", Better: HigherIsBetter, Hist: results.MetricEffective,
+	{Key: "effective_tok_s", Label: "effective tok/s per stream", Unit: "tok/s", Better: HigherIsBetter, Hist: results.HistEffective,
 		dist: func(w *results.Window) *results.Dist { return w.EffectiveTokS }},
-	{Key: "ttft_answer_ms", Label: "TTFT answer", Unit: "ms", Better: LowerIsBetter, Hist: results.MetricTTFTAnswer,
+	{Key: "ttft_answer_ms", Label: "TTFT answer", Unit: "ms", Better: LowerIsBetter, Hist: results.HistTTFTAnswer,
 		dist: func(w *results.Window) *results.Dist { return w.TTFTAnswerMs }},
-	{Key: "schedule_lag_ms", Label: "schedule lag", Unit: "ms", Better: LowerIsBetter, Hist: results.MetricLag,
+	{Key: "schedule_lag_ms", Label: "schedule lag", Unit: "ms", Better: LowerIsBetter, Hist: results.HistLag,
 		dist: func(w *results.Window) *results.Dist { return w.ScheduleLagMs }},
 }
 
-// scalarMetrics are window figures.
-var scalarMetrics = []metric{
+// windowFigures are one figure per window.
+var windowFigures = []Figure{
 	{Key: "aggregate_output_tok_s", Label: "aggregate output tok/s (all streams)", Unit: "tok/s", Better: HigherIsBetter,
 		scalar: func(run *results.Run, w *results.Window, _ string) (stats.Estimate, bool) {
 			return seriesEstimate(run, w, w.AggregateOutputTokS, false), true
@@ -118,13 +146,10 @@ var scalarMetrics = []metric{
 		}},
 }
 
-// runMetrics are whole-run figures, named "GROUP.KEY" in rules.
-var runMetrics = []struct {
-	metric
-	get func(run *results.Run) (stats.Estimate, bool)
-}{
-	{metric{Key: "errors.rate", Label: "error rate (whole run, interrupts excluded)", Unit: "%", Fraction: true, Better: LowerIsBetter},
-		func(run *results.Run) (stats.Estimate, bool) {
+// runFigures are whole-run figures, named "GROUP.KEY" in rules.
+var runFigures = []Figure{
+	{Key: "errors.rate", Label: "error rate (whole run, interrupts excluded)", Unit: "%", Fraction: true, Better: LowerIsBetter,
+		run: func(run *results.Run) (stats.Estimate, bool) {
 			e := run.Errors
 			cut := e.ByClass[string(record.ErrInterrupted)]
 			n := e.Requests - cut
@@ -133,15 +158,15 @@ var runMetrics = []struct {
 			}
 			return stats.Proportion(e.Failed-cut, n, 1), true
 		}},
-	{metric{Key: "cost.per_m_output_tokens_usd", Label: "cost per million output tokens", Unit: "$", Better: LowerIsBetter},
-		func(run *results.Run) (stats.Estimate, bool) {
+	{Key: "cost.per_m_output_tokens_usd", Label: "cost per million output tokens", Unit: "$", Better: LowerIsBetter,
+		run: func(run *results.Run) (stats.Estimate, bool) {
 			if run.Cost == nil || run.Cost.PerMOutputTokensUSD == 0 {
 				return stats.Estimate{}, false
 			}
 			return stats.Estimate{Value: run.Cost.PerMOutputTokensUSD, Exact: true}, true
 		}},
-	{metric{Key: "cost.per_hour_usd", Label: "cost per hour at this pace", Unit: "$", Better: LowerIsBetter},
-		func(run *results.Run) (stats.Estimate, bool) {
+	{Key: "cost.per_hour_usd", Label: "cost per hour at this pace", Unit: "$", Better: LowerIsBetter,
+		run: func(run *results.Run) (stats.Estimate, bool) {
 			if run.Cost == nil || run.Cost.PerHourUSD == 0 {
 				return stats.Estimate{}, false
 			}
@@ -149,7 +174,7 @@ var runMetrics = []struct {
 		}},
 }
 
-// distStats are the statistics a distribution metric is read at, with
+// distStats are the statistics a distribution is read at, with
 // their percentile (0–100); mean is -1, min and max are not gate-able.
 var distStats = []struct {
 	Key        string
@@ -167,7 +192,9 @@ func statPercentile(stat string) (float64, bool) {
 	return 0, false
 }
 
-func statOf(d *results.Dist, stat string) float64 {
+// StatOf reads statistic stat of d, in d's unit: p10, p50, p90, p95,
+// p99, p99_9, mean, min or max (NaN for another).
+func StatOf(d *results.Dist, stat string) float64 {
 	switch stat {
 	case "p10":
 		return d.P10
@@ -208,21 +235,20 @@ func windowSlots(run *results.Run, w *results.Window) (tokens, inFlight []float6
 	return tokens, inFlight
 }
 
-// figureRef names one figure: WINDOW.METRIC[.STAT], or a whole-run
-// GROUP.KEY (errors.rate).
-type figureRef struct {
+// FigureRef names one figure of a run: WINDOW.METRIC[.STAT]
+// (steady.ttft_ms.p99), or a whole-run GROUP.KEY (errors.rate).
+type FigureRef struct {
 	Window string // "" for whole-run figures
-	Metric metric
-	Stat   string // for distributions
-	run    func(*results.Run) (stats.Estimate, bool)
+	Figure Figure
+	Stat   string // for distributions: p50, p99, p99_9, mean …
 }
 
 // Key returns the reference as written in rules.
-func (f figureRef) Key() string {
+func (f FigureRef) Key() string {
 	if f.Window == "" {
-		return f.Metric.Key
+		return f.Figure.Key
 	}
-	s := f.Window + "." + f.Metric.Key
+	s := f.Window + "." + f.Figure.Key
 	if f.Stat != "" {
 		s += "." + f.Stat
 	}
@@ -230,16 +256,16 @@ func (f figureRef) Key() string {
 }
 
 // shortLabel names the figure within its window: "TTFT p99".
-func (f figureRef) shortLabel() string {
+func (f FigureRef) shortLabel() string {
 	if f.Stat != "" {
-		return f.Metric.Label + " " + f.Stat
+		return f.Figure.Label + " " + f.Stat
 	}
-	return f.Metric.Label
+	return f.Figure.Label
 }
 
 // Label names the figure for people: "steady TTFT p99".
-func (f figureRef) Label() string {
-	s := f.Metric.Label
+func (f FigureRef) Label() string {
+	s := f.Figure.Label
 	if f.Stat != "" {
 		s += " " + f.Stat
 	}
@@ -249,24 +275,26 @@ func (f figureRef) Label() string {
 	return s
 }
 
-// parseFigure parses a figure reference.
-func parseFigure(key string) (figureRef, error) {
-	for _, m := range runMetrics {
-		if key == m.Key {
-			return figureRef{Metric: m.metric, run: m.get}, nil
+// ParseFigure parses a figure reference as rules write it
+// (steady.ttft_ms.p99, errors.rate); the error names what is wrong with
+// it, in the words a rules file's errors use.
+func ParseFigure(key string) (FigureRef, error) {
+	for _, f := range runFigures {
+		if key == f.Key {
+			return FigureRef{Figure: f}, nil
 		}
 	}
 	parts := strings.Split(key, ".")
 	if len(parts) < 2 || len(parts) > 3 {
-		return figureRef{}, fmt.Errorf("want WINDOW.METRIC or WINDOW.METRIC.STAT (steady.ttft_ms.p99) or %s", runKeys())
+		return FigureRef{}, fmt.Errorf("want WINDOW.METRIC or WINDOW.METRIC.STAT (steady.ttft_ms.p99) or %s", runKeys())
 	}
 	if !slices.Contains(results.WindowNames, parts[0]) {
-		return figureRef{}, fmt.Errorf("unknown window %q (want one of %s)", parts[0], strings.Join(results.WindowNames, ", "))
+		return FigureRef{}, fmt.Errorf("unknown window %q (want one of %s)", parts[0], strings.Join(results.WindowNames, ", "))
 	}
-	f := figureRef{Window: parts[0]}
-	for _, m := range distMetrics {
+	f := FigureRef{Window: parts[0]}
+	for _, m := range distFigures {
 		if m.Key == parts[1] {
-			f.Metric = m
+			f.Figure = m
 			if len(parts) != 3 {
 				return f, fmt.Errorf("%s is a distribution: name a statistic, e.g. %s.%s.p99 (one of %s)", m.Key, parts[0], m.Key, statKeys())
 			}
@@ -277,18 +305,19 @@ func parseFigure(key string) (figureRef, error) {
 			return f, nil
 		}
 	}
-	for _, m := range scalarMetrics {
+	for _, m := range windowFigures {
 		if m.Key == parts[1] {
-			f.Metric = m
+			f.Figure = m
 			if len(parts) == 3 {
 				return f, fmt.Errorf("%s is one figure per window: no statistic after it", m.Key)
 			}
 			return f, nil
 		}
 	}
-	return f, fmt.Errorf("unknown metric %q (want one of %s)", parts[1], metricKeys())
+	return f, fmt.Errorf("unknown metric %q (want one of %s)", parts[1], windowKeys())
 }
 
+// statKeys lists the statistics, for errors.
 func statKeys() string {
 	var ks []string
 	for _, s := range distStats {
@@ -297,20 +326,22 @@ func statKeys() string {
 	return strings.Join(ks, ", ")
 }
 
-func metricKeys() string {
+// windowKeys lists the figures of a window, for errors.
+func windowKeys() string {
 	var ks []string
-	for _, m := range distMetrics {
+	for _, m := range distFigures {
 		ks = append(ks, m.Key)
 	}
-	for _, m := range scalarMetrics {
+	for _, m := range windowFigures {
 		ks = append(ks, m.Key)
 	}
 	return strings.Join(ks, ", ")
 }
 
+// runKeys lists the whole-run figures, for errors.
 func runKeys() string {
 	var ks []string
-	for _, m := range runMetrics {
+	for _, m := range runFigures {
 		ks = append(ks, m.Key)
 	}
 	return strings.Join(ks, ", ")
@@ -338,11 +369,19 @@ func seriesEstimate(run *results.Run, w *results.Window, value float64, perStrea
 // histCache decodes each histogram of a run once.
 type histCache map[string]*hdrhistogram.Histogram
 
-// estimate reads f from run. ok is false when the run has no such figure
-// (no window, no successful request, no SLO); why then says so.
-func (f figureRef) estimate(run *results.Run, hc histCache) (e stats.Estimate, ok bool, why string) {
-	if f.run != nil {
-		e, ok = f.run(run)
+// Estimate reads f from run: its value in the figure's unit (a fraction
+// 0–1 for Fraction figures) with the sampling model its interval is
+// drawn from (stats.Settings.Interval). ok is false when the run has no
+// such figure (no window, no successful request, no SLO); why then says
+// so. Each call decodes the histogram it reads.
+func (f FigureRef) Estimate(run *results.Run) (e stats.Estimate, ok bool, why string) {
+	return f.estimate(run, histCache{})
+}
+
+// estimate is Estimate with the run's histograms decoded once in hc.
+func (f FigureRef) estimate(run *results.Run, hc histCache) (e stats.Estimate, ok bool, why string) {
+	if f.Figure.run != nil {
+		e, ok = f.Figure.run(run)
 		if !ok {
 			return e, false, "not in this run"
 		}
@@ -352,33 +391,35 @@ func (f figureRef) estimate(run *results.Run, hc histCache) (e stats.Estimate, o
 	if w == nil {
 		return e, false, "no " + f.Window + " window"
 	}
-	if !f.Metric.isDist() {
-		e, ok = f.Metric.scalar(run, w, f.Window)
+	if !f.Figure.IsDist() {
+		e, ok = f.Figure.scalar(run, w, f.Window)
 		if !ok {
 			return e, false, "not measured in the " + f.Window + " window"
 		}
 		return e, true, ""
 	}
-	d := f.Metric.dist(w)
+	d := f.Figure.dist(w)
 	if d == nil {
 		return e, false, "no successful request in the " + f.Window + " window"
 	}
 	p, _ := statPercentile(f.Stat)
-	h, err := hc.get(run, f.Window, f.Metric.Hist.Name)
+	h, err := hc.get(run, f.Window, f.Figure.Hist.Name)
 	if err != nil || h == nil || p < -1 {
 		// No histogram (or min/max): the summary's value, without interval.
-		e = stats.Estimate{Value: statOf(d, f.Stat), NoInterval: noHistogram}
+		e = stats.Estimate{Value: StatOf(d, f.Stat), NoInterval: noHistogram}
 		if p < -1 {
 			e.NoInterval = "an extreme has no interval"
 		}
 		return e, true, ""
 	}
 	if p == -1 {
-		return stats.HistMean(h, f.Metric.Hist.Scale), true, ""
+		return stats.HistMean(h, f.Figure.Hist.Scale), true, ""
 	}
-	return stats.HistQuantile(h, p, f.Metric.Hist.Scale), true, ""
+	return stats.HistQuantile(h, p, f.Figure.Hist.Scale), true, ""
 }
 
+// get returns run's histogram name in window, decoded once; nil when the
+// file holds none.
 func (hc histCache) get(run *results.Run, window, name string) (*hdrhistogram.Histogram, error) {
 	key := window + "/" + name
 	if h, ok := hc[key]; ok {

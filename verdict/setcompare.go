@@ -1,20 +1,12 @@
-package report
+package verdict
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
-	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/results"
 )
-
-// incomparable is an error that errors.Is reports as ErrIncomparable.
-type incomparable string
-
-func (e incomparable) Error() string        { return string(e) }
-func (e incomparable) Is(target error) bool { return target == ErrIncomparable }
 
 // kindName is a set's kind with its article: "a sweep", "a repeat", "a
 // bake-off".
@@ -134,50 +126,4 @@ func (sc *SetComparison) MismatchSummary() string {
 		}
 	}
 	return strings.Join(parts, "\n")
-}
-
-// setsWords is "2 sweeps", "2 sets of repeats", "3 bake-offs".
-func setsWords(sc *SetComparison) string {
-	n := len(sc.Sets)
-	switch sc.Sets[0].Set.Kind {
-	case results.SetSweep:
-		return numfmt.Count(n, "sweep", "")
-	case results.SetBakeoff:
-		return numfmt.Count(n, "bake-off", "")
-	}
-	return numfmt.Count(n, "set of repeats", "sets of repeats")
-}
-
-// WriteSetCompareText writes sc as text: the sets, then each point's
-// comparison as WriteCompareText writes one.
-func WriteSetCompareText(w io.Writer, sc *SetComparison) error {
-	p := &numfmt.Printer{W: w}
-	p.F("sixpin compare — %s, point by point, each against A; changes with %s intervals (%s resamples, seed %d)\n",
-		setsWords(sc), pct(sc.Stats.Confidence), group(float64(sc.Stats.Resamples)), sc.Stats.Seed)
-	for i, s := range sc.Sets {
-		p.F("  %s  %s\n", letter(i), s.Name)
-	}
-	for _, pc := range sc.Points {
-		p.F("\n══ %s ══\n", pc.Point.Label)
-		writeCompareTextBody(p, pc.Comparison)
-	}
-	writeCompareTextKey(p, sc.Stats)
-	return p.Err
-}
-
-// WriteSetCompareMarkdown writes sc as Markdown: a section per point.
-func WriteSetCompareMarkdown(w io.Writer, sc *SetComparison) error {
-	p := &numfmt.Printer{W: w}
-	p.F("# sixpin compare: %s, point by point\n\n", setsWords(sc))
-	p.F("Each set's point against the same point of **A**; changes with %s confidence intervals (%s resamples, seed %d).\n\n",
-		pct(sc.Stats.Confidence), group(float64(sc.Stats.Resamples)), sc.Stats.Seed)
-	for i, s := range sc.Sets {
-		p.F("- **%s**: `%s`\n", letter(i), s.Name)
-	}
-	for _, pc := range sc.Points {
-		p.F("\n## %s\n\n", pc.Point.Label)
-		writeCompareMarkdownBody(p, pc.Comparison)
-	}
-	writeCompareMarkdownKey(p, sc.Stats)
-	return p.Err
 }

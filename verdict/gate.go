@@ -1,9 +1,8 @@
-package report
+package verdict
 
 import (
 	"bytes"
 	"cmp"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -86,8 +85,11 @@ type Rule struct {
 	Limit float64
 	// Source says where the rule came from: "gates.yaml:3:1" or "default".
 	Source string
-	fig    figureRef
+	ref    FigureRef
 }
+
+// Ref is the figure the rule bounds (zero for the validity rule).
+func (r Rule) Ref() FigureRef { return r.ref }
 
 // Tolerance formats the rule's bound: "max_increase 10%", "max 1%".
 func (r Rule) Tolerance() string {
@@ -97,12 +99,12 @@ func (r Rule) Tolerance() string {
 	case MaxIncrease, MaxDecrease:
 		return r.Kind + " " + trimPercent(r.Limit) + "%"
 	}
-	if r.fig.Metric.Fraction {
+	if r.ref.Figure.Fraction {
 		return r.Kind + " " + trimPercent(r.Limit) + "%"
 	}
 	s := r.Kind + " " + trimFloat(r.Limit)
-	if r.fig.Metric.Unit != "" {
-		s += " " + r.fig.Metric.Unit
+	if r.ref.Figure.Unit != "" {
+		s += " " + r.ref.Figure.Unit
 	}
 	return s
 }
@@ -123,12 +125,12 @@ func NewRule(key, kind string, limit float64) (Rule, error) {
 	if kind == Validity {
 		return Rule{Key: Validity, Kind: Validity, Source: "default"}, nil
 	}
-	f, err := parseFigure(key)
+	f, err := ParseFigure(key)
 	if err != nil {
 		return Rule{}, err
 	}
-	r := Rule{Key: key, Kind: kind, Limit: limit, Source: "default", fig: f}
-	if f.Metric.isDist() && (f.Stat == "min" || f.Stat == "max") {
+	r := Rule{Key: key, Kind: kind, Limit: limit, Source: "default", ref: f}
+	if f.Figure.IsDist() && (f.Stat == "min" || f.Stat == "max") {
 		return r, fmt.Errorf("%s has no confidence interval: gate on a percentile (p99, p99_9) instead", f.Stat)
 	}
 	if limit < 0 {
@@ -136,19 +138,19 @@ func NewRule(key, kind string, limit float64) (Rule, error) {
 	}
 	switch kind {
 	case MaxIncrease:
-		if f.Metric.Better == HigherIsBetter {
-			return r, fmt.Errorf("max_increase bounds a figure where lower is better; %s is better higher: use max_decrease", f.Metric.Key)
+		if f.Figure.Better == HigherIsBetter {
+			return r, fmt.Errorf("max_increase bounds a figure where lower is better; %s is better higher: use max_decrease", f.Figure.Key)
 		}
 	case MaxDecrease:
-		if f.Metric.Better == LowerIsBetter {
-			return r, fmt.Errorf("max_decrease bounds a figure where higher is better; %s is better lower: use max_increase", f.Metric.Key)
+		if f.Figure.Better == LowerIsBetter {
+			return r, fmt.Errorf("max_decrease bounds a figure where higher is better; %s is better lower: use max_increase", f.Figure.Key)
 		}
 		if limit > 1 {
 			return r, fmt.Errorf("max_decrease: must be at most 100%% (got %s%%)", trimPercent(limit))
 		}
 	case MaxValue, MinValue:
-		if f.Metric.Fraction && limit > 1 {
-			return r, fmt.Errorf("%s: %s is a fraction: write 1%% or 0.01 (got %s)", kind, f.Metric.Key, trimFloat(limit))
+		if f.Figure.Fraction && limit > 1 {
+			return r, fmt.Errorf("%s: %s is a fraction: write 1%% or 0.01 (got %s)", kind, f.Figure.Key, trimFloat(limit))
 		}
 	default:
 		return r, fmt.Errorf("unknown rule kind %q", kind)
@@ -196,7 +198,7 @@ func DefaultRules() []Rule {
 	for i, d := range defs {
 		r, err := NewRule(d.key, d.kind, d.limit)
 		if err != nil {
-			panic("report: bad default rule " + d.key + ": " + err.Error())
+			panic("verdict: bad default rule " + d.key + ": " + err.Error())
 		}
 		rules[i] = r
 	}
@@ -246,7 +248,7 @@ func ParseRules(file string, data []byte) ([]Rule, error) {
 			place(key, "validity always applies: no rule needed")
 			continue
 		}
-		if _, err := parseFigure(key); err != nil {
+		if _, err := ParseFigure(key); err != nil {
 			place(key, "%v", err)
 			continue
 		}
@@ -263,17 +265,17 @@ func ParseRules(file string, data []byte) ([]Rule, error) {
 			n++
 			field := key + "." + bd.kind
 			relative := bd.kind == MaxIncrease || bd.kind == MaxDecrease
-			f, _ := parseFigure(key)
+			f, _ := ParseFigure(key)
 			switch {
 			case relative && !bd.a.Percent:
 				place(field, "must be a percentage like \"10%%\" (got %s): the change allowed relative to the baseline", bd.a)
 				continue
-			case !relative && bd.a.Percent && !f.Metric.Fraction:
-				unit := f.Metric.Unit
+			case !relative && bd.a.Percent && !f.Figure.Fraction:
+				unit := f.Figure.Unit
 				if unit == "" {
 					unit = "a count"
 				}
-				place(field, "%s is in %s, not a percentage (for a change relative to the baseline use max_increase or max_decrease)", f.Metric.Key, unit)
+				place(field, "%s is in %s, not a percentage (for a change relative to the baseline use max_increase or max_decrease)", f.Figure.Key, unit)
 				continue
 			}
 			r, err := NewRule(key, bd.kind, bd.a.Value)
@@ -321,15 +323,16 @@ const (
 type Check struct {
 	Rule   Rule
 	Status Status
-	// Baseline and Current are the figure in each side: the run's value,
-	// or the mean of a side's runs (HasBaseline and HasCurrent false when
-	// the side lacks it).
+	// Baseline and Current are the figure in each side, in its unit
+	// (Rule.Ref().Figure.Unit; a fraction 0–1 for Fraction figures): the
+	// run's value, or the mean of a side's runs (HasBaseline and
+	// HasCurrent false when the side lacks it).
 	Baseline, Current       float64
 	HasBaseline, HasCurrent bool
-	// Change is Current / Baseline − 1 (relative rules).
+	// Change is Current / Baseline − 1, a fraction (relative rules).
 	Change float64
-	// Interval is the confidence interval of Change for relative rules, of
-	// Current for absolute ones.
+	// Interval is the confidence interval of Change for relative rules (a
+	// fraction), of Current for absolute ones (in the figure's unit).
 	Interval stats.Interval
 	// Beyond is true when the point value breaks the bound; Significant
 	// when the interval lies wholly beyond no change (relative) or the
@@ -340,7 +343,8 @@ type Check struct {
 	// (see GateRuns).
 	Runs    *RunSpread
 	Between bool
-	// Why explains the outcome in a phrase.
+	// Why explains the outcome in a phrase ("regression: beyond the
+	// tolerance and significant").
 	Why string
 }
 
@@ -381,10 +385,6 @@ func (g *GateResult) Passed() bool {
 	return g.Comparable() && len(g.Failed()) == 0 && len(g.NotEvaluated()) == 0
 }
 
-// ErrIncomparable marks errors about runs whose pins differ (commands wrap
-// it when they refuse to compare): test with errors.Is.
-var ErrIncomparable = errors.New("runs are not comparable")
-
 // Gate checks current against baseline by rules: one run against one
 // run (GateRuns with a sample of one on each side). First the pins: if
 // they differ beyond their tolerances (as Compare decides), or the
@@ -413,8 +413,8 @@ func Gate(baseline, current Input, rules []Rule, st stats.Settings) (*GateResult
 // their within-run intervals (see Gate). r is not the validity rule.
 func check(r Rule, base, cur *results.Run, hb, hcur histCache, st stats.Settings) Check {
 	c := Check{Rule: r}
-	eb, okb, whyb := r.fig.estimate(base, hb)
-	ec, okc, whyc := r.fig.estimate(cur, hcur)
+	eb, okb, whyb := r.ref.estimate(base, hb)
+	ec, okc, whyc := r.ref.estimate(cur, hcur)
 	c.Baseline, c.HasBaseline = eb.Value, okb
 	c.Current, c.HasCurrent = ec.Value, okc
 	relative := r.relative()
@@ -485,6 +485,28 @@ func settle(c *Check, noInterval string) {
 		c.Status = Fail
 	}
 	c.Why = checkWhy(*c, noInterval)
+}
+
+// checkWhy is the phrase that explains a judged check's outcome;
+// noInterval says why it has no interval ("" when it has one).
+func checkWhy(c Check, noInterval string) string {
+	switch {
+	case c.Beyond && c.Significant && c.Between:
+		return "regression: beyond the tolerance and outside the spread between runs"
+	case c.Beyond && c.Significant:
+		return "regression: beyond the tolerance and significant"
+	case c.Beyond && noInterval != "":
+		return "beyond the tolerance, but without an interval nothing is significant: " + noInterval
+	case c.Beyond && c.Rule.relative() && c.Between:
+		return "beyond the tolerance but within the spread between runs: the interval includes no change"
+	case c.Beyond && c.Rule.relative():
+		return "beyond the tolerance but not significant: the interval includes no change"
+	case c.Beyond:
+		return "beyond the bound but not significant: the interval reaches within it"
+	case noInterval != "":
+		return "within the tolerance (no interval: " + noInterval + ")"
+	}
+	return "within the tolerance"
 }
 
 // missingData reports whether an estimate has no interval because its
