@@ -1,4 +1,4 @@
-package runner
+package endpoint
 
 import (
 	"bytes"
@@ -14,60 +14,24 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/internal/testserve"
 	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/sim"
 )
 
-// SSE building blocks for purpose-built handlers, shaped like an
-// OpenAI-compatible server's events.
+// The chat stream's building blocks (testserve's), short.
 const (
-	roleEvent = `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}` + "\n\n"
-	doneEvent = "data: [DONE]\n\n"
+	roleEvent = testserve.RoleEvent
+	doneEvent = testserve.DoneEvent
 )
 
-func contentEvent(text string) string {
-	return `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"` +
-		text + `"},"finish_reason":null}]}` + "\n\n"
-}
-
-func finishEvent(reason string) string {
-	return `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"` +
-		reason + `"}]}` + "\n\n"
-}
-
-func usageEvent(prompt, completion int) string {
-	return fmt.Sprintf(`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`+"\n\n",
-		prompt, completion, prompt+completion)
-}
-
-// sse answers 200 with the given raw SSE text, each piece flushed on its
-// own.
-func sse(pieces ...string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		fl := w.(http.Flusher)
-		for _, p := range pieces {
-			io.WriteString(w, p)
-			fl.Flush()
-		}
-	}
-}
-
-// sseThenHold sends pieces, then holds the response open until the client
-// leaves or release is closed.
-func sseThenHold(release <-chan struct{}, pieces ...string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		sse(pieces...)(w, r)
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
-	}
-}
+var (
+	contentEvent = testserve.ContentEvent
+	finishEvent  = testserve.FinishEvent
+	usageEvent   = testserve.UsageEvent
+	sse          = testserve.SSE
+	sseThenHold  = testserve.SSEThenHold
+)
 
 // alternate sends every second chat request to bad and the others to good.
 func alternate(bad, good http.Handler) http.Handler {
@@ -98,42 +62,33 @@ func checkSuccess(t *testing.T, rec *record.Record) {
 	checkTimeline(t, rec, true)
 }
 
-const errorsYAML = `
-seed: 11
-pins:
-  model: {name: sim-model}
-  prompt: {tokens: {dist: uniform, min: 20, max: 60}}
-  output: {tokens: {dist: uniform, min: 4, max: 12}, exact: true}
-  concurrency: {mode: closed, streams: 4}
-requests: 24
-`
-
 // TestErrorClasses checks every failure class: the record's class, HTTP
-// status and message, and that the run goes on (the other requests of the
-// same run succeed). Simulator faults hit about half the requests;
-// purpose-built failures hit every second request; a dead port fails all.
+// status and message, and that the load goes on (the other requests, 24
+// on 4 streams of 20–60 prompt and 4–12 exact output tokens, succeed).
+// Simulator faults hit about half the requests; purpose-built failures
+// hit every second request; a dead port fails all.
 func TestErrorClasses(t *testing.T) {
-	const n = 24
+	const n, streams = 24, 4
 	type badHandler func(release <-chan struct{}) http.Handler
 	cases := []struct {
 		name   string
 		faults map[string]float64 // simulator faults
 		bad    badHandler         // or: every second request is answered by bad
 		dead   bool               // or: nothing listens
-		co     endpoint.Options
+		co     Options
 		want   record.ErrorClass
 		status int    // the HTTP status received: 0 when no response came
 		msg    string // ErrMsg contains it
 	}{
 		{name: "connect: closed port", dead: true, want: record.ErrConnect, msg: "refused"},
 		{name: "timeout: stall after the first token", faults: map[string]float64{sim.FaultStall: 0.5},
-			co: endpoint.Options{StallTimeout: 100 * time.Millisecond}, want: record.ErrTimeout, status: 200, msg: "stalled"},
+			co: Options{StallTimeout: 100 * time.Millisecond}, want: record.ErrTimeout, status: 200, msg: "stalled"},
 		{name: "timeout: no response at all",
 			bad: func(rel <-chan struct{}) http.Handler { return holdBeforeHeaders(rel) },
-			co:  endpoint.Options{RequestTimeout: 300 * time.Millisecond}, want: record.ErrTimeout, msg: "timed out"},
+			co:  Options{RequestTimeout: 300 * time.Millisecond}, want: record.ErrTimeout, msg: "timed out"},
 		{name: "timeout: headers, then nothing before the first token",
 			bad: func(rel <-chan struct{}) http.Handler { return sseThenHold(rel, roleEvent) },
-			co:  endpoint.Options{RequestTimeout: 300 * time.Millisecond}, want: record.ErrTimeout, status: 200, msg: "timed out"},
+			co:  Options{RequestTimeout: 300 * time.Millisecond}, want: record.ErrTimeout, status: 200, msg: "timed out"},
 		{name: "http_4xx: fault 400", faults: map[string]float64{sim.FaultHTTP400: 0.5},
 			want: record.ErrHTTP4xx, status: 400, msg: "rejected"},
 		{name: "http_4xx: vLLM flat error body",
@@ -174,21 +129,20 @@ func TestErrorClasses(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var tg endpoint.Target
+			var tg Target
 			switch {
 			case c.dead:
-				tg = endpoint.Target{BaseURL: testserve.DeadURL(t) + "/v1", Model: sim.DefaultModel, OutputControl: endpoint.ControlIgnoreEOS}
+				tg = simTarget(testserve.DeadURL(t) + "/v1")
 			case c.bad != nil:
 				release := make(chan struct{})
 				srv := newSim(t, sim.Config{Timing: sim.TimingNone})
-				ts := serve(t, alternate(c.bad(release), srv), func() { close(release); srv.Close() })
-				tg = simTarget(ts)
+				tg = simTarget(serve(t, alternate(c.bad(release), srv), func() { close(release) }).URL + "/v1")
 			default:
-				ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone, Faults: c.faults}, nil)
-				tg = simTarget(ts)
+				tg = simTarget(simServer(t, sim.Config{Faults: c.faults}))
 			}
-			r := newRunnerWith(t, mustPlan(t, errorsYAML), tg, c.co, WithTemplate(endpoint.Template{Overhead: simOverhead}))
-			recs := runAll(t, r)
+			o := c.co
+			o.Conns, o.Exact = streams, true
+			recs := simLoad(client(t, tg, o), n, streams, func(i int) int { return 20 + i*17%41 }, func(i int) int { return 4 + i*5%9 })
 			checkIndexes(t, recs, n)
 
 			failed := 0
@@ -219,9 +173,6 @@ func TestErrorClasses(t *testing.T) {
 			case c.faults != nil && (failed == 0 || failed == n):
 				t.Errorf("%d of %d requests failed at fault probability 0.5", failed, n)
 			}
-			if got := r.Stats().Failed.Load(); got != int64(failed) {
-				t.Errorf("stats: %d failed, records say %d", got, failed)
-			}
 		})
 	}
 }
@@ -238,21 +189,14 @@ func holdBeforeHeaders(release <-chan struct{}) http.HandlerFunc {
 	}
 }
 
-// TestContextLength400 runs prompts around the simulator's context window:
-// those that do not fit (prompt + max_tokens > max_model_len) get vLLM's
-// 400, the others succeed.
+// TestContextLength400 runs prompts around the simulator's context window
+// (150–400 tokens, 10 exact output tokens, on 2 streams): those that do
+// not fit (prompt + max_tokens > max_model_len) get vLLM's 400, the
+// others succeed.
 func TestContextLength400(t *testing.T) {
 	const maxModelLen = 256
-	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone, MaxModelLen: maxModelLen}, nil)
-	r := newRunner(t, mustPlan(t, `
-pins:
-  model: {name: sim-model}
-  prompt: {tokens: {dist: uniform, min: 150, max: 400}}
-  output: {tokens: 10, exact: true}
-  concurrency: {mode: closed, streams: 2}
-requests: 20
-`), simTarget(ts), WithTemplate(endpoint.Template{Overhead: simOverhead}))
-	recs := runAll(t, r)
+	c := client(t, simTarget(simServer(t, sim.Config{MaxModelLen: maxModelLen})), Options{Conns: 2, Exact: true})
+	recs := simLoad(c, 20, 2, func(i int) int { return 150 + i*13 }, fixed(10))
 	checkIndexes(t, recs, 20)
 	var fit, over int
 	for _, rec := range recs {
@@ -327,12 +271,7 @@ func TestStreamVariants(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ts := serve(t, sse(c.stream...), nil)
-			r := newRunner(t, mustPlan(t, oneRequestYAML), endpoint.Target{BaseURL: ts.URL + "/v1", Model: "m"})
-			recs := runAll(t, r)
-			if len(recs) != 1 {
-				t.Fatalf("got %d records, want 1", len(recs))
-			}
-			rec := recs[0]
+			rec := one(client(t, Target{BaseURL: ts.URL + "/v1", Model: "m"}, Options{}))
 			if rec.Failed() {
 				t.Fatalf("failed: %s: %s", rec.Err, rec.ErrMsg)
 			}
@@ -346,17 +285,11 @@ func TestStreamVariants(t *testing.T) {
 					}
 				}
 			}
-			wantTokens := int64(len(rec.Chunks))
 			switch {
 			case c.want.usage == nil && rec.HasUsage:
 				t.Errorf("usage %+v, want none", rec.Usage)
 			case c.want.usage != nil && (!rec.HasUsage || rec.Usage != *c.want.usage):
 				t.Errorf("usage %+v (has %v), want %+v", rec.Usage, rec.HasUsage, *c.want.usage)
-			case c.want.usage != nil:
-				wantTokens = int64(c.want.usage.CompletionTokens)
-			}
-			if got := r.Stats().OutputTokens.Load(); got != wantTokens {
-				t.Errorf("stats: %d output tokens, want %d", got, wantTokens)
 			}
 			checkTimeline(t, rec, false)
 		})
@@ -400,26 +333,23 @@ func TestRequestOnTheWire(t *testing.T) {
 	const outTokens = 9
 	cases := []struct {
 		name           string
-		control        endpoint.OutputControl
+		control        OutputControl
 		exact          bool
 		maxTokensField string
 		wantIgnoreEOS  bool
 		wantMinTokens  bool
 	}{
-		{"ignore_eos+min_tokens", endpoint.ControlIgnoreEOS | endpoint.ControlMinTokens, true, "", true, true},
-		{"ignore_eos, max_completion_tokens", endpoint.ControlIgnoreEOS, true, "max_completion_tokens", true, false},
-		{"min_tokens", endpoint.ControlMinTokens, true, "max_tokens", false, true},
-		{"none", endpoint.ControlNone, true, "", false, false},
-		{"not exact", endpoint.ControlIgnoreEOS | endpoint.ControlMinTokens, false, "", false, false},
+		{"ignore_eos+min_tokens", ControlIgnoreEOS | ControlMinTokens, true, "", true, true},
+		{"ignore_eos, max_completion_tokens", ControlIgnoreEOS, true, "max_completion_tokens", true, false},
+		{"min_tokens", ControlMinTokens, true, "max_tokens", false, true},
+		{"none", ControlNone, true, "", false, false},
+		{"not exact", ControlIgnoreEOS | ControlMinTokens, false, "", false, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var cp *capture
-			ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone}, func(h http.Handler) http.Handler {
-				cp = &capture{next: h}
-				return cp
-			})
-			tg := endpoint.Target{
+			cp := &capture{next: newSim(t, sim.Config{Timing: sim.TimingNone})}
+			ts := serve(t, cp, nil)
+			tg := Target{
 				BaseURL:        ts.URL + "/v1",
 				Model:          sim.DefaultModel,
 				APIKey:         "sk-test-1234",
@@ -428,15 +358,8 @@ func TestRequestOnTheWire(t *testing.T) {
 				MaxTokensField: c.maxTokensField,
 				OutputControl:  c.control,
 			}
-			r := newRunner(t, mustPlan(t, fmt.Sprintf(`
-pins:
-  model: {name: sim-model}
-  prompt: {tokens: 12}
-  output: {tokens: %d, exact: %t}
-  concurrency: {mode: closed, streams: 1}
-requests: 3
-`, outTokens, c.exact)), tg)
-			for _, rec := range runAll(t, r) {
+			cl := client(t, tg, Options{Exact: c.exact})
+			for _, rec := range simLoad(cl, 3, 1, fixed(12), fixed(outTokens)) {
 				if rec.Failed() {
 					t.Errorf("request %d failed: %s: %s", rec.Index, rec.Err, rec.ErrMsg)
 				}
@@ -536,12 +459,7 @@ func TestErrMsgNeverHoldsAPIKey(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ts := serve(t, c.handler, nil)
-			r := newRunner(t, mustPlan(t, oneRequestYAML), endpoint.Target{BaseURL: ts.URL + "/v1", Model: "m", APIKey: key})
-			recs := runAll(t, r)
-			if len(recs) != 1 {
-				t.Fatalf("got %d records, want 1", len(recs))
-			}
-			rec := recs[0]
+			rec := one(client(t, Target{BaseURL: ts.URL + "/v1", Model: "m", APIKey: key}, Options{}))
 			if rec.Err != c.want || rec.ErrMsg == "" {
 				t.Errorf("class %q, ErrMsg %q; want %q with a message", rec.Err, rec.ErrMsg, c.want)
 			}
@@ -560,24 +478,13 @@ func TestErrMsgValidUTF8(t *testing.T) {
 		t.Run(fmt.Sprintf("offset %d", len(lead)), func(t *testing.T) {
 			msg := lead + strings.Repeat("é", 400)
 			ts := serve(t, testserve.Status(500, "application/json", `{"error":{"message":"`+msg+`","type":"server_error"}}`), nil)
-			r := newRunner(t, mustPlan(t, oneRequestYAML), endpoint.Target{BaseURL: ts.URL + "/v1", Model: "m"})
-			recs := runAll(t, r)
-			if len(recs) != 1 || recs[0].Err != record.ErrHTTP5xx {
-				t.Fatalf("records %+v, want one http_5xx", recs)
+			rec := one(client(t, Target{BaseURL: ts.URL + "/v1", Model: "m"}, Options{}))
+			if rec.Err != record.ErrHTTP5xx {
+				t.Fatalf("record %+v, want an http_5xx", rec)
 			}
-			if !utf8.ValidString(recs[0].ErrMsg) {
-				t.Errorf("ErrMsg is not valid UTF-8; it ends %q", recs[0].ErrMsg[max(len(recs[0].ErrMsg)-8, 0):])
+			if !utf8.ValidString(rec.ErrMsg) {
+				t.Errorf("ErrMsg is not valid UTF-8; it ends %q", rec.ErrMsg[max(len(rec.ErrMsg)-8, 0):])
 			}
 		})
 	}
 }
-
-// oneRequestYAML is a scenario of a single short request.
-const oneRequestYAML = `
-pins:
-  model: {name: m}
-  prompt: {tokens: 10}
-  output: {tokens: 2}
-  concurrency: {mode: closed, streams: 1}
-requests: 1
-`
