@@ -75,7 +75,7 @@ func (r *Report) WriteScenario(w io.Writer, name string) error {
 	p("    exact: true")
 	p("  # Concurrent sessions (first request to last answer): median %d, peak %d, over the time at", f.MedianSessions, f.PeakSessions)
 	p("  # least one session ran. streams is the median.")
-	p("  concurrency: {mode: closed, streams: %d}", max(f.MedianSessions, 1))
+	p("  concurrency: {mode: %s, streams: %d}", scenario.ModeClosed, max(f.MedianSessions, 1))
 	p("  # Cache reads were %s of the prompt tokens.", numfmt.Percent(f.CacheShare))
 	p("  kv_cache: {prefix_caching: %t}", f.CacheShare > 0)
 	p("workload:")
