@@ -58,10 +58,9 @@ func newConnServerCtx(t *testing.T, h http.Handler, onState func(c net.Conn, s h
 
 // reuseLoad sends n requests of 20 prompt tokens for 8 exact output
 // tokens to the simulator at cs, from 4 streams.
-func reuseLoad(t *testing.T, cs *connServer, n int) (*Client, []*record.Record) {
+func reuseLoad(t *testing.T, cs *connServer, n int) []*record.Record {
 	t.Helper()
-	c := client(t, simTarget(cs.URL+"/v1"), Options{Conns: 4, Exact: true})
-	return c, simLoad(c, n, 4, fixed(20), fixed(8))
+	return simLoad(client(t, simTarget(cs.URL+"/v1"), Options{Conns: 4, Exact: true}), n, 4, fixed(20), fixed(8))
 }
 
 // TestConnectionReuse runs many requests on a few streams: the client must
@@ -89,7 +88,7 @@ func TestConnectionReuse(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			srv := newSim(t, sim.Config{Timing: sim.TimingNone})
 			cs := newConnServer(t, c.wrap(srv), nil)
-			_, recs := reuseLoad(t, cs, 200)
+			recs := reuseLoad(t, cs, 200)
 			checkIndexes(t, recs, 200)
 			for _, rec := range recs {
 				if rec.Failed() {
@@ -142,7 +141,7 @@ func TestReconnect(t *testing.T) {
 		srv := newSim(t, sim.Config{Timing: sim.TimingNone})
 		var corked atomic.Bool
 		cs := newConnServer(t, hangUpAfterResponse(srv, &corked), nil)
-		_, recs := reuseLoad(t, cs, 200)
+		recs := reuseLoad(t, cs, 200)
 		checkIndexes(t, recs, 200)
 		succeeded, reconnects := 0, 0
 		for _, rec := range recs {
@@ -177,7 +176,7 @@ func TestReconnect(t *testing.T) {
 				c.Close()
 			}
 		})
-		_, recs := reuseLoad(t, cs, 200)
+		recs := reuseLoad(t, cs, 200)
 		checkIndexes(t, recs, 200)
 		succeeded, reconnects := 0, 0
 		for _, rec := range recs {
@@ -218,7 +217,7 @@ func TestReconnect(t *testing.T) {
 				delete(served, c)
 			}
 		})
-		_, recs := reuseLoad(t, cs, 40)
+		recs := reuseLoad(t, cs, 40)
 		checkIndexes(t, recs, 40)
 		failed := 0
 		for _, rec := range recs {
