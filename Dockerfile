@@ -2,7 +2,7 @@
 # non-root user. Build and push it where your cluster pulls from:
 #   docker build -t registry.example.com/sixpin:v1 .
 #   docker push registry.example.com/sixpin:v1
-# kube/dockerfile_test.go builds the binary with this file's build line and
+# cmd/sixpin/internal/kube/dockerfile_test.go builds the binary with this file's build line and
 # checks that it is static.
 
 FROM golang:1.26 AS build

@@ -75,7 +75,7 @@ func (r *Report) WriteScenario(w io.Writer, name string) error {
 	p("    exact: true")
 	p("  # Concurrent sessions (first request to last answer): median %d, peak %d, over the time at", f.MedianSessions, f.PeakSessions)
 	p("  # least one session ran. streams is the median.")
-	p("  concurrency: {mode: closed, streams: %d}", max(f.MedianSessions, 1))
+	p("  concurrency: {mode: %s, streams: %d}", scenario.ModeClosed, max(f.MedianSessions, 1))
 	p("  # Cache reads were %s of the prompt tokens.", numfmt.Percent(f.CacheShare))
 	p("  kv_cache: {prefix_caching: %t}", f.CacheShare > 0)
 	p("workload:")
@@ -108,7 +108,7 @@ func (r *Report) WriteScenario(w io.Writer, name string) error {
 	p("  # first prompt and output together, rounded up to a thousand.")
 	p("  max_context_tokens: %d", maxCtx)
 	p("# How long to run is not in the logs: the median session lasted %s.", f.MedianLifetime.Round(time.Second))
-	p("duration: %s", shortDuration(DefaultScenarioDuration))
+	p("duration: %s", scenario.Duration(DefaultScenarioDuration))
 	return ew.Err
 }
 
@@ -182,18 +182,6 @@ func yamlString(s string) string {
 		return `""`
 	}
 	return strings.TrimSpace(string(b))
-}
-
-// shortDuration writes d as a Go duration without zero parts: 10m, 1h30m.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // Period is the time the generations span, in the report's zone:

@@ -3,7 +3,6 @@ package endpoint
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -21,13 +20,7 @@ func simServer(t *testing.T, cfg sim.Config) string {
 	if cfg.Model == "" {
 		cfg.Model = "sim-model"
 	}
-	srv, err := sim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(func() { ts.Close(); srv.Close() })
-	return ts.URL + "/v1"
+	return serve(t, newSim(t, cfg), nil).URL + "/v1"
 }
 
 func protoClient(t *testing.T, base string, p Protocol, key string, extra map[string]any) *Client {

@@ -205,30 +205,12 @@ func rawClient(t *testing.T, s *rawServer, conns int, netHTTP bool) *Client {
 }
 
 // rawProbe probes c as a run does before load.
-func rawProbe(c *Client) (Template, bool, string) {
-	return Probe(context.Background(), c, ProbeRequest{One: "tok", Backoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond})
-}
+func rawProbe(c *Client) (Template, bool, string) { return probeCtx(context.Background(), c) }
 
-// load sends n requests from streams goroutines, each sending its next
-// request when the last is answered (a closed loop), and returns their
-// records in index order.
-func load(c *Client, n, streams int) []*record.Record {
-	recs := make([]*record.Record, n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	clk := Clock{Start: time.Now()}
-	for range streams {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				recs[i] = c.Stream(context.Background(), Call{Req: record.Request{Index: i, PromptTokens: 1, OutputTokens: 1},
-					Msgs: UserMessage("tok"), Clock: clk, Cut: ErrCutAtOnce})
-			}
-		}()
-	}
-	wg.Wait()
-	return recs
+// probeCtx is rawProbe on ctx: a one-token prompt (a word to the
+// simulator), a short backoff.
+func probeCtx(ctx context.Context, c *Client) (Template, bool, string) {
+	return Probe(ctx, c, ProbeRequest{One: "tok", Backoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond})
 }
 
 // checkReadOnce fails t for a request the server read more than once

@@ -15,11 +15,11 @@ import (
 	"github.com/sixpin/sixpin/record"
 )
 
-// DefaultScrapeEvery is how often the server's /metrics is scraped during
-// a run (`sixpin run --server-metrics`), in run time.
+// DefaultScrapeEvery is how often the server metrics are scraped during a
+// run (`sixpin run --server-metrics`), in run time.
 const DefaultScrapeEvery = time.Second
 
-// Bounds on scraping, in wall-clock time.
+// Bounds on scraping the server metrics, in wall-clock time.
 const (
 	// MaxScrapeTimeout bounds one scrape from connection to last byte (a
 	// shorter interval bounds it by the interval, but never below
@@ -196,9 +196,12 @@ func parseServerMetrics(raw []byte) (x record.ServerSample, engine string, ok bo
 	return x, f.engine, true
 }
 
-// Scraper scrapes the target's Prometheus /metrics on its own goroutine
-// and its own connection, so it neither waits for nor takes one of the
-// load's connections. Every scrape is bounded by its interval (at most
+// Scraper reads the server metrics: the inference server's own
+// Prometheus /metrics (KV cache, queue, token counters, latency
+// histograms), not sixpin's own figures that harness serves with
+// --metrics-addr. It scrapes on its own goroutine and its own
+// connection, so it neither waits for nor takes one of the load's
+// connections. Every scrape is bounded by its interval (at most
 // MaxScrapeTimeout); a failed one is counted and the next goes on: a
 // scrape never fails the run. Make it with Client.NewScraper.
 type Scraper struct {
@@ -219,7 +222,8 @@ type Scraper struct {
 	res Scrapes
 }
 
-// Scrapes is what a Scraper gathered.
+// Scrapes are the server metrics a Scraper gathered: one sample per
+// scrape that answered.
 type Scrapes struct {
 	// Source names the engine family and endpoint ("vllm GET /metrics";
 	// "GET /metrics" when no scrape answered).
@@ -234,8 +238,8 @@ type Scrapes struct {
 	LastError string
 }
 
-// NewScraper prepares to scrape {host}/metrics every `every` of run
-// time (DefaultScrapeEvery when ≤ 0). Take the Baseline before load,
+// NewScraper prepares to scrape the server metrics, {host}/metrics, every
+// `every` of run time (DefaultScrapeEvery when ≤ 0). Take the Baseline before load,
 // then Start it on the run's clock, and Stop it at the end.
 func (c *Client) NewScraper(every time.Duration) *Scraper {
 	if every <= 0 {

@@ -129,8 +129,8 @@ type Config struct {
 	// Calibrate measures sixpin's own floor before the run (calibrate).
 	Calibrate bool
 
-	// obs watch the command's runs (the live page, the metrics); set by
-	// Run and Bakeoff, nil when neither is asked for.
+	// obs watch the command's runs (the live page, the Prometheus
+	// exposition); set by Run and Bakeoff, nil when neither is asked for.
 	obs *observers
 	// step places a run in its sweep, repeat or bake-off ("step k of n:
 	// LABEL"; "" for a single run), for the progress line and live page.

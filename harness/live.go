@@ -13,8 +13,8 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/sixpin/sixpin/endpoint"
-	"github.com/sixpin/sixpin/live"
-	"github.com/sixpin/sixpin/metrics"
+	"github.com/sixpin/sixpin/harness/internal/exposition"
+	"github.com/sixpin/sixpin/harness/internal/live"
 	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/results"
@@ -30,7 +30,7 @@ import (
 type observers struct {
 	errOut io.Writer
 	page   *live.Server
-	prom   *metrics.Server
+	prom   *exposition.Server
 	keep   bool
 	// cur is the run going on (nil between runs).
 	cur atomic.Pointer[watch]
@@ -54,7 +54,7 @@ func startObservers(cfg Config) (*observers, error) {
 	}
 	o := &observers{errOut: cfg.ErrOut, keep: cfg.LiveKeep}
 	if cfg.MetricsAddr != "" {
-		p, err := metrics.Start(cfg.MetricsAddr, cfg.MetricsRemote)
+		p, err := exposition.Start(cfg.MetricsAddr, cfg.MetricsRemote)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
 		}
@@ -96,7 +96,7 @@ func (o *observers) snapshot() live.Snapshot {
 }
 
 // begin makes w the run going on.
-func (o *observers) begin(w *watch, l metrics.Labels) {
+func (o *observers) begin(w *watch, l exposition.Labels) {
 	if o == nil {
 		return
 	}
@@ -172,11 +172,11 @@ func runName(cfg Config, path string) string {
 	return path
 }
 
-// metricLabels are a run's labels in the metrics. RunID and Shard are
+// metricLabels are a run's labels in the Prometheus exposition. RunID and Shard are
 // the distributed run's (--run-id, --shard; empty for a run of the
 // whole).
-func metricLabels(cfg Config, sc *scenario.Scenario, h *results.Header) metrics.Labels {
-	l := metrics.Labels{Scenario: sc.Name, Profile: h.Target.Profile, RunID: cfg.Distributed.RunID}
+func metricLabels(cfg Config, sc *scenario.Scenario, h *results.Header) exposition.Labels {
+	l := exposition.Labels{Scenario: sc.Name, Profile: h.Target.Profile, RunID: cfg.Distributed.RunID}
 	if d := cfg.Distributed.Shard; !d.Whole() {
 		l.Shard = d.String()
 	}
@@ -189,7 +189,7 @@ const histMaxUS = int64(time.Hour / time.Microsecond)
 // watch follows one run as it goes: the runner's live counters, sampled
 // once per second of run time, and every finished record, folded into
 // histograms and tallies. It is what the progress line, the live page
-// and the metrics read. Its methods are safe for concurrent use.
+// and the Prometheus exposition read. Its methods are safe for concurrent use.
 type watch struct {
 	stats *runner.Stats
 	start time.Time
@@ -202,15 +202,15 @@ type watch struct {
 	step     string
 	spec     results.WindowSpec
 	static   live.Snapshot
-	prom     *metrics.Run
-	// shown is set when the live page or the metrics follow the run
+	prom     *exposition.Run
+	// shown is set when the live page or the exposition follow the run
 	// (observers.begin, before the first record): only they read the
 	// records' histograms and tallies, so without them observe does not
 	// build them (a record's every chunk would go through a lock and a
 	// histogram for nobody).
 	shown bool
-	// server scrapes the server's metrics (nil: not scraped); set before
-	// the watch is shown.
+	// server scrapes the server's own /metrics (nil: not scraped); set
+	// before the watch is shown.
 	server *endpoint.Scraper
 
 	mu        sync.Mutex

@@ -16,8 +16,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/sixpin/sixpin/harness/internal/live"
 	"github.com/sixpin/sixpin/internal/headless"
-	"github.com/sixpin/sixpin/live"
 )
 
 // syncBuffer is a buffer that the run writes and the test reads at once.

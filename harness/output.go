@@ -185,7 +185,7 @@ type checkpointer struct {
 	start time.Time
 	tick  *time.Ticker
 	busy  chan struct{}
-	// scraper, if not nil, gives each checkpoint the server's metrics
+	// scraper, if not nil, gives each checkpoint the server metrics
 	// so far.
 	scraper *endpoint.Scraper
 }

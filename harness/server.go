@@ -14,7 +14,7 @@ import (
 	"github.com/sixpin/sixpin/scenario"
 )
 
-// ServerMetricsOff turns scraping the server's metrics off
+// ServerMetricsOff turns scraping the server metrics off
 // (Config.ServerMetrics).
 const ServerMetricsOff time.Duration = -1
 

@@ -70,7 +70,7 @@ func csvColumns() []csvColumn {
 		run("output_observed_mean", func(r *results.Run) string { return csvDist(r.Pins.Output.Observed.PerRequest, "mean") }),
 		run("output_verified", func(r *results.Run) string { return string(r.Pins.Output.Verified) }),
 
-		run("concurrency_mode", func(r *results.Run) string { return r.Pins.Concurrency.Declared.Mode }),
+		run("concurrency_mode", func(r *results.Run) string { return string(r.Pins.Concurrency.Declared.Mode) }),
 		run("concurrency_streams", func(r *results.Run) string { return csvInt(r.Pins.Concurrency.Declared.Streams) }),
 		run("concurrency_rate_rps", func(r *results.Run) string { return csvOpt(r.Pins.Concurrency.Declared.RateRPS) }),
 		run("concurrency_arrival", func(r *results.Run) string { return r.Pins.Concurrency.Declared.Arrival }),

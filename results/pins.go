@@ -461,12 +461,12 @@ func verifyConcurrency(d scenario.ConcurrencyDeclared, o ConcurrencyObserved) (V
 			o.Window, num(o.WindowS), num(o.MeanRequestS))
 	}
 	switch {
-	case d.Mode == "trace":
+	case d.Mode == scenario.ModeTrace:
 		if o.MaxSessions > 0 && pctOff(float64(o.MaxSessions), float64(d.Streams)) <= 25 {
 			return Verified, fmt.Sprintf("at most %d sessions at once, as recorded (%d)", o.MaxSessions, d.Streams)
 		}
 		return Unverifiable, fmt.Sprintf("at most %d sessions at once against %d recorded: the endpoint answers at another speed than the recorded one, so sessions overlap differently", o.MaxSessions, d.Streams)
-	case d.Mode == "closed" && o.MaxSessions > 0:
+	case d.Mode == scenario.ModeClosed && o.MaxSessions > 0:
 		mean, want := o.MeanSessions, float64(d.Streams)
 		switch {
 		case o.MaxSessions > d.Streams:
@@ -476,7 +476,7 @@ func verifyConcurrency(d scenario.ConcurrencyDeclared, o ConcurrencyObserved) (V
 				mean, o.MaxSessions, o.Window, o.MeanInFlight)
 		}
 		return Contradicted, fmt.Sprintf("%.2f sessions under way on average (max %d), declared %d", mean, o.MaxSessions, d.Streams)
-	case d.Mode == "closed":
+	case d.Mode == scenario.ModeClosed:
 		mean, want := o.MeanInFlight, float64(d.Streams)
 		switch {
 		case o.MaxInFlight > d.Streams:
@@ -491,7 +491,7 @@ func verifyConcurrency(d scenario.ConcurrencyDeclared, o ConcurrencyObserved) (V
 				mean, o.MaxInFlight, d.Streams, 100*(1-mean/want))
 		}
 		return Contradicted, fmt.Sprintf("%.2f in flight on average (max %d), declared %d: the client could not keep its streams busy", mean, o.MaxInFlight, d.Streams)
-	case d.Mode == "open":
+	case d.Mode == scenario.ModeOpen:
 		sc := o.Schedule
 		if sc == nil || sc.Requests < 2 {
 			return Unverifiable, "too few requests to measure an arrival rate"
@@ -513,7 +513,7 @@ func verifyConcurrency(d scenario.ConcurrencyDeclared, o ConcurrencyObserved) (V
 		return Verified, fmt.Sprintf("sent on schedule at %s req/s (scheduled %s, declared %s; %s arrivals allow ±%.1f%% at %d requests)",
 			num(sc.AchievedRateRPS), num(sc.ScheduledRateRPS), numfmt.Plain(d.RateRPS), d.Arrival, tol, sc.Requests)
 	}
-	return Unverifiable, "unknown mode " + d.Mode
+	return Unverifiable, "unknown mode " + string(d.Mode)
 }
 
 // verifyKV compares every declared KV setting the server exposes: any

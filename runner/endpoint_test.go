@@ -27,16 +27,12 @@ func newClient(t testing.TB, p *scenario.Plan, tg endpoint.Target, with func(*en
 
 // probe runs endpoint.Probe on c as the harness does, with a short backoff.
 func probe(t testing.TB, c *endpoint.Client, conversation bool) (endpoint.Template, bool, string) {
-	return probeCtx(context.Background(), t, c, conversation)
-}
-
-func probeCtx(ctx context.Context, t testing.TB, c *endpoint.Client, conversation bool) (endpoint.Template, bool, string) {
 	t.Helper()
 	b, err := wordPrompts()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return endpoint.Probe(ctx, c, endpoint.ProbeRequest{One: b.Build(endpoint.ProbeSeed, 1), Conversation: conversation,
+	return endpoint.Probe(context.Background(), c, endpoint.ProbeRequest{One: b.Build(endpoint.ProbeSeed, 1), Conversation: conversation,
 		Backoff: 4 * time.Millisecond, MaxBackoff: 40 * time.Millisecond})
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/endpoint"
+	"github.com/sixpin/sixpin/internal/testserve"
 )
 
 // The live output count moves while a stream is still being read (its
@@ -16,8 +17,9 @@ import (
 func TestLiveOutputTokens(t *testing.T) {
 	release := make(chan struct{})
 	ts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sseThenHold(release, roleEvent, contentEvent("a"))(w, r)
-		for _, p := range []string{contentEvent(" b"), contentEvent(" c"), finishEvent("length"), usageEvent(5, 7), doneEvent} {
+		testserve.SSEThenHold(release, testserve.RoleEvent, testserve.ContentEvent("a"))(w, r)
+		for _, p := range []string{testserve.ContentEvent(" b"), testserve.ContentEvent(" c"), testserve.FinishEvent("length"),
+			testserve.UsageEvent(5, 7), testserve.DoneEvent} {
 			io.WriteString(w, p)
 			w.(http.Flusher).Flush()
 		}

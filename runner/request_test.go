@@ -1,101 +1,77 @@
 package runner
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
-	"reflect"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/internal/testserve"
-	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/sim"
 )
 
-// SSE building blocks for purpose-built handlers, shaped like an
-// OpenAI-compatible server's events.
-const (
-	roleEvent = `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}` + "\n\n"
-	doneEvent = "data: [DONE]\n\n"
-)
-
-func contentEvent(text string) string {
-	return `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"` +
-		text + `"},"finish_reason":null}]}` + "\n\n"
-}
-
-func finishEvent(reason string) string {
-	return `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"` +
-		reason + `"}]}` + "\n\n"
-}
-
-func usageEvent(prompt, completion int) string {
-	return fmt.Sprintf(`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`+"\n\n",
-		prompt, completion, prompt+completion)
-}
-
-// sse answers 200 with the given raw SSE text, each piece flushed on its
-// own.
-func sse(pieces ...string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		fl := w.(http.Flusher)
-		for _, p := range pieces {
-			io.WriteString(w, p)
-			fl.Flush()
-		}
+// TestStatsCountRecords: the live counters agree with the records — a
+// failed record is counted failed, and a request's output tokens are its
+// usage's when the server sent one, else its chunks — whatever the
+// server answers: failures of every kind the simulator makes, streams
+// with and without usage.
+func TestStatsCountRecords(t *testing.T) {
+	const n = 24
+	faults := map[string]float64{sim.FaultStall: 0.1, sim.FaultHTTP400: 0.1, sim.FaultHTTP500: 0.1, sim.FaultCut: 0.1,
+		sim.FaultMalformed: 0.1, sim.FaultEmpty: 0.1}
+	stream := func(pieces ...string) http.Handler {
+		return testserve.SSE(append([]string{testserve.RoleEvent, testserve.ContentEvent(" a"), testserve.ContentEvent(" b")}, pieces...)...)
 	}
-}
-
-// sseThenHold sends pieces, then holds the response open until the client
-// leaves or release is closed.
-func sseThenHold(release <-chan struct{}, pieces ...string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		sse(pieces...)(w, r)
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
+	cases := []struct {
+		name       string
+		handler    http.Handler // nil: the simulator with faults
+		wantTokens int64        // per request, when a stream of the test's own
+	}{
+		{name: "simulator faults"},
+		{name: "no usage: the chunks", handler: stream(testserve.FinishEvent("stop"), testserve.DoneEvent), wantTokens: 2},
+		{name: "usage: its tokens, not the chunks", handler: stream(testserve.FinishEvent("length"), testserve.UsageEvent(5, 7), testserve.DoneEvent),
+			wantTokens: 7},
+		{name: "a failure after two chunks", handler: stream(`data: {"error":{"message":"boom"}}` + "\n\n"), wantTokens: 2},
 	}
-}
-
-// alternate sends every second chat request to bad and the others to good.
-func alternate(bad, good http.Handler) http.Handler {
-	var n atomic.Int64
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/v1/chat/completions" && n.Add(1)%2 == 0 {
-			bad.ServeHTTP(w, r)
-			return
-		}
-		good.ServeHTTP(w, r)
-	})
-}
-
-// checkSuccess checks a successful record against the simulator's
-// contract (exact output, the pinned prompt length, one token per chunk).
-func checkSuccess(t *testing.T, rec *record.Record) {
-	t.Helper()
-	if !rec.HasUsage || rec.Usage.PromptTokens != rec.RequestedPromptTokens || rec.Usage.CompletionTokens != rec.RequestedOutputTokens {
-		t.Errorf("request %d: usage %+v (has %v), requested %d/%d", rec.Index, rec.Usage, rec.HasUsage,
-			rec.RequestedPromptTokens, rec.RequestedOutputTokens)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tg := endpoint.Target{Model: "m"}
+			if c.handler == nil {
+				ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone, Faults: faults}, nil)
+				tg = simTarget(ts)
+			} else {
+				tg.BaseURL = serve(t, c.handler, nil).URL + "/v1"
+			}
+			r := newRunnerWith(t, mustPlan(t, errorsYAML), tg, endpoint.Options{StallTimeout: 100 * time.Millisecond},
+				WithTemplate(endpoint.Template{Overhead: simOverhead}))
+			recs := runAll(t, r)
+			checkIndexes(t, recs, n)
+			var failed, tokens int64
+			for _, rec := range recs {
+				if rec.Failed() {
+					failed++
+				}
+				if rec.HasUsage {
+					tokens += int64(rec.Usage.CompletionTokens)
+				} else {
+					tokens += int64(len(rec.Chunks))
+				}
+			}
+			if c.handler == nil && (failed == 0 || failed == n) {
+				t.Errorf("%d of %d requests failed; the test wants some of both", failed, n)
+			}
+			if c.wantTokens != 0 && tokens != n*c.wantTokens {
+				t.Errorf("records say %d output tokens, want %d a request", tokens, c.wantTokens)
+			}
+			st := r.Stats()
+			if got := st.Failed.Load(); got != failed {
+				t.Errorf("stats: %d failed, records say %d", got, failed)
+			}
+			if got := st.OutputTokens.Load(); got != tokens {
+				t.Errorf("stats: %d output tokens, records say %d", got, tokens)
+			}
+		})
 	}
-	if len(rec.Chunks) != rec.RequestedOutputTokens {
-		t.Errorf("request %d: %d chunks, want %d", rec.Index, len(rec.Chunks), rec.RequestedOutputTokens)
-	}
-	if rec.HTTPStatus != 200 {
-		t.Errorf("request %d: HTTP status %d, want 200", rec.Index, rec.HTTPStatus)
-	}
-	checkTimeline(t, rec, true)
 }
 
 const errorsYAML = `
@@ -106,478 +82,4 @@ pins:
   output: {tokens: {dist: uniform, min: 4, max: 12}, exact: true}
   concurrency: {mode: closed, streams: 4}
 requests: 24
-`
-
-// TestErrorClasses checks every failure class: the record's class, HTTP
-// status and message, and that the run goes on (the other requests of the
-// same run succeed). Simulator faults hit about half the requests;
-// purpose-built failures hit every second request; a dead port fails all.
-func TestErrorClasses(t *testing.T) {
-	const n = 24
-	type badHandler func(release <-chan struct{}) http.Handler
-	cases := []struct {
-		name   string
-		faults map[string]float64 // simulator faults
-		bad    badHandler         // or: every second request is answered by bad
-		dead   bool               // or: nothing listens
-		co     endpoint.Options
-		want   record.ErrorClass
-		status int    // the HTTP status received: 0 when no response came
-		msg    string // ErrMsg contains it
-	}{
-		{name: "connect: closed port", dead: true, want: record.ErrConnect, msg: "refused"},
-		{name: "timeout: stall after the first token", faults: map[string]float64{sim.FaultStall: 0.5},
-			co: endpoint.Options{StallTimeout: 100 * time.Millisecond}, want: record.ErrTimeout, status: 200, msg: "stalled"},
-		{name: "timeout: no response at all",
-			bad: func(rel <-chan struct{}) http.Handler { return holdBeforeHeaders(rel) },
-			co:  endpoint.Options{RequestTimeout: 300 * time.Millisecond}, want: record.ErrTimeout, msg: "timed out"},
-		{name: "timeout: headers, then nothing before the first token",
-			bad: func(rel <-chan struct{}) http.Handler { return sseThenHold(rel, roleEvent) },
-			co:  endpoint.Options{RequestTimeout: 300 * time.Millisecond}, want: record.ErrTimeout, status: 200, msg: "timed out"},
-		{name: "http_4xx: fault 400", faults: map[string]float64{sim.FaultHTTP400: 0.5},
-			want: record.ErrHTTP4xx, status: 400, msg: "rejected"},
-		{name: "http_4xx: vLLM flat error body",
-			bad: func(<-chan struct{}) http.Handler {
-				return testserve.Status(400, "application/json", `{"object":"error","message":"bad things","type":"BadRequestError","param":null,"code":400}`)
-			},
-			want: record.ErrHTTP4xx, status: 400, msg: "bad things"},
-		{name: "http_429: fault", faults: map[string]float64{sim.FaultHTTP429: 0.5},
-			want: record.ErrHTTP429, status: 429, msg: "rate limit"},
-		{name: "http_5xx: fault 500", faults: map[string]float64{sim.FaultHTTP500: 0.5},
-			want: record.ErrHTTP5xx, status: 500, msg: "server had an error"},
-		{name: "http_5xx: fault 503", faults: map[string]float64{sim.FaultHTTP503: 0.5},
-			want: record.ErrHTTP5xx, status: 503, msg: "overloaded"},
-		{name: "http_5xx: proxy HTML page",
-			bad: func(<-chan struct{}) http.Handler {
-				return testserve.Status(502, "text/html", "<html><body>502 Bad Gateway</body></html>")
-			},
-			want: record.ErrHTTP5xx, status: 502, msg: "502"},
-		{name: "stream_cut: connection closed mid-stream", faults: map[string]float64{sim.FaultCut: 0.5},
-			want: record.ErrStreamCut, status: 200},
-		{name: "stream_cut: clean end without a finish_reason",
-			bad:  func(<-chan struct{}) http.Handler { return sse(roleEvent, contentEvent(" a"), contentEvent(" b")) },
-			want: record.ErrStreamCut, status: 200, msg: "finish_reason"},
-		{name: "malformed_chunk: fault", faults: map[string]float64{sim.FaultMalformed: 0.5},
-			want: record.ErrMalformed, status: 200, msg: "not valid JSON"},
-		{name: "empty_response: fault", faults: map[string]float64{sim.FaultEmpty: 0.5},
-			want: record.ErrEmpty, status: 200, msg: "without any content"},
-		{name: "stream_error: OpenAI error event",
-			bad: func(<-chan struct{}) http.Handler {
-				return sse(roleEvent, contentEvent(" a"), contentEvent(" b"), `data: {"error":{"message":"boom","type":"server_error"}}`+"\n\n")
-			},
-			want: record.ErrStreamError, status: 200, msg: "boom"},
-		{name: "stream_error: error member in a chunk",
-			bad: func(<-chan struct{}) http.Handler {
-				return sse(roleEvent, contentEvent(" a"), `data: {"id":"c1","object":"chat.completion.chunk","choices":[],"error":{"message":"boom"}}`+"\n\n")
-			},
-			want: record.ErrStreamError, status: 200, msg: "boom"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			var tg endpoint.Target
-			switch {
-			case c.dead:
-				tg = endpoint.Target{BaseURL: testserve.DeadURL(t) + "/v1", Model: sim.DefaultModel, OutputControl: endpoint.ControlIgnoreEOS}
-			case c.bad != nil:
-				release := make(chan struct{})
-				srv := newSim(t, sim.Config{Timing: sim.TimingNone})
-				ts := serve(t, alternate(c.bad(release), srv), func() { close(release); srv.Close() })
-				tg = simTarget(ts)
-			default:
-				ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone, Faults: c.faults}, nil)
-				tg = simTarget(ts)
-			}
-			r := newRunnerWith(t, mustPlan(t, errorsYAML), tg, c.co, WithTemplate(endpoint.Template{Overhead: simOverhead}))
-			recs := runAll(t, r)
-			checkIndexes(t, recs, n)
-
-			failed := 0
-			for _, rec := range recs {
-				if !rec.Failed() {
-					checkSuccess(t, rec)
-					continue
-				}
-				failed++
-				if rec.Err != c.want || rec.HTTPStatus != c.status {
-					t.Errorf("request %d: class %q status %d, want %q %d (%s)", rec.Index, rec.Err, rec.HTTPStatus, c.want, c.status, rec.ErrMsg)
-				}
-				if rec.ErrMsg == "" || !strings.Contains(strings.ToLower(rec.ErrMsg), strings.ToLower(c.msg)) {
-					t.Errorf("request %d: ErrMsg %q, want one mentioning %q", rec.Index, rec.ErrMsg, c.msg)
-				}
-				if strings.ContainsAny(rec.ErrMsg, "\n\r") {
-					t.Errorf("request %d: ErrMsg is not one line: %q", rec.Index, rec.ErrMsg)
-				}
-				if rec.End < rec.Sent || rec.Sent < rec.Scheduled {
-					t.Errorf("request %d: Scheduled %v Sent %v End %v out of order", rec.Index, rec.Scheduled, rec.Sent, rec.End)
-				}
-			}
-			switch {
-			case c.dead && failed != n:
-				t.Errorf("%d of %d requests failed against a closed port", failed, n)
-			case c.bad != nil && failed != n/2:
-				t.Errorf("%d of %d requests failed, want every second one (%d)", failed, n, n/2)
-			case c.faults != nil && (failed == 0 || failed == n):
-				t.Errorf("%d of %d requests failed at fault probability 0.5", failed, n)
-			}
-			if got := r.Stats().Failed.Load(); got != int64(failed) {
-				t.Errorf("stats: %d failed, records say %d", got, failed)
-			}
-		})
-	}
-}
-
-// holdBeforeHeaders never answers: it holds the request until the
-// client leaves or release is closed.
-func holdBeforeHeaders(release <-chan struct{}) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
-	}
-}
-
-// TestContextLength400 runs prompts around the simulator's context window:
-// those that do not fit (prompt + max_tokens > max_model_len) get vLLM's
-// 400, the others succeed.
-func TestContextLength400(t *testing.T) {
-	const maxModelLen = 256
-	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone, MaxModelLen: maxModelLen}, nil)
-	r := newRunner(t, mustPlan(t, `
-pins:
-  model: {name: sim-model}
-  prompt: {tokens: {dist: uniform, min: 150, max: 400}}
-  output: {tokens: 10, exact: true}
-  concurrency: {mode: closed, streams: 2}
-requests: 20
-`), simTarget(ts), WithTemplate(endpoint.Template{Overhead: simOverhead}))
-	recs := runAll(t, r)
-	checkIndexes(t, recs, 20)
-	var fit, over int
-	for _, rec := range recs {
-		if rec.RequestedPromptTokens+rec.RequestedOutputTokens <= maxModelLen {
-			fit++
-			if rec.Failed() {
-				t.Errorf("request %d (%d+%d tokens) failed: %s: %s", rec.Index, rec.RequestedPromptTokens, rec.RequestedOutputTokens, rec.Err, rec.ErrMsg)
-			} else {
-				checkSuccess(t, rec)
-			}
-			continue
-		}
-		over++
-		if rec.Err != record.ErrHTTP4xx || rec.HTTPStatus != 400 || !strings.Contains(rec.ErrMsg, "maximum context length") {
-			t.Errorf("request %d (%d+%d tokens): %q %d %q, want http_4xx 400 about the context length", rec.Index,
-				rec.RequestedPromptTokens, rec.RequestedOutputTokens, rec.Err, rec.HTTPStatus, rec.ErrMsg)
-		}
-	}
-	if fit == 0 || over == 0 {
-		t.Errorf("%d requests fit and %d did not; the test wants both", fit, over)
-	}
-}
-
-// TestStreamVariants reads valid streams in the shapes real servers send
-// and checks what the record makes of them.
-func TestStreamVariants(t *testing.T) {
-	type want struct {
-		chunks    int
-		reasoning []bool // per chunk, when not nil
-		usage     *record.Usage
-		finish    string
-	}
-	reasoningEvent := func(member, text string) string {
-		return `data: {"choices":[{"index":0,"delta":{"` + member + `":"` + text + `"},"finish_reason":null}]}` + "\n\n"
-	}
-	cases := []struct {
-		name   string
-		stream []string
-		want   want
-	}{
-		{"no usage", []string{roleEvent, contentEvent(" a"), contentEvent(" b"), finishEvent("stop"), doneEvent},
-			want{chunks: 2, finish: "stop"}},
-		{"last token carries the finish_reason", []string{roleEvent, contentEvent(" a"),
-			`data: {"choices":[{"index":0,"delta":{"content":" b"},"finish_reason":"length"}]}` + "\n\n", usageEvent(10, 2), doneEvent},
-			want{chunks: 2, finish: "length", usage: &record.Usage{PromptTokens: 10, CompletionTokens: 2}}},
-		{"data: without a space, CRLF line ends", []string{
-			strings.ReplaceAll(strings.ReplaceAll(contentEvent(" a"), "data: ", "data:"), "\n", "\r\n"),
-			strings.ReplaceAll(contentEvent(" b"), "\n", "\r\n"),
-			strings.ReplaceAll(finishEvent("stop"), "\n", "\r\n"), "data: [DONE]\r\n\r\n"},
-			want{chunks: 2, finish: "stop"}},
-		{"comments and event lines", []string{": keep-alive\n\n", "event: message\n" + contentEvent(" a"), ": ping\n\n",
-			"event: message\n" + contentEvent(" b"), finishEvent("stop"), usageEvent(7, 2), doneEvent},
-			want{chunks: 2, finish: "stop", usage: &record.Usage{PromptTokens: 7, CompletionTokens: 2}}},
-		{"no [DONE]", []string{roleEvent, contentEvent(" a"), finishEvent("stop"), usageEvent(5, 1)},
-			want{chunks: 1, finish: "stop", usage: &record.Usage{PromptTokens: 5, CompletionTokens: 1}}},
-		{"usage on every chunk", []string{
-			`data: {"choices":[{"index":0,"delta":{"content":" a"}}],"usage":{"prompt_tokens":9,"completion_tokens":1}}` + "\n\n",
-			`data: {"choices":[{"index":0,"delta":{"content":" b"}}],"usage":{"prompt_tokens":9,"completion_tokens":2}}` + "\n\n",
-			`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":2}}` + "\n\n", doneEvent},
-			want{chunks: 2, finish: "stop", usage: &record.Usage{PromptTokens: 9, CompletionTokens: 2}}},
-		{"reasoning then content", []string{reasoningEvent("reasoning", " r1"), reasoningEvent("reasoning_content", " r2"),
-			contentEvent(" a"), finishEvent("stop"), doneEvent},
-			want{chunks: 3, finish: "stop", reasoning: []bool{true, true, false}}},
-		// Some servers send "error": null on every chunk; null is not an
-		// error event.
-		{"error: null on every chunk", []string{
-			`data: {"choices":[{"index":0,"delta":{"content":" a"}}],"error":null}` + "\n\n",
-			`data: {"choices":[{"index":0,"delta":{"content":" b"}}],"error":null}` + "\n\n",
-			`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"error":null}` + "\n\n", doneEvent},
-			want{chunks: 2, finish: "stop"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			ts := serve(t, sse(c.stream...), nil)
-			r := newRunner(t, mustPlan(t, oneRequestYAML), endpoint.Target{BaseURL: ts.URL + "/v1", Model: "m"})
-			recs := runAll(t, r)
-			if len(recs) != 1 {
-				t.Fatalf("got %d records, want 1", len(recs))
-			}
-			rec := recs[0]
-			if rec.Failed() {
-				t.Fatalf("failed: %s: %s", rec.Err, rec.ErrMsg)
-			}
-			if len(rec.Chunks) != c.want.chunks || rec.FinishReason != c.want.finish {
-				t.Errorf("%d chunks, finish %q; want %d, %q", len(rec.Chunks), rec.FinishReason, c.want.chunks, c.want.finish)
-			}
-			if c.want.reasoning != nil {
-				for j, ch := range rec.Chunks {
-					if j < len(c.want.reasoning) && ch.Reasoning != c.want.reasoning[j] {
-						t.Errorf("chunk %d Reasoning = %v, want %v", j, ch.Reasoning, c.want.reasoning[j])
-					}
-				}
-			}
-			wantTokens := int64(len(rec.Chunks))
-			switch {
-			case c.want.usage == nil && rec.HasUsage:
-				t.Errorf("usage %+v, want none", rec.Usage)
-			case c.want.usage != nil && (!rec.HasUsage || rec.Usage != *c.want.usage):
-				t.Errorf("usage %+v (has %v), want %+v", rec.Usage, rec.HasUsage, *c.want.usage)
-			case c.want.usage != nil:
-				wantTokens = int64(c.want.usage.CompletionTokens)
-			}
-			if got := r.Stats().OutputTokens.Load(); got != wantTokens {
-				t.Errorf("stats: %d output tokens, want %d", got, wantTokens)
-			}
-			checkTimeline(t, rec, false)
-		})
-	}
-}
-
-// capture records every chat request's headers and body, then hands it
-// to next.
-type capture struct {
-	next http.Handler
-	mu   sync.Mutex
-	reqs []capturedRequest
-}
-
-type capturedRequest struct {
-	header        http.Header
-	body          []byte
-	contentLength int64
-}
-
-func (c *capture) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	c.mu.Lock()
-	c.reqs = append(c.reqs, capturedRequest{r.Header.Clone(), body, r.ContentLength})
-	c.mu.Unlock()
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	c.next.ServeHTTP(w, r)
-}
-
-func (c *capture) requests() []capturedRequest {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]capturedRequest(nil), c.reqs...)
-}
-
-// TestRequestOnTheWire checks the request body and headers a server sees:
-// the streaming options, the max-tokens field the target names, the output
-// controls for an exact pin, the profile's extra body members and headers,
-// and the bearer key.
-func TestRequestOnTheWire(t *testing.T) {
-	const outTokens = 9
-	cases := []struct {
-		name           string
-		control        endpoint.OutputControl
-		exact          bool
-		maxTokensField string
-		wantIgnoreEOS  bool
-		wantMinTokens  bool
-	}{
-		{"ignore_eos+min_tokens", endpoint.ControlIgnoreEOS | endpoint.ControlMinTokens, true, "", true, true},
-		{"ignore_eos, max_completion_tokens", endpoint.ControlIgnoreEOS, true, "max_completion_tokens", true, false},
-		{"min_tokens", endpoint.ControlMinTokens, true, "max_tokens", false, true},
-		{"none", endpoint.ControlNone, true, "", false, false},
-		{"not exact", endpoint.ControlIgnoreEOS | endpoint.ControlMinTokens, false, "", false, false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			var cp *capture
-			ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone}, func(h http.Handler) http.Handler {
-				cp = &capture{next: h}
-				return cp
-			})
-			tg := endpoint.Target{
-				BaseURL:        ts.URL + "/v1",
-				Model:          sim.DefaultModel,
-				APIKey:         "sk-test-1234",
-				Headers:        map[string]string{"X-Tenant": "acme"},
-				ExtraBody:      map[string]any{"top_k": 20, "chat_template_kwargs": map[string]any{"enable_thinking": false}},
-				MaxTokensField: c.maxTokensField,
-				OutputControl:  c.control,
-			}
-			r := newRunner(t, mustPlan(t, fmt.Sprintf(`
-pins:
-  model: {name: sim-model}
-  prompt: {tokens: 12}
-  output: {tokens: %d, exact: %t}
-  concurrency: {mode: closed, streams: 1}
-requests: 3
-`, outTokens, c.exact)), tg)
-			for _, rec := range runAll(t, r) {
-				if rec.Failed() {
-					t.Errorf("request %d failed: %s: %s", rec.Index, rec.Err, rec.ErrMsg)
-				}
-			}
-			reqs := cp.requests()
-			if len(reqs) != 3 {
-				t.Fatalf("the server saw %d requests, want 3", len(reqs))
-			}
-			field, other := "max_tokens", "max_completion_tokens"
-			if c.maxTokensField == "max_completion_tokens" {
-				field, other = other, field
-			}
-			for i, req := range reqs {
-				var m map[string]any
-				if err := json.Unmarshal(req.body, &m); err != nil {
-					t.Fatalf("request %d: body is not JSON (%v): %s", i, err, req.body)
-				}
-				if req.contentLength != int64(len(req.body)) {
-					t.Errorf("request %d: Content-Length %d, body %d bytes", i, req.contentLength, len(req.body))
-				}
-				check := func(key string, want any) {
-					t.Helper()
-					got, ok := m[key]
-					switch {
-					case want == nil && ok:
-						t.Errorf("request %d: %q = %v, want it absent", i, key, got)
-					case want != nil && !reflect.DeepEqual(got, want):
-						t.Errorf("request %d: %q = %#v, want %#v", i, key, got, want)
-					}
-				}
-				check("model", sim.DefaultModel)
-				check("stream", true)
-				check("stream_options", map[string]any{"include_usage": true})
-				check(field, float64(outTokens))
-				check(other, nil)
-				check("top_k", float64(20))
-				check("chat_template_kwargs", map[string]any{"enable_thinking": false})
-				if c.wantIgnoreEOS {
-					check("ignore_eos", true)
-				} else {
-					check("ignore_eos", nil)
-				}
-				if c.wantMinTokens {
-					check("min_tokens", float64(outTokens))
-				} else {
-					check("min_tokens", nil)
-				}
-				msgs, _ := m["messages"].([]any)
-				if len(msgs) != 1 {
-					t.Errorf("request %d: %d messages, want 1", i, len(msgs))
-				}
-				for k, want := range map[string]string{
-					"Authorization": "Bearer sk-test-1234",
-					"X-Tenant":      "acme",
-					"Content-Type":  "application/json",
-					"Accept":        "text/event-stream",
-				} {
-					if got := req.header.Get(k); got != want {
-						t.Errorf("request %d: header %s = %q, want %q", i, k, got, want)
-					}
-				}
-			}
-		})
-	}
-}
-
-// TestErrMsgNeverHoldsAPIKey has servers echo the request's Authorization
-// header in their errors, in every place an error message is taken from.
-// Target.APIKey is documented as never logged, printed or saved, and
-// Record.ErrMsg as never containing an API key.
-func TestErrMsgNeverHoldsAPIKey(t *testing.T) {
-	const key = "sk-secret-0123456789abcdef"
-	echo := func(code int, contentType, format string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			testserve.Status(code, contentType, fmt.Sprintf(format, r.Header.Get("Authorization")))(w, r)
-		}
-	}
-	echoStream := func(format string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			sse(roleEvent, contentEvent(" a"), fmt.Sprintf(format, r.Header.Get("Authorization")))(w, r)
-		}
-	}
-	cases := []struct {
-		name    string
-		handler http.Handler
-		want    record.ErrorClass
-	}{
-		{"401 OpenAI error body", echo(401, "application/json", `{"error":{"message":"Incorrect API key provided: %s","type":"invalid_request_error"}}`),
-			record.ErrHTTP4xx},
-		{"400 vLLM error body", echo(400, "application/json", `{"object":"error","message":"bad request with headers {'authorization': '%s'}","code":400}`),
-			record.ErrHTTP4xx},
-		{"502 proxy text body", echo(502, "text/plain", "upstream refused: Authorization: %s"), record.ErrHTTP5xx},
-		{"error event in the stream", echoStream(`data: {"error":{"message":"key %s revoked"}}` + "\n\n"), record.ErrStreamError},
-		{"error member in a chunk", echoStream(`data: {"choices":[],"error":{"message":"key %s revoked"}}` + "\n\n"), record.ErrStreamError},
-		{"malformed chunk", echoStream(`data: {"auth":"%s",` + "\n\n"), record.ErrMalformed},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			ts := serve(t, c.handler, nil)
-			r := newRunner(t, mustPlan(t, oneRequestYAML), endpoint.Target{BaseURL: ts.URL + "/v1", Model: "m", APIKey: key})
-			recs := runAll(t, r)
-			if len(recs) != 1 {
-				t.Fatalf("got %d records, want 1", len(recs))
-			}
-			rec := recs[0]
-			if rec.Err != c.want || rec.ErrMsg == "" {
-				t.Errorf("class %q, ErrMsg %q; want %q with a message", rec.Err, rec.ErrMsg, c.want)
-			}
-			if strings.Contains(rec.ErrMsg, key) {
-				t.Errorf("ErrMsg holds the API key: %q", rec.ErrMsg)
-			}
-		})
-	}
-}
-
-// TestErrMsgValidUTF8 has a server answer with a long non-ASCII error
-// message: ErrMsg, shortened to one line, must stay valid UTF-8 whichever
-// byte the cut falls on.
-func TestErrMsgValidUTF8(t *testing.T) {
-	for _, lead := range []string{"", "x"} {
-		t.Run(fmt.Sprintf("offset %d", len(lead)), func(t *testing.T) {
-			msg := lead + strings.Repeat("é", 400)
-			ts := serve(t, testserve.Status(500, "application/json", `{"error":{"message":"`+msg+`","type":"server_error"}}`), nil)
-			r := newRunner(t, mustPlan(t, oneRequestYAML), endpoint.Target{BaseURL: ts.URL + "/v1", Model: "m"})
-			recs := runAll(t, r)
-			if len(recs) != 1 || recs[0].Err != record.ErrHTTP5xx {
-				t.Fatalf("records %+v, want one http_5xx", recs)
-			}
-			if !utf8.ValidString(recs[0].ErrMsg) {
-				t.Errorf("ErrMsg is not valid UTF-8; it ends %q", recs[0].ErrMsg[max(len(recs[0].ErrMsg)-8, 0):])
-			}
-		})
-	}
-}
-
-// oneRequestYAML is a scenario of a single short request.
-const oneRequestYAML = `
-pins:
-  model: {name: m}
-  prompt: {tokens: 10}
-  output: {tokens: 2}
-  concurrency: {mode: closed, streams: 1}
-requests: 1
 `

@@ -188,10 +188,10 @@ func ClientOptions(plan *scenario.Plan) endpoint.Options {
 		Exact:          plan.ExactOutput(),
 		RequestTimeout: plan.RequestTimeout(),
 	}
-	switch plan.Kind() {
-	case scenario.KindOpen:
+	switch plan.Mode() {
+	case scenario.ModeOpen:
 		o.Conns = max(plan.MaxInFlight(), int(plan.Rate()*4), 64)
-	case scenario.KindTrace:
+	case scenario.ModeTrace:
 		o.Conns = 64
 	}
 	return o
@@ -216,12 +216,12 @@ func (r *Runner) Run(issue, inflight context.Context) <-chan *record.Record {
 	r.clock = endpoint.Clock{Start: time.Now(), Scale: r.timeScale}
 	go func() {
 		defer close(out)
-		switch r.plan.Kind() {
-		case scenario.KindSessions:
+		switch r.plan.Mode() {
+		case scenario.ModeSessions:
 			r.sessionLoop(issue, inflight, out)
-		case scenario.KindTrace:
+		case scenario.ModeTrace:
 			r.traceLoop(issue, inflight, out)
-		case scenario.KindOpen:
+		case scenario.ModeOpen:
 			r.openLoop(issue, inflight, out)
 		default:
 			r.closedLoop(issue, inflight, out)

@@ -60,7 +60,7 @@ type OutputDeclared struct {
 
 // ConcurrencyDeclared is pin 4 as declared.
 type ConcurrencyDeclared struct {
-	Mode        string  `json:"mode"`
+	Mode        Mode    `json:"mode"`
 	Streams     int     `json:"streams,omitempty"`
 	RateRPS     float64 `json:"rate_rps,omitempty"`
 	Arrival     string  `json:"arrival,omitempty"`

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,4 +49,43 @@ func TestPlanDeclared(t *testing.T) {
 			t.Errorf("prompt %q, sessions %v, cache planned %v", d.Prompt.Dist, d.Concurrency.Sessions, d.CachePlanned)
 		}
 	})
+}
+
+// TestModeSpellings: one Mode for the concurrency pin and the plan, and
+// the files' spellings as they were — the YAML's mode reads as itself,
+// the plan's mode names its units, and the declared pin writes the mode
+// as the scenario declared it (closed for agentic sessions, which say
+// sessions instead).
+func TestModeSpellings(t *testing.T) {
+	load := func(path string) *Scenario {
+		s, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	cases := []struct {
+		name     string
+		s        *Scenario
+		yaml     Mode
+		plan     Mode
+		declared string
+	}{
+		{"closed", load(filepath.Join("..", "scenarios", "smoke.yaml")), ModeClosed, ModeClosed, `{"mode":"closed","streams":4}`},
+		{"open", load(filepath.Join("testdata", "agentic-open.yaml")), ModeOpen, ModeOpen, `{"mode":"open","rate_rps":2.5,`},
+		{"agentic sessions", load(filepath.Join("..", "scenarios", "agentic-120k.yaml")), ModeClosed, ModeSessions, `{"mode":"closed","streams":`},
+		{"trace", traceScenario(t, 3), ModeTrace, ModeTrace, `{"mode":"trace","streams":`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := NewPlan(c.s)
+			js, err := json.Marshal(p.Declared(Wire{}).Concurrency)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.s.Pins.Concurrency.Mode != c.yaml || p.Mode() != c.plan || !strings.HasPrefix(string(js), c.declared) {
+				t.Errorf("pin mode %q, plan mode %q, declared %s; want %q, %q, %s…", c.s.Pins.Concurrency.Mode, p.Mode(), js, c.yaml, c.plan, c.declared)
+			}
+		})
+	}
 }

@@ -127,14 +127,33 @@ func (o OutputPin) OutputTolerancePct() float64 {
 	return DefaultOutputTolerancePct
 }
 
-// Concurrency modes and arrival processes.
-const (
-	ModeClosed = "closed"
-	ModeOpen   = "open"
-	// ModeTrace is a trace's own concurrency: its sessions at their
-	// recorded times (set by Load for kind trace).
-	ModeTrace = "trace"
+// Mode is how load is issued: one vocabulary for the concurrency pin
+// (pins.concurrency.mode, and the declared pin's "mode" in a results
+// file) and for what a plan's units are (Plan.Mode). A scenario declares
+// closed or open; Load sets trace for a trace replay; sessions is a
+// plan's alone — an agentic workload declares closed, its streams being
+// sessions (ConcurrencyDeclared.Sessions).
+type Mode string
 
+// Modes. Unit i of a plan is request i (ModeClosed, ModeOpen), agentic
+// session i (ModeSessions) or trace session i (ModeTrace); a shard of the
+// plan executes the units Unit(0), Unit(1), … (see Plan.Shard).
+const (
+	// ModeClosed keeps Streams requests in flight: each of Streams
+	// workers issues the next unit when its last one ends.
+	ModeClosed Mode = "closed"
+	// ModeOpen issues request i at arrival i of Arrivals, whatever is in
+	// flight (at most MaxInFlight when set).
+	ModeOpen Mode = "open"
+	// ModeSessions plays agentic sessions, Streams at a time.
+	ModeSessions Mode = "sessions"
+	// ModeTrace replays a trace's sessions, each at its recorded start:
+	// the trace's own concurrency.
+	ModeTrace Mode = "trace"
+)
+
+// Arrival processes.
+const (
 	ArrivalConstant = "constant"
 	ArrivalPoisson  = "poisson"
 	ArrivalGamma    = "gamma"
@@ -143,8 +162,8 @@ const (
 // ConcurrencyPin is pin 4: closed loop (Streams always in flight) or open
 // loop (arrivals at Rate requests/s).
 type ConcurrencyPin struct {
-	Mode    string `yaml:"mode"`
-	Streams int    `yaml:"streams"`
+	Mode    Mode `yaml:"mode"`
+	Streams int  `yaml:"streams"`
 	// Rate is the open-loop arrival rate in requests per second.
 	Rate float64 `yaml:"rate"`
 	// Arrival is the open-loop inter-arrival process (default poisson).

@@ -69,12 +69,12 @@ func (p *Plan) Shard(sh Shard) (*Plan, error) {
 		return nil
 	}
 	var errs []error
-	switch p.Kind() {
-	case KindClosed, KindSessions:
+	switch p.Mode() {
+	case ModeClosed, ModeSessions:
 		errs = append(errs, check(s.Pins.Concurrency.Streams, "streams (pins.concurrency.streams)"))
-	case KindOpen:
+	case ModeOpen:
 		errs = append(errs, check(s.Pins.Concurrency.MaxInFlight, "in-flight slots (pins.concurrency.max_in_flight)"))
-	case KindTrace:
+	case ModeTrace:
 		errs = append(errs, check(p.TraceSessions(), "sessions of the trace"))
 	}
 	errs = append(errs, check(s.Workload.Sessions, "sessions (workload.sessions)"), check(s.Requests, "requests"))

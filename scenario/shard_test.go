@@ -52,8 +52,8 @@ func TestShardUnionIsWhole(t *testing.T) {
 		streams, requests := 0, 0
 		for i := range n {
 			sh := mustShard(t, whole, i, n)
-			if sh.Kind() != KindClosed {
-				t.Fatalf("kind %s", sh.Kind())
+			if sh.Mode() != ModeClosed {
+				t.Fatalf("mode %s", sh.Mode())
 			}
 			streams += sh.Streams()
 			_, r := sh.Bounds()
@@ -125,8 +125,8 @@ func TestShardUnionIsWhole(t *testing.T) {
 		for i := range n {
 			sh := mustShard(t, whole, i, n)
 			streams += sh.Streams()
-			if sh.Kind() != KindSessions {
-				t.Fatalf("kind %s", sh.Kind())
+			if sh.Mode() != ModeSessions {
+				t.Fatalf("mode %s", sh.Mode())
 			}
 			for j := range sh.SessionLimit() {
 				u := sh.Unit(j)

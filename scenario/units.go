@@ -8,36 +8,19 @@ import (
 	"github.com/sixpin/sixpin/trace"
 )
 
-// Kind is what a plan's units are, and so how a runner executes them.
-type Kind string
-
-// Plan kinds. Unit i of a plan is request i (KindClosed, KindOpen),
-// agentic session i (KindSessions) or trace session i (KindTrace); a shard
-// of the plan executes the units Unit(0), Unit(1), … (see Plan.Shard).
-const (
-	// KindClosed keeps Streams requests in flight: each of Streams
-	// workers issues the next unit when its last one ends.
-	KindClosed Kind = "closed"
-	// KindOpen issues request i at arrival i of Arrivals, whatever is in
-	// flight (at most MaxInFlight when set).
-	KindOpen Kind = "open"
-	// KindSessions plays agentic sessions, Streams at a time.
-	KindSessions Kind = "sessions"
-	// KindTrace replays a trace's sessions, each at its recorded start.
-	KindTrace Kind = "trace"
-)
-
-// Kind returns what the plan's units are.
-func (p *Plan) Kind() Kind {
+// Mode returns how the plan issues load, and so what its units are: the
+// concurrency pin's mode, ModeSessions for agentic sessions (declared
+// closed) and ModeTrace for a trace replay.
+func (p *Plan) Mode() Mode {
 	switch w := p.s.Workload; {
 	case w.Agentic():
-		return KindSessions
+		return ModeSessions
 	case w.Replay():
-		return KindTrace
+		return ModeTrace
 	case p.s.Pins.Concurrency.Mode == ModeOpen:
-		return KindOpen
+		return ModeOpen
 	}
-	return KindClosed
+	return ModeClosed
 }
 
 // Seed returns the plan's seed.

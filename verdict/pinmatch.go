@@ -88,7 +88,7 @@ func PinMismatches(a, b *results.Run, st stats.Settings) []Mismatch {
 	switch {
 	case ca.Mode != cb.Mode || ca.Sessions != cb.Sessions:
 		add("concurrency", scenario.ConcurrencyWords(ca), scenario.ConcurrencyWords(cb))
-	case ca.Mode == "closed":
+	case ca.Mode == scenario.ModeClosed:
 		if ca.Streams != cb.Streams {
 			add("concurrency", fmt.Sprint(ca.Streams), fmt.Sprint(cb.Streams))
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -191,12 +190,9 @@ func analyzeRun(cmd *cobra.Command, opts *AnalyzeOptions) error {
 			return badInput(fmt.Errorf("--until: %w", err))
 		}
 	}
-	format := opts.Format
-	if !opts.FormatSet && opts.Output != "" {
-		format = formatFromExt(opts.Output)
-	}
-	if !slices.Contains(report.AnalyzeFormats, format) {
-		return badInput(fmt.Errorf("--format %q: want one of %s", format, strings.Join(report.AnalyzeFormats, ", ")))
+	format, err := outputFormat(ios.ErrOut, opts.Format, opts.FormatSet, opts.Output, report.AnalyzeFormats)
+	if err != nil {
+		return err
 	}
 	if opts.Profile != "" {
 		p, err := profiles.Resolve(opts.Profile)
@@ -272,17 +268,4 @@ func exportScenario(path string, rep *analyze.Report, errOut io.Writer) error {
 	fmt.Fprintf(errOut, "wrote scenario %s: %d sessions, %d at once (peak %d), first prompt %s, output %s\n",
 		path, f.Sessions, max(f.MedianSessions, 1), f.PeakSessions, f.FirstPrompt.Dist, f.Output.Dist)
 	return nil
-}
-
-// formatFromExt picks the report format from an output file's extension.
-func formatFromExt(path string) string {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".md", ".markdown":
-		return "md"
-	case ".json":
-		return "json"
-	case ".csv":
-		return "csv"
-	}
-	return "text"
 }

@@ -35,9 +35,12 @@ func (s StatsFlags) stats() (stats.Settings, error) {
 
 // CompareOptions are `sixpin compare`'s dependencies and flags.
 type CompareOptions struct {
-	F                *Factory
-	Paths            []string
-	Format           string
+	F      *Factory
+	Paths  []string
+	Format string
+	// FormatSet is set when --format was given (else -o's extension
+	// names the format: outputFormat).
+	FormatSet        bool
 	Output           string
 	AllowPinMismatch bool
 	Stats            StatsFlags
@@ -69,8 +72,9 @@ a point are refused (exit 2) with the reason.`,
   sixpin compare vllm.json sglang.json llamacpp.json --format md
   sixpin compare main-sweep.json pr-sweep.json`,
 		Args: argsBadInput(cobra.MinimumNArgs(2)),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(c *cobra.Command, args []string) error {
 			opts.Paths = args
+			opts.FormatSet = c.Flags().Changed("format")
 			if runF != nil {
 				return runF(opts)
 			}
@@ -78,7 +82,7 @@ a point are refused (exit 2) with the reason.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&opts.Format, "format", "f", "text", "output format: text or md")
+	fl.StringVarP(&opts.Format, "format", "f", "text", "output format: text or md (default from -o's extension, else text)")
 	fl.StringVarP(&opts.Output, "output", "o", "", "write to FILE (atomically) instead of standard output")
 	fl.BoolVar(&opts.AllowPinMismatch, "allow-pin-mismatch", false, "compare even when pins differ (mismatches are marked at the top)")
 	opts.Stats.register(cmd)
@@ -86,14 +90,11 @@ a point are refused (exit 2) with the reason.`,
 }
 
 func compareRun(opts *CompareOptions) error {
-	md := false
-	switch opts.Format {
-	case "text":
-	case "md", "markdown":
-		md = true
-	default:
-		return badInput(fmt.Errorf("--format: unknown format %q (want text or md)", opts.Format))
+	format, err := outputFormat(opts.F.IO.ErrOut, opts.Format, opts.FormatSet, opts.Output, []string{"text", "md"})
+	if err != nil {
+		return err
 	}
+	md := format == "md"
 	st, err := opts.Stats.stats()
 	if err != nil {
 		return err

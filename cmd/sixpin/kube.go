@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sixpin/sixpin/kube"
+	"github.com/sixpin/sixpin/cmd/sixpin/internal/kube"
 )
 
 // NewCmdKube builds `sixpin kube` and its subcommands.

@@ -18,7 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/sixpin/sixpin/kube"
+	"github.com/sixpin/sixpin/cmd/sixpin/internal/kube"
 	"github.com/sixpin/sixpin/results"
 )
 

@@ -16,7 +16,10 @@ type ReportOptions struct {
 	F      *Factory
 	Paths  []string
 	Format string
-	Output string
+	// FormatSet is set when --format was given (else -o's extension
+	// names the format: outputFormat).
+	FormatSet bool
+	Output    string
 	// Metric re-renders a waterfall for another metric ("" as written).
 	Metric string
 }
@@ -24,10 +27,6 @@ type ReportOptions struct {
 // NewCmdReport builds `sixpin report`. runF replaces the action in tests.
 func NewCmdReport(f *Factory, runF func(*ReportOptions) error) *cobra.Command {
 	opts := &ReportOptions{F: f}
-	formats := make([]string, len(report.Formats))
-	for i, ft := range report.Formats {
-		formats[i] = string(ft)
-	}
 	cmd := &cobra.Command{
 		Use:   "report RESULTS.json... | SET.json | WATERFALL.json",
 		Short: "Render results files or a set file as text, Markdown, self-contained HTML, CSV or JUnit XML",
@@ -60,25 +59,36 @@ switch) from what every step recorded, without running anything.`,
   sixpin report runs/*.json --format csv -o runs.csv
   sixpin report sweep.json --format html -o sweep.html`,
 		Args: argsBadInput(cobra.MinimumNArgs(1)),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(c *cobra.Command, args []string) error {
 			opts.Paths = args
+			opts.FormatSet = c.Flags().Changed("format")
 			if runF != nil {
 				return runF(opts)
 			}
 			return reportRun(opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Format, "format", "f", string(report.FormatText), "output format: "+strings.Join(formats, ", "))
+	cmd.Flags().StringVarP(&opts.Format, "format", "f", string(report.FormatText), "output format: "+strings.Join(reportFormats(), ", ")+" (default from -o's extension, else text)")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "write to FILE (atomically) instead of standard output")
 	cmd.Flags().StringVar(&opts.Metric, "metric", "", "a waterfall only: re-render it for this metric (effective, decode, aggregate, ttft, or default)")
 	return cmd
 }
 
-func reportRun(opts *ReportOptions) error {
-	format, err := report.ParseFormat(opts.Format)
-	if err != nil {
-		return badInput(fmt.Errorf("--format: %w", err))
+// reportFormats are the formats report writes, in help order.
+func reportFormats() []string {
+	names := make([]string, len(report.Formats))
+	for i, f := range report.Formats {
+		names[i] = string(f)
 	}
+	return names
+}
+
+func reportRun(opts *ReportOptions) error {
+	name, err := outputFormat(opts.F.IO.ErrOut, opts.Format, opts.FormatSet, opts.Output, reportFormats())
+	if err != nil {
+		return err
+	}
+	format := report.Format(name)
 	files, err := report.LoadFiles(opts.Paths...)
 	if err != nil {
 		return badInput(err)

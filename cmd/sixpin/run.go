@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sixpin/sixpin/cmd/sixpin/internal/kube"
 	"github.com/sixpin/sixpin/harness"
-	"github.com/sixpin/sixpin/kube"
 	"github.com/sixpin/sixpin/scenario"
 )
 

@@ -1,5 +1,6 @@
 // Package testserve holds the small HTTP servers sixpin's tests of
-// different packages share: fixed answers and ports nothing listens on.
+// different packages share: fixed answers, chat streams made on purpose
+// and ports nothing listens on.
 package testserve
 
 import (

@@ -1,10 +1,13 @@
-// Package metrics exports sixpin's own live metrics — what the client
-// measures while a run goes on — in the Prometheus exposition format, with
-// the official client library: requests by outcome and class, output and
-// prompt tokens, requests in flight, and TTFT, ITL, E2E and schedule-lag
-// histograms (native histograms, with classic buckets beside them for
-// scrapers that read only those).
-package metrics
+// Package exposition serves sixpin's own live figures to Prometheus.
+//
+// It is the client's side — what sixpin measures while a run goes on —
+// in the Prometheus exposition format, with the official client library:
+// requests by outcome and class, output and prompt tokens, requests in
+// flight, and TTFT, ITL, E2E and schedule-lag histograms (native
+// histograms, with classic buckets beside them for scrapers that read
+// only those). The server's own /metrics, which sixpin reads, is
+// endpoint.Scraper's.
+package exposition
 
 import (
 	"errors"
@@ -73,7 +76,7 @@ func histogram(name, help string, buckets []float64) *prometheus.HistogramVec {
 	}, runLabels)
 }
 
-// listener is the metrics' rule for their address (listen.Listen).
+// listener is the exposition's rule for its address (listen.Listen).
 var listener = listen.Server{Flag: "--metrics-addr", RemoteFlag: "--metrics-remote", Shows: "the run's scenario, profile and figures"}
 
 // Start listens on addr (host:port; ":0" picks a port) and serves the

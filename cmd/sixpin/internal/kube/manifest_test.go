@@ -68,7 +68,7 @@ func decodeStrict(t *testing.T, stream string) (*corev1.ConfigMap, *batchv1.Job)
 }
 
 func TestStrictDecodingCatchesATypo(t *testing.T) {
-	_, _, _, out := generate(t, Options{Scenario: "../scenarios/chat-8k-c16.yaml", Shards: 4})
+	_, _, _, out := generate(t, Options{Scenario: root + "scenarios/chat-8k-c16.yaml", Shards: 4})
 	bad := strings.Replace(out, "completionMode:", "completionMod:", 1)
 	docs := strings.Split(bad, "\n---\n")
 	var job batchv1.Job
@@ -78,7 +78,7 @@ func TestStrictDecodingCatchesATypo(t *testing.T) {
 }
 
 func TestIndexedJob(t *testing.T) {
-	const scenarioPath = "../scenarios/chat-8k-c16.yaml"
+	const scenarioPath = root + "scenarios/chat-8k-c16.yaml"
 	m, cm, job, out := generate(t, Options{
 		Scenario: scenarioPath, Shards: 4, Namespace: "bench",
 		Profile: "vllm", Endpoint: "http://vllm.inference.svc:8000/v1", Model: "qwen",
@@ -203,7 +203,7 @@ func TestIndexedJob(t *testing.T) {
 // TestCollectorPodOverrides decodes the PVC collector pod the instructions
 // give kubectl run, strictly.
 func TestCollectorPodOverrides(t *testing.T) {
-	m, _, _, _ := generate(t, Options{Scenario: "../scenarios/smoke.yaml", Shards: 2, Results: "pvc:shared"})
+	m, _, _, _ := generate(t, Options{Scenario: root + "scenarios/smoke.yaml", Shards: 2, Results: "pvc:shared"})
 	over, err := m.collectorOverrides()
 	if err != nil {
 		t.Fatal(err)
@@ -221,7 +221,7 @@ func TestCollectorPodOverrides(t *testing.T) {
 }
 
 func TestStdoutResultsSidecar(t *testing.T) {
-	m, _, job, out := generate(t, Options{Scenario: "../scenarios/smoke.yaml", Shards: 2, Results: "stdout"})
+	m, _, job, out := generate(t, Options{Scenario: root + "scenarios/smoke.yaml", Shards: 2, Results: "stdout"})
 	pod := job.Spec.Template.Spec
 	if len(pod.InitContainers) != 1 {
 		t.Fatalf("%d init containers, want the results sidecar", len(pod.InitContainers))
@@ -353,23 +353,23 @@ func byteLevelTokenizer() []byte {
 // TestUserWordsAreNotExpanded: Kubernetes expands $(VAR) in arguments, so
 // a $ of the user's is doubled.
 func TestUserWordsAreNotExpanded(t *testing.T) {
-	_, _, job, _ := generate(t, Options{Scenario: "../scenarios/smoke.yaml", Shards: 1, Profile: "vllm", Endpoint: "https://e.example.com/v1", Model: "m$(HOME)"})
+	_, _, job, _ := generate(t, Options{Scenario: root + "scenarios/smoke.yaml", Shards: 1, Profile: "vllm", Endpoint: "https://e.example.com/v1", Model: "m$(HOME)"})
 	if a := job.Spec.Template.Spec.Containers[0].Args; a[len(a)-1] != "m$$(HOME)" {
 		t.Errorf("model arg %q", a[len(a)-1])
 	}
 }
 
 func TestStartTime(t *testing.T) {
-	m, _, _, _ := generate(t, Options{Scenario: "../scenarios/smoke.yaml", Shards: 1, StartDelay: 90 * time.Second})
+	m, _, _, _ := generate(t, Options{Scenario: root + "scenarios/smoke.yaml", Shards: 1, StartDelay: 90 * time.Second})
 	if want := time.Date(2026, 5, 1, 12, 1, 31, 0, time.UTC); !m.StartAt.Equal(want) {
 		t.Errorf("start %s, want %s (now + delay, rounded up to a second)", m.StartAt, want)
 	}
 	at := time.Date(2026, 5, 1, 13, 0, 0, 5, time.UTC)
-	m, _, job, _ := generate(t, Options{Scenario: "../scenarios/smoke.yaml", Shards: 1, StartAt: at, RunID: "r1"})
+	m, _, job, _ := generate(t, Options{Scenario: root + "scenarios/smoke.yaml", Shards: 1, StartAt: at, RunID: "r1"})
 	if a := job.Spec.Template.Spec.Containers[0].Args; !m.StartAt.Equal(at) || a[5] != "2026-05-01T13:00:00.000000005Z" || a[7] != "r1" {
 		t.Errorf("start %s, args %q", m.StartAt, a)
 	}
-	m, _, _, _ = generate(t, Options{Scenario: "../scenarios/smoke.yaml", Shards: 1, StartDelay: 10 * time.Second})
+	m, _, _, _ = generate(t, Options{Scenario: root + "scenarios/smoke.yaml", Shards: 1, StartDelay: 10 * time.Second})
 	if !strings.Contains(strings.Join(m.Notes, "\n"), "only 11s away") {
 		t.Errorf("no note on a near start: %q", m.Notes)
 	}
@@ -407,15 +407,15 @@ func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
 	agentic := write(t, filepath.Join(dir, "agentic.yaml"), []byte("pins:\n  model: {name: m}\n  prompt: {tokens: 10}\n  output: {tokens: 5}\n  concurrency: {mode: closed, streams: 8}\n"+
 		"workload: {kind: agentic, sessions: 3, turns: 2, growth_tokens: 10}\nduration: 1m\n"))
-	base := Options{Scenario: "../scenarios/smoke.yaml", Shards: 2, Image: "sixpin:v1", Now: testNow}
+	base := Options{Scenario: root + "scenarios/smoke.yaml", Shards: 2, Image: "sixpin:v1", Now: testNow}
 	cases := []struct {
 		name   string
 		change func(*Options)
 		want   string
 	}{
 		{"no shards", func(o *Options) { o.Shards = 0 }, "--shards: must be between 1 and 100000 (got 0)"},
-		{"more shards than streams", func(o *Options) { o.Shards = 5 }, "--shards 5: ../scenarios/smoke.yaml: shard 4/5: N is more than the 4 streams (pins.concurrency.streams)"},
-		{"a sweep", func(o *Options) { o.Scenario = "../harness/testdata/sweep.yaml" }, "is a sweep; shard each point as its own scenario"},
+		{"more shards than streams", func(o *Options) { o.Shards = 5 }, "--shards 5: " + root + "scenarios/smoke.yaml: shard 4/5: N is more than the 4 streams (pins.concurrency.streams)"},
+		{"a sweep", func(o *Options) { o.Scenario = root + "harness/testdata/sweep.yaml" }, "is a sweep; shard each point as its own scenario"},
 		{"more shards than sessions", func(o *Options) { o.Scenario, o.Shards = agentic, 4 }, "more than the 3 sessions (workload.sessions)"},
 		{"no image", func(o *Options) { o.Image = "" }, "--image: required"},
 		{"bad image", func(o *Options) { o.Image = "Registry/Sixpin:v1" }, `--image "Registry/Sixpin:v1": not an image reference`},
@@ -432,7 +432,7 @@ func TestBadInput(t *testing.T) {
 		{"negative delay", func(o *Options) { o.StartDelay = -time.Minute }, "--start-delay -1m0s: must be positive"},
 		{"bad run id", func(o *Options) { o.RunID = "Run 1" }, `--run-id "Run 1"`},
 		{"missing scenario", func(o *Options) { o.Scenario = "nope.yaml" }, "nope.yaml"},
-		{"bad scenario", func(o *Options) { o.Scenario = "../cmd/sixpin/testdata/bad.yaml" }, "bad.yaml:6:43: pins.output.tokens.max"},
+		{"bad scenario", func(o *Options) { o.Scenario = root + "cmd/sixpin/testdata/bad.yaml" }, "bad.yaml:6:43: pins.output.tokens.max"},
 		{"loopback base_url", func(o *Options) { o.Profile = "vllm" }, "profile vllm's base_url http://127.0.0.1:8000/v1: a loopback address in a pod is the pod itself"},
 		{"loopback endpoint", func(o *Options) { o.Endpoint = "http://localhost:8080/v1" }, "--endpoint http://localhost:8080/v1: a loopback address"},
 		{"endpoint with simulator", func(o *Options) { o.Profile, o.Endpoint = "sim-instant", "http://e.svc/v1" }, "--endpoint cannot be used with simulator profile sim-instant"},

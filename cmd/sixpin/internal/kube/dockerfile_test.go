@@ -12,10 +12,13 @@ import (
 	"testing"
 )
 
+// root is the module's root, from this package's folder.
+const root = "../../../../"
+
 // dockerfileLines returns the Dockerfile's instructions, comments dropped.
 func dockerfileLines(t *testing.T) []string {
 	t.Helper()
-	data, err := os.ReadFile("../Dockerfile")
+	data, err := os.ReadFile(root + "Dockerfile")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +125,7 @@ func TestDockerfileBuildsStatic(t *testing.T) {
 	}
 	args[o+1] = bin
 	cmd := exec.Command("go", args...)
-	cmd.Dir = ".."
+	cmd.Dir = root
 	cmd.Env = env
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)

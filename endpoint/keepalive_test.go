@@ -1,4 +1,4 @@
-package runner
+package endpoint
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/sim"
 )
@@ -57,15 +56,12 @@ func newConnServerCtx(t *testing.T, h http.Handler, onState func(c net.Conn, s h
 	return cs
 }
 
-const reuseYAML = `
-seed: 5
-pins:
-  model: {name: sim-model}
-  prompt: {tokens: 20}
-  output: {tokens: 8, exact: true}
-  concurrency: {mode: closed, streams: 4}
-requests: 200
-`
+// reuseLoad sends n requests of 20 prompt tokens for 8 exact output
+// tokens to the simulator at cs, from 4 streams.
+func reuseLoad(t *testing.T, cs *connServer, n int) []*record.Record {
+	t.Helper()
+	return simLoad(client(t, simTarget(cs.URL+"/v1"), Options{Conns: 4, Exact: true}), n, 4, fixed(20), fixed(8))
+}
 
 // TestConnectionReuse runs many requests on a few streams: the client must
 // keep its connections alive, one per stream, instead of opening one (or
@@ -91,11 +87,8 @@ func TestConnectionReuse(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			srv := newSim(t, sim.Config{Timing: sim.TimingNone})
-			t.Cleanup(func() { srv.Close() })
 			cs := newConnServer(t, c.wrap(srv), nil)
-			r := newRunner(t, mustPlan(t, reuseYAML), endpoint.Target{BaseURL: cs.URL + "/v1", Model: sim.DefaultModel, OutputControl: endpoint.ControlIgnoreEOS},
-				WithTemplate(endpoint.Template{Overhead: simOverhead}))
-			recs := runAll(t, r)
+			recs := reuseLoad(t, cs, 200)
 			checkIndexes(t, recs, 200)
 			for _, rec := range recs {
 				if rec.Failed() {
@@ -144,16 +137,11 @@ func hangUpAfterResponse(h http.Handler, corked *atomic.Bool) http.Handler {
 // again on a new connection and counted as a reconnect, never as a failure;
 // a request the server may have read is never sent twice.
 func TestReconnect(t *testing.T) {
-	target := func(cs *connServer) endpoint.Target {
-		return endpoint.Target{BaseURL: cs.URL + "/v1", Model: sim.DefaultModel, OutputControl: endpoint.ControlIgnoreEOS}
-	}
 	t.Run("server hangs up after every response", func(t *testing.T) {
 		srv := newSim(t, sim.Config{Timing: sim.TimingNone})
-		t.Cleanup(func() { srv.Close() })
 		var corked atomic.Bool
 		cs := newConnServer(t, hangUpAfterResponse(srv, &corked), nil)
-		r := newRunner(t, mustPlan(t, reuseYAML), target(cs), WithTemplate(endpoint.Template{Overhead: simOverhead}))
-		recs := runAll(t, r)
+		recs := reuseLoad(t, cs, 200)
 		checkIndexes(t, recs, 200)
 		succeeded, reconnects := 0, 0
 		for _, rec := range recs {
@@ -183,14 +171,12 @@ func TestReconnect(t *testing.T) {
 		// again; one the client could tell found the connection closed
 		// is sent again; none is handled twice.
 		srv := newSim(t, sim.Config{Timing: sim.TimingNone})
-		t.Cleanup(func() { srv.Close() })
 		cs := newConnServer(t, srv, func(c net.Conn, s http.ConnState) {
 			if s == http.StateIdle {
 				c.Close()
 			}
 		})
-		r := newRunner(t, mustPlan(t, reuseYAML), target(cs), WithTemplate(endpoint.Template{Overhead: simOverhead}))
-		recs := runAll(t, r)
+		recs := reuseLoad(t, cs, 200)
 		checkIndexes(t, recs, 200)
 		succeeded, reconnects := 0, 0
 		for _, rec := range recs {
@@ -216,7 +202,6 @@ func TestReconnect(t *testing.T) {
 		// the server, so it must fail (not class client) and never be sent
 		// again.
 		srv := newSim(t, sim.Config{Timing: sim.TimingNone})
-		t.Cleanup(func() { srv.Close() })
 		var mu sync.Mutex
 		served := map[net.Conn]int{}
 		cs := newConnServer(t, srv, func(c net.Conn, s http.ConnState) {
@@ -232,9 +217,7 @@ func TestReconnect(t *testing.T) {
 				delete(served, c)
 			}
 		})
-		r := newRunner(t, mustPlan(t, strings.Replace(reuseYAML, "requests: 200", "requests: 40", 1)), target(cs),
-			WithTemplate(endpoint.Template{Overhead: simOverhead}))
-		recs := runAll(t, r)
+		recs := reuseLoad(t, cs, 40)
 		checkIndexes(t, recs, 40)
 		failed := 0
 		for _, rec := range recs {
@@ -266,12 +249,11 @@ type connKey struct{}
 // TestServerHangsUpAfterStreamedAnswers serves as llama-server does: a
 // streamed answer without "Connection: close", then the connection closed a
 // moment later. A request written in that moment is lost and may not be
-// sent again, so the runner must learn (the probe shows it) and stop
+// sent again, so the client must learn (the probe shows it) and stop
 // reusing connections: no request fails, each is handled once, and the run
 // says connection reuse was off.
 func TestServerHangsUpAfterStreamedAnswers(t *testing.T) {
 	srv := newSim(t, sim.Config{Timing: sim.TimingNone})
-	t.Cleanup(func() { srv.Close() })
 	cs := newConnServerCtx(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		srv.ServeHTTP(w, r)
 		if c, ok := r.Context().Value(connKey{}).(net.Conn); ok && strings.HasSuffix(r.URL.Path, "/chat/completions") {
@@ -280,9 +262,13 @@ func TestServerHangsUpAfterStreamedAnswers(t *testing.T) {
 	}), nil, func(ctx context.Context, c net.Conn) context.Context {
 		return context.WithValue(ctx, connKey{}, c)
 	})
-	r := newProbedRunner(t, mustPlan(t, reuseYAML), endpoint.Target{BaseURL: cs.URL + "/v1", Model: sim.DefaultModel, OutputControl: endpoint.ControlIgnoreEOS})
+	c := client(t, simTarget(cs.URL+"/v1"), Options{Conns: 4, Exact: true})
+	if _, ok, msg := rawProbe(c); !ok {
+		t.Fatalf("probe: %s", msg)
+	}
 	probed := cs.handled.Load()
-	recs := runAll(t, r)
+	start := time.Now()
+	recs := simLoad(c, 200, 4, fixed(20), fixed(8))
 	checkIndexes(t, recs, 200)
 	for _, rec := range recs {
 		if rec.Failed() {
@@ -296,15 +282,15 @@ func TestServerHangsUpAfterStreamedAnswers(t *testing.T) {
 	// connection closed); on a loaded machine the hang-up may come later
 	// than the probe looks, and the first reused connection found closed
 	// during load teaches it, still before any request is lost.
-	if off, at, why := r.client.KeepAliveOff(); !off || why == "" {
+	if off, at, why := c.KeepAliveOff(); !off || why == "" {
 		t.Errorf("KeepAliveOff() = %v, %v, %q; want off", off, at, why)
-	} else if !at.Before(r.Start()) {
-		t.Logf("learnt during load, %v after its start: %s", at.Sub(r.Start()), why)
+	} else if !at.Before(start) {
+		t.Logf("learnt during load, %v after its start: %s", at.Sub(start), why)
 	}
-	if len(r.client.Outages()) != 0 {
-		t.Errorf("outages %+v; the server never refused a connection", r.client.Outages())
+	if len(c.Outages()) != 0 {
+		t.Errorf("outages %+v; the server never refused a connection", c.Outages())
 	}
-	if r.client.Connections() < 200 {
-		t.Errorf("%d connections for 200 requests with reuse off", r.client.Connections())
+	if c.Connections() < 200 {
+		t.Errorf("%d connections for 200 requests with reuse off", c.Connections())
 	}
 }

@@ -1,4 +1,4 @@
-package runner
+package endpoint
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/record"
 )
 
@@ -69,15 +68,6 @@ func (e *echoServer) requests() []string {
 	return append([]string(nil), e.seen...)
 }
 
-const secretsYAML = `
-pins:
-  model: {name: m}
-  prompt: {tokens: 10}
-  output: {tokens: 2}
-  concurrency: {mode: closed, streams: 1}
-requests: 3
-`
-
 // TestSecretsNeverEchoed has a server reflect the secrets sixpin holds in
 // every string it sends back, and checks that none reaches a record, the
 // discovery facts or an error — and that the base URL's query rides on
@@ -108,11 +98,11 @@ func TestSecretsNeverEchoed(t *testing.T) {
 			e := &echoServer{}
 			ts := serve(t, e, nil)
 			host := strings.TrimPrefix(ts.URL, "http://")
-			tg := endpoint.Target{BaseURL: c.base(host), Model: "m", APIKey: c.key, Headers: map[string]string{"X-Api-Key": header}}
-			r := newRunner(t, mustPlan(t, secretsYAML), tg)
-			info := endpoint.Discover(context.Background(), r.client)
-			recs := runAll(t, r)
-			_, tokErr := endpoint.NewServerTokenizer(tg).Count(context.Background(), "some text")
+			tg := Target{BaseURL: c.base(host), Model: "m", APIKey: c.key, Headers: map[string]string{"X-Api-Key": header}}
+			cl := client(t, tg, Options{})
+			info := Discover(context.Background(), cl)
+			recs := []*record.Record{one(cl), one(cl), one(cl)}
+			_, tokErr := NewServerTokenizer(tg).Count(context.Background(), "some text")
 
 			var texts []string
 			for _, rec := range recs {
@@ -155,14 +145,13 @@ func TestUserInfo(t *testing.T) {
 		sse(roleEvent, contentEvent(" a"), finishEvent("stop"), doneEvent)(w, r)
 	}), nil)
 	base := "http://bob:s3cret@" + strings.TrimPrefix(ts.URL, "http://") + "/v1"
-	r := newRunner(t, mustPlan(t, oneRequestYAML), endpoint.Target{BaseURL: base, Model: "m"})
-	if recs := runAll(t, r); len(recs) != 1 || recs[0].Failed() {
-		t.Fatalf("records %+v", recs)
+	if rec := one(client(t, Target{BaseURL: base, Model: "m"}, Options{})); rec.Failed() {
+		t.Fatalf("record %+v", rec)
 	}
 	if got, want := auth.Load(), "Basic "+base64.StdEncoding.EncodeToString([]byte("bob:s3cret")); got != want {
 		t.Errorf("Authorization %q, want %q", got, want)
 	}
-	_, err := endpoint.New(endpoint.Target{BaseURL: base, Model: "m", APIKey: "sk-x"}, endpoint.Options{})
+	_, err := New(Target{BaseURL: base, Model: "m", APIKey: "sk-x"}, Options{})
 	if err == nil || !strings.Contains(err.Error(), "api_key_env") || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("New with user info and a key: %v; want a refusal naming api_key_env, without the password", err)
 	}

@@ -1,4 +1,4 @@
-package runner
+package endpoint
 
 import (
 	"compress/gzip"
@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/internal/testserve"
 	"github.com/sixpin/sixpin/record"
 )
@@ -80,12 +79,7 @@ func TestStreamsAsTheSpecSays(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ts := serve(t, c.handler, nil)
-			r := newRunner(t, mustPlan(t, oneRequestYAML), endpoint.Target{BaseURL: ts.URL + "/v1", Model: "m"})
-			recs := runAll(t, r)
-			if len(recs) != 1 {
-				t.Fatalf("got %d records, want 1", len(recs))
-			}
-			rec := recs[0]
+			rec := one(client(t, Target{BaseURL: ts.URL + "/v1", Model: "m"}, Options{}))
 			if rec.Failed() {
 				t.Fatalf("failed: %s: %s", rec.Err, rec.ErrMsg)
 			}
@@ -112,7 +106,7 @@ func TestStreamFailures(t *testing.T) {
 	cases := []struct {
 		name    string
 		handler http.Handler
-		co      endpoint.Options
+		co      Options
 		want    record.ErrorClass
 		msg     string
 	}{
@@ -126,8 +120,8 @@ func TestStreamFailures(t *testing.T) {
 		{name: "an HTML page with status 200", handler: testserve.Status(200, "text/html", "<html><body>Sign in to continue</body></html>"),
 			want: "bad_content_type", msg: "text/html"},
 		{name: "a line over the limit", handler: sse(roleEvent, `data: {"choices":[{"delta":{"content":"`+strings.Repeat("x", 5000)+`"}}]}`+"\n\n"),
-			co: endpoint.Options{MaxLineBytes: 4096}, want: "oversized_line", msg: "4096"},
-		{name: "a line over the default limit", handler: sse(roleEvent, "data: "+strings.Repeat("x", endpoint.DefaultMaxLineBytes+1)+"\n\n"),
+			co: Options{MaxLineBytes: 4096}, want: "oversized_line", msg: "4096"},
+		{name: "a line over the default limit", handler: sse(roleEvent, "data: "+strings.Repeat("x", DefaultMaxLineBytes+1)+"\n\n"),
 			want: "oversized_line", msg: "limit"},
 		{name: "an encoding sixpin cannot read", handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
@@ -138,12 +132,7 @@ func TestStreamFailures(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ts := serve(t, c.handler, nil)
-			r := newRunnerWith(t, mustPlan(t, oneRequestYAML), endpoint.Target{BaseURL: ts.URL + "/v1", Model: "m"}, c.co)
-			recs := runAll(t, r)
-			if len(recs) != 1 {
-				t.Fatalf("got %d records, want 1", len(recs))
-			}
-			rec := recs[0]
+			rec := one(client(t, Target{BaseURL: ts.URL + "/v1", Model: "m"}, c.co))
 			if rec.Err != c.want || !strings.Contains(rec.ErrMsg, c.msg) {
 				t.Errorf("class %q, message %q; want %q mentioning %q", rec.Err, rec.ErrMsg, c.want, c.msg)
 			}
