@@ -1,8 +1,8 @@
-// Package analyze measures real agentic work from its session logs:
-// opencode's SQLite database (both its layouts, OpenCode 2's included),
-// Claude Code's JSONL transcripts and Codex CLI's JSONL rollouts, all
-// read strictly read-only. It computes the
-// field report's effective throughput per provider and model, and what
+// Package analyze measures real agentic work from its session logs.
+//
+// It reads opencode's SQLite database (both its layouts, OpenCode 2's
+// included), Claude Code's JSONL transcripts and Codex CLI's JSONL
+// rollouts, all strictly read-only, and computes the field report's effective throughput per provider and model, and what
 // that report's tool did not: context lengths, input:output ratios,
 // cache reads, pure decode speed and TTFT, the prefill share, tokens per
 // minute per session against a vendor's rate limits, the bill at a

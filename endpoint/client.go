@@ -1,4 +1,7 @@
-// Package endpoint is everything about the server on the other side: the
+// Package endpoint is the wire: one request sent to an inference server
+// and its answer read into a record.Record.
+//
+// It holds everything about the server on the other side: the
 // Target (base URL, model, key, headers, output control), the HTTP
 // transport and its connection reuse, one request sent and its answer read
 // into a record.Record (the protocols: OpenAI chat completions,

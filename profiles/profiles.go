@@ -1,5 +1,6 @@
-// Package profiles holds endpoint and vendor profiles: how an endpoint is
-// addressed (base URL, model, API-key variable), which request extensions
+// Package profiles holds endpoint and vendor profiles.
+//
+// A profile says how an endpoint is addressed (base URL, model, API-key variable), which request extensions
 // it honours, and, for the simulator, its calibrated model. Ready profiles
 // are embedded in the binary, so `--profile NAME` works from any directory;
 // a path to a YAML file works too.

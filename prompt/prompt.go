@@ -1,5 +1,7 @@
 // Package prompt synthesises request prompts of an exact length in tokens,
-// by any tokenizer: deterministic for a seed, unique per seed from the
+// by any tokenizer.
+//
+// A prompt is deterministic for a seed, unique per seed from the
 // first token, natural-looking, and linear in the length (no re-tokenising).
 //
 // The text is made of items that a byte-level BPE pre-tokenizer (GPT-4,

@@ -1,5 +1,6 @@
-// Package report holds every word and chart a person reads of sixpin: the
-// run summary `sixpin run` prints, the pin card and the one wording of the
+// Package report holds every word and chart a person reads of sixpin.
+//
+// It holds the run summary `sixpin run` prints, the pin card and the one wording of the
 // declared pins, validate's descriptions of scenarios, traces and
 // profiles, results and set files rendered as text, Markdown,
 // self-contained HTML with inline SVG charts (the one chart engine), CSV

@@ -1,5 +1,7 @@
 // Package runner generates load: it replays a scenario's Plan through an
-// endpoint.Client with arrival scheduling (closed and open loop), the
+// endpoint.Client.
+//
+// It schedules arrivals (closed and open loop), the
 // worker pool, agentic sessions and trace replay (the conversations they
 // grow), and the backoff after connect failures and answers that ask to
 // slow down (429, 503, 529). What one request does on the wire is the

@@ -1,5 +1,7 @@
-// Package scenario is sixpin's workload description: the YAML schema with the
-// six pins, strict loading with file:line:col errors, validation, seeded
+// Package scenario is sixpin's workload description: the six pins and the
+// Plan they imply.
+//
+// It holds the YAML schema with the six pins, strict loading with file:line:col errors, validation, seeded
 // distributions, the Plan (the materialised, reproducible list of requests
 // and arrival times) and the declared pins it implies (Plan.Declared).
 package scenario

@@ -1,6 +1,7 @@
-// Package sim is a simulated inference server speaking OpenAI's chat,
-// legacy completions and Responses APIs and Anthropic's Messages API: an
-// http.Handler whose timing comes from a roofline model of an accelerator
+// Package sim is a simulated inference server.
+//
+// It speaks OpenAI's chat, legacy completions and Responses APIs and
+// Anthropic's Messages API: an http.Handler whose timing comes from a roofline model of an accelerator
 // with continuous batching. It is sixpin's default target and its test
 // double; results measured against it are always marked simulated.
 package sim

@@ -1,5 +1,7 @@
 // Package tokenizer counts and encodes text the way a model's tokenizer
-// does, offline and in pure Go: OpenAI's tiktoken encodings (cl100k_base,
+// does, offline and in pure Go.
+//
+// It has OpenAI's tiktoken encodings (cl100k_base,
 // o200k_base), Hugging Face byte-level BPE tokenizer.json files (Qwen,
 // Llama 3 and the like; not SentencePiece ones), an embedded Qwen2
 // tokenizer, and sixpin's own word-level count (one token per

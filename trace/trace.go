@@ -1,5 +1,7 @@
 // Package trace holds recorded or published LLM traffic as sessions of
-// requests, and reads and writes the files it comes in: sixpin's own JSONL
+// requests, and reads and writes the files it comes in.
+//
+// The formats are sixpin's own JSONL
 // (written by `sixpin analyze opencode --export-trace`), Mooncake's JSONL
 // and Azure's LLM inference CSV. Read holds a trace in memory; Open checks
 // a file of any length in one pass and lets a replay read its sessions

@@ -1,6 +1,7 @@
-// Package waterfall is the data of `sixpin waterfall`: from a start
-// scenario (a vendor's, or the built-in brochure preset) to a production
-// one, one pin at a time, what each pin costs. It plans the steps (which
+// Package waterfall is the data of `sixpin waterfall`: what each pin costs.
+//
+// It walks from a start scenario (a vendor's, or the built-in brochure
+// preset) to a production one, one pin at a time. It plans the steps (which
 // pins differ, in which order, which configurations must be run), and
 // turns the runs' measurements into the waterfall: the start, each step's
 // value, change, ratio and share, the end, and the attribution: exact

@@ -1,5 +1,6 @@
-// Package opencodetest writes databases shaped like opencode's for tests:
-// its tables and indexes, message and part rows whose data is the JSON
+// Package opencodetest writes databases shaped like opencode's, for tests.
+//
+// They have its tables and indexes, message and part rows whose data is the JSON
 // opencode 1 stores (MessageV2.Info and MessageV2.Part without their ids),
 // and OpenCode 2's session_message rows (SessionMessage.Info without id
 // and type, its content inline).

@@ -1,4 +1,7 @@
-// Package archtest guards sixpin's package layout: its test fails when a
-// package imports one it must not (see rules in archtest_test.go and the
-// README's Layout section). It has no code of its own.
+// Package archtest guards sixpin's package layout.
+//
+// Its test fails when a package reaches one it must not, directly or
+// through a chain of imports, or has no rule: the rules in
+// archtest_test.go are ARCHITECTURE.md's "never" list. It has no code of
+// its own.
 package archtest

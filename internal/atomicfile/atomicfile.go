@@ -1,5 +1,6 @@
-// Package atomicfile writes files so that a reader never sees half of one:
-// the content goes to a temporary file in the same directory, which is
+// Package atomicfile writes files so that a reader never sees half of one.
+//
+// The content goes to a temporary file in the same directory, which is
 // synced and then renamed over the target.
 package atomicfile
 

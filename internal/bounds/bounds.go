@@ -1,6 +1,7 @@
 // Package bounds holds the sane limits sixpin puts on every count, length,
-// rate and time it reads from a file (scenarios, traces, profiles), so
-// that no input can overflow an int or a time.Duration, allocate absurdly,
+// rate and time it reads from a file.
+//
+// They apply to scenarios, traces and profiles alike, so that no input can overflow an int or a time.Duration, allocate absurdly,
 // or keep a run waiting for longer than anyone could mean. Loaders check
 // them and name the field; the README's scenario section lists them.
 package bounds

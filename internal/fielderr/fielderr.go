@@ -1,6 +1,8 @@
-// Package fielderr is sixpin's error about one field of an input file —
-// "file:line:col: field: message" — and the list of every such error
-// found in a file, shared by the YAML, trace and results-file readers.
+// Package fielderr is sixpin's error about one field of an input file.
+//
+// An Error reads "file:line:col: field: message"; a List holds every such
+// error found in a file. The YAML, trace and results-file readers share
+// them.
 package fielderr
 
 import (

@@ -1,7 +1,9 @@
-// Package listen opens the listeners of sixpin's own servers — the live
-// page (--live), the metrics for Prometheus (--metrics-addr) and `sixpin
-// sim` (--addr) — by one rule: this machine only (a loopback address)
-// unless the user says remote, and a word on where each listens.
+// Package listen opens the listeners of sixpin's own servers by one rule.
+//
+// The servers are the live page (--live), the figures for Prometheus
+// (--metrics-addr) and `sixpin sim` (--addr); the rule is this machine only
+// (a loopback address) unless the user says remote, and a word on where
+// each listens.
 package listen
 
 import (

@@ -1,5 +1,6 @@
-// Package stats is sixpin's one home for statistics: percentiles of a
-// sample, ranks, means with Student's t intervals, and the bootstrap
+// Package stats is sixpin's one home for statistics.
+//
+// It holds percentiles of a sample, ranks, means with Student's t intervals, and the bootstrap
 // machinery behind every confidence interval compare and gate print
 // (percentiles of HDR histograms, means, proportions, per-second series).
 // It is pure arithmetic on values it is given: it reads no file and keeps

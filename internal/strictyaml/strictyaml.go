@@ -1,5 +1,6 @@
-// Package strictyaml decodes YAML into Go structs strictly: exactly one
-// document, no unknown keys, every value of its field's type, and every
+// Package strictyaml decodes YAML into Go structs strictly.
+//
+// A file must hold exactly one document, no unknown keys, every value of its field's type, and every
 // error positioned at file:line:col with its field path
 // ("pins.mix.classes[1].weight"). It keeps where each field came from, so
 // that errors found later by validation can be positioned too.

@@ -1,5 +1,6 @@
-// Package tmpfs mounts small tmpfs file systems for sixpin's tests: a real
-// disk that fills up (writes past its size fail with ENOSPC), so that what
+// Package tmpfs mounts small tmpfs file systems for sixpin's tests.
+//
+// Each is a real disk that fills up (writes past its size fail with ENOSPC), so that what
 // a run does on a full disk is tested on one rather than through an
 // injected writer.
 //

@@ -1,5 +1,6 @@
-// Package live serves the live page of a run: one HTML page embedded in
-// the binary (no network needed, nothing fetched from elsewhere) that
+// Package live serves the live page of a run.
+//
+// The page is one HTML file embedded in the binary (no network needed, nothing fetched from elsewhere) that
 // updates every second over Server-Sent Events from a snapshot function,
 // and shows the final report when the run is over.
 //

@@ -1,5 +1,7 @@
 // Package kube turns a scenario into the Kubernetes objects of a
-// distributed sixpin run (DESIGN §8): a ConfigMap holding the scenario and
+// distributed sixpin run.
+//
+// The objects (DESIGN §8) are a ConfigMap holding the scenario and
 // the files it needs, and an Indexed Job whose pod I runs shard I of N, all
 // shards waiting for the same wall-clock start. It also carries results
 // files out of pods through their logs (Emit, Collect).
