@@ -398,6 +398,9 @@ func verifyModel(d scenario.ModelDeclared, o ModelObserved, disc record.Discover
 		return Contradicted, fmt.Sprintf("requested %q, the server answered as %q", d.Requested, o.Reported)
 	case d.ParamsB > 0 && o.ParamsB > 0:
 		return Verified, fmt.Sprintf("served as %q with %sB parameters", d.Requested, numfmt.Short(o.ParamsB))
+	case o.ParamsB > 0 && (len(o.Listed) > 0 || o.Reported != ""):
+		return Unverifiable, fmt.Sprintf("the server serves %q with %sB parameters; the scenario declares no size to check (pins.model.params_b)",
+			d.Requested, numfmt.Short(o.ParamsB))
 	case len(o.Listed) > 0 || o.Reported != "":
 		return Unverifiable, fmt.Sprintf("the server serves %q but does not report its size", d.Requested)
 	case disc.Err != "":

@@ -52,6 +52,12 @@ func TestVerify(t *testing.T) {
 			t.Errorf("%s: %s, want %s", c.name, c.v, c.want)
 		}
 	}
+	// llama-server reports its model's size; a scenario that declares none
+	// cannot check it, and the reason must not say the server hid it.
+	if v, reason := verifyModel(scenario.ModelDeclared{Requested: "tiny.gguf"}, ModelObserved{Listed: []string{"tiny.gguf"}, ParamsB: 0.0195}, record.Discovery{}); v != Unverifiable ||
+		strings.Contains(reason, "does not report") || !strings.Contains(reason, "0.0195B") || !strings.Contains(reason, "params_b") {
+		t.Errorf("a size the server reports and the scenario does not declare: %s %q", v, reason)
+	}
 	if _, reason := verifyKV(scenario.KVCachePin{MaxModelLen: 32768}, KVCacheObserved{MaxModelLen: 8192}, ""); !strings.Contains(reason, "32768") || !strings.Contains(reason, "8192") {
 		t.Errorf("a contradiction must name both values: %q", reason)
 	}
