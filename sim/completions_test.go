@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // OpenAI's legacy completions as documented, mirrored here.
@@ -173,5 +174,28 @@ func TestCompletionsPrompt(t *testing.T) {
 				t.Errorf("usage %+v, want %d prompt tokens, %d cached", *c.Usage, tc.tokens, tc.cached)
 			}
 		})
+	}
+}
+
+// A hosted service's request overhead (its gateway) delays the first
+// token but is no queue: the request waited for no other. queue_ms, like
+// vLLM's queue time, is the wait in the engine's waiting list only, so a
+// client that judges served concurrency by it does not read a lone
+// request as queued.
+func TestRequestOverheadIsNotQueue(t *testing.T) {
+	rl := DefaultRoofline()
+	rl.RequestOverhead = 2 * time.Second
+	_, ts := start(t, Config{Roofline: rl})
+	body := map[string]any{"model": "m", "prompt": "hello there", "max_tokens": 2, "ignore_eos": true,
+		"stream_options": map[string]any{"include_usage": true}}
+	_, evs := streamEvents(t, ts.URL, "/v1/completions", body)
+	var c cmplTestChunk
+	strict(t, evs[len(evs)-2].data, &c)
+	if c.Timings == nil {
+		t.Fatalf("no timings: %s", evs[len(evs)-2].data)
+	}
+	// Generous: an idle engine schedules a submitted request within a step.
+	if c.Timings.QueueMS >= 1000 {
+		t.Errorf("queue_ms %.0f counts the 2 s request overhead as queue", c.Timings.QueueMS)
 	}
 }

@@ -301,6 +301,7 @@ func (s *Server) runEngine(rp *reply) bool {
 	}
 	q := newSeq(rp.j.prompt, rp.j.out, rp.j.hashes)
 	rp.q = q
+	rp.submitted = time.Now().UnixNano()
 	defer q.gone.Store(true)
 	s.eng.submit(q)
 	for rp.sent < rp.j.out {
@@ -346,10 +347,11 @@ type reply struct {
 
 	// q is the engine's sequence (TimingRoofline), whose clock times the
 	// response; without it the handler's clock does: arrival, first and
-	// last token, in Unix nanoseconds.
-	q                    *seq
-	arrival, first, last int64
-	t                    timings // set when the output is complete
+	// last token, in Unix nanoseconds. submitted is when the request
+	// joined the engine's waiting list, after the request overhead.
+	q                               *seq
+	arrival, submitted, first, last int64
+	t                               timings // set when the output is complete
 }
 
 func (s *Server) newReply(w http.ResponseWriter, ctx context.Context, g *genRequest, j job, enc encoder, arrival int64) *reply {
@@ -571,7 +573,7 @@ func (rp *reply) finish() {
 // Server's wall-clock time, so scaled by TimeScale like everything a
 // client measures) or the handler's (the other timings).
 type timings struct {
-	queue   time.Duration // arrival → first scheduled (request overhead included)
+	queue   time.Duration // joined the engine → first scheduled (the request overhead is no queue: it waits for no other request)
 	prefill time.Duration // first scheduled → first token
 	decode  time.Duration // first token → last token
 	ttft    time.Duration // arrival → first token
@@ -593,7 +595,7 @@ func (rp *reply) timings() timings {
 	}
 	span := func(from, to int64) time.Duration { return time.Duration(max(0, to-from)) }
 	t := timings{
-		queue:   span(rp.arrival, sched),
+		queue:   span(max(rp.arrival, rp.submitted), sched),
 		prefill: span(max(rp.arrival, sched), first),
 		decode:  span(first, last),
 		ttft:    span(rp.arrival, first),

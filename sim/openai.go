@@ -228,7 +228,8 @@ func oaiUsage(rp *reply) usageJSON {
 
 // timingsJSON is llama.cpp's per-response timings object, from the
 // server's own clock (see timings), plus the simulator's queue_ms: the
-// wait from arrival until the engine first scheduled the request. Times
+// wait in the engine's waiting list until it first scheduled the request
+// (not the request overhead, which waits for no other request). Times
 // are in milliseconds; a rate whose time is 0 is 0.
 type timingsJSON struct {
 	CacheN              int     `json:"cache_n"`
