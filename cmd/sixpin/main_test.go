@@ -190,8 +190,7 @@ func TestInterruptWritesPartialResults(t *testing.T) {
 	if !lines.Scan() || !strings.Contains(lines.Text(), "built-in simulator") {
 		t.Fatalf("first line %q", lines.Text())
 	}
-	// Let some requests complete (each takes about 0.7 s on sim-local-27b).
-	time.Sleep(3 * time.Second)
+	waitForRecords(t, path+".spill", 2)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}

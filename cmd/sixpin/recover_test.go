@@ -35,8 +35,7 @@ func TestKilledRunRecovers(t *testing.T) {
 	lines := bufio.NewScanner(stderr)
 	for lines.Scan() && !strings.Contains(lines.Text(), "recording to "+spill) {
 	}
-	// Let some requests complete (each takes about 0.7 s on sim-local-27b).
-	time.Sleep(3 * time.Second)
+	waitForRecords(t, spill, 2)
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -91,6 +90,25 @@ func TestKilledRunRecovers(t *testing.T) {
 	}
 	if again.Errors.Requests != run.Errors.Requests || !again.Incomplete {
 		t.Errorf("with a zero tail: %d requests (incomplete %v), want the %d before it", again.Errors.Requests, again.Incomplete, run.Errors.Requests)
+	}
+}
+
+// waitForRecords waits until the record spill at path, which a run in
+// another process flushes every second, holds at least n whole records
+// (on sim-local-27b each request takes about 0.7 s); it fails the test
+// after two minutes.
+func waitForRecords(t *testing.T, path string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		rec, err := results.Recover(path, "looked at while the run goes on")
+		if err == nil && rec.Requests >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the record spill %s did not reach %d records in two minutes (last look: %v)", path, n, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
