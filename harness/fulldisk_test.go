@@ -46,6 +46,7 @@ func fullDiskRun(t *testing.T, scenario string, fallback []string, spillMemory i
 // (a 64 KB tmpfs): the summary is printed, every request reaches the
 // results, which go to the fallback directory, and the spill is removed.
 func TestFullDiskKeepsEveryRequest(t *testing.T) {
+	t.Parallel()
 	fallback := t.TempDir()
 	o, err, out, errOut := fullDiskRun(t, manyRequests, []string{fallback}, 0)
 	if err != nil {
@@ -78,6 +79,7 @@ var lost = regexp.MustCompile(`LOST: (\d+) of the 300 requests measured, those a
 // what was lost: the requests the spill on the full disk does not hold,
 // which `sixpin recover` rebuilds every one of.
 func TestFullDiskWithNoFallbackSaysWhatIsLost(t *testing.T) {
+	t.Parallel()
 	_, err, out, errOut := fullDiskRun(t, manyRequests, []string{}, 0)
 	if err == nil || !strings.Contains(err.Error(), "no fallback directory took them") {
 		t.Errorf("err %v", err)
@@ -100,6 +102,7 @@ func TestFullDiskWithNoFallbackSaysWhatIsLost(t *testing.T) {
 // issuing once they pass the bound: the results, marked incomplete, say
 // why, and hold every request it sent.
 func TestFullDiskStopsTheRunPastTheMemoryBound(t *testing.T) {
+	t.Parallel()
 	long := strings.Replace(manyRequests, "requests: 300", "duration: 60s", 1)
 	o, err, out, errOut := fullDiskRun(t, long, []string{t.TempDir()}, 1)
 	if !errors.Is(err, ErrInterrupted) || o == nil {

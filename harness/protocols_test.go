@@ -56,7 +56,9 @@ sim:
 // simulator (time compressed, so a minute's rate-limit window passes in
 // a blink): every turn succeeds after backing off, the cache is read, the
 // 429s are metered with their bucket, and the bill prices cache writes
-// where the protocol reports them.
+// where the protocol reports them. Not parallel: in time compressed
+// 500×, a test beside it can slow the client until 5 requests no longer
+// fall within one simulated minute.
 func TestProtocolsEndToEnd(t *testing.T) {
 	for _, proto := range []string{"messages", "responses"} {
 		t.Run(proto, func(t *testing.T) {

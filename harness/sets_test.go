@@ -36,11 +36,13 @@ func readSet(t *testing.T, path string) []byte {
 // aggregate throughput grows with the streams while each stream's speed
 // holds; with none, every point is still a valid run.
 func TestSweepEndToEnd(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, profile string
 		grows         bool
 	}{{"fixed timing", fixedProfile(t, "fixed", "20ms", "5ms"), true}, {"no delay", "sim-instant", false}} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			out := filepath.Join(t.TempDir(), "sweep.json")
 			o, err := run(t, Config{ScenarioPath: "testdata/sweep.yaml", Profile: c.profile, Output: out})
 			if err != nil {
@@ -75,6 +77,7 @@ func TestSweepEndToEnd(t *testing.T) {
 // one report: the shared pins, each vendor's figures, and the usable view
 // with the declared intelligence gate.
 func TestBakeoffEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "bo")
 	fast, slow := fixedProfile(t, "fast", "10ms", "2ms"), fixedProfile(t, "slow", "50ms", "10ms")
 	cfg := BakeoffConfig{Config: quiet(t, Config{}), Profiles: []string{fast, slow}, Dir: dir,
@@ -106,6 +109,7 @@ func TestBakeoffEndToEnd(t *testing.T) {
 }
 
 func TestRepeat(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "rep.json")
 	o, err := run(t, Config{ScenarioPath: "testdata/exact.yaml", Profile: fixedProfile(t, "fixed", "10ms", "2ms"), Output: out, Repeat: 3})
 	if err != nil {

@@ -44,6 +44,7 @@ func runWaterfall(t *testing.T, wc WaterfallConfig) (*WaterfallOutcome, string, 
 // renders with its chart. Its 16 runs fit the default budget, so the
 // attribution is exact, and the plan says so before the first run.
 func TestWaterfallEndToEnd(t *testing.T) {
+	t.Parallel()
 	o, out, err := runWaterfall(t, WaterfallConfig{From: waterfall.Brochure, Claim: 2000})
 	if err != nil {
 		t.Fatal(err)
@@ -117,6 +118,7 @@ func TestWaterfallEndToEnd(t *testing.T) {
 // paired by seed, and a step is noise exactly when its interval holds
 // zero.
 func TestWaterfallTwoOrdersRepeats(t *testing.T) {
+	t.Parallel()
 	start := filepath.Join(t.TempDir(), "start.yaml")
 	src, err := os.ReadFile("testdata/waterfall-to.yaml")
 	if err != nil {
@@ -168,6 +170,7 @@ func TestWaterfallTwoOrdersRepeats(t *testing.T) {
 // Bad input is refused before the first request: an unknown pin in
 // --order, an exact waterfall over its budget, a missing --from.
 func TestWaterfallRefuses(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		wc   WaterfallConfig
 		want string
