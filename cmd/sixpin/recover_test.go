@@ -16,6 +16,7 @@ import (
 // file; `sixpin recover` rebuilds a readable results file from it, marked
 // incomplete, with the requests measured until then.
 func TestKilledRunRecovers(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "killed.json")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -113,6 +114,7 @@ func waitForRecords(t *testing.T, path string, n int) {
 }
 
 func TestRecoverRefusesWhatIsNoSpill(t *testing.T) {
+	t.Parallel()
 	bad := filepath.Join(t.TempDir(), "x.spill")
 	if err := os.WriteFile(bad, []byte("hello"), 0o644); err != nil {
 		t.Fatal(err)
@@ -125,12 +127,14 @@ func TestRecoverRefusesWhatIsNoSpill(t *testing.T) {
 // -o into a missing or unwritable directory fails before the first
 // request, with exit 2 and a clear message.
 func TestRunRefusesAnUnwritableOutput(t *testing.T) {
+	t.Parallel()
 	for name, path := range map[string]string{
 		"missing directory": filepath.Join(t.TempDir(), "no", "such", "dir", "r.json"),
 		// Not writable even by root (CI runs as root, which ignores modes).
 		"read-only file system": "/proc/sixpin-results.json",
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			code, out, errOut := sixpin(t, nil, "run", "testdata/tiny.yaml", "-o", path)
 			if code != ExitBadInput || !strings.Contains(errOut, "cannot write the results file "+path) {
 				t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
