@@ -28,8 +28,8 @@ requests: 300
 
 // fullDiskRun runs scenario against the simulator with its results and
 // spill on a 64 KB tmpfs, which the spill outgrows, and fallback as
-// FallbackDirs; it returns the outcome, the error, stdout and stderr.
-func fullDiskRun(t *testing.T, scenario string, fallback []string, spillMemory int) (*Outcome, error, string, string) {
+// FallbackDirs; it returns the outcome, stdout, stderr and the error.
+func fullDiskRun(t *testing.T, scenario string, fallback []string, spillMemory int) (*Outcome, string, string, error) {
 	t.Helper()
 	endpoint := simServer(t, sim.Config{Model: "m", Timing: sim.TimingNone, Tokenizer: "words"}, nil)
 	cfg := quiet(t, Config{ScenarioPath: scenarioFile(t, scenario), Endpoint: endpoint, Model: "m", Tokenizer: "words",
@@ -39,7 +39,7 @@ func fullDiskRun(t *testing.T, scenario string, fallback []string, spillMemory i
 	if !strings.Contains(out, "PIN CARD") {
 		t.Errorf("no summary:\n%s\nstderr:\n%s", out, errOut)
 	}
-	return o, err, out, errOut
+	return o, out, errOut, err
 }
 
 // A run whose results and spill sit on a disk that fills while it runs
@@ -48,7 +48,7 @@ func fullDiskRun(t *testing.T, scenario string, fallback []string, spillMemory i
 func TestFullDiskKeepsEveryRequest(t *testing.T) {
 	t.Parallel()
 	fallback := t.TempDir()
-	o, err, out, errOut := fullDiskRun(t, manyRequests, []string{fallback}, 0)
+	o, out, errOut, err := fullDiskRun(t, manyRequests, []string{fallback}, 0)
 	if err != nil {
 		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
 	}
@@ -80,7 +80,7 @@ var lost = regexp.MustCompile(`LOST: (\d+) of the 300 requests measured, those a
 // which `sixpin recover` rebuilds every one of.
 func TestFullDiskWithNoFallbackSaysWhatIsLost(t *testing.T) {
 	t.Parallel()
-	_, err, out, errOut := fullDiskRun(t, manyRequests, []string{}, 0)
+	_, out, errOut, err := fullDiskRun(t, manyRequests, []string{}, 0)
 	if err == nil || !strings.Contains(err.Error(), "no fallback directory took them") {
 		t.Errorf("err %v", err)
 	}
@@ -104,7 +104,7 @@ func TestFullDiskWithNoFallbackSaysWhatIsLost(t *testing.T) {
 func TestFullDiskStopsTheRunPastTheMemoryBound(t *testing.T) {
 	t.Parallel()
 	long := strings.Replace(manyRequests, "requests: 300", "duration: 60s", 1)
-	o, err, out, errOut := fullDiskRun(t, long, []string{t.TempDir()}, 1)
+	o, out, errOut, err := fullDiskRun(t, long, []string{t.TempDir()}, 1)
 	if !errors.Is(err, ErrInterrupted) || o == nil {
 		t.Fatalf("err %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
 	}
