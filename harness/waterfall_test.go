@@ -15,12 +15,12 @@ import (
 )
 
 // runWaterfall runs wc quietly against a load-independent simulator
-// profile (first token after 4 ms, one every 0.4 ms) with each step
+// profile (first token after 20 ms, one every 2 ms) with each step
 // bounded to 8 requests.
 func runWaterfall(t *testing.T, wc WaterfallConfig) (*WaterfallOutcome, string, error) {
 	t.Helper()
 	if wc.Profile == "" {
-		wc.Profile = fixedProfile(t, "fixed", "4ms", "400us")
+		wc.Profile = fixedProfile(t, "fixed", "20ms", "2ms")
 	}
 	if wc.To == "" {
 		wc.To = "testdata/waterfall-to.yaml"
