@@ -16,7 +16,12 @@ import (
 
 // runWaterfall runs wc quietly against a load-independent simulator
 // profile (first token after 20 ms, one every 2 ms) with each step
-// bounded to 8 requests.
+// bounded to 16 requests. Every step must be a valid run, and an agentic
+// step's sessions must be under way 0.9 of the time: its answers are slow
+// enough that the client's own work between them hardly counts, and its
+// run long enough (about 0.6 s) that a stall of a loaded machine does not
+// tip it (8 requests of 4 ms answers, 0.15 s, were tipped to 1.6–1.8
+// sessions of 2).
 func runWaterfall(t *testing.T, wc WaterfallConfig) (*WaterfallOutcome, string, error) {
 	t.Helper()
 	if wc.Profile == "" {
@@ -28,7 +33,7 @@ func runWaterfall(t *testing.T, wc WaterfallConfig) (*WaterfallOutcome, string, 
 	if wc.Output == "" {
 		wc.Output = filepath.Join(t.TempDir(), "w.json")
 	}
-	wc.Requests = 8
+	wc.Requests = 16
 	wc.Config = quiet(t, wc.Config)
 	o, err := Waterfall(context.Background(), context.Background(), wc)
 	if t.Failed() || err != nil {
