@@ -1,17 +1,33 @@
 # sixpin — the two set-up commands are `make run` and `make test`.
 GO ?= go
+GOFMT ?= $(shell $(GO) env GOROOT)/bin/gofmt
 SCENARIO ?= scenarios/agentic-120k.yaml
+# STATICCHECK is the linter at a pinned version: `go run` fetches it from
+# the Go module proxy the first time (verified by the checksum database)
+# and builds it; sixpin neither links it nor downloads anything when it runs.
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: run test bench bench-go bench-load gate-check build vet smoke
+.PHONY: help run test bench bench-go bench-load gate-check build vet fmt lint smoke
 
 ## run: the main job — replay SCENARIO against the built-in simulator
 run:
 	$(GO) run ./cmd/sixpin run $(SCENARIO)
 
-## test: vet and the whole test suite (what CI runs)
-test:
-	$(GO) vet ./...
+## test: vet and the whole test suite (what CI runs, after fmt and lint)
+test: vet
 	$(GO) test -race -count=1 ./...
+
+## vet: go vet over every package
+vet:
+	$(GO) vet ./...
+
+## fmt: list the Go files gofmt would change, and fail if there is any
+fmt:
+	@files=$$($(GOFMT) -l .); if [ -n "$$files" ]; then echo "gofmt -w these files:"; echo "$$files"; exit 1; fi
+
+## lint: staticcheck over every package, with its default checks
+lint:
+	$(GO) run $(STATICCHECK) ./...
 
 ## build: the sixpin binary in ./bin
 build:
@@ -24,6 +40,7 @@ smoke:
 ## bench: every speed claim in README.md — Go micro-benchmarks, the load benchmarks — and the gate's noise experiment
 bench: bench-go bench-load gate-check
 
+## bench-go: the Go micro-benchmarks
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./endpoint/ ./internal/h1/ ./prompt/ ./tokenizer/ ./sim/ ./analyze/ ./results/
 
@@ -37,3 +54,7 @@ gate-check: build
 	mkdir -p bench-results/gate-check
 	cd benchmarks && SIXPIN_BIN=$(CURDIR)/bin/sixpin SIXPIN_GATE_DIR=$(CURDIR)/bench-results/gate-check \
 		$(GO) test -run '^$$' -bench GateNoise -benchtime 1x -timeout 60m .
+
+## help: these targets and what each does
+help:
+	@sed -n 's/^## //p' $(MAKEFILE_LIST)

@@ -15,6 +15,7 @@ import (
 // and at 10× or 5× a loaded machine (go test -race beside other packages)
 // pushed the first 429 to 97–117 s. Every figure is in simulated time.
 func TestCloudSessionHitsTotalTPM(t *testing.T) {
+	t.Parallel()
 	o, err := run(t, Config{ScenarioPath: "../scenarios/agentic-cloud-session.yaml", Profile: "sim-cerebras-27b", TimeScale: 0.5})
 	if o == nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 // round left out of every figure, and the spread is their range over
 // that median: arithmetic on given numbers, not on timing.
 func TestCalibrationFloor(t *testing.T) {
+	t.Parallel()
 	round := func(failed int, ttftUS ...int64) calibrationRound {
 		r := calibrationRound{ttft: hdrhistogram.New(1, histMaxUS, 3), itl: hdrhistogram.New(1, histMaxUS, 3), sent: len(ttftUS) + failed, failed: failed}
 		for _, v := range ttftUS {

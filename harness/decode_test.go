@@ -51,12 +51,14 @@ windows: {warmup: 0s, burst: 1s, steady: {start: 0s}}
 // one of 100,000s of tok/s — and the summary says how many requests were
 // left out and why; the same server streaming gives 200 tok/s.
 func TestDecodeOnlyWhereMeasured(t *testing.T) {
+	t.Parallel()
 	cfg := sim.Config{Model: "m", Timing: sim.TimingFixed, Fixed: sim.Fixed{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond}, Tokenizer: "words"}
 	for _, c := range []struct {
 		name string
 		wrap func(http.Handler) http.Handler
 	}{{"one write per answer", oneWrite}, {"streamed", nil}} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			endpoint := simServer(t, cfg, c.wrap)
 			o, err := run(t, Config{ScenarioPath: scenarioFile(t, shortAnswers), Endpoint: endpoint, Model: "m", Tokenizer: "words", ServerMetrics: ServerMetricsOff})
 			if o == nil {

@@ -62,8 +62,10 @@ func simProfile(t *testing.T, tok string) string {
 // same tokenizer the client built the prompts with (shared prefixes
 // included), and the server's own /tokenize.
 func TestExactPromptsPerTokenizer(t *testing.T) {
+	t.Parallel()
 	for _, tok := range []string{"words", "qwen2", "cl100k_base", "o200k_base"} {
 		t.Run(tok, func(t *testing.T) {
+			t.Parallel()
 			o, err := run(t, Config{Profile: simProfile(t, tok)})
 			if err != nil {
 				t.Fatal(err)
@@ -75,6 +77,7 @@ func TestExactPromptsPerTokenizer(t *testing.T) {
 		})
 	}
 	t.Run("server /tokenize", func(t *testing.T) {
+		t.Parallel()
 		s, err := sim.New(sim.Config{Model: "m", Timing: sim.TimingNone, Tokenizer: "qwen2"})
 		if err != nil {
 			t.Fatal(err)
@@ -108,11 +111,13 @@ func checkExact(t *testing.T, r *results.Run) {
 // server's (cl100k_base here) it is verified, and says so; far off (a
 // word-counting server) the run is invalid.
 func TestFallbackTokenizerConfirmedByUsage(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		serverTok string
 		valid     bool
 	}{{"cl100k_base", true}, {"words", false}} {
 		t.Run(c.serverTok, func(t *testing.T) {
+			t.Parallel()
 			s, err := sim.New(sim.Config{Model: "m", Timing: sim.TimingNone, Tokenizer: c.serverTok})
 			if err != nil {
 				t.Fatal(err)
@@ -141,6 +146,7 @@ func TestFallbackTokenizerConfirmedByUsage(t *testing.T) {
 // the drift is detected, the run is marked invalid with the reason, its
 // results are still written, and Run returns ErrInvalid (exit 1).
 func TestInvalidWhenServerIgnoresMaxTokens(t *testing.T) {
+	t.Parallel()
 	s, err := sim.New(sim.Config{Model: "m", Timing: sim.TimingNone, Tokenizer: "qwen2", NaturalOutputTokens: 200})
 	if err != nil {
 		t.Fatal(err)

@@ -28,8 +28,8 @@ requests: 300
 
 // fullDiskRun runs scenario against the simulator with its results and
 // spill on a 64 KB tmpfs, which the spill outgrows, and fallback as
-// FallbackDirs; it returns the outcome, the error, stdout and stderr.
-func fullDiskRun(t *testing.T, scenario string, fallback []string, spillMemory int) (*Outcome, error, string, string) {
+// FallbackDirs; it returns the outcome, stdout, stderr and the error.
+func fullDiskRun(t *testing.T, scenario string, fallback []string, spillMemory int) (*Outcome, string, string, error) {
 	t.Helper()
 	endpoint := simServer(t, sim.Config{Model: "m", Timing: sim.TimingNone, Tokenizer: "words"}, nil)
 	cfg := quiet(t, Config{ScenarioPath: scenarioFile(t, scenario), Endpoint: endpoint, Model: "m", Tokenizer: "words",
@@ -39,15 +39,16 @@ func fullDiskRun(t *testing.T, scenario string, fallback []string, spillMemory i
 	if !strings.Contains(out, "PIN CARD") {
 		t.Errorf("no summary:\n%s\nstderr:\n%s", out, errOut)
 	}
-	return o, err, out, errOut
+	return o, out, errOut, err
 }
 
 // A run whose results and spill sit on a disk that fills while it runs
 // (a 64 KB tmpfs): the summary is printed, every request reaches the
 // results, which go to the fallback directory, and the spill is removed.
 func TestFullDiskKeepsEveryRequest(t *testing.T) {
+	t.Parallel()
 	fallback := t.TempDir()
-	o, err, out, errOut := fullDiskRun(t, manyRequests, []string{fallback}, 0)
+	o, out, errOut, err := fullDiskRun(t, manyRequests, []string{fallback}, 0)
 	if err != nil {
 		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
 	}
@@ -78,7 +79,8 @@ var lost = regexp.MustCompile(`LOST: (\d+) of the 300 requests measured, those a
 // what was lost: the requests the spill on the full disk does not hold,
 // which `sixpin recover` rebuilds every one of.
 func TestFullDiskWithNoFallbackSaysWhatIsLost(t *testing.T) {
-	_, err, out, errOut := fullDiskRun(t, manyRequests, []string{}, 0)
+	t.Parallel()
+	_, out, errOut, err := fullDiskRun(t, manyRequests, []string{}, 0)
 	if err == nil || !strings.Contains(err.Error(), "no fallback directory took them") {
 		t.Errorf("err %v", err)
 	}
@@ -100,8 +102,9 @@ func TestFullDiskWithNoFallbackSaysWhatIsLost(t *testing.T) {
 // issuing once they pass the bound: the results, marked incomplete, say
 // why, and hold every request it sent.
 func TestFullDiskStopsTheRunPastTheMemoryBound(t *testing.T) {
+	t.Parallel()
 	long := strings.Replace(manyRequests, "requests: 300", "duration: 60s", 1)
-	o, err, out, errOut := fullDiskRun(t, long, []string{t.TempDir()}, 1)
+	o, out, errOut, err := fullDiskRun(t, long, []string{t.TempDir()}, 1)
 	if !errors.Is(err, ErrInterrupted) || o == nil {
 		t.Fatalf("err %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
 	}

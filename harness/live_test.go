@@ -70,6 +70,7 @@ func getSnapshot(t *testing.T, url string) live.Snapshot {
 // page shows the final report and, with --live-keep, stays up until the
 // context ends.
 func TestLiveDuringARun(t *testing.T) {
+	t.Parallel()
 	bin := headless.Find()
 	if bin == "" {
 		t.Skip("no chromium binary (apt-get install chromium; .ci/run installs it)")
@@ -200,6 +201,7 @@ func TestLiveDuringARun(t *testing.T) {
 // server), a bare :PORT being 127.0.0.1 until then; and each says on
 // stderr where it listens and who can reach it.
 func TestObserversListenLoopbackUnlessRemote(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		cfg  Config
@@ -218,6 +220,7 @@ func TestObserversListenLoopbackUnlessRemote(t *testing.T) {
 		{"--metrics-remote without --metrics-addr", Config{MetricsRemote: true}, nil, "--metrics-remote needs --metrics-addr"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			var errOut bytes.Buffer
 			c.cfg.ErrOut = &errOut
 			o, err := startObservers(c.cfg)

@@ -74,6 +74,7 @@ requests: 40
 // what was served, so the run is invalid and says why — even when the
 // server tells nothing of its context.
 func TestFailedClassOfRequestsInvalidates(t *testing.T) {
+	t.Parallel()
 	endpoint := simServer(t, sim.Config{Model: "m", Timing: sim.TimingNone, Tokenizer: "words", MaxModelLen: 2000}, chatOnly)
 	o, err := run(t, Config{ScenarioPath: scenarioFile(t, longAndShort), Endpoint: endpoint, Model: "m", Tokenizer: "words"})
 	if !errors.Is(err, ErrInvalid) {
@@ -98,6 +99,7 @@ func TestFailedClassOfRequestsInvalidates(t *testing.T) {
 // planned prompts will not fit before the first request, and marks the
 // prompt pin ✗ — unless told to send them on purpose.
 func TestOverContextIsSaidAtTheStart(t *testing.T) {
+	t.Parallel()
 	endpoint := simServer(t, sim.Config{Model: "m", Timing: sim.TimingNone, Tokenizer: "words", MaxModelLen: 2000}, nil)
 	cfg := Config{ScenarioPath: scenarioFile(t, longAndShort), Endpoint: endpoint, Model: "m", Tokenizer: "words"}
 	o, err := run(t, cfg)
@@ -132,6 +134,9 @@ func TestOverContextIsSaidAtTheStart(t *testing.T) {
 // A server that dies mid-run: its requests fail at once. The run is
 // invalid over its error budget (exit 1), and the concurrency pin is not
 // verified by streams busy failing.
+// Not parallel: the verdict of a run this short is read off its steady
+// window, which a test beside it shifts (slowed, the six requests served
+// fill most of the 1.5 s).
 func TestServerDyingMidRunIsInvalid(t *testing.T) {
 	var served atomic.Int64
 	dies := func(next http.Handler) http.Handler {
@@ -168,6 +173,7 @@ duration: 1500ms
 // Interrupted before any request completed: the reason says so, not that
 // the client could not keep its streams busy.
 func TestInterruptBeforeAnyRequestCompleted(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int64
 	stop := make(chan struct{})
 	hang := func(next http.Handler) http.Handler {
@@ -205,6 +211,7 @@ func TestInterruptBeforeAnyRequestCompleted(t *testing.T) {
 // period runs out, and every text says so: the requests' message and the
 // run's reason for being incomplete, never "after the grace period".
 func TestSecondInterruptSaysWhatHappened(t *testing.T) {
+	t.Parallel()
 	hanging := make(chan struct{}, 64)
 	stop := make(chan struct{})
 	hang := func(next http.Handler) http.Handler {
@@ -249,6 +256,7 @@ func TestSecondInterruptSaysWhatHappened(t *testing.T) {
 // A sweep interrupted mid-point writes a set marked incomplete that names
 // its partial and missing points.
 func TestInterruptedSweepIsIncomplete(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	var n atomic.Int64
 	cancelling := func(next http.Handler) http.Handler {
@@ -280,6 +288,9 @@ func TestInterruptedSweepIsIncomplete(t *testing.T) {
 // A results file that cannot be written after the run (a full disk): the
 // summary is printed first, the results go to a fallback directory, and
 // the output says where; when nothing takes them, the spill stays.
+// Not parallel: a test beside it can slow the client until its 12
+// requests to an instant server no longer keep 2 streams busy, and the
+// run is invalid.
 func TestFailingWriteFallsBack(t *testing.T) {
 	endpoint := simServer(t, sim.Config{Model: "m", Timing: sim.TimingNone, Tokenizer: "words"}, nil)
 	dir, fallback := t.TempDir(), t.TempDir()
@@ -334,6 +345,7 @@ func TestFailingWriteFallsBack(t *testing.T) {
 // first's cache; reusing the salt sends the same prompts on purpose, and
 // the unplanned cache hits are flagged on the prompt pin.
 func TestPromptSaltAvoidsCacheHitsAcrossRuns(t *testing.T) {
+	t.Parallel()
 	on := true
 	endpoint := simServer(t, sim.Config{Model: "m", Timing: sim.TimingNone, Tokenizer: "words", PrefixCaching: &on}, nil)
 	cfg := Config{ScenarioPath: "testdata/loose.yaml", Endpoint: endpoint, Model: "m", Tokenizer: "words"}
@@ -372,6 +384,7 @@ func TestPromptSaltAvoidsCacheHitsAcrossRuns(t *testing.T) {
 // Lengths are shown exactly: a server that counts 4,096 three times shows
 // 4,096, not a 3-significant-figure bucket's 4,099.
 func TestExactLengthsShownExactly(t *testing.T) {
+	t.Parallel()
 	endpoint := simServer(t, sim.Config{Model: "m", Timing: sim.TimingNone, Tokenizer: "words"}, nil)
 	o, err := run(t, Config{ScenarioPath: scenarioFile(t, `name: exact-4096
 seed: 2
@@ -406,6 +419,7 @@ func cardText(t *testing.T, run *results.Run) string {
 // Little's law counts over the window it names: on a short run whose
 // requests outlast the window's end it does not overshoot the streams.
 func TestLittlesLawOverItsWindow(t *testing.T) {
+	t.Parallel()
 	endpoint := simServer(t, sim.Config{Model: "m", Timing: sim.TimingFixed,
 		Fixed: sim.Fixed{TTFT: 100 * time.Millisecond, ITL: 10 * time.Millisecond}, Tokenizer: "words"}, nil)
 	o, err := run(t, Config{ScenarioPath: scenarioFile(t, `name: short
@@ -430,6 +444,7 @@ duration: 1s
 // checkpoint once it has gone on long enough; the last write is the
 // finished run.
 func TestCheckpointsRewriteTheResults(t *testing.T) {
+	t.Parallel()
 	endpoint := simServer(t, sim.Config{Model: "m", Timing: sim.TimingFixed,
 		Fixed: sim.Fixed{TTFT: 20 * time.Millisecond, ITL: 10 * time.Millisecond}, Tokenizer: "words"}, nil)
 	var mu sync.Mutex

@@ -16,6 +16,7 @@ import (
 // out exact in every request with max_tokens alone, or they did not and
 // nothing could have enforced them — never "exact via none".
 func TestExactOutputWithoutControl(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		natural int // the server's median natural answer, tokens (24 are asked)
@@ -26,6 +27,7 @@ func TestExactOutputWithoutControl(t *testing.T) {
 		{"answers that stop early", 12, results.Contradicted, "nothing could enforce it: profile openai-compatible has no don't-stop-early control"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			s, err := sim.New(sim.Config{Model: "m", Timing: sim.TimingNone, Tokenizer: "o200k_base", NaturalOutputTokens: c.natural})
 			if err != nil {
 				t.Fatal(err)

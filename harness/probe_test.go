@@ -16,11 +16,13 @@ import (
 // exact; one that keeps failing leaves the prompt pin unverifiable for
 // that reason, instead of every prompt counted as drifted.
 func TestProbeFailures(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		fail int64 // the first chat requests answered 503
 	}{{"fails once", 1}, {"keeps failing", 3}} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			s, err := sim.New(sim.Config{Model: "m", Timing: sim.TimingNone, Tokenizer: "qwen2"})
 			if err != nil {
 				t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 // left of it, the streaming rate once measured, and the counts; the final
 // line keeps the elapsed time, requests, tokens and errors.
 func TestProgressLine(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		s     progressState
@@ -35,6 +36,7 @@ func TestProgressLine(t *testing.T) {
 			"done in 1m10s: 0 requests, 0 output tokens, 0 errors"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			if got := progressLine(c.s); got != c.line {
 				t.Errorf("line\n got %q\nwant %q", got, c.line)
 			}
@@ -46,6 +48,7 @@ func TestProgressLine(t *testing.T) {
 }
 
 func TestFit(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		s     string
 		width int
@@ -64,6 +67,7 @@ func TestFit(t *testing.T) {
 
 // A run with progress on leaves its final line on the error stream.
 func TestProgressLeavesItsFinalLine(t *testing.T) {
+	t.Parallel()
 	cfg := quiet(t, Config{Output: filepath.Join(t.TempDir(), "r.json")})
 	cfg.Progress = true
 	if _, err := Run(context.Background(), context.Background(), cfg); err != nil {
@@ -78,6 +82,7 @@ func TestProgressLeavesItsFinalLine(t *testing.T) {
 // A run's watch stops its sampler whatever watches it: none is left
 // running after Run returns (with no live page or metrics, nothing else
 // would stop it).
+// Not parallel: it looks at every goroutine of the process.
 func TestWatchStops(t *testing.T) {
 	cfg := quiet(t, Config{Output: filepath.Join(t.TempDir(), "r.json")})
 	if _, err := Run(context.Background(), context.Background(), cfg); err != nil {

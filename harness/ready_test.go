@@ -61,12 +61,14 @@ func (l *loadingServer) wrap(next http.Handler) http.Handler {
 // and requests were refused). A server that is not ready by the timeout
 // fails the run before any request, saying why.
 func TestWaitForTheServerToLoad(t *testing.T) {
+	t.Parallel()
 	simCfg := sim.Config{Model: "m", Timing: sim.TimingNone, Tokenizer: "words"}
 	for _, c := range []struct {
 		name   string
 		health bool
 	}{{"health endpoint", true}, {"no health endpoint", false}} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			ls := &loadingServer{loads: 3, health: c.health}
 			cfg := quiet(t, Config{Endpoint: simServer(t, simCfg, ls.wrap), Model: "m", Tokenizer: "words", ReadyTimeout: time.Minute})
 			cfg.Output = t.TempDir() + "/r.json"
@@ -88,6 +90,7 @@ func TestWaitForTheServerToLoad(t *testing.T) {
 		})
 	}
 	t.Run("not ready by the timeout", func(t *testing.T) {
+		t.Parallel()
 		ls := &loadingServer{loads: 1 << 40, health: true}
 		cfg := quiet(t, Config{Endpoint: simServer(t, simCfg, ls.wrap), Model: "m", Tokenizer: "words", ReadyTimeout: 300 * time.Millisecond})
 		cfg.Output = t.TempDir() + "/r.json"
@@ -111,6 +114,7 @@ func TestWaitForTheServerToLoad(t *testing.T) {
 // budget, and the summary says the server asked it to slow down, how
 // often, and how long sixpin waited.
 func TestRateLimitedRunSaysSo(t *testing.T) {
+	t.Parallel()
 	endpoint := simServer(t, sim.Config{Model: "m", Timing: sim.TimingNone, Tokenizer: "words",
 		Faults: map[string]float64{sim.FaultHTTP429: 1}}, nil)
 	cfg := quiet(t, Config{ScenarioPath: scenarioFile(t, `name: storm
@@ -147,6 +151,7 @@ duration: 3s
 // 4-second timeout, one look and the last one at the timeout — not one
 // every 2 seconds.
 func TestReadyHonoursRetryAfter(t *testing.T) {
+	t.Parallel()
 	var looks atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasSuffix(r.URL.Path, "/chat/completions") {

@@ -20,6 +20,7 @@ import (
 // simulator with the same sessions, turns and token counts, and the
 // replay's results carry the pins derived from the trace.
 func TestExportedTraceReplays(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := opencodetest.New(t, dir)
 	base := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC).UnixMilli()

@@ -32,6 +32,7 @@ func (w echoWriter) Flush() { w.ResponseWriter.(http.Flusher).Flush() }
 // summary or the results file, which shows the endpoint with its query
 // redacted.
 func TestSecretsNeverReachTheResults(t *testing.T) {
+	t.Parallel()
 	const key, queryKey = "sk-live-5a6b7c8d9e0f1a2b", "qk-7f6e5d4c3b2a"
 	s, err := sim.New(sim.Config{Model: "m", Timing: sim.TimingNone})
 	if err != nil {
@@ -84,6 +85,7 @@ func TestSecretsNeverReachTheResults(t *testing.T) {
 // key, in that header, so every request carried it; the results file and
 // the pin card name the protocol.
 func TestAnthropicKeyNeverReachesTheResults(t *testing.T) {
+	t.Parallel()
 	const key = "sk-ant-api03-5a6b7c8d9e0f1a2b"
 	s, err := sim.New(sim.Config{Model: "m", Timing: sim.TimingNone, APIKey: key})
 	if err != nil {

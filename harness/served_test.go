@@ -49,7 +49,9 @@ windows: {warmup: 5s, burst: 10s, steady: {start: 5s}}
 // server's came from); 2 streams against it do not; a queueing study
 // that declares queueing: allowed is told, not judged.
 func TestServedConcurrency(t *testing.T) {
+	t.Parallel()
 	t.Run("8 streams, 2 served", func(t *testing.T) {
+		t.Parallel()
 		sc, prof := servedScenario(t, 8, 16, "")
 		o, err := run(t, Config{ScenarioPath: sc, Profile: prof, TimeScale: 0.1, ServerMetrics: 2 * time.Second})
 		if !errors.Is(err, ErrInvalid) {
@@ -74,6 +76,7 @@ func TestServedConcurrency(t *testing.T) {
 		}
 	})
 	t.Run("2 streams, 2 served", func(t *testing.T) {
+		t.Parallel()
 		sc, prof := servedScenario(t, 2, 2, "")
 		o, err := run(t, Config{ScenarioPath: sc, Profile: prof, TimeScale: 0.1, ServerMetrics: 2 * time.Second})
 		if err != nil {
@@ -84,6 +87,7 @@ func TestServedConcurrency(t *testing.T) {
 		}
 	})
 	t.Run("a queueing study", func(t *testing.T) {
+		t.Parallel()
 		sc, prof := servedScenario(t, 8, 2, ", queueing: allowed")
 		o, err := run(t, Config{ScenarioPath: sc, Profile: prof, TimeScale: 0.1, ServerMetrics: 2 * time.Second})
 		if err != nil {
@@ -100,6 +104,7 @@ func TestServedConcurrency(t *testing.T) {
 // that pin's mismatch knowingly keeps the run valid, and the results and
 // the card say so.
 func TestEveryContradictedPinInvalidates(t *testing.T) {
+	t.Parallel()
 	sc, prof := servedScenario(t, 2, 16, "")
 	o, err := run(t, Config{ScenarioPath: sc, Profile: prof, TimeScale: 0.1, Duration: 20 * time.Second})
 	if !errors.Is(err, ErrInvalid) || o.Run.Valid || o.Run.Pins.KVCache.Verified != results.Contradicted {

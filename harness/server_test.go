@@ -20,6 +20,7 @@ import (
 // metrics throughout; the results carry the series and per-window
 // figures beside the client's, and survive the results file.
 func TestServerMetricsRun(t *testing.T) {
+	t.Parallel()
 	o, err := run(t, Config{ScenarioPath: "testdata/server.yaml", TimeScale: 0.01, ServerMetrics: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -63,6 +64,7 @@ func TestServerMetricsRun(t *testing.T) {
 // The live page's server series: gauges as read, counters as rates
 // between scrapes, what the server does not expose left out.
 func TestServerSeriesLive(t *testing.T) {
+	t.Parallel()
 	f := func(v float64) *float64 { return &v }
 	xs := []record.ServerSample{
 		{T: 0, KVUsage: f(0.25), Running: f(2), GenerationTokens: f(100)},
@@ -83,6 +85,7 @@ func TestServerSeriesLive(t *testing.T) {
 // and goes on; the results and the card carry it, and the windows their
 // regime; strict refuses with bad input (exit 2) before any request.
 func TestKVFitPreflight(t *testing.T) {
+	t.Parallel()
 	prof := filepath.Join(t.TempDir(), "small-kv.yaml")
 	src := "kind: simulator\noutput_control: ignore_eos\ntokenizer: words\nsim: {model: m, timing: none, tokenizer: words, max_model_len: 4096, kv_budget_tokens: 4096, max_num_seqs: 16}\n"
 	if err := os.WriteFile(prof, []byte(src), 0o644); err != nil {
@@ -118,6 +121,7 @@ func TestKVFitPreflight(t *testing.T) {
 // --calibrate measures sixpin's floor against a loopback server before
 // the run and sets it beside the run's TTFT.
 func TestCalibrate(t *testing.T) {
+	t.Parallel()
 	o, err := run(t, Config{ScenarioPath: "testdata/kvfit.yaml", Profile: "sim-instant", Calibrate: true, KVFit: KVFitWarn})
 	if err != nil {
 		t.Fatal(err)
@@ -138,6 +142,7 @@ func TestCalibrate(t *testing.T) {
 // The flag is arithmetic: the floor's TTFT p50 against the run's, the
 // floor counted in run time when the run was compressed.
 func TestJudgeCalibration(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		floor, ttft, scale, pct float64
 		flagged                 bool

@@ -34,7 +34,10 @@ func readSet(t *testing.T, path string) []byte {
 // A sweep runs one point per value, writes them in one file, and plots
 // them, against two simulator profiles: with load-independent timing,
 // aggregate throughput grows with the streams while each stream's speed
-// holds; with none, every point is still a valid run.
+// holds; with none, every point is still a valid run. Not parallel:
+// against the instant simulator a test beside it can slow the client
+// until its one stream is busy less than half the time, and the point is
+// invalid.
 func TestSweepEndToEnd(t *testing.T) {
 	for _, c := range []struct {
 		name, profile string
@@ -75,6 +78,7 @@ func TestSweepEndToEnd(t *testing.T) {
 // one report: the shared pins, each vendor's figures, and the usable view
 // with the declared intelligence gate.
 func TestBakeoffEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "bo")
 	fast, slow := fixedProfile(t, "fast", "10ms", "2ms"), fixedProfile(t, "slow", "50ms", "10ms")
 	cfg := BakeoffConfig{Config: quiet(t, Config{}), Profiles: []string{fast, slow}, Dir: dir,
@@ -106,6 +110,7 @@ func TestBakeoffEndToEnd(t *testing.T) {
 }
 
 func TestRepeat(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "rep.json")
 	o, err := run(t, Config{ScenarioPath: "testdata/exact.yaml", Profile: fixedProfile(t, "fixed", "10ms", "2ms"), Output: out, Repeat: 3})
 	if err != nil {

@@ -38,6 +38,7 @@ windows: {burst: 1s}
 // ordinary results file, and its headline percentiles agree with the
 // single run's within noise.
 func TestShardsMergeToTheWhole(t *testing.T) {
+	t.Parallel()
 	endpoint := simServer(t, sim.Config{Model: "m", Timing: sim.TimingFixed, Fixed: sim.Fixed{TTFT: 20 * time.Millisecond, ITL: 2 * time.Millisecond}}, nil)
 	path := scenarioFile(t, shardedSrc)
 	base := Config{ScenarioPath: path, Endpoint: endpoint, Model: "m", Tokenizer: "words"}
@@ -171,6 +172,7 @@ func (discard) Write(b []byte) (int, error) { return len(b), nil }
 
 // A shard needs a run id, and a sweep is not sharded.
 func TestShardRefusals(t *testing.T) {
+	t.Parallel()
 	cfg := quiet(t, Config{ScenarioPath: scenarioFile(t, shardedSrc), Distributed: Distributed{Shard: scenario.Shard{I: 0, N: 2}}})
 	if _, err := Run(context.Background(), context.Background(), cfg); !errors.Is(err, ErrBadInput) {
 		t.Errorf("--shard without --run-id: %v", err)

@@ -14,6 +14,7 @@ import (
 // The default simulator must match the field report's local 27B: roughly
 // 150–160 tok/s single-stream decode at short context.
 func TestSimLocal27BCalibration(t *testing.T) {
+	t.Parallel()
 	p, err := profiles.Embedded(profiles.DefaultSimulator)
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +39,7 @@ func TestSimLocal27BCalibration(t *testing.T) {
 
 // Every embedded simulator profile's sim: section decodes.
 func TestEmbeddedSimulatorsDecode(t *testing.T) {
+	t.Parallel()
 	list, err := profiles.List()
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +62,7 @@ func TestEmbeddedSimulatorsDecode(t *testing.T) {
 // The simulator's own checks and its bounds name file:line:col and the
 // field inside sim:, as the profile's other errors do.
 func TestSimConfigErrorsAtTheirFields(t *testing.T) {
+	t.Parallel()
 	p, err := profiles.Resolve("testdata/sim-fields.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +91,7 @@ func TestSimConfigErrorsAtTheirFields(t *testing.T) {
 
 // An unknown key or a bad value inside sim: is an error at its position.
 func TestSimConfigErrorsAtTheirPositions(t *testing.T) {
+	t.Parallel()
 	for yaml, want := range map[string]string{
 		"name: mine\nkind: simulator\nsim:\n  modle: x\n":    "mine.yaml:4:3: sim.modle:",
 		"name: mine\nkind: simulator\nsim: {timing: warp}\n": "mine.yaml:3:15: sim.timing: must be",

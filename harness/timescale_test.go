@@ -20,6 +20,7 @@ import (
 // holds on an idle machine fails on a busy one. What is deterministic is
 // that the run measures it and says so.
 func TestCompressedTimeSaysSo(t *testing.T) {
+	t.Parallel()
 	prof := fixedProfile(t, "fixed", "200ms", "2ms")
 	o, err := run(t, Config{Profile: prof, TimeScale: 0.1})
 	if err != nil {

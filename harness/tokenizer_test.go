@@ -10,6 +10,7 @@ import (
 // A bare path to a tokenizer file works as hf:PATH; an unknown name's
 // error lists every valid choice, server included.
 func TestTokenizerName(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "tokenizer.json")
 	if err := os.WriteFile(path, []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)

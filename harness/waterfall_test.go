@@ -15,12 +15,17 @@ import (
 )
 
 // runWaterfall runs wc quietly against a load-independent simulator
-// profile (first token after 4 ms, one every 0.4 ms) with each step
-// bounded to 8 requests.
+// profile (first token after 20 ms, one every 2 ms) with each step
+// bounded to 16 requests. Every step must be a valid run, and an agentic
+// step's sessions must be under way 0.9 of the time: its answers are slow
+// enough that the client's own work between them hardly counts, and its
+// run long enough (about 0.6 s) that a stall of a loaded machine does not
+// tip it (8 requests of 4 ms answers, 0.15 s, were tipped to 1.6–1.8
+// sessions of 2).
 func runWaterfall(t *testing.T, wc WaterfallConfig) (*WaterfallOutcome, string, error) {
 	t.Helper()
 	if wc.Profile == "" {
-		wc.Profile = fixedProfile(t, "fixed", "4ms", "400us")
+		wc.Profile = fixedProfile(t, "fixed", "20ms", "2ms")
 	}
 	if wc.To == "" {
 		wc.To = "testdata/waterfall-to.yaml"
@@ -28,7 +33,7 @@ func runWaterfall(t *testing.T, wc WaterfallConfig) (*WaterfallOutcome, string, 
 	if wc.Output == "" {
 		wc.Output = filepath.Join(t.TempDir(), "w.json")
 	}
-	wc.Requests = 8
+	wc.Requests = 16
 	wc.Config = quiet(t, wc.Config)
 	o, err := Waterfall(context.Background(), context.Background(), wc)
 	if t.Failed() || err != nil {
@@ -44,6 +49,7 @@ func runWaterfall(t *testing.T, wc WaterfallConfig) (*WaterfallOutcome, string, 
 // renders with its chart. Its 16 runs fit the default budget, so the
 // attribution is exact, and the plan says so before the first run.
 func TestWaterfallEndToEnd(t *testing.T) {
+	t.Parallel()
 	o, out, err := runWaterfall(t, WaterfallConfig{From: waterfall.Brochure, Claim: 2000})
 	if err != nil {
 		t.Fatal(err)
@@ -117,6 +123,7 @@ func TestWaterfallEndToEnd(t *testing.T) {
 // paired by seed, and a step is noise exactly when its interval holds
 // zero.
 func TestWaterfallTwoOrdersRepeats(t *testing.T) {
+	t.Parallel()
 	start := filepath.Join(t.TempDir(), "start.yaml")
 	src, err := os.ReadFile("testdata/waterfall-to.yaml")
 	if err != nil {
@@ -168,6 +175,7 @@ func TestWaterfallTwoOrdersRepeats(t *testing.T) {
 // Bad input is refused before the first request: an unknown pin in
 // --order, an exact waterfall over its budget, a missing --from.
 func TestWaterfallRefuses(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		wc   WaterfallConfig
 		want string

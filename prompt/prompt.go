@@ -46,7 +46,7 @@ type item struct {
 // immutable after NewBuilder and safe for concurrent use.
 type Builder struct {
 	lower, upper []item
-	comma, end   item // ","; "." and "?" are in ends
+	comma        item // ","; "." and "?" are in ends
 	ends         []item
 	semis        []item // ";", ":"
 	// ones are lowercase items of exactly one token: they finish a prompt

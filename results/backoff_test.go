@@ -57,6 +57,7 @@ func checkBackoffTallies(t *testing.T, what string, e Errors) {
 // through the spill, so `sixpin recover` keeps them, merge sums them over
 // shards, and a file that holds a negative one is refused.
 func TestBackoffTallies(t *testing.T) {
+	t.Parallel()
 	m := finish(t, WindowSpec{}, SLO{}, backoffRecords()...)
 	checkBackoffTallies(t, "finished", m.Errors)
 	if d := m.Windows[WindowAll].E2EMs; d == nil || d.Max > 100 {
@@ -64,6 +65,7 @@ func TestBackoffTallies(t *testing.T) {
 	}
 
 	t.Run("recover", func(t *testing.T) {
+		t.Parallel()
 		path := filepath.Join(t.TempDir(), "r.spill")
 		c, err := NewCollector(path)
 		if err != nil {
@@ -86,6 +88,7 @@ func TestBackoffTallies(t *testing.T) {
 	})
 
 	t.Run("merge", func(t *testing.T) {
+		t.Parallel()
 		a, b := shardRun(t, 0, 2, 3, 0), shardRun(t, 1, 2, 3, 0)
 		a.Errors.BackoffS = map[string]float64{"http_429": 3, "connect": 0.05}
 		a.Errors.SlowDowns = map[string]int{"429": 1, "503": 1}
@@ -101,6 +104,7 @@ func TestBackoffTallies(t *testing.T) {
 	})
 
 	t.Run("read check", func(t *testing.T) {
+		t.Parallel()
 		run := shardRun(t, 0, 1, 3, 0)
 		run.Shard = nil
 		for _, c := range []struct {
@@ -113,6 +117,7 @@ func TestBackoffTallies(t *testing.T) {
 			{"negative withheld", func(e *Errors) { e.WithheldArrivals = -4 }, "errors.withheld_arrivals: must be ≥ 0 (got -4)"},
 		} {
 			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
 				r := *run
 				c.change(&r.Errors)
 				data, err := json.MarshalIndent(&r, "", "  ")

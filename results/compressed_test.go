@@ -14,6 +14,7 @@ import (
 // real time would read; a decode of 31 tokens at TPOT P50 0.5 ms lasted
 // 1.55 ms of wall time. A real-time run says nothing.
 func TestCompress(t *testing.T) {
+	t.Parallel()
 	mk := func() *Run {
 		return &Run{Headline: WindowSteady, Windows: map[string]*Window{WindowSteady: {
 			TTFTMs:       &Dist{Count: 17, P50: 800},

@@ -13,6 +13,7 @@ import (
 // $0.99/M), 34,935 output tokens (28,069 reasoning) at $1.49/M: $1.52 +
 // $0.05 = $1.57. Locally, 11 minutes at 500 W and $0.1844/kWh ≈ 1.7 cents.
 func TestCostMatchesTheFieldReport(t *testing.T) {
+	t.Parallel()
 	cloud := record.Pricing{InputPerMTok: 0.99, OutputPerMTok: 1.49}
 	b := cloud.Price(1_534_667, 1_264_128, 34_935, 28_069)
 	if got := math.Round((b.InputUSD+b.CachedInputUSD)*100) / 100; got != 1.52 {
@@ -38,6 +39,7 @@ func TestCostMatchesTheFieldReport(t *testing.T) {
 }
 
 func TestPricingCachedAndReasoningPrices(t *testing.T) {
+	t.Parallel()
 	half, two := 0.5, 2.0
 	p := record.Pricing{InputPerMTok: 1, CachedInputPerMTok: &half, OutputPerMTok: 4, ReasoningPerMTok: &two}
 	b := p.Price(1_000_000, 400_000, 100_000, 50_000)
@@ -51,6 +53,7 @@ func TestPricingCachedAndReasoningPrices(t *testing.T) {
 }
 
 func TestBuildCost(t *testing.T) {
+	t.Parallel()
 	m := &Measurement{Tokens: Tokens{Requests: 4, Input: 2_000_000, Output: 1_000_000}}
 	c := BuildCost(&record.Pricing{InputPerMTok: 1, OutputPerMTok: 2}, nil, m, 30*time.Minute)
 	if c.Basis != "tokens" || c.TotalUSD != 4 || c.PerHourUSD != 8 || c.PerRequestUSD != 1 || c.PerMOutputTokensUSD != 4 {
@@ -68,6 +71,7 @@ func TestBuildCost(t *testing.T) {
 // TestPricingCacheWrites: Anthropic's cache writes cost more than input,
 // reads less; both are part of the input count.
 func TestPricingCacheWrites(t *testing.T) {
+	t.Parallel()
 	read, write := 0.30, 3.75
 	p := record.Pricing{InputPerMTok: 3, CachedInputPerMTok: &read, CacheWriteInputPerMTok: &write, OutputPerMTok: 15}
 	// 1M input: 200K uncached × $3, 700K read × $0.30, 100K written × $3.75; 10K output × $15.

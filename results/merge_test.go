@@ -45,6 +45,7 @@ func shards(runs ...*Run) []Shard {
 // Merged counts are the shards' sums, the merged percentiles the added
 // histograms', and the whole declares the whole plan's concurrency.
 func TestMergeSums(t *testing.T) {
+	t.Parallel()
 	a, b := shardRun(t, 0, 2, 10, 0), shardRun(t, 1, 2, 6, 3*ms)
 	m, err := Merge(shards(b, a), MergeOptions{})
 	if err != nil {
@@ -78,6 +79,7 @@ func sum(s []int64) (n int64) {
 
 // Shards that are not one whole distributed run are refused, saying why.
 func TestMergeRefusals(t *testing.T) {
+	t.Parallel()
 	a, b := shardRun(t, 0, 2, 4, 0), shardRun(t, 1, 2, 4, 0)
 	with := func(r *Run, f func(*Run)) *Run {
 		c := *r
@@ -113,6 +115,7 @@ func TestMergeRefusals(t *testing.T) {
 
 // A shard that started late or fell behind makes the merged run invalid.
 func TestMergeAttestation(t *testing.T) {
+	t.Parallel()
 	late, err := Merge(shards(shardRun(t, 0, 2, 4, 0), shardRun(t, 1, 2, 4, 2*time.Second)), MergeOptions{StartTolerance: 5 * time.Second})
 	if err != nil || strings.Contains(strings.Join(late.Invalid, ";"), "late") {
 		t.Fatalf("2 s late within a 5 s tolerance: %v, %v", err, late.Invalid)

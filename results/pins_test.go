@@ -10,6 +10,7 @@ import (
 )
 
 func TestVerify(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		v    Verdict
@@ -68,6 +69,7 @@ func first(v Verdict, _ string) Verdict { return v }
 var yes, no = true, false
 
 func TestScheduleAndOpenLoopVerification(t *testing.T) {
+	t.Parallel()
 	m := func(lagP99 float64, requests int, scheduled, sent time.Duration) *Measurement {
 		return &Measurement{
 			Windows:       map[string]*Window{WindowAll: {Requests: requests, ScheduleLagMs: &Dist{P99: lagP99}}},
@@ -112,6 +114,7 @@ func TestScheduleAndOpenLoopVerification(t *testing.T) {
 // Batching is compared where the server says it, and where it cannot
 // (llama.cpp), the card says why rather than a silent ✓.
 func TestVerifyBatching(t *testing.T) {
+	t.Parallel()
 	v, why := verifyKV(scenario.KVCachePin{MaxModelLen: 4096, Batching: "continuous"}, KVCacheObserved{MaxModelLen: 4096}, "llama.cpp")
 	if v != Verified || !strings.Contains(why, "not exposed: batching (llama.cpp batches continuously unless started with --no-cont-batching") {
 		t.Errorf("%s: %s", v, why)

@@ -12,6 +12,7 @@ import (
 // 100K prompt tokens (88% cached) every 5 s. Total TPM (cached counted in
 // full) passes 450K; uncached TPM stays under 150K.
 func TestRateLimitMeters(t *testing.T) {
+	t.Parallel()
 	c, err := NewCollector(filepath.Join(t.TempDir(), "r.spill"))
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +51,7 @@ func TestRateLimitMeters(t *testing.T) {
 }
 
 func TestBucketFromMessage(t *testing.T) {
+	t.Parallel()
 	for msg, want := range map[string]string{
 		"Tokens per minute limit exceeded - too many tokens processed.": record.BucketTokens,
 		"Uncached tokens per minute limit exceeded":                     record.BucketUncachedTokens,
@@ -65,6 +67,7 @@ func TestBucketFromMessage(t *testing.T) {
 }
 
 func TestSessionsSummary(t *testing.T) {
+	t.Parallel()
 	var recs []*record.Record
 	// Session 0: three turns over 2 minutes, context 10K → 40K, one 429.
 	for k, at := range []time.Duration{0, time.Minute, 2 * time.Minute} {

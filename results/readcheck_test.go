@@ -22,6 +22,7 @@ import (
 // counts, missing windows, a headline window that does not exist and
 // contradicting histograms were accepted).
 func TestBadResultsCorpus(t *testing.T) {
+	t.Parallel()
 	for file, want := range map[string][]string{
 		"completed-contradicts.json": {
 			"testdata/bad/completed-contradicts.json:666:17: windows.steady.e2e_ms: counts 20 requests, but the window completed 17: the file contradicts itself",
@@ -95,6 +96,7 @@ func TestBadResultsCorpus(t *testing.T) {
 		},
 	} {
 		t.Run(file, func(t *testing.T) {
+			t.Parallel()
 			run, err := ReadFile(filepath.Join("testdata", "bad", file))
 			var list fielderr.List
 			if !errors.As(err, &list) {
@@ -114,6 +116,7 @@ func TestBadResultsCorpus(t *testing.T) {
 // Every results file sixpin wrote reads back; one without histograms
 // reads too, and says what it lacks.
 func TestReadFileAcceptsWhatSixpinWrote(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("../report/testdata/*.json")
 	files = append(files, "testdata/good.json")
 	for _, f := range files {
@@ -135,6 +138,7 @@ func TestReadFileAcceptsWhatSixpinWrote(t *testing.T) {
 // positioned under its run (runs[i]); its own parts must agree with its
 // runs. The fixture is a sweep sixpin wrote; each case damages a copy.
 func TestReadSetRefusesDamage(t *testing.T) {
+	t.Parallel()
 	good, err := os.ReadFile("../report/testdata/sweep.json")
 	if err != nil {
 		t.Fatal(err)
@@ -194,6 +198,7 @@ func TestReadSetRefusesDamage(t *testing.T) {
 			`kind: want sweep, repeat or bakeoff, got "waterfall"`, `"kind"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := ReadSet("sweep.json", c.data)
 			var list fielderr.List
 			if !errors.As(err, &list) {
@@ -239,6 +244,7 @@ func walk(m map[string]any, path ...any) map[string]any {
 // rank away from HDR's and in another bucket); the histogram of another
 // window does not.
 func TestSummariesAgreeWithTheirHistograms(t *testing.T) {
+	t.Parallel()
 	rnd := rand.New(rand.NewPCG(7, 8))
 	for seed := range 6 {
 		var recs []*record.Record

@@ -54,6 +54,7 @@ func near(t *testing.T, what string, got, want, tol float64) {
 }
 
 func TestMetricsOfOneStream(t *testing.T) {
+	t.Parallel()
 	// 100 chunks of 1 token: TTFT 500 ms, ITL 20 ms → E2E 2480 ms.
 	r := stream(0, 0, 500*ms, 20*ms, 100, 1)
 	m := finish(t, WindowSpec{Burst: 10 * time.Second, SteadyAuto: false}, SLO{}, r)
@@ -74,6 +75,7 @@ func TestMetricsOfOneStream(t *testing.T) {
 }
 
 func TestCoalescedChunksDoNotInflateITL(t *testing.T) {
+	t.Parallel()
 	// 3 tokens per chunk every 30 ms: the per-token ITL is 10 ms, and there
 	// are 3 samples per gap; TPOT agrees with mean ITL.
 	r := stream(0, 0, 100*ms, 30*ms, 50, 3)
@@ -91,6 +93,7 @@ func TestCoalescedChunksDoNotInflateITL(t *testing.T) {
 }
 
 func TestAssignChunkTokens(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		bytes []int32
@@ -106,6 +109,7 @@ func TestAssignChunkTokens(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			r := &record.Record{HasUsage: c.has, Usage: record.Usage{CompletionTokens: c.usage}}
 			for _, b := range c.bytes {
 				r.Chunks = append(r.Chunks, record.Chunk{Bytes: b})
@@ -129,6 +133,7 @@ func TestAssignChunkTokens(t *testing.T) {
 }
 
 func TestWindowsAttributeRequestsByStartAndTokensByArrival(t *testing.T) {
+	t.Parallel()
 	// Requests every second for 60 s, each 10 chunks 100 ms apart.
 	var recs []*record.Record
 	for i := 0; i < 60; i++ {
@@ -157,6 +162,7 @@ func TestWindowsAttributeRequestsByStartAndTokensByArrival(t *testing.T) {
 }
 
 func TestMSER5TrimsTransient(t *testing.T) {
+	t.Parallel()
 	// 30 s ramping up from 0, then 120 s flat with noise.
 	x := make([]float64, 150)
 	for i := range x {
@@ -183,6 +189,7 @@ func TestMSER5TrimsTransient(t *testing.T) {
 }
 
 func TestCutWindowsAuto(t *testing.T) {
+	t.Parallel()
 	series := make([]float64, 100)
 	for i := range series {
 		series[i] = 500
@@ -206,6 +213,7 @@ func TestCutWindowsAuto(t *testing.T) {
 }
 
 func TestInFlight(t *testing.T) {
+	t.Parallel()
 	ev := func(pairs ...[2]time.Duration) []int64 {
 		var e []int64
 		for _, p := range pairs {
@@ -248,6 +256,7 @@ func sortInts(e []int64) []int64 {
 }
 
 func TestGoodputAndErrors(t *testing.T) {
+	t.Parallel()
 	fast := stream(0, 0, 100*ms, 10*ms, 10, 1)
 	slowTTFT := stream(1, 0, 3*time.Second, 10*ms, 10, 1)
 	slowTPOT := stream(2, 0, 100*ms, 80*ms, 10, 1)
@@ -271,6 +280,7 @@ func TestGoodputAndErrors(t *testing.T) {
 }
 
 func TestSpillRoundTrip(t *testing.T) {
+	t.Parallel()
 	s, err := newSpill(filepath.Join(t.TempDir(), "r.spill"))
 	if err != nil {
 		t.Fatal(err)
@@ -326,6 +336,7 @@ func TestSpillRoundTrip(t *testing.T) {
 }
 
 func TestHistogramsAreLosslessAndMergeable(t *testing.T) {
+	t.Parallel()
 	m := finish(t, WindowSpec{}, SLO{}, stream(0, 0, 250*ms, 20*ms, 30, 1), stream(1, 0, 750*ms, 20*ms, 30, 1))
 	e := m.Histograms[WindowAll][HistTTFT.Name]
 	h, err := e.Decode()
@@ -343,6 +354,7 @@ func TestHistogramsAreLosslessAndMergeable(t *testing.T) {
 }
 
 func TestWriteFileIsAtomicAndReadable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "r.json")
 	run := &Run{Schema: Schema, Valid: true, Scenario: ScenarioInfo{Name: "x"}, Headline: WindowSteady, Windows: map[string]*Window{}}
@@ -378,6 +390,7 @@ func TestWriteFileIsAtomicAndReadable(t *testing.T) {
 
 // A damaged results file is refused with its path, line, column and field.
 func TestReadFileNamesWhereItIsBroken(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, tc := range []struct{ body, want string }{
 		{"{\n  \"schema\": \"sixpin/run/v1\",\n  \"windows\": [1]\n}\n", "b.json:3:14: windows: want a JSON object"},
@@ -395,6 +408,7 @@ func TestReadFileNamesWhereItIsBroken(t *testing.T) {
 }
 
 func TestPeakRate(t *testing.T) {
+	t.Parallel()
 	r, at := peakRate([]float64{1, 2, 9, 9, 1, 1}, 2*time.Second)
 	if r != 9 || at != 2 {
 		t.Errorf("peakRate = %v at %v, want 9 at 2", r, at)
@@ -402,6 +416,7 @@ func TestPeakRate(t *testing.T) {
 }
 
 func TestDriftAgainstTolerances(t *testing.T) {
+	t.Parallel()
 	ok := stream(0, 0, 10*ms, 10*ms, 10, 1)   // prompt 100 → 100, output 10 → 10
 	near := stream(1, 0, 10*ms, 10*ms, 10, 1) // prompt off by 2 of 100: 2% is within
 	near.Usage.PromptTokens = 102
@@ -426,6 +441,7 @@ func TestDriftAgainstTolerances(t *testing.T) {
 }
 
 func TestReasoningCountedApart(t *testing.T) {
+	t.Parallel()
 	r := stream(0, 0, 100*ms, 10*ms, 20, 1)
 	r.Usage.ReasoningTokens = 8
 	for i := 0; i < 8; i++ {
@@ -443,6 +459,7 @@ func TestReasoningCountedApart(t *testing.T) {
 }
 
 func TestDriftDistributionKeepsZero(t *testing.T) {
+	t.Parallel()
 	a, b := stream(0, 0, ms, ms, 4, 1), stream(1, 0, ms, ms, 4, 1)
 	b.Usage.PromptTokens = 110 // +10%
 	d := finish(t, WindowSpec{}, SLO{}, a, b).PromptDrift.AbsPct
@@ -457,6 +474,7 @@ func TestDriftDistributionKeepsZero(t *testing.T) {
 // opening, for every prompt) are the prompts' common start, said so, not
 // blamed on the salt.
 func TestUnplannedCacheCommonStart(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		cached     int
 		wantCommon bool
@@ -482,6 +500,7 @@ func TestUnplannedCacheCommonStart(t *testing.T) {
 
 // Counts in reasons are grouped like every count a person reads.
 func TestDriftReasonsGroupCounts(t *testing.T) {
+	t.Parallel()
 	_, why := verifyPromptDrift(&Drift{Requests: 10696, Outside: 10696, TolerancePct: 2, MaxAbsPct: 18.87})
 	_, whyOut := verifyOutputDrift(&Drift{Requests: 10696, Exact: 10579, MaxAbsPct: 62.5, MeanObserved: 60, MeanRequested: 64}, true)
 	for _, s := range []string{why, whyOut} {

@@ -14,6 +14,7 @@ func fp(v float64) *float64 { return &v }
 // mean and peak, histograms per-window percentiles, and each window its
 // KV regime.
 func TestBuildServer(t *testing.T) {
+	t.Parallel()
 	hist := func(c1, c2, c3 float64, sum float64) *record.ServerHist {
 		return &record.ServerHist{Bounds: []float64{0.1, 1, math.Inf(1)}, Counts: []float64{c1, c2, c3}, Count: c3, Sum: sum}
 	}
@@ -85,6 +86,7 @@ func TestBuildServer(t *testing.T) {
 // TestHistQuantile is Prometheus' histogram_quantile, but for ranks the
 // buckets cannot place.
 func TestHistQuantile(t *testing.T) {
+	t.Parallel()
 	bounds := []float64{1, 2, 4, math.Inf(1)}
 	cum := []float64{10, 20, 20, 30}
 	nan := math.NaN()
@@ -106,6 +108,7 @@ func val(p *float64) float64 {
 // TestFitKV is the preflight's arithmetic: the example, a shared
 // prefix held once, llama.cpp's slots, no budget.
 func TestFitKV(t *testing.T) {
+	t.Parallel()
 	on, off := true, false
 	cases := []struct {
 		name           string
@@ -130,6 +133,7 @@ func TestFitKV(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			f := FitKV(c.streams, c.per, c.prefix, c.groups, c.kv, nil)
 			if f == nil || f.NeedTokens != c.need || f.BudgetTokens != c.budget || f.MaxFit != c.fit || f.Fits != c.fits {
 				t.Errorf("%+v", f)
@@ -153,6 +157,7 @@ func TestFitKV(t *testing.T) {
 // each window's TTFT into the server's queue, its prefill and the rest;
 // a server that does not say its queue leaves it in the rest.
 func TestTTFTSplit(t *testing.T) {
+	t.Parallel()
 	ms := time.Millisecond
 	a := stream(0, 0, 500*ms, 20*ms, 10, 1)
 	a.Server = record.ServerTimings{Has: true, QueueKnown: true, Queue: 100 * ms, Prefill: 350 * ms, Decode: 180 * ms, PromptTokens: 100, PredictedTokens: 10}
@@ -176,6 +181,7 @@ func TestTTFTSplit(t *testing.T) {
 // limit; a queue without KV pressure is queued, with its share of
 // scrapes and of TTFT; a passing wait is still fits.
 func TestKVRegimes(t *testing.T) {
+	t.Parallel()
 	scrape := func(sec int, kv, running, waiting float64) record.ServerSample {
 		return record.ServerSample{T: time.Duration(sec) * time.Second, KVUsage: fp(kv), Running: fp(running), Waiting: fp(waiting), Preemptions: fp(0)}
 	}
@@ -207,6 +213,7 @@ func TestKVRegimes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			c.w.StartS, c.w.EndS = 0, float64(len(c.kv)-1)
 			var xs []record.ServerSample
 			for i := range c.kv {
@@ -224,6 +231,7 @@ func TestKVRegimes(t *testing.T) {
 // a labelled series at its first observation) counts from zero, not
 // dropped: 12 requests queued for 32.3 s in all.
 func TestSeriesAbsentAtBaseline(t *testing.T) {
+	t.Parallel()
 	bounds := []float64{1, 5, 10, math.Inf(1)}
 	xs := []record.ServerSample{
 		{T: 0, Waiting: fp(0)},

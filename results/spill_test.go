@@ -38,6 +38,7 @@ func spillRun(t testing.TB, path string, n int) *Collector {
 // disk did not take stay in memory for Finish, and the file holds only
 // whole records, every one of them recoverable.
 func TestSpillOnAFullDisk(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(tmpfs.Mount(t, 16<<10), "r.spill")
 	c := spillRun(t, path, 300)
 	m, err := c.Finish(WindowSpec{}, SLO{}, Tolerances{})
@@ -70,6 +71,7 @@ func TestSpillOnAFullDisk(t *testing.T) {
 // cut mid-write): Recover rebuilds every whole record before the damage,
 // says how many bytes it skipped, and marks the results incomplete.
 func TestRecoverSkipsADamagedTail(t *testing.T) {
+	t.Parallel()
 	garbage := make([]byte, 3000)
 	rnd := rand.New(rand.NewPCG(1, 2))
 	for i := range garbage {
@@ -90,6 +92,7 @@ func TestRecoverSkipsADamagedTail(t *testing.T) {
 		}, 99, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			path := filepath.Join(t.TempDir(), "r.spill")
 			if err := spillRun(t, path, 100).Release(); err != nil {
 				t.Fatal(err)
@@ -118,6 +121,7 @@ func TestRecoverSkipsADamagedTail(t *testing.T) {
 // Records kept in memory while the disk is full reach the file at the
 // first flush after room is made.
 func TestSpillCatchesUpWhenTheDiskHasRoom(t *testing.T) {
+	t.Parallel()
 	dir := tmpfs.Mount(t, 64<<10)
 	path := filepath.Join(dir, "r.spill")
 	c, err := NewCollector(path)
@@ -152,6 +156,7 @@ func TestSpillCatchesUpWhenTheDiskHasRoom(t *testing.T) {
 // A spill of an older sixpin (v1: frames without checksums) is still
 // recovered.
 func TestRecoverReadsAV1Spill(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "r.spill")
 	if err := spillRun(t, path, 20).Release(); err != nil {
 		t.Fatal(err)

@@ -61,6 +61,7 @@ func expBound(d time.Duration) int {
 // records (errors.backoff_s), the open loop's withheld arrivals are
 // counted, and every arrival is either sent or withheld.
 func TestBackoffStorm(t *testing.T) {
+	t.Parallel()
 	const c = 8
 	d := stormSeconds * time.Second
 	hinted := c*(stormSeconds/2) + c
@@ -147,6 +148,7 @@ duration: %ds
 	wg.Wait()
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			r, recs := storms[i].r, storms[i].recs
 			sent := int(storms[i].chats.Load())
 			if sent != len(recs) {
@@ -201,6 +203,7 @@ duration: %ds
 // as it says and recorded as run time; the exponential backoff's steps are
 // run time and waited scaled.
 func TestBackoffTimeScaled(t *testing.T) {
+	t.Parallel()
 	const k, c = 0.1, 2
 	d := 10 * time.Second // run time: 1 s of wall-clock time
 	for _, tc := range []struct {
@@ -212,6 +215,7 @@ func TestBackoffTimeScaled(t *testing.T) {
 		{"exponential", "", c*expBound(d) + c},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var chats atomic.Int64
 			h := refusing(503, "", &chats)
 			ts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -208,6 +208,7 @@ func peakOverlap(recs []*record.Record) int {
 }
 
 func TestPeakOverlap(t *testing.T) {
+	t.Parallel()
 	iv := func(s, e time.Duration) *record.Record { return &record.Record{Sent: s, End: e} }
 	cases := []struct {
 		name string
@@ -221,6 +222,7 @@ func TestPeakOverlap(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			if got := peakOverlap(c.recs); got != c.want {
 				t.Fatalf("peakOverlap = %d, want %d", got, c.want)
 			}
@@ -243,6 +245,7 @@ requests: 40
 // lengths honoured by the server (after the probed template overhead),
 // one chunk per token, and a consistent timeline.
 func TestClosedLoop(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name           string
 		control        endpoint.OutputControl
@@ -257,6 +260,7 @@ func TestClosedLoop(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			ts, _ := serveSim(t, sim.Config{
 				Timing: sim.TimingNone, MaxModelLen: 4096,
 				ReasoningShare: c.reasoning, TokensPerChunk: c.perChunk,
@@ -340,8 +344,10 @@ func TestClosedLoop(t *testing.T) {
 // N streams never has more than N requests in flight (and does use more
 // than one stream when it has several).
 func TestClosedLoopConcurrency(t *testing.T) {
+	t.Parallel()
 	for _, streams := range []int{1, 3} {
 		t.Run(fmt.Sprintf("streams=%d", streams), func(t *testing.T) {
+			t.Parallel()
 			ts, _ := serveSim(t, sim.Config{Timing: sim.TimingFixed, Fixed: sim.Fixed{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond}}, nil)
 			p := mustPlan(t, fmt.Sprintf(`
 pins:
@@ -373,6 +379,7 @@ requests: 12
 // request count stops the run at exactly that many, a duration stops
 // issuing (every request is issued before it).
 func TestBounds(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		duration time.Duration
@@ -385,6 +392,7 @@ func TestBounds(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			ts, _ := serveSim(t, sim.Config{Timing: sim.TimingFixed, Fixed: sim.Fixed{TTFT: 10 * time.Millisecond, ITL: 5 * time.Millisecond}}, nil)
 			p := mustPlan(t, `
 pins:
@@ -420,6 +428,7 @@ requests: 40
 // sometimes shorter than openLoop's 50 µs no-wait threshold, the bug that
 // TestOpenLoopNeverSendsEarly reproduces reliably.
 func TestOpenLoopSchedule(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, arrival string
 		rate          float64
@@ -429,6 +438,7 @@ func TestOpenLoopSchedule(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone}, nil)
 			p := mustPlan(t, fmt.Sprintf(`
 pins:
@@ -464,8 +474,10 @@ requests: 100
 // TestOpenLoopMaxInFlight checks from the records that max_in_flight caps
 // the open loop, whatever the arrival rate.
 func TestOpenLoopMaxInFlight(t *testing.T) {
+	t.Parallel()
 	for _, limit := range []int{1, 2} {
 		t.Run(fmt.Sprintf("max_in_flight=%d", limit), func(t *testing.T) {
+			t.Parallel()
 			ts, _ := serveSim(t, sim.Config{Timing: sim.TimingFixed, Fixed: sim.Fixed{TTFT: 25 * time.Millisecond, ITL: 5 * time.Millisecond}}, nil)
 			p := mustPlan(t, fmt.Sprintf(`
 pins:
@@ -501,6 +513,7 @@ requests: 12
 // by as much). Without -race it shows on every run; under -race the loop is
 // slower and rarely gets ahead of its schedule.
 func TestOpenLoopNeverSendsEarly(t *testing.T) {
+	t.Parallel()
 	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone}, nil)
 	p := mustPlan(t, `
 pins:
@@ -577,6 +590,7 @@ func (g *gate) wait(t *testing.T, n int) {
 // in flight finish normally, or, when inflight is cancelled too, end as
 // interrupted. The record channel closes in every case.
 func TestInterrupt(t *testing.T) {
+	t.Parallel()
 	const closed4 = `
 pins:
   model: {name: sim-model}
@@ -620,6 +634,7 @@ requests: 100
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			cfg := sim.Config{Timing: sim.TimingNone}
 			if c.stall {
 				cfg.Faults = map[string]float64{sim.FaultStall: 1}

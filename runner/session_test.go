@@ -68,6 +68,7 @@ func (b *bodies) wrap(next http.Handler) http.Handler {
 // and tool result; the server counts exactly the prompt planned (the
 // per-message template overhead probed); sessions end after their turns.
 func TestSessionsSnowball(t *testing.T) {
+	t.Parallel()
 	var seen bodies
 	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone}, seen.wrap)
 	r := newProbedRunner(t, mustPlan(t, strings.Replace(sessionsPlan(t), "requests: 12", "requests: 24", 1)), simTarget(ts))
@@ -139,6 +140,7 @@ func TestSessionsSnowball(t *testing.T) {
 }
 
 func TestSessionEnds(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		cfg     sim.Config
@@ -161,6 +163,7 @@ func TestSessionEnds(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			cfg := c.cfg
 			cfg.Timing = sim.TimingNone
 			// The simulator's 429 says Retry-After: 1; a retry-after-ms,
@@ -213,6 +216,7 @@ func TestSessionEnds(t *testing.T) {
 }
 
 func TestSessionInterrupted(t *testing.T) {
+	t.Parallel()
 	g := newGate(nil)
 	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone}, func(h http.Handler) http.Handler { g.next = h; return g })
 	r := newRunner(t, mustPlan(t, sessionsPlan(t)), simTarget(ts), WithTemplate(endpoint.Template{Overhead: 8}))
@@ -240,6 +244,7 @@ func TestSessionInterrupted(t *testing.T) {
 // and at the end of the history), and the cost counts reads and writes at
 // their prices.
 func TestSessionsMessagesPromptCaching(t *testing.T) {
+	t.Parallel()
 	yes := true
 	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone, PrefixCaching: &yes}, nil)
 	tg := simTarget(ts)

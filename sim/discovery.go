@@ -206,19 +206,6 @@ type llamaPiece struct {
 	Piece string `json:"piece"`
 }
 
-// llamaError is llama.cpp's error body.
-func llamaError(status int, msg string) *apiError {
-	type inner struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-		Type    string `json:"type"`
-	}
-	b, _ := json.Marshal(struct {
-		Error inner `json:"error"`
-	}{inner{status, msg, "invalid_request_error"}})
-	return &apiError{status, b}
-}
-
 // handleTokenize serves POST /tokenize in vLLM's shape or llama.cpp's,
 // decided by the body (see tokenizeRequest), with the simulator's own
 // tokenization: the counts it answers are the counts the chat endpoint

@@ -58,6 +58,7 @@ func runAnalyze(t *testing.T, env map[string]string, args ...string) (stdout, st
 }
 
 func TestAnalyzeFlags(t *testing.T) {
+	t.Parallel()
 	var got *AnalyzeOptions
 	f := &Factory{IO: &IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, Getenv: func(string) string { return "" }}
 	cmd := NewCmdAnalyzeOpencode(f, func(_ *cobra.Command, o *AnalyzeOptions) error { got = o; return nil })
@@ -83,6 +84,7 @@ func TestAnalyzeFlags(t *testing.T) {
 }
 
 func TestAnalyzeOpencode(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := opencodeDB(t, t.TempDir())
 	before, _ := os.ReadFile(db)
@@ -156,6 +158,7 @@ func TestAnalyzeOpencode(t *testing.T) {
 }
 
 func TestAnalyzeDefaultDB(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	os.MkdirAll(filepath.Join(data, "opencode"), 0o755)
 	opencodeDB(t, filepath.Join(data, "opencode"))
@@ -172,6 +175,7 @@ func TestAnalyzeDefaultDB(t *testing.T) {
 }
 
 func TestAnalyzeErrorsAreBadInput(t *testing.T) {
+	t.Parallel()
 	db := opencodeDB(t, t.TempDir())
 	notDB := filepath.Join(t.TempDir(), "notes.txt")
 	os.WriteFile(notDB, []byte(strings.Repeat("not a database\n", 20)), 0o644)
@@ -205,6 +209,7 @@ var (
 )
 
 func TestAnalyzeClaudeCodeAndCodex(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		source, dir string
 		env         map[string]string
@@ -216,6 +221,7 @@ func TestAnalyzeClaudeCodeAndCodex(t *testing.T) {
 			"Rate limits as Codex reported them: primary (5-hour window) at most 7.5% used (4 reports); secondary (7-day window) at most 2% used"}},
 	} {
 		t.Run(c.source, func(t *testing.T) {
+			t.Parallel()
 			out, _, err := runAnalyze(t, c.env, c.source, c.dir)
 			if err != nil {
 				t.Fatal(err)
@@ -243,6 +249,7 @@ func TestAnalyzeClaudeCodeAndCodex(t *testing.T) {
 }
 
 func TestAnalyzeDefaultLogDirs(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	for _, c := range []struct {
 		source string
@@ -265,6 +272,7 @@ func TestAnalyzeDefaultLogDirs(t *testing.T) {
 // TestAnalyzeExportScenario: every source exports a scenario that loads,
 // its header naming the logs it came from.
 func TestAnalyzeExportScenario(t *testing.T) {
+	t.Parallel()
 	db := opencodeDB(t, t.TempDir())
 	for _, c := range []struct {
 		args []string
@@ -275,6 +283,7 @@ func TestAnalyzeExportScenario(t *testing.T) {
 		{[]string{"codex", codexFixtures, "--since", "2026-10-01"}, "# Filters: since 2026-10-01T00:00:00"},
 	} {
 		t.Run(c.args[0], func(t *testing.T) {
+			t.Parallel()
 			path := filepath.Join(t.TempDir(), "prod.yaml")
 			_, errOut, err := runAnalyze(t, nil, append(c.args, "--export-scenario", path)...)
 			if err != nil {

@@ -37,6 +37,7 @@ func givenRuns(t *testing.T, dir, prefix string, changes ...float64) []string {
 // others, is inside their spread and passes; 20% slower fails. Before,
 // --baseline took one file and the glob was no file at all.
 func TestGateSeveralBaselineRuns(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	base := givenRuns(t, dir, "base", 0, -0.031, -0.013, 0.064, 0.081)
 	same := givenRuns(t, dir, "same", 0.10)[0]
@@ -71,6 +72,7 @@ func TestGateSeveralBaselineRuns(t *testing.T) {
 			[]string{"gate sets with sets"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			code, out, errOut := runCmd(t, gateCmd, c.args...)
 			expectOutput(t, code, out, errOut, c.code, c.stdout, c.stderr)
 		})

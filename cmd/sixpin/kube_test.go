@@ -23,6 +23,7 @@ import (
 )
 
 func TestKubeManifestFlags(t *testing.T) {
+	t.Parallel()
 	var got *KubeOptions
 	f := &Factory{IO: &IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
 	cmd := NewCmdKubeManifest(f, func(o *KubeOptions) error { got = o; return nil })
@@ -42,6 +43,7 @@ func TestKubeManifestFlags(t *testing.T) {
 // TestKubeManifestRefusesAKey: a key given on the command line is refused
 // and never echoed; the environment's key never reaches the manifest.
 func TestKubeManifestRefusesAKey(t *testing.T) {
+	t.Parallel()
 	const key = "sk-test-Zq81SECRET"
 	env := map[string]string{"OPENAI_API_KEY": key}
 	code, out, errOut := sixpin(t, env, "kube", "manifest", "testdata/tiny.yaml", "--shards", "2", "--image", "sixpin:v1", "--api-key", key)
@@ -113,6 +115,7 @@ func podArgs(args []string, index int, root string) []string {
 // run` (--shard, --start-at, --run-id) are left out while run does not
 // know them, so each process runs the whole scenario until then.
 func TestKubeJobContract(t *testing.T) {
+	t.Parallel()
 	const shards = 2
 	root := t.TempDir()
 	start := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339Nano)

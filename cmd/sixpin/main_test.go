@@ -44,6 +44,7 @@ func sixpin(t *testing.T, env map[string]string, args ...string) (code int, stdo
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := sixpin(t, nil, "validate", "testdata/tiny.yaml", "../../scenarios/agentic-120k.yaml")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -68,6 +69,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestUsageErrorsAreBadInput(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"run"}, {"run", "a.yaml", "--nope"}, {"run", "missing.yaml"}, {"validate"}, {"profiles", "show", "nope"},
 		{"run", "testdata/tiny.yaml", "--server-metrics", "sometimes"}, {"run", "testdata/tiny.yaml", "--server-metrics", "-1s"},
 		{"run", "testdata/tiny.yaml", "--kv-fit", "loose"}} {
@@ -78,6 +80,7 @@ func TestUsageErrorsAreBadInput(t *testing.T) {
 }
 
 func TestRunOnBuiltInSimulator(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "out.json")
 	code, out, errOut := sixpin(t, nil, "run", "testdata/tiny.yaml", "--profile", "sim-instant", "-o", path)
 	if code != ExitOK {
@@ -116,6 +119,7 @@ func TestRunOnBuiltInSimulator(t *testing.T) {
 // An endpoint given by URL: the API key comes from the environment and
 // never appears in output or results.
 func TestRunAgainstEndpointKeepsKeySecret(t *testing.T) {
+	t.Parallel()
 	const secret = "sk-test-7d3f9a1b2c4e5f60718293a4b5c6d7e8"
 	s, err := sim.New(sim.Config{Timing: sim.TimingNone, Model: "served-model"})
 	if err != nil {
@@ -151,6 +155,7 @@ func TestRunAgainstEndpointKeepsKeySecret(t *testing.T) {
 }
 
 func TestRunFailsWithoutSuccess(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"down"}}`, http.StatusServiceUnavailable)
 	}))
@@ -173,6 +178,7 @@ func TestRunFailsWithoutSuccess(t *testing.T) {
 // Ctrl-C: the child stops issuing, lets in-flight requests finish, writes
 // its results marked incomplete and exits 1.
 func TestInterruptWritesPartialResults(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "partial.json")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "SIXPIN_TEST_AS_MAIN=1",
@@ -190,8 +196,7 @@ func TestInterruptWritesPartialResults(t *testing.T) {
 	if !lines.Scan() || !strings.Contains(lines.Text(), "built-in simulator") {
 		t.Fatalf("first line %q", lines.Text())
 	}
-	// Let some requests complete (each takes about 0.7 s on sim-local-27b).
-	time.Sleep(3 * time.Second)
+	waitForRecords(t, path+".spill", 2)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -231,6 +236,7 @@ func TestInterruptWritesPartialResults(t *testing.T) {
 // `sixpin sim` says on stderr where it listens and who can reach it: a
 // bare :PORT is this machine only, as for --live and --metrics-addr.
 func TestSimCommandServes(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw, _ := os.Pipe()
 	f := &Factory{IO: &IOStreams{Out: &bytes.Buffer{}, ErrOut: pw}, Getenv: os.Getenv, Hard: context.Background()}
@@ -275,6 +281,7 @@ func TestSimCommandServes(t *testing.T) {
 
 // `sixpin sim` listens beyond this machine only when --remote says so.
 func TestSimCommandLoopbackUnlessRemote(t *testing.T) {
+	t.Parallel()
 	var errOut bytes.Buffer
 	f := &Factory{IO: &IOStreams{Out: &bytes.Buffer{}, ErrOut: &errOut}, Getenv: os.Getenv, Hard: context.Background()}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // ends a sim that serves after all
@@ -286,6 +293,7 @@ func TestSimCommandLoopbackUnlessRemote(t *testing.T) {
 }
 
 func TestProfilesCommands(t *testing.T) {
+	t.Parallel()
 	code, out, _ := sixpin(t, nil, "profiles", "list")
 	if code != ExitOK || !strings.Contains(out, "sim-local-27b") || !strings.Contains(out, "vllm") {
 		t.Errorf("profiles list: %d\n%s", code, out)
@@ -298,6 +306,7 @@ func TestProfilesCommands(t *testing.T) {
 
 // A scenario may name its target; flags still win over it.
 func TestScenarioTarget(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "out.json")
 	code, out, errOut := sixpin(t, nil, "run", "testdata/targeted.yaml", "-o", path)
 	if code != ExitOK {

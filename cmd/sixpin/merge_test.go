@@ -10,6 +10,7 @@ import (
 // sixpin merge refuses an incomplete set of shards, and files that are no
 // shards, with exit 2 and the reason.
 func TestMergeRefusesWithExit2(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	one := filepath.Join(dir, "one.json")
 	code, _, errOut := sixpin(t, nil, "run", "testdata/tiny.yaml", "--profile", "sim-instant", "--shard", "0/2", "--run-id", "x", "-o", one, "--no-progress")

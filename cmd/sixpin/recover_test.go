@@ -16,6 +16,7 @@ import (
 // file; `sixpin recover` rebuilds a readable results file from it, marked
 // incomplete, with the requests measured until then.
 func TestKilledRunRecovers(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "killed.json")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -35,8 +36,7 @@ func TestKilledRunRecovers(t *testing.T) {
 	lines := bufio.NewScanner(stderr)
 	for lines.Scan() && !strings.Contains(lines.Text(), "recording to "+spill) {
 	}
-	// Let some requests complete (each takes about 0.7 s on sim-local-27b).
-	time.Sleep(3 * time.Second)
+	waitForRecords(t, spill, 2)
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,27 @@ func TestKilledRunRecovers(t *testing.T) {
 	}
 }
 
+// waitForRecords waits until the record spill at path, which a run in
+// another process flushes every second, holds at least n whole records
+// (on sim-local-27b each request takes about 0.7 s); it fails the test
+// after two minutes.
+func waitForRecords(t *testing.T, path string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		rec, err := results.Recover(path, "looked at while the run goes on")
+		if err == nil && rec.Requests >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the record spill %s did not reach %d records in two minutes (last look: %v)", path, n, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func TestRecoverRefusesWhatIsNoSpill(t *testing.T) {
+	t.Parallel()
 	bad := filepath.Join(t.TempDir(), "x.spill")
 	if err := os.WriteFile(bad, []byte("hello"), 0o644); err != nil {
 		t.Fatal(err)
@@ -107,12 +127,14 @@ func TestRecoverRefusesWhatIsNoSpill(t *testing.T) {
 // -o into a missing or unwritable directory fails before the first
 // request, with exit 2 and a clear message.
 func TestRunRefusesAnUnwritableOutput(t *testing.T) {
+	t.Parallel()
 	for name, path := range map[string]string{
 		"missing directory": filepath.Join(t.TempDir(), "no", "such", "dir", "r.json"),
 		// Not writable even by root (CI runs as root, which ignores modes).
 		"read-only file system": "/proc/sixpin-results.json",
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			code, out, errOut := sixpin(t, nil, "run", "testdata/tiny.yaml", "-o", path)
 			if code != ExitBadInput || !strings.Contains(errOut, "cannot write the results file "+path) {
 				t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)

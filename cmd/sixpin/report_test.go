@@ -57,6 +57,7 @@ func compareCmd(f *Factory) *cobra.Command { return NewCmdCompare(f, nil) }
 func gateCmd(f *Factory) *cobra.Command    { return NewCmdGate(f, nil) }
 
 func TestReportFlags(t *testing.T) {
+	t.Parallel()
 	var got *ReportOptions
 	code, _, errOut := runCmd(t, func(f *Factory) *cobra.Command {
 		return NewCmdReport(f, func(o *ReportOptions) error { got = o; return nil })
@@ -70,6 +71,7 @@ func TestReportFlags(t *testing.T) {
 }
 
 func TestReportFormats(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, c := range []struct {
 		format string
@@ -83,6 +85,7 @@ func TestReportFormats(t *testing.T) {
 		{"junit", `<testsuites name="sixpin report"`},
 	} {
 		t.Run(c.format, func(t *testing.T) {
+			t.Parallel()
 			code, out, errOut := runCmd(t, reportCmd, fixBase, "--format", c.format)
 			if code != ExitOK || !strings.Contains(out, c.want) {
 				t.Fatalf("exit %d, stdout lacks %q:\n%.600s\n%s", code, c.want, out, errOut)
@@ -107,6 +110,7 @@ func TestReportFormats(t *testing.T) {
 }
 
 func TestReportBadInput(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{},
 		{fixBase, "--format", "pdf"},
@@ -121,19 +125,23 @@ func TestReportBadInput(t *testing.T) {
 }
 
 func TestCompareCommand(t *testing.T) {
+	t.Parallel()
 	t.Run("comparable", func(t *testing.T) {
+		t.Parallel()
 		code, out, errOut := runCmd(t, compareCmd, fixBase, fixNoise)
 		if code != ExitOK || !strings.Contains(out, "All pins agree within their tolerances.") || !strings.Contains(out, "B vs A") {
 			t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
 		}
 	})
 	t.Run("markdown", func(t *testing.T) {
+		t.Parallel()
 		code, out, _ := runCmd(t, compareCmd, fixBase, fixSlow, "--format", "md")
 		if code != ExitOK || !strings.Contains(out, "| aggregate output tok/s (all streams) | 396 | 308 | −22.2% **worse** [") {
 			t.Fatalf("exit %d:\n%s", code, out)
 		}
 	})
 	t.Run("refuses differing pins", func(t *testing.T) {
+		t.Parallel()
 		code, out, errOut := runCmd(t, compareCmd, fixBase, fixC1)
 		if code != ExitBadInput || out != "" {
 			t.Fatalf("exit %d, stdout %q", code, out)
@@ -145,6 +153,7 @@ func TestCompareCommand(t *testing.T) {
 		}
 	})
 	t.Run("--allow-pin-mismatch", func(t *testing.T) {
+		t.Parallel()
 		code, out, errOut := runCmd(t, compareCmd, fixBase, fixC1, "--allow-pin-mismatch")
 		if code != ExitOK {
 			t.Fatalf("exit %d: %s", code, errOut)
@@ -157,6 +166,7 @@ func TestCompareCommand(t *testing.T) {
 		}
 	})
 	t.Run("refuses a file that contradicts itself", func(t *testing.T) {
+		t.Parallel()
 		edited, foreign := contradictions(t, t.TempDir())
 		for _, bad := range []string{edited, foreign} {
 			code, out, errOut := runCmd(t, compareCmd, fixBase, bad)
@@ -166,6 +176,7 @@ func TestCompareCommand(t *testing.T) {
 		}
 	})
 	t.Run("bad input", func(t *testing.T) {
+		t.Parallel()
 		for _, args := range [][]string{{fixBase}, {fixBase, fixNoise, "--format", "html"}, {fixBase, fixNoise, "--confidence", "2"}, {fixBase, "nope.json"}} {
 			if code, _, _ := runCmd(t, compareCmd, args...); code != ExitBadInput {
 				t.Errorf("compare %v: exit %d, want %d", args, code, ExitBadInput)
@@ -175,6 +186,7 @@ func TestCompareCommand(t *testing.T) {
 }
 
 func TestGateCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rules := filepath.Join(dir, "gates.yaml")
 	if err := os.WriteFile(rules, []byte("steady.ttft_ms.p90: {max_increase: 10%}\nsteady.aggregate_output_tok_s: {max_decrease: 5%}\nerrors.rate: {max: 1%}\n"), 0o644); err != nil {
@@ -224,6 +236,7 @@ func TestGateCommand(t *testing.T) {
 		{"two currents", []string{"--baseline", fixBase, fixSlow, fixNoise}, ExitBadInput, nil, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			code, out, errOut := runCmd(t, gateCmd, c.args...)
 			expectOutput(t, code, out, errOut, c.code, c.stdout, c.stderr)
 		})
@@ -231,6 +244,7 @@ func TestGateCommand(t *testing.T) {
 }
 
 func TestGateWritesJUnitAndMarkdown(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		current  string
 		code     int
@@ -242,6 +256,7 @@ func TestGateWritesJUnitAndMarkdown(t *testing.T) {
 		{fixC1, ExitBadInput, 1, "## sixpin gate: ⚠️ INCOMPARABLE"},
 	} {
 		t.Run(filepath.Base(c.current), func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			junit, md := filepath.Join(dir, "gate.xml"), filepath.Join(dir, "gate.md")
 			code, _, errOut := runCmd(t, gateCmd, "--baseline", fixBase, c.current, "--junit", junit, "--markdown", md)
@@ -271,6 +286,7 @@ func TestGateWritesJUnitAndMarkdown(t *testing.T) {
 }
 
 func TestGateFlags(t *testing.T) {
+	t.Parallel()
 	var got *GateOptions
 	code, _, errOut := runCmd(t, func(f *Factory) *cobra.Command {
 		return NewCmdGate(f, func(o *GateOptions) error { got = o; return nil })

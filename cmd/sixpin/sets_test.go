@@ -34,6 +34,7 @@ func dropPoint(t *testing.T, src, dst string) {
 }
 
 func TestReportSets(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		file   string
@@ -52,6 +53,7 @@ func TestReportSets(t *testing.T) {
 		{"bakeoff html", fixBakeoff, "html", []string{"<h1>sixpin bake-off: smoke</h1>", "sim-local-27b-slow", "<svg"}, []string{"<pre>"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			code, out, errOut := runCmd(t, reportCmd, c.file, "--format", c.format)
 			expectOutput(t, code, out, errOut, ExitOK, c.want, nil)
 			for _, n := range c.not {
@@ -62,6 +64,7 @@ func TestReportSets(t *testing.T) {
 		})
 	}
 	t.Run("sweep html labels every point", func(t *testing.T) {
+		t.Parallel()
 		_, out, _ := runCmd(t, reportCmd, fixSweep, "--format", "html")
 		labels := regexp.MustCompile(`<text [^>]*class="pl"[^>]*>([^<]*)</text>`).FindAllStringSubmatch(out, -1)
 		var got []string
@@ -73,6 +76,7 @@ func TestReportSets(t *testing.T) {
 		}
 	})
 	t.Run("sweep csv", func(t *testing.T) {
+		t.Parallel()
 		code, out, errOut := runCmd(t, reportCmd, fixSweep, "--format", "csv")
 		if code != ExitOK {
 			t.Fatalf("exit %d: %s", code, errOut)
@@ -86,6 +90,7 @@ func TestReportSets(t *testing.T) {
 		}
 	})
 	t.Run("bakeoff junit", func(t *testing.T) {
+		t.Parallel()
 		code, out, errOut := runCmd(t, reportCmd, fixBakeoff, "--format", "junit")
 		if code != ExitOK {
 			t.Fatalf("exit %d: %s", code, errOut)
@@ -100,12 +105,14 @@ func TestReportSets(t *testing.T) {
 		}
 	})
 	t.Run("a set among runs is refused", func(t *testing.T) {
+		t.Parallel()
 		code, _, errOut := runCmd(t, reportCmd, fixBase, fixSweep)
 		expectOutput(t, code, "", errOut, ExitBadInput, nil, []string{"sweep.json is a set of runs: report it on its own"})
 	})
 }
 
 func TestCompareSets(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	short := filepath.Join(dir, "short.json")
 	dropPoint(t, fixSweepNoise, short)
@@ -130,6 +137,7 @@ func TestCompareSets(t *testing.T) {
 		{"repeats by seed", []string{fixRepeat, fixRepeat}, ExitOK, []string{"══ seed 7 ══", "══ seed 8 ══"}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			code, out, errOut := runCmd(t, compareCmd, c.args...)
 			expectOutput(t, code, out, errOut, c.code, c.stdout, c.stderr)
 		})
@@ -137,6 +145,7 @@ func TestCompareSets(t *testing.T) {
 }
 
 func TestGateSets(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	short := filepath.Join(dir, "short.json")
 	dropPoint(t, fixSweepNoise, short)
@@ -165,11 +174,13 @@ func TestGateSets(t *testing.T) {
 		{"a set against a run", []string{"--baseline", fixSweep, fixBase}, ExitBadInput, nil, []string{"gate sets with sets"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			code, out, errOut := runCmd(t, gateCmd, c.args...)
 			expectOutput(t, code, out, errOut, c.code, c.stdout, c.stderr)
 		})
 	}
 	t.Run("junit and markdown per point", func(t *testing.T) {
+		t.Parallel()
 		junit, md := filepath.Join(dir, "gate.xml"), filepath.Join(dir, "gate.md")
 		code, _, errOut := runCmd(t, gateCmd, "--baseline", fixSweep, short, "--junit", junit, "--markdown", md)
 		if code != ExitFailed {

@@ -17,6 +17,7 @@ import (
 // Each child blocks reading a FIFO that is held open and never written;
 // before the fix it trapped the signal and went on waiting.
 func TestCommandsWithoutLoadStopAtOnce(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		args func(fifo string) string
@@ -29,6 +30,7 @@ func TestCommandsWithoutLoadStopAtOnce(t *testing.T) {
 		{"gate", func(f string) string { return "gate --baseline " + f + " " + f }, syscall.SIGINT},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			fifo := filepath.Join(t.TempDir(), "input.yaml")
 			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 				t.Skipf("no FIFOs here: %v", err)
@@ -82,6 +84,7 @@ func TestCommandsWithoutLoadStopAtOnce(t *testing.T) {
 // An unknown command, or an unknown subcommand of a command group, is bad
 // input (exit 2), as the README says; so is every other usage error.
 func TestUsageErrorsExit2(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string

@@ -14,6 +14,7 @@ import (
 // given directly (by name and keys), --profile and --trace, and a
 // scenario's trace with it.
 func TestValidateTracesAndProfiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, src string) string {
 		path := filepath.Join(dir, name)
@@ -56,6 +57,7 @@ func TestValidateTracesAndProfiles(t *testing.T) {
 		{"nothing to validate", []string{"validate"}, ExitBadInput, nil, []string{"validate needs a FILE, --profile or --trace"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			code, out, errOut := sixpin(t, nil, c.args...)
 			expectOutput(t, code, out, errOut, c.code, c.stdout, c.stderr)
 			if strings.Contains(out+errOut, "s3cret") || strings.Contains(out+errOut, "root:x") || len(errOut) > 4000 {
@@ -81,6 +83,7 @@ func abs(t *testing.T, path string) string {
 // `sixpin validate` of a scenario with a list past bounds.Values refuses
 // it for a few MB: neither telling a profile from a scenario nor loading
 // it builds the YAML tree first (a 26 MB file of 13M values cost 3.6 GB).
+// Not parallel: it counts the whole process's allocations.
 func TestValidateRefusesTooManyValuesCheaply(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "big.yaml")
 	src := "pins:\n  model: {name: m}\n  prompt: {tokens: {dist: empirical, values: [" + strings.Repeat("1, ", bounds.Values) + "1]}}\n" +

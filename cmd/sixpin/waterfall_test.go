@@ -13,6 +13,7 @@ import (
 
 // Flags reach the harness's configuration as named.
 func TestWaterfallFlags(t *testing.T) {
+	t.Parallel()
 	var got *WaterfallOptions
 	build := func(f *Factory) *cobra.Command {
 		return NewCmdWaterfall(f, func(_ *cobra.Command, o *WaterfallOptions) error { got = o; return nil })
@@ -38,6 +39,7 @@ func TestWaterfallFlags(t *testing.T) {
 // sixpin report in every format, re-rendered for another metric; compare
 // refuses it, report --metric refuses a results file.
 func TestWaterfallCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	prof := filepath.Join(dir, "fixed.yaml")
 	src := "name: fixed\nkind: simulator\noutput_control: ignore_eos\ntokenizer: words\nsim: {model: m, timing: fixed, fixed: {ttft: 4ms, itl: 400us}}\n"
