@@ -37,7 +37,7 @@ func Example() {
 	sc, err := scenario.Parse("example.yaml", []byte(`name: example
 seed: 1
 pins:
-  model: {name: m}
+  model: {name: m, params_b: 8}
   prompt: {tokens: 100}
   output: {tokens: 16, exact: true}
   concurrency: {mode: closed, streams: 2}
@@ -122,7 +122,7 @@ requests: 8
 	// Output:
 	// 8 requests, 0 failed, 128 output tokens
 	// pin          verified
-	// model        unverifiable: the server serves "m" but does not report its size
+	// model        true
 	// prompt       true
 	// output       true
 	// concurrency  true
