@@ -17,7 +17,7 @@ import (
 
 // Replay is the search f's points make: every point recorded in order.
 func Replay(f *File) *Search {
-	s := NewSearch(f.Plan.Axis, f.Plan.Start, tierNames(f.Plan.Tiers))
+	s := NewSearch(f.Plan.Axis, f.Plan.Start, TierNames(f.Plan.Tiers))
 	for _, p := range f.Points {
 		s.Record(p)
 	}

@@ -179,8 +179,12 @@ func NewSearch(axis Axis, start float64, tiers []string) *Search {
 	return s
 }
 
-// Record adds a point's outcome for the tiers it was judged for.
+// Record adds a point's outcome for the tiers it was judged for; a point
+// an interrupt cut short counts for nothing.
 func (s *Search) Record(p Point) {
+	if p.Run != nil && p.Run.Incomplete {
+		return
+	}
 	for i, name := range s.tiers {
 		if !slices.Contains(p.Judged, name) {
 			continue
@@ -288,6 +292,12 @@ func (s *Search) Next() (v float64, role string, judged []string, ok bool) {
 	}
 	slices.SortFunc(best.tiers, func(a, b string) int { return slices.Index(s.tiers, a) - slices.Index(s.tiers, b) })
 	return best.v, best.role, best.tiers, true
+}
+
+// Informs reports whether a run at v tells the tier named something.
+func (s *Search) Informs(tier string, v float64) bool {
+	i := slices.Index(s.tiers, tier)
+	return i >= 0 && s.informs(i, v)
 }
 
 // informs reports whether a run at v tells tier i something: v lies
@@ -401,8 +411,8 @@ func CurveValues(a Axis, n int, have []float64) []float64 {
 // trim formats v as written: 6, 2.5.
 func trim(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-// tierNames lists tiers' names.
-func tierNames(tiers []verdict.Tier) []string {
+// TierNames lists tiers' names.
+func TierNames(tiers []verdict.Tier) []string {
 	ns := make([]string, len(tiers))
 	for i, t := range tiers {
 		ns[i] = t.Name

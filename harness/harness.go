@@ -648,23 +648,9 @@ func applyOverrides(sc *scenario.Scenario, cfg Config) error {
 // resolveTarget picks the endpoint: --endpoint/--model, else --profile,
 // else the scenario's target, else the built-in simulator.
 func resolveTarget(sc *scenario.Scenario, cfg Config) (*target, error) {
-	ref := cfg.Profile
-	if ref == "" {
-		ref = sc.Target.Profile
-	}
-	base := cfg.Endpoint
-	if base == "" && cfg.Profile == "" {
-		base = sc.Target.Endpoint
-	}
-	if ref == "" {
-		ref = profiles.DefaultSimulator
-		if base != "" {
-			ref = profiles.KindOpenAICompatible
-		}
-	}
-	p, err := profiles.Resolve(ref)
+	p, base, err := targetProfile(sc, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+		return nil, err
 	}
 	t := &target{profile: p}
 	t.MaxTokensField = p.MaxTokensField
@@ -719,6 +705,32 @@ func resolveTarget(sc *scenario.Scenario, cfg Config) (*target, error) {
 	}
 	t.keySet = t.APIKey != ""
 	return t, nil
+}
+
+// targetProfile is the profile a run of sc with cfg targets, and the
+// endpoint given (by --endpoint, or the scenario's target when no
+// --profile is): --profile, else the scenario's, else the built-in
+// simulator, or openai-compatible for an endpoint alone.
+func targetProfile(sc *scenario.Scenario, cfg Config) (*profiles.Profile, string, error) {
+	ref := cfg.Profile
+	if ref == "" {
+		ref = sc.Target.Profile
+	}
+	base := cfg.Endpoint
+	if base == "" && cfg.Profile == "" {
+		base = sc.Target.Endpoint
+	}
+	if ref == "" {
+		ref = profiles.DefaultSimulator
+		if base != "" {
+			ref = profiles.KindOpenAICompatible
+		}
+	}
+	p, err := profiles.Resolve(ref)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	return p, base, nil
 }
 
 // scaled reports whether cfg compresses time.

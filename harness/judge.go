@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/sixpin/sixpin/profiles"
 	"github.com/sixpin/sixpin/record"
@@ -17,6 +18,8 @@ import (
 type judging struct {
 	judge *verdicts.Judge
 	abort bool
+	// only names the tiers a capacity point waits for (empty: all).
+	only []string
 	// stopped is the stop, once asked for (nil before).
 	stopped *earlyStop
 }
@@ -36,7 +39,11 @@ func (j *judging) observe(rec *record.Record, stop func(error)) {
 	if j == nil || j.stopped != nil || !j.judge.Observe(rec) {
 		return
 	}
-	if ok, why := j.judge.Stop(j.abort); ok {
+	ok, why := j.judge.Broken()
+	if !j.abort {
+		ok, why = j.judge.Decided(j.only), "decided at 95% confidence: "+strings.Join(j.only, ", ")
+	}
+	if ok {
 		j.stopped = &earlyStop{atS: rec.End.Seconds(), why: why, abort: j.abort}
 		stop(j.stopped)
 	}

@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -243,28 +244,31 @@ func (cs *condState) decide(steady bool, at float64) {
 	}
 }
 
-// Stop says whether a run judged by j may stop: when abort is true, as
-// soon as a tier has failed (abort_on); otherwise once every tier is
-// decided (a capacity point). why names the decision.
-func (j *Judge) Stop(abort bool) (stop bool, why string) {
-	undecided := 0
+// Broken says whether a tier has failed, the test decided, and which
+// first with the evidence: what stops a run under abort_on.
+func (j *Judge) Broken() (broken bool, why string) {
 	for _, ts := range j.tiers {
-		switch {
-		case ts.out == Failed && abort:
+		if ts.out == Failed {
 			cs := ts.conds[ts.first]
 			return true, fmt.Sprintf("tier %s broken at %s s: %s", ts.t.Name, Seconds(ts.atS), cs.evidence())
-		case ts.out == Undecided:
-			undecided++
 		}
 	}
-	if abort || undecided > 0 || len(j.tiers) == 0 {
-		return false, ""
-	}
-	return true, "every tier decided at 95% confidence"
+	return false, ""
 }
 
 // Seconds formats a run time in seconds to a tenth: "6", "6.3".
 func Seconds(s float64) string { return strconv.FormatFloat(math.Round(s*10)/10, 'f', -1, 64) }
+
+// Decided reports whether every tier named is decided (every tier when
+// names is empty).
+func (j *Judge) Decided(names []string) bool {
+	for _, ts := range j.tiers {
+		if ts.out == Undecided && (len(names) == 0 || slices.Contains(names, ts.t.Name)) {
+			return false
+		}
+	}
+	return true
+}
 
 // evidence says what decided cs: "31 of 40 values beyond 2000 ms (a p90
 // allows 10%)".

@@ -50,7 +50,7 @@ func TestJudgeClearFailureStopsAtOnce(t *testing.T) {
 			t.Fatalf("value %d: decided %v", i+1, decided)
 		}
 	}
-	stop, why := j.Stop(true)
+	stop, why := j.Broken()
 	if !stop || why != "tier snappy broken at 6 s: ttft_ms.p90 <= 100: 3 of 3 above 100 ms (a p90 allows 10.0%)" {
 		t.Errorf("stop %v: %q", stop, why)
 	}
@@ -79,10 +79,10 @@ func TestJudgePassNeedsValuesAndTime(t *testing.T) {
 				break
 			}
 		}
-		if stop, why := j.Stop(false); !stop || why != "every tier decided at 95% confidence" {
-			t.Errorf("min steady %s: stop %v %q", c.minSteady, stop, why)
+		if !j.Decided(nil) || !j.Decided([]string{"snappy"}) {
+			t.Errorf("min steady %s: not decided", c.minSteady)
 		}
-		if stop, _ := j.Stop(true); stop {
+		if stop, _ := j.Broken(); stop {
 			t.Error("abort_on stopped on a pass")
 		}
 	}
@@ -111,7 +111,7 @@ func TestJudgeFloorsAndShares(t *testing.T) {
 	if v.Outcome != Failed || v.Conditions[0].N != 6 || v.Conditions[0].Beyond != 3 {
 		t.Errorf("error rate: %+v", v)
 	}
-	if _, why := j.Stop(true); !strings.Contains(why, "tier fast broken") {
+	if _, why := j.Broken(); !strings.Contains(why, "tier fast broken") {
 		t.Errorf("the first tier broken is named: %q", why)
 	}
 }
