@@ -534,3 +534,63 @@ func isCapacity(path string) bool {
 	data, err := os.ReadFile(path)
 	return err == nil && capacity.IsFile(data)
 }
+
+// nStar is an answer's N* as the gate shows it: "12", "6 ≤ N* < 9",
+// "≥ 64", "fails at 1".
+func nStar(f *capacity.File, a capacity.Answer) string {
+	switch a.Kind {
+	case capacity.Found:
+		return numfmt.Plain(a.Lo)
+	case capacity.AtLeast:
+		return "≥ " + numfmt.Plain(a.Lo)
+	case capacity.FailsAtMin:
+		return "fails at " + numfmt.Plain(a.Hi)
+	case capacity.Interval:
+		switch {
+		case a.HasLo && a.HasHi:
+			return numfmt.Plain(a.Lo) + " ≤ N* < " + numfmt.Plain(a.Hi)
+		case a.HasHi:
+			return "< " + numfmt.Plain(a.Hi)
+		}
+		return "≥ " + numfmt.Plain(a.Lo)
+	}
+	return "not measured"
+}
+
+// WriteCapacityGate writes the gate's verdict on two capacity searches:
+// "FAIL interactive: 12 → 10 sessions", a line per tier (md: a table).
+func WriteCapacityGate(w io.Writer, base, cur string, bf, cf *capacity.File, g *capacity.GateResult, md bool) error {
+	p := &numfmt.Printer{W: w}
+	title := fmt.Sprintf("Gate: capacity of %s against %s (N* per tier, each with its interval)", cur, base)
+	if md {
+		p.F("# %s\n\n", title)
+	} else {
+		p.F("%s\n", title)
+	}
+	if len(g.Incomparable) > 0 {
+		p.F("INCOMPARABLE: %s\n", strings.Join(g.Incomparable, "; "))
+		return p.Err
+	}
+	t := setTable{head: []string{"", "tier", "baseline → current", "why"}}
+	for _, tc := range g.Tiers {
+		status := "pass"
+		switch tc.Status {
+		case verdict.Fail:
+			status = "FAIL"
+		case verdict.NotEvaluated:
+			status = "NOT EVALUATED"
+		}
+		to := "missing"
+		if tc.Current.Tier != "" {
+			to = nStar(cf, tc.Current)
+		}
+		why := map[string]string{"drop": "the current N* lies below the baseline's", "rise": "the current N* lies above the baseline's",
+			"same": "unchanged", "overlap": "the intervals overlap: no change can be told"}[tc.Change]
+		if tc.Status == verdict.NotEvaluated {
+			why = "the tier is missing or was not measured on one side"
+		}
+		t.rows = append(t.rows, []string{status, tc.Tier, nStar(bf, tc.Baseline) + " → " + to + " " + capacityUnit(bf.Plan.Axis, 2), why})
+	}
+	t.write(p, md)
+	return p.Err
+}

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	capacityfile "github.com/sixpin/sixpin/capacity"
+	"github.com/sixpin/sixpin/verdict"
 )
 
 // Flags reach the harness's configuration as named.
@@ -72,6 +75,28 @@ func TestCapacityCommand(t *testing.T) {
 	compare := func(f *Factory) *cobra.Command { return NewCmdCompare(f, nil) }
 	code, stdout, errOut = runCmd(t, compare, out, out)
 	expectOutput(t, code, stdout, errOut, ExitBadInput, nil, nil)
+
+	// The gate: the file against itself passes; against a search in which
+	// 2 streams failed, the tier's N* dropped.
+	gate := func(f *Factory) *cobra.Command { return NewCmdGate(f, nil) }
+	code, stdout, errOut = runCmd(t, gate, "--baseline", out, out)
+	expectOutput(t, code, stdout, errOut, ExitOK, []string{"pass  tight", "≥ 2 → ≥ 2 streams", "unchanged"}, nil)
+	worse := filepath.Join(dir, "worse.json")
+	cf, err := capacityfile.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range cf.Points {
+		if cf.Points[i].Value == 2 {
+			cf.Points[i].Verdicts[0].Outcome, cf.Points[i].Verdicts[0].First = verdict.Failed, 0
+		}
+	}
+	capacityfile.Fill(cf)
+	if err := capacityfile.WriteFile(worse, cf); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errOut = runCmd(t, gate, "--baseline", out, worse, "--markdown", filepath.Join(dir, "gate.md"))
+	expectOutput(t, code, stdout, errOut, ExitFailed, []string{"FAIL  tight", "≥ 2 → 1 ≤ N* < 2 streams", "the current N* lies below the baseline's"}, []string{"regression"})
 
 	// (runCmd maps only cmd's own bad input; execute maps the harness's
 	// to exit 2 as for every command.)
