@@ -3,11 +3,17 @@ package harness
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,8 +59,11 @@ func runCapacity(t *testing.T, cc CapacityConfig) (*CapacityOutcome, string, str
 	if cc.Output == "" {
 		cc.Output = filepath.Join(t.TempDir(), "c.json")
 	}
-	if cc.TimeScale == 0 {
+	switch cc.TimeScale {
+	case 0:
 		cc.TimeScale = 0.2
+	case 1:
+		cc.TimeScale = 0 // real time: an endpoint of the test's own
 	}
 	if cc.MinSteady == 0 {
 		cc.MinSteady = 3 * time.Second
@@ -165,5 +174,107 @@ func TestCapacityRefusesBeforeLoad(t *testing.T) {
 		if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), c.want) || o != nil || strings.Contains(errOut, "capacity point") {
 			t.Errorf("%v, want bad input %q", err, c.want)
 		}
+	}
+}
+
+// slotServer is a llama-server-like endpoint with two slots (llama-server
+// -np 2): a request that finds both busy waits, counted as deferred in
+// its /metrics, its wait timed by nobody (its timings carry the prompt's
+// processing, never a queue). Each answer's first token comes 10 ms
+// after its slot is free, then one every 20 ms.
+func slotServer(t *testing.T) string {
+	t.Helper()
+	slots := make(chan struct{}, 2)
+	var processing, deferred atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, `{"object":"list","data":[{"id":"m","object":"model","owned_by":"llamacpp"}]}`)
+	})
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, "llamacpp:requests_processing %d\nllamacpp:requests_deferred %d\nllamacpp:kv_cache_usage_ratio 0.05\n", processing.Load(), deferred.Load())
+	})
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct {
+				Content string `json:"content"`
+			} `json:"messages"`
+			MaxTokens int  `json:"max_tokens"`
+			Stream    bool `json:"stream"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || !req.Stream {
+			http.Error(w, `{"error":{"message":"want a streamed chat request"}}`, http.StatusBadRequest)
+			return
+		}
+		prompt := 0
+		for _, m := range req.Messages {
+			prompt += len(strings.Fields(m.Content))
+		}
+		out := max(req.MaxTokens, 1)
+		deferred.Add(1)
+		select {
+		case slots <- struct{}{}:
+		case <-r.Context().Done():
+			deferred.Add(-1)
+			return
+		}
+		deferred.Add(-1)
+		processing.Add(1)
+		defer func() { processing.Add(-1); <-slots }()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fl := w.(http.Flusher)
+		wait := func(d time.Duration) bool {
+			select {
+			case <-time.After(d):
+				return true
+			case <-r.Context().Done():
+				return false
+			}
+		}
+		for i := range out {
+			if !wait(map[bool]time.Duration{true: 10 * time.Millisecond, false: 20 * time.Millisecond}[i == 0]) {
+				return
+			}
+			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"w%d \"}}]}\n\n", i)
+			fl.Flush()
+		}
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}],"+
+			"\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d},"+
+			"\"timings\":{\"prompt_n\":%d,\"prompt_ms\":5,\"predicted_n\":%d,\"predicted_ms\":%d}}\n\ndata: [DONE]\n\n",
+			prompt, out, prompt+out, prompt, out, 20*(out-1))
+		fl.Flush()
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	profile := filepath.Join(t.TempDir(), "slots.yaml")
+	src := "name: slots\nkind: openai-compatible\ntokenizer: words\noutput_control: ignore_eos\nbase_url: " + srv.URL + "/v1\n"
+	if err := os.WriteFile(profile, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return profile
+}
+
+// Against a server built to contradict the client — two slots, the
+// third request deferred, its wait timed by nobody — a tight TTFT tier
+// finds N* ≤ 2 and names the server's queue from what the server says
+// (its deferred requests), not from a queue time it never reports.
+func TestCapacityNamesAnUntimedQueue(t *testing.T) {
+	t.Parallel()
+	o, _, _, err := runCapacity(t, CapacityConfig{Config: Config{Profile: slotServer(t), TimeScale: 1},
+		Tiers: []string{"tight: ttft_ms.p90 <= 60"}, Max: 4, MinSteady: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := o.File.Answers[0]
+	if a.Kind != capacity.Found || a.Lo > 2 {
+		t.Fatalf("%+v", a)
+	}
+	b := a.Binding
+	if b == nil || b.Cause != capacity.CauseQueue || b.Evidence.QueueMeanMs != nil || b.Evidence.WaitingPeak == nil || *b.Evidence.WaitingPeak < 1 {
+		t.Fatalf("binding %+v", b)
+	}
+	line := report.CapacityAnswer(o.File, a)
+	t.Log(line)
+	if !strings.Contains(line, "the server queues (waiting peak ") {
+		t.Errorf("%q", line)
 	}
 }

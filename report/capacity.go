@@ -298,13 +298,13 @@ func broken(c verdict.Condition) string {
 func conditionValue(c verdict.Condition, v float64) string {
 	switch u := c.Unit(); {
 	case c.IsShare():
-		return numfmt.Sig(v*100) + "%"
+		return numfmt.Short(v*100) + "%"
 	case u == "ms" && v >= 1000:
-		return numfmt.Sig(v/1000) + " s"
+		return numfmt.Short(v/1000) + " s"
 	case u == "":
-		return numfmt.Sig(v)
+		return numfmt.Short(v)
 	default:
-		return numfmt.Sig(v) + " " + u
+		return numfmt.Short(v) + " " + u
 	}
 }
 

@@ -105,3 +105,16 @@ func TestCapacityCommand(t *testing.T) {
 		t.Errorf("a bad tier: %s", errOut)
 	}
 }
+
+// validate checks a scenario's abort_on as a run would, at file:line:col.
+func TestValidateAbortOn(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "abort.yaml")
+	src := "pins:\n  model: {name: m}\n  prompt: {tokens: 100}\n  output: {tokens: 10}\n  concurrency: {mode: closed, streams: 1}\nrequests: 5\n" +
+		"abort_on: [ttft_ms.p90 <= 100, tpot_ms.p90 >= 5]\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := sixpin(t, nil, "validate", path)
+	expectOutput(t, code, out, errOut, ExitBadInput, nil, []string{path + ":7:32: abort_on[1]: tpot_ms is better lower: bound it from above"})
+}
