@@ -40,9 +40,10 @@ import (
 // values, seconds, not minutes.
 //
 // A pass must also be earned by the data a percentile needs: at least
-// stats.MinCount(q, 95%) values (a p90 needs 36, a p99 368, the gate's own
-// minimum for a percentile's interval; a share s as the 1−s quantile) and
-// a steady stretch of at least MinSteady of run time. A fail needs only the
+// stats.MinCount(q, 95%) values for a percentile (a p90 needs 36, a p99
+// 368, the gate's own minimum for a percentile's interval; a share has no
+// percentile, and the test alone decides it) and a steady stretch of at
+// least MinSteady of run time. A fail needs only the
 // test: breaking the bound needs no percentile estimate. Values come from
 // the requests scheduled after the warmup; failed requests count towards
 // error and 429 rates, not latencies (as in the results' windows), and
@@ -164,12 +165,24 @@ func NewJudge(tiers []Tier, o JudgeOptions) *Judge {
 			p0, p1 := s/(IndifferenceOdds-s*(IndifferenceOdds-1)), IndifferenceOdds*s/(1+s*(IndifferenceOdds-1))
 			cs := &condState{c: c, m: m, out: Undecided,
 				llrHit: math.Log(p1 / p0), llrMis: math.Log((1 - p1) / (1 - p0)),
-				minN: stats.MinCount(1-s, stats.DefaultConfidence)}
+				minN: minValues(c)}
 			ts.conds = append(ts.conds, cs)
 		}
 		j.tiers = append(j.tiers, ts)
 	}
 	return j
+}
+
+// minValues is the fewest values a pass of c needs: a percentile's
+// minimum count for its order-statistic interval at 95% (the gate's:
+// stats.MinCount; a p90 36, a p99 368). A share of requests has no
+// percentile to estimate: the test's own bound decides (0 errors in 197
+// requests pass error_rate <= 1%, in 40 error_rate <= 5%).
+func minValues(c Condition) int64 {
+	if c.IsShare() {
+		return 0
+	}
+	return stats.MinCount(1-c.Allowed(), stats.DefaultConfidence)
 }
 
 // The SPRT's decision bounds on the log likelihood ratio.

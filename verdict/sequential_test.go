@@ -179,3 +179,26 @@ func TestJudgeFinish(t *testing.T) {
 		t.Errorf("empty: %+v", v)
 	}
 }
+
+// A share has no percentile to estimate: the test alone earns its pass,
+// after 40 clean requests for error_rate <= 5%, 197 for <= 1%.
+func TestJudgeSharePass(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		tier   string
+		passAt int
+	}{{"r: error_rate <= 5%", 40}, {"r: error_rate <= 1%", 197}} {
+		j := NewJudge([]Tier{tier(t, c.tier)}, JudgeOptions{MinSteady: time.Nanosecond})
+		for i := 1; i <= 400; i++ {
+			if j.Observe(req(float64(i)*0.1, 50*time.Millisecond, time.Second, 2)) {
+				if i != c.passAt {
+					t.Errorf("%s: passed at request %d, want %d", c.tier, i, c.passAt)
+				}
+				break
+			}
+		}
+		if !j.Decided(nil) {
+			t.Errorf("%s: not decided after 400 clean requests", c.tier)
+		}
+	}
+}
