@@ -278,3 +278,66 @@ func TestCapacityNamesAnUntimedQueue(t *testing.T) {
 		t.Errorf("%q", line)
 	}
 }
+
+// cancelOn is a writer that cancels when what was written holds marker.
+type cancelOn struct {
+	bytes.Buffer
+	marker string
+	cancel context.CancelFunc
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	n, err := c.Buffer.Write(p)
+	if strings.Contains(c.String(), c.marker) {
+		c.cancel()
+	}
+	return n, err
+}
+
+// Ctrl-C during a point: the search stops, the file is written with what
+// was measured, marked incomplete, the point cut short counting for
+// nothing, and the command ends interrupted.
+func TestCapacityInterrupted(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cc := CapacityConfig{Config: Config{ScenarioPath: "testdata/capacity.yaml", Profile: twoSeqProfile(t), TimeScale: 0.2,
+		Output: filepath.Join(t.TempDir(), "c.json"), Grace: time.Second},
+		Tiers: []string{"tight: ttft_ms.p90 <= 150"}, MinSteady: 3 * time.Second}
+	cc.Config = quiet(t, cc.Config)
+	errOut := &cancelOn{marker: "capacity point 2 (", cancel: cancel}
+	cc.ErrOut = errOut
+	o, err := Capacity(ctx, context.Background(), cc)
+	if !errors.Is(err, ErrInterrupted) || o == nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	f, err := capacity.ReadFile(o.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Incomplete || f.Stop != capacity.StopInterrupted || len(f.Points) == 0 || len(f.Points) > 2 {
+		t.Fatalf("incomplete %v stop %s, %d points", f.Incomplete, f.Stop, len(f.Points))
+	}
+	if a := f.Answers[0]; a.Kind != capacity.Interval || a.Lo != 1 || a.HasHi {
+		t.Errorf("the answer counts only the whole point: %+v", a)
+	}
+}
+
+// --points adds log-spaced points for the curve after the search, run
+// for the tiers whose bracket they fall in (none here: every tier is
+// answered).
+func TestCapacityCurvePoints(t *testing.T) {
+	t.Parallel()
+	o, _, _, err := runCapacity(t, CapacityConfig{Tiers: []string{"loose: ttft_ms.p90 <= 100000"}, Max: 4, Points: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []float64
+	for _, p := range o.File.Points {
+		vs = append(vs, p.Value)
+	}
+	last := o.File.Points[len(o.File.Points)-1]
+	if len(vs) != 4 || last.Value != 3 || last.Role != capacity.RoleCurve || len(last.Judged) != 0 || last.Curve.AggregateTokS <= 0 {
+		t.Errorf("points %v, the last %+v", vs, last.Curve)
+	}
+}
