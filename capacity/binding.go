@@ -35,6 +35,9 @@ const (
 	CauseClient = "client"
 	// CauseInvalid: a pin was broken, so the point could not count.
 	CauseInvalid = "invalid"
+	// CauseUndecided: the point gave the tier too little to judge (too
+	// few values in its time): not a pass, and nothing binds yet.
+	CauseUndecided = "undecided"
 	// CauseRest: TTFT outside the server's queue and prefill (network,
 	// tokenisation, the client), or a server that says nothing of itself.
 	CauseRest = "rest"
@@ -92,12 +95,16 @@ type Evidence struct {
 // Bind reads what broke tier at point p (a failed or invalid run).
 func Bind(tier string, p *Point) *Binding {
 	b := &Binding{At: p.Value, Seed: p.Seed, Evidence: evidence(p)}
-	if v := p.Verdict(tier); v != nil && v.Outcome == verdict.Failed && v.First >= 0 {
+	v := p.Verdict(tier)
+	if v != nil && v.Outcome != verdict.Passed && v.First >= 0 {
 		cv := v.Conditions[v.First]
 		c := cv.Condition
 		b.Condition, b.Value, b.HasValue, b.AtS, b.Decided = &c, cv.Value, cv.HasValue, cv.AtS, cv.Decided
 	}
 	b.Cause = cause(b, p)
+	if v != nil && v.Outcome == verdict.Undecided && b.Cause != CauseClient && p.Valid {
+		b.Cause = CauseUndecided
+	}
 	return b
 }
 

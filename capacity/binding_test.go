@@ -93,3 +93,17 @@ func TestNormalise(t *testing.T) {
 		t.Error("nothing declared or nothing passed is no normalisation")
 	}
 }
+
+// A tier the point could not judge is not a pass, and what binds says so.
+func TestBindUndecided(t *testing.T) {
+	t.Parallel()
+	p := failed(t, "ttft_ms.p90 <= 2000", &results.Window{Requests: 12, TTFTMs: &results.Dist{Mean: 900}}, nil)
+	v := &p.Verdicts[0]
+	v.Outcome, v.Conditions[0].Outcome, v.Conditions[0].Decided = verdict.Undecided, verdict.Undecided, false
+	if p.Passed("t") {
+		t.Error("an undecided tier passed")
+	}
+	if b := Bind("t", p); b.Cause != CauseUndecided || b.Condition == nil || b.Decided {
+		t.Errorf("%+v", b)
+	}
+}

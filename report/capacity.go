@@ -125,6 +125,8 @@ func CapacityProgress(f *capacity.File, i int, elapsed time.Duration) string {
 			s = v.Tier + " invalid"
 		case v.Decided:
 			s += " at " + verdict.Seconds(v.AtS) + " s"
+		case v.Outcome == verdict.Undecided:
+			s += " (too little to judge: not a pass)"
 		default:
 			s += " (not decided: the point estimate)"
 		}
@@ -257,6 +259,8 @@ func bindingWords(f *capacity.File, b *capacity.Binding) string {
 	case capacity.CauseInvalid:
 		what = "the point is invalid"
 		ev = append(ev, e.Invalid...)
+	case capacity.CauseUndecided:
+		what = "the point could not judge it: too few values in its time (lengthen the points with --duration)"
 	default:
 		what = "TTFT grows outside the server's queue and prefill"
 		if s, ok := share(e.RestMeanMs); ok {
@@ -277,7 +281,7 @@ func bindingWords(f *capacity.File, b *capacity.Binding) string {
 		} else {
 			s += "broken (" + c.String() + ")"
 		}
-		if !b.Decided {
+		if !b.Decided && b.Cause != capacity.CauseUndecided {
 			s += ", not decided at 95%"
 		}
 	}
@@ -402,7 +406,7 @@ func WriteCapacityText(w io.Writer, f *capacity.File, md bool) error {
 		stop += "stopped: " + stopWords(f.Stop) + "."
 	}
 	notes := append([]string{stop,
-		"In the tier columns: ? not decided at 95% before the point ended (the point estimate's side of the bound); (…) not counted for that tier (the search did not run the point for it).",
+		"In the tier columns: ? not decided at 95% before the point ended (the point estimate's side of the bound); undecided: too little to judge, not a pass; (…) not counted for that tier (the search did not run the point for it).",
 		"Per stream: effective tok/s p50 (output over the whole request, prefill included) and MLPerf's tps_per_user = 1000 / TPOT p90; aggregate: every stream's output together, steady window."},
 		f.Notes...)
 	for _, n := range notes {
@@ -430,7 +434,7 @@ func capacityPointsTable(f *capacity.File) setTable {
 			cell := "–"
 			if v := pt.Verdict(tr.Name); v != nil {
 				cell = string(v.Outcome)
-				if !v.Decided {
+				if !v.Decided && v.Outcome != verdict.Undecided {
 					cell += "?"
 				}
 				if !pt.Valid {

@@ -103,7 +103,8 @@ type TierVerdict struct {
 	Decided bool    `json:"decided"`
 	AtS     float64 `json:"at_s,omitempty"`
 	// First is the index of the condition whose failure decided a failed
-	// tier first (the binding condition; -1 otherwise).
+	// tier first (the binding condition), or of the first condition left
+	// undecided by an undecided tier; -1 for a passed one.
 	First      int           `json:"first"`
 	Conditions []CondVerdict `json:"conditions"`
 }
@@ -124,10 +125,14 @@ type condState struct {
 	llrHit float64 // the log likelihood ratio added by a value beyond the bound
 	llrMis float64 // … by one within it
 	minN   int64
-	n, k   int64
-	llr    float64
-	out    Outcome
-	atS    float64
+	// leanN is the fewest values (or sessions) an undecided condition
+	// needs for its point estimate to stand when the run ends: a
+	// percentile's minimum count, a share taken as the 1−s quantile.
+	leanN int64
+	n, k  int64
+	llr   float64
+	out   Outcome
+	atS   float64
 }
 
 // tierState is one tier's running verdict.
@@ -148,6 +153,9 @@ type Judge struct {
 	tiers  []*tierState
 	o      JudgeOptions
 	latest time.Duration
+	// steady is set once the judged records cover MinSteady after the
+	// warmup.
+	steady bool
 }
 
 // NewJudge returns a Judge of tiers, which must have been parsed (their
@@ -165,7 +173,7 @@ func NewJudge(tiers []Tier, o JudgeOptions) *Judge {
 			p0, p1 := s/(IndifferenceOdds-s*(IndifferenceOdds-1)), IndifferenceOdds*s/(1+s*(IndifferenceOdds-1))
 			cs := &condState{c: c, m: m, out: Undecided,
 				llrHit: math.Log(p1 / p0), llrMis: math.Log((1 - p1) / (1 - p0)),
-				minN: minValues(c)}
+				minN: minValues(c), leanN: stats.MinCount(1-s, stats.DefaultConfidence)}
 			ts.conds = append(ts.conds, cs)
 		}
 		j.tiers = append(j.tiers, ts)
@@ -200,6 +208,7 @@ func (j *Judge) Observe(r *record.Record) bool {
 	}
 	j.latest = max(j.latest, r.End)
 	steady := j.latest-j.o.Warmup >= j.o.MinSteady
+	j.steady = steady
 	at := r.End.Seconds()
 	decided := false
 	for _, ts := range j.tiers {
@@ -330,12 +339,15 @@ func (j *Judge) Verdicts() []TierVerdict {
 	return out
 }
 
-// Finish completes the tiers' verdicts from the finished run: every
+// Finish completes the tiers' verdicts from the finished run. Every
 // condition gets its value from the run's steady window (sessions: the
-// run's sessions), a condition the test left undecided gets the point
-// estimate's side of its bound (Decided false; no value: failed, nothing
-// was measured), and session metrics are judged here, needing as many
-// sessions as a percentile's minimum.
+// run's sessions). A condition the test left undecided takes its point
+// estimate's side of the bound (Decided false) when the run gave it
+// enough to stand on — the values a percentile needs (a share: as the
+// 1−s quantile; sessions: as many sessions) over MinSteady; with less, a
+// point estimate beyond the bound still fails it, one within leaves it
+// Undecided: not a pass. No value at all fails it. Session metrics are
+// judged here.
 func (j *Judge) Finish(run *results.Run) []TierVerdict {
 	vs := j.Verdicts()
 	end := 0.0
@@ -352,18 +364,25 @@ func (j *Judge) Finish(run *results.Run) []TierVerdict {
 				continue
 			}
 			cv.AtS = end
-			switch n := sessionCount(run); {
+			n, what, enough := cs.n, "values", j.steady
+			if cs.m.kind == perSession {
+				n, what, enough = sessionCount(run), "sessions", true
+			}
+			enough = enough && n >= cs.leanN
+			switch {
 			case !cv.HasValue:
 				cv.Outcome, cv.Why = Failed, "nothing measured: no value in the steady window"
-			case cs.m.kind == perSession && n < cs.minN:
-				cv.Outcome = leaning(cv.Condition, cv.Value)
-				cv.Why = fmt.Sprintf("%d sessions, fewer than the %d a %s needs: the point estimate, not decided", n, cs.minN, cv.Condition.Stat)
-			case cs.m.kind == perSession:
+			case cs.m.kind == perSession && enough:
 				cv.Outcome, cv.Decided = leaning(cv.Condition, cv.Value), true
 				cv.Why = fmt.Sprintf("read when the run ended, over %d sessions", n)
-			default:
+			case enough:
 				cv.Outcome = leaning(cv.Condition, cv.Value)
 				cv.Why = "not decided at 95% before the run ended: the point estimate's side of the bound (" + cs.evidence() + ")"
+			case leaning(cv.Condition, cv.Value) == Failed:
+				cv.Outcome = Failed
+				cv.Why = fmt.Sprintf("the point estimate is beyond the bound, on too little to decide (%d of the %d %s a %s needs)", n, cs.leanN, what, allowsWhat(cv.Condition))
+			default:
+				cv.Why = fmt.Sprintf("too little to judge: %d of the %d %s a %s needs, or less than the steady stretch; lengthen the run", n, cs.leanN, what, allowsWhat(cv.Condition))
 			}
 		}
 		settleTier(tv)
@@ -371,19 +390,34 @@ func (j *Judge) Finish(run *results.Run) []TierVerdict {
 	return vs
 }
 
+// allowsWhat names what sets a condition's minimum: "p90", "1% share".
+func allowsWhat(c Condition) string {
+	if c.IsShare() {
+		return c.BoundText() + " share"
+	}
+	return c.Stat
+}
+
 // settleTier sets a tier's outcome from its conditions': failed when one
-// failed (First the one the test failed first, else the first in order),
-// passed when all passed; decided when the outcome's conditions were.
+// failed (First the one the test failed first, else the first in order);
+// else undecided when one is (First the first such: the tier is not
+// passed); else passed. Decided when the outcome's conditions were.
 func settleTier(tv *TierVerdict) {
 	if tv.Outcome == Failed {
 		return // the test failed it while the run went on
 	}
 	tv.Outcome, tv.Decided, tv.First = Passed, true, -1
 	for k, cv := range tv.Conditions {
-		if cv.Outcome == Failed && tv.First < 0 {
+		if cv.Outcome == Failed {
 			tv.Outcome, tv.First, tv.AtS, tv.Decided = Failed, k, cv.AtS, cv.Decided
+			return
 		}
-		if tv.Outcome == Passed {
+	}
+	for k, cv := range tv.Conditions {
+		switch {
+		case cv.Outcome == Undecided && tv.Outcome == Passed:
+			tv.Outcome, tv.First, tv.AtS, tv.Decided = Undecided, k, cv.AtS, false
+		case tv.Outcome == Passed:
 			tv.Decided = tv.Decided && cv.Decided
 			tv.AtS = max(tv.AtS, cv.AtS)
 		}

@@ -150,13 +150,20 @@ func TestJudgeErrorRates(t *testing.T) {
 }
 
 // Finish gives every condition its steady-window value, leans an
-// undecided one to its point estimate's side (not decided), and judges
-// session metrics when the run has ended.
+// undecided one to its point estimate's side (not decided) when the run
+// gave it enough values, leaves it undecided on too few (not a pass),
+// and judges session metrics when the run has ended.
 func TestJudgeFinish(t *testing.T) {
 	t.Parallel()
 	j := NewJudge([]Tier{tier(t, "snappy: ttft_ms.p90 <= 100"), tier(t, "long: lifetime_min.p50 >= 2")}, JudgeOptions{})
-	for i := range 5 {
-		j.Observe(req(float64(i), 50*time.Millisecond, time.Second, 10))
+	// 40 values a second apart, one in ten beyond the bound: the share
+	// the p90 allows, which the test cannot decide.
+	for i := range 40 {
+		ttft := 50 * time.Millisecond
+		if i%10 == 9 {
+			ttft = 200 * time.Millisecond
+		}
+		j.Observe(req(float64(i), ttft, time.Second, 10))
 	}
 	sessions := make([]*results.Session, 8)
 	for i := range sessions {
@@ -164,14 +171,29 @@ func TestJudgeFinish(t *testing.T) {
 	}
 	run := &results.Run{Windows: map[string]*results.Window{
 		results.WindowSteady: {TTFTMs: &results.Dist{P90: 80}},
-		results.WindowAll:    {EndS: 6},
+		results.WindowAll:    {EndS: 41},
 	}, Sessions: &results.Sessions{All: sessions, LifetimeMin: &results.Dist{P50: 1.5}}}
 	vs := j.Finish(run)
 	if v := vs[0]; v.Outcome != Passed || v.Decided || v.Conditions[0].Value != 80 || !strings.Contains(v.Conditions[0].Why, "not decided at 95%") {
 		t.Errorf("snappy: %+v", v)
 	}
-	if v := vs[1]; v.Outcome != Failed || !v.Decided || v.First != 0 || v.Conditions[0].Value != 1.5 || v.AtS != 6 {
+	if v := vs[1]; v.Outcome != Failed || !v.Decided || v.First != 0 || v.Conditions[0].Value != 1.5 || v.AtS != 41 {
 		t.Errorf("long: %+v", v)
+	}
+	// Five values: too few for a p90 — undecided, not a pass; beyond the
+	// bound they still fail it.
+	for _, c := range []struct {
+		p90 float64
+		out Outcome
+	}{{80, Undecided}, {150, Failed}} {
+		few := NewJudge([]Tier{tier(t, "snappy: ttft_ms.p90 <= 100")}, JudgeOptions{})
+		for i := range 5 {
+			few.Observe(req(float64(i), 50*time.Millisecond, time.Second, 10))
+		}
+		run.Windows[results.WindowSteady].TTFTMs.P90 = c.p90
+		if v := few.Finish(run)[0]; v.Outcome != c.out || v.Decided || v.First != 0 || !strings.Contains(v.Conditions[0].Why, "5 of the 36 values a p90 needs") {
+			t.Errorf("p90 %v on five values: %+v", c.p90, v)
+		}
 	}
 	// Nothing in the steady window: nothing earned, a fail.
 	empty := NewJudge([]Tier{tier(t, "snappy: ttft_ms.p90 <= 100")}, JudgeOptions{}).Finish(&results.Run{Windows: map[string]*results.Window{}})
