@@ -148,7 +148,8 @@ type tierState struct {
 // by the sequential test above. It is owned by one goroutine (the
 // consumer of the runner's channel), like the collector: not safe for
 // concurrent use. Observe costs a few operations per condition and
-// record (an ITL condition: per chunk), and allocates nothing.
+// record (an ITL condition: per chunk); it runs once per finished
+// record, never on the stream's per-chunk path.
 type Judge struct {
 	tiers  []*tierState
 	o      JudgeOptions
