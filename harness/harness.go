@@ -470,8 +470,12 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 		return nil, nil, err
 	}
 	fmt.Fprintf(cfg.ErrOut, "sixpin: recording to %s (if this run dies, `sixpin recover %s` rebuilds its results)\n", col.SpillPath(), col.SpillPath())
-	// Once issuing stops, in-flight requests get the grace period.
+	// Once issuing stops, in-flight requests get the grace period. The
+	// run waits for this goroutine before it goes on (graceDone), so that
+	// its line is never written beside the caller's next.
+	graceDone := make(chan struct{})
 	go func() {
+		defer close(graceDone)
 		select {
 		case <-issue.Done():
 		case <-inflight.Done():
@@ -500,6 +504,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	interrupted := ctx.Err() != nil
 	stopped := context.Cause(issue)
 	cancelInflight()
+	<-graceDone
 	cut := context.Cause(inflight) // the first cancel's: what cut the requests in flight, if anything did
 
 	m, err := col.Finish(h.Windows, h.SLO, h.Tol)
