@@ -239,10 +239,19 @@ func (c *capacityRun) bounded(ctx context.Context) string {
 		return capacity.StopInterrupted
 	case c.cc.MaxRuns > 0 && len(c.f.Points) >= c.cc.MaxRuns:
 		return capacity.StopMaxRuns
-	case c.cc.Budget > 0 && time.Since(c.began) >= c.cc.Budget:
+	case c.cc.Budget > 0 && time.Since(c.began)+c.least() > c.cc.Budget:
+		// What is left could not earn a pass: the warmup and the steady
+		// stretch would not fit.
 		return capacity.StopBudget
 	}
 	return ""
+}
+
+// least is the shortest point that can earn a pass, in wall time: the
+// warmup and the steady stretch.
+func (c *capacityRun) least() time.Duration {
+	run := c.sc.Windows.Warmup.D() + time.Duration(c.f.Plan.MinSteadyS*float64(time.Second))
+	return time.Duration(float64(run) * timeScale(c.cc.Config))
 }
 
 // point runs one point at value v, judged for the tiers judged and
@@ -266,10 +275,11 @@ func (c *capacityRun) point(ctx, hard context.Context, v float64, role string, j
 	one.Out = cfg.ErrOut // the runs' own lines go with the progress
 	one.step = fmt.Sprintf("point %d: %s", k, label)
 	if c.cc.Budget > 0 {
-		// A point ends by the budget, at the latest.
+		// A point ends by the budget, at the latest (bounded has seen
+		// that it can still earn a pass).
 		left := time.Duration(float64(c.cc.Budget-time.Since(c.began)) / timeScale(cfg))
 		if d := psc.Duration.D(); d == 0 || left < d {
-			psc.Duration = scenario.Duration(max(left, time.Second))
+			psc.Duration = scenario.Duration(left)
 		}
 	}
 	one.judge = &judging{judge: verdicts.NewJudge(f.Plan.Tiers, verdicts.JudgeOptions{Warmup: psc.Windows.Warmup.D(), MinSteady: time.Duration(f.Plan.MinSteadyS * float64(time.Second))}), only: wait}

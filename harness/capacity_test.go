@@ -158,6 +158,24 @@ func TestCapacityBudget(t *testing.T) {
 	}
 }
 
+// A budget too small for a point to earn a pass (its warmup and steady
+// stretch) runs none, and the answer says so: not measured.
+func TestCapacityBudgetTooSmall(t *testing.T) {
+	t.Parallel()
+	// The warmup and the 3 s steady stretch are 4 s of run time, 0.8 s of
+	// wall time at a fifth: more than the budget.
+	o, out, _, err := runCapacity(t, CapacityConfig{Tiers: []string{"tight: ttft_ms.p90 <= 150"}, Budget: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := o.File; len(f.Points) != 0 || f.Stop != capacity.StopBudget || f.Answers[0].Kind != capacity.Unmeasured {
+		t.Fatalf("%d points, stop %s, %+v", len(f.Points), f.Stop, f.Answers)
+	}
+	if !strings.Contains(out, "tight: not measured: no point was judged for it") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
 // Bad tiers are refused before any load, naming the tier and the metric.
 func TestCapacityRefusesBeforeLoad(t *testing.T) {
 	t.Parallel()
