@@ -40,7 +40,7 @@ type File struct {
 	Points  []Point  `json:"points"`
 	Answers []Answer `json:"answers"`
 	// Stop is why the search stopped: StopDone, StopMaxRuns, StopBudget,
-	// StopInterrupted.
+	// StopInterrupted, StopError.
 	Stop string `json:"stop"`
 	// ElapsedS is the search's wall time in seconds; LoadS the run time
 	// under load, summed over points.
@@ -59,6 +59,9 @@ const (
 	StopMaxRuns     = "max_runs"
 	StopBudget      = "budget"
 	StopInterrupted = "interrupted"
+	// StopError: a point could not run (the endpoint went away); the
+	// points before it are kept.
+	StopError = "error"
 )
 
 // Plan is what the search was asked.

@@ -151,11 +151,15 @@ func capacityObserved(ctx, hard context.Context, cc CapacityConfig) (*CapacityOu
 	if f.Stop == capacity.StopDone && cc.Points > 0 {
 		f.Stop = c.curve(ctx, hard)
 	}
-	if c.err != nil {
-		return nil, c.err
-	}
 	f.ElapsedS = time.Since(c.began).Seconds()
-	if ctx.Err() != nil {
+	switch {
+	case c.err != nil && len(f.Points) == 0:
+		return nil, c.err
+	case c.err != nil:
+		// What was measured before the error is kept.
+		f.Stop, f.Incomplete = capacity.StopError, true
+		f.IncompleteReason = fmt.Sprintf("stopped by an error after %d points (%v): the answers are what they had measured", len(f.Points), c.err)
+	case ctx.Err() != nil:
 		f.Stop, f.Incomplete = capacity.StopInterrupted, true
 		f.IncompleteReason = fmt.Sprintf("interrupted after %d points: the answers are what they had measured", len(f.Points))
 	}
@@ -170,6 +174,9 @@ func capacityObserved(ctx, hard context.Context, cc CapacityConfig) (*CapacityOu
 	}
 	fmt.Fprintf(cfg.Out, "\nResults: %s (every point's full results; `sixpin report %s` renders it)\n", written, written)
 	out := &CapacityOutcome{File: f, Path: written}
+	if c.err != nil {
+		return out, c.err
+	}
 	if f.Incomplete {
 		return out, fmt.Errorf("%w: %s", ErrInterrupted, f.IncompleteReason)
 	}

@@ -176,6 +176,24 @@ func TestCapacityBudgetTooSmall(t *testing.T) {
 	}
 }
 
+// A point that cannot run (here the KV-fit preflight refuses 4 streams
+// on a server of two sequences) stops the search with its error, and the
+// points before it are kept in the file, marked incomplete.
+func TestCapacityErrorKeepsPoints(t *testing.T) {
+	t.Parallel()
+	o, _, _, err := runCapacity(t, CapacityConfig{Config: Config{KVFit: KVFitStrict}, Tiers: []string{"tight: ttft_ms.p90 <= 150"}, Max: 4})
+	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "capacity point 3 (4 streams)") || o == nil {
+		t.Fatalf("%v", err)
+	}
+	f, err := capacity.ReadFile(o.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Points) != 2 || !f.Incomplete || f.Stop != capacity.StopError || f.Answers[0].Lo != 2 {
+		t.Errorf("%d points, incomplete %v (%s), stop %s, %+v", len(f.Points), f.Incomplete, f.IncompleteReason, f.Stop, f.Answers[0])
+	}
+}
+
 // Bad tiers are refused before any load, naming the tier and the metric.
 func TestCapacityRefusesBeforeLoad(t *testing.T) {
 	t.Parallel()

@@ -183,6 +183,8 @@ func stopWords(stop string) string {
 		return "the --budget ran out first"
 	case capacity.StopInterrupted:
 		return "interrupted first"
+	case capacity.StopError:
+		return "an error stopped it first"
 	}
 	return "not settled"
 }
