@@ -141,6 +141,27 @@ func TestCapacityFindsTheQueue(t *testing.T) {
 	}
 }
 
+// In open loop the rate is searched, in req/s, and found within the
+// resolution asked for: N*+1 is N* × 1.5 here.
+func TestCapacityRate(t *testing.T) {
+	t.Parallel()
+	o, out, _, err := runCapacity(t, CapacityConfig{Config: Config{ScenarioPath: "testdata/capacity-open.yaml"},
+		Tiers: []string{"tight: ttft_ms.p90 <= 150"}, Resolution: 0.5, Max: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := o.File.Answers[0]
+	if o.File.Plan.Axis.Kind != capacity.AxisRate || a.Kind != capacity.Found || a.Hi > a.Lo*1.5+1e-9 || a.Lo < 1 {
+		t.Fatalf("%s %+v", o.File.Plan.Axis.Kind, a)
+	}
+	if b := a.Binding; b == nil || b.Condition == nil || b.Condition.Key() != "ttft_ms.p90" {
+		t.Errorf("binding %+v", a.Binding)
+	}
+	if !strings.Contains(out, "tight: "+report.CapacityPointLabel(o.File, a.Lo)+" — at ") || !strings.Contains(out, " req/s") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
 // --max-runs honoured: the answer is the interval the points reached,
 // never a guess.
 func TestCapacityBudget(t *testing.T) {
