@@ -32,25 +32,34 @@ func Fill(f *File) {
 	f.Answers = s.Answers()
 	for i := range f.Answers {
 		a := &f.Answers[i]
-		if a.HasHi {
-			if p := lastAt(f.Points, a.Tier, a.Hi, false); p != nil {
+		failed := func(p *Point) bool {
+			v := p.Verdict(a.Tier)
+			return !p.Valid || v != nil && v.Outcome == verdict.Failed
+		}
+		switch {
+		case a.HasHi:
+			if p := lastAt(f.Points, a.Tier, a.Hi, failed); p != nil {
+				a.Binding = Bind(a.Tier, p)
+			}
+		case a.HasUnjudged:
+			if p := lastAt(f.Points, a.Tier, a.Unjudged, func(*Point) bool { return true }); p != nil {
 				a.Binding = Bind(a.Tier, p)
 			}
 		}
 		if a.HasLo {
-			if p := lastAt(f.Points, a.Tier, a.Lo, true); p != nil {
+			if p := lastAt(f.Points, a.Tier, a.Lo, func(p *Point) bool { return p.Passed(a.Tier) }); p != nil {
 				a.PerDeployment = Normalise(a.Lo, f.Deployment, p.Run)
 			}
 		}
 	}
 }
 
-// lastAt is the last point at value v judged for tier that passed (or,
-// passed false, failed), nil when none.
-func lastAt(ps []Point, tier string, v float64, passed bool) *Point {
+// lastAt is the last point at value v judged for tier that is, nil when
+// none.
+func lastAt(ps []Point, tier string, v float64, is func(*Point) bool) *Point {
 	for i := len(ps) - 1; i >= 0; i-- {
 		p := &ps[i]
-		if p.Value == v && slices.Contains(p.Judged, tier) && p.Passed(tier) == passed {
+		if p.Value == v && slices.Contains(p.Judged, tier) && is(p) {
 			return p
 		}
 	}

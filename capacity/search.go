@@ -168,7 +168,10 @@ type Search struct {
 }
 
 // tally is one value's runs for one tier.
-type tally struct{ pass, fail int }
+// A run the point could not judge (verdict.Undecided: too few values in
+// its time) is neither: it is counted apart, and a tier that wants a value
+// such a run left stops there (Answer.Unjudged).
+type tally struct{ pass, fail, undecided int }
 
 // NewSearch starts a search of tiers along axis from start.
 func NewSearch(axis Axis, start float64, tiers []string) *Search {
@@ -194,9 +197,12 @@ func (s *Search) Record(p Point) {
 			t = &tally{}
 			s.runs[i][p.Value] = t
 		}
-		if p.Passed(name) {
+		switch v := p.Verdict(name); {
+		case p.Passed(name):
 			t.pass++
-		} else {
+		case p.Valid && v != nil && v.Outcome == verdict.Undecided:
+			t.undecided++
+		default:
 			t.fail++
 		}
 	}
@@ -220,7 +226,7 @@ func (s *Search) bracket(i int) (lo float64, hasLo bool, hi float64, hasHi bool)
 		}
 	}
 	for v, t := range s.runs[i] {
-		if t.fail == 0 && (!hasHi || v < hi) && (!hasLo || v > lo) {
+		if t.fail == 0 && t.pass > 0 && (!hasHi || v < hi) && (!hasLo || v > lo) {
 			lo, hasLo = v, true
 		}
 	}
@@ -228,8 +234,26 @@ func (s *Search) bracket(i int) (lo float64, hasLo bool, hi float64, hasHi bool)
 }
 
 // want is the value tier i needs next and why; ok false when its answer
-// is settled.
+// is settled, or stuck at a value a point could not judge (stuck true).
 func (s *Search) want(i int) (v float64, role string, ok bool) {
+	v, role, ok = s.next(i)
+	if t := s.runs[i][v]; ok && t != nil && t.undecided > 0 {
+		return v, role, false
+	}
+	return v, role, ok
+}
+
+// stuck is the value a point could not judge where tier i's search
+// stopped (ok false when it did not).
+func (s *Search) stuck(i int) (v float64, ok bool) {
+	v, _, want := s.next(i)
+	t := s.runs[i][v]
+	return v, want && t != nil && t.undecided > 0
+}
+
+// next is the value tier i's bracket, bisection or confirmation needs
+// next and why; ok false when its answer is settled.
+func (s *Search) next(i int) (v float64, role string, ok bool) {
 	a := s.axis
 	lo, hasLo, hi, hasHi := s.bracket(i)
 	switch {
@@ -346,6 +370,10 @@ type Answer struct {
 	Binding *Binding `json:"binding,omitempty"`
 	// PerDeployment normalises Lo (nil: nothing passed).
 	PerDeployment *Normalised `json:"normalised,omitempty"`
+	// Unjudged is the value where the search stopped because a point
+	// there could not judge the tier in its time (too few values; HasUnjudged).
+	Unjudged    float64 `json:"unjudged,omitempty"`
+	HasUnjudged bool    `json:"has_unjudged,omitempty"`
 	// Notes are caveats: a pass above a failure (not monotone).
 	Notes []string `json:"notes,omitempty"`
 }
@@ -360,10 +388,11 @@ func (s *Search) answer(i int) Answer {
 		a.HiRuns, a.HiPasses = t.pass+t.fail, t.pass
 	}
 	_, _, open := s.want(i)
+	a.Unjudged, a.HasUnjudged = s.stuck(i)
 	switch {
 	case len(s.runs[i]) == 0:
 		a.Kind = Unmeasured
-	case open:
+	case open || a.HasUnjudged:
 		a.Kind = Interval
 	case !hasHi:
 		a.Kind = AtLeast

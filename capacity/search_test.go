@@ -191,3 +191,29 @@ func TestCurveValues(t *testing.T) {
 		t.Errorf("%v", r)
 	}
 }
+
+// A point that could not judge a tier (too few values in its time) is
+// neither a pass nor a fail: the tier's search stops there, with the
+// interval it had, rather than run the same point again or go on as if
+// it had failed.
+func TestSearchStopsWhereAPointCannotJudge(t *testing.T) {
+	t.Parallel()
+	a := Axis{Kind: AxisRate, Min: 0.05, Max: 200, Resolution: 0.1}
+	s := NewSearch(a, 2, []string{"t"})
+	undecided := func(v float64) Point {
+		return Point{Value: v, Judged: []string{"t"}, Valid: true, Verdicts: []verdict.TierVerdict{{Tier: "t", Outcome: verdict.Undecided}}}
+	}
+	s.Record(Point{Value: 2, Judged: []string{"t"}, Valid: true, Verdicts: []verdict.TierVerdict{{Tier: "t", Outcome: verdict.Failed}}})
+	v, _, _, ok := s.Next()
+	if !ok || v != 1 {
+		t.Fatalf("next %v %v", v, ok)
+	}
+	s.Record(undecided(1))
+	if _, _, _, ok := s.Next(); ok {
+		t.Error("the search runs again where a point could not judge")
+	}
+	got := s.Answers()[0]
+	if got.Kind != Interval || !got.HasUnjudged || got.Unjudged != 1 || got.HasLo || got.Hi != 2 {
+		t.Errorf("%+v", got)
+	}
+}

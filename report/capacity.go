@@ -161,8 +161,14 @@ func CapacityAnswer(f *capacity.File, a capacity.Answer) string {
 			s = fmt.Sprintf("%s: %s ≤ N* < %s %s", a.Tier, numfmt.Plain(a.Lo), numfmt.Plain(a.Hi), unit(a.Hi))
 		case a.HasHi:
 			s = fmt.Sprintf("%s: N* < %s %s", a.Tier, numfmt.Plain(a.Hi), unit(a.Hi))
-		default:
+		case a.HasLo:
 			s = fmt.Sprintf("%s: N* ≥ %s %s", a.Tier, numfmt.Plain(a.Lo), unit(a.Lo))
+		default:
+			s = a.Tier + ": not judged"
+		}
+		if a.HasUnjudged {
+			s += fmt.Sprintf(" (at %s a point could not judge it in its time: lengthen the points with --duration)", CapacityPointLabel(f, a.Unjudged))
+			return s
 		}
 		s += " (" + stopWords(f.Stop) + ")"
 	default:

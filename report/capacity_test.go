@@ -38,6 +38,8 @@ func TestCapacityAnswerWords(t *testing.T) {
 			Binding: &capacity.Binding{At: 2.75, Condition: &c, Value: 2100, HasValue: true, Cause: capacity.CauseRateLimit,
 				Evidence: capacity.Evidence{Rejected429: 30, Requests: 100, Bucket: "tokens_per_minute"}}},
 			"api: 2.5 req/s — at 2.75 the endpoint rate-limits (429 × 30 of 100 requests, tokens_per_minute): TTFT p90 2.1 s > 2 s, not decided at 95%"},
+		{rate, capacity.Answer{Tier: "api", Kind: capacity.Interval, Hi: 2, HasHi: true, Unjudged: 1, HasUnjudged: true},
+			"api: N* < 2 req/s (at 1 req/s a point could not judge it in its time: lengthen the points with --duration)"},
 	} {
 		if got := CapacityAnswer(x.f, x.a); got != x.want {
 			t.Errorf("got  %q\nwant %q", got, x.want)
