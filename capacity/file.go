@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -166,7 +167,7 @@ func Read(name string, data []byte) (*File, error) {
 		}
 		if err := results.CheckRun(name, data, []string{"points", pi, "run"}, p.Run); err != nil {
 			var l fielderr.List
-			if errorsAs(err, &l) {
+			if errors.As(err, &l) {
 				errs = append(errs, l...)
 			} else {
 				at([]string{"points", pi, "run"}, "%v", err)
@@ -192,15 +193,6 @@ func Read(name string, data []byte) (*File, error) {
 		return nil, errs
 	}
 	return &f, nil
-}
-
-// errorsAs is errors.As for a fielderr.List.
-func errorsAs(err error, l *fielderr.List) bool {
-	v, ok := err.(fielderr.List)
-	if ok {
-		*l = v
-	}
-	return ok
 }
 
 // IsFile reports whether data declares the capacity schema.

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -454,7 +455,7 @@ func ParseTiers(file string, data []byte) ([]Tier, error) {
 		t, err := ParseTier(file, name, name, conds)
 		if err != nil {
 			var l strictyaml.ErrorList
-			if asList(err, &l) {
+			if errors.As(err, &l) {
 				for _, e := range l {
 					if e.Line == 0 {
 						e.Line, e.Col = pos.Line, pos.Col
@@ -477,15 +478,6 @@ func ParseTiers(file string, data []byte) ([]Tier, error) {
 		out[i] = t.Tier
 	}
 	return out, nil
-}
-
-// asList finds the error list in err.
-func asList(err error, l *strictyaml.ErrorList) bool {
-	if x, ok := err.(strictyaml.ErrorList); ok {
-		*l = x
-		return true
-	}
-	return false
 }
 
 // SLOPercentile is the percentile a scenario's slo: is read at as a tier:
