@@ -27,6 +27,7 @@ import (
 	"github.com/sixpin/sixpin/runner"
 	"github.com/sixpin/sixpin/scenario"
 	"github.com/sixpin/sixpin/trace"
+	verdicts "github.com/sixpin/sixpin/verdict"
 )
 
 // Version is sixpin's version, recorded in every results file.
@@ -128,6 +129,10 @@ type Config struct {
 	KVFit string
 	// Calibrate measures sixpin's own floor before the run (calibrate).
 	Calibrate bool
+	// AbortOn are conditions (--abort-on, each "COND, COND, …") added to
+	// the scenario's abort_on: the run stops as soon as one is broken at
+	// 95% confidence, marked as stopped early, and fails.
+	AbortOn []string
 
 	// obs watch the command's runs (the live page, the Prometheus
 	// exposition); set by Run and Bakeoff, nil when neither is asked for.
@@ -135,6 +140,9 @@ type Config struct {
 	// step places a run in its sweep, repeat or bake-off ("step k of n:
 	// LABEL"; "" for a single run), for the progress line and live page.
 	step string
+	// judge judges a capacity point's records as they arrive and stops it
+	// once every tier is decided (nil: the run's own abort_on, if any).
+	judge *judging
 }
 
 // DefaultCheckpoint is `sixpin run`'s checkpoint interval.
@@ -226,6 +234,8 @@ func verdict(run *results.Run) error {
 	switch {
 	case run.Incomplete:
 		return ErrInterrupted
+	case run.StoppedEarly != nil && run.StoppedEarly.Aborted:
+		return fmt.Errorf("%w: stopped early at %s s by abort_on: %s", ErrRunFailed, verdicts.Seconds(run.StoppedEarly.AtS), run.StoppedEarly.Reason)
 	case !run.Valid:
 		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(run.Invalid, "; "))
 	case run.Errors.Requests-run.Errors.Failed == 0:
@@ -269,6 +279,8 @@ type prepared struct {
 	ids    *results.RequestIDs
 	cal    *results.Calibration
 	stop   func() // the target's (nil: none)
+	// judge follows the run for abort_on or a capacity point (nil: none).
+	judge *judging
 }
 
 func (p *prepared) close() {
@@ -389,10 +401,16 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 		}
 		fmt.Fprintf(cfg.ErrOut, "sixpin: calibration: %s\n", report.CalibrationLine(cal))
 	}
+	judge := cfg.judge
+	if judge == nil {
+		if judge, err = abortJudging(cfg, sc, tg.profile); err != nil {
+			return nil, err
+		}
+	}
 	h.ProbeFailure = probeFailure
 	h.Scenario.PromptSalt = fmt.Sprintf("%016x", salt)
 	h.Shard = shardIdentity(cfg, sc, whole)
-	p.rn, p.plan, p.h, p.ids, p.cal = rn, plan, h, ids, cal
+	p.rn, p.plan, p.h, p.ids, p.cal, p.judge = rn, plan, h, ids, cal, judge
 	return p, nil
 }
 
@@ -452,8 +470,12 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 		return nil, nil, err
 	}
 	fmt.Fprintf(cfg.ErrOut, "sixpin: recording to %s (if this run dies, `sixpin recover %s` rebuilds its results)\n", col.SpillPath(), col.SpillPath())
-	// Once issuing stops, in-flight requests get the grace period.
+	// Once issuing stops, in-flight requests get the grace period. The
+	// run waits for this goroutine before it goes on (graceDone), so that
+	// its line is never written beside the caller's next.
+	graceDone := make(chan struct{})
 	go func() {
+		defer close(graceDone)
 		select {
 		case <-issue.Done():
 		case <-inflight.Done():
@@ -477,10 +499,12 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	consume(records, col, newSpillWatch(cfg, stopIssuing), newCheckpointer(cfg, col, out, checkpoint, h.StartedAt, scraper), func(rec *record.Record) {
 		ids.Count(rec)
 		w.observe(rec)
+		p.judge.observe(rec, stopIssuing)
 	})
 	interrupted := ctx.Err() != nil
 	stopped := context.Cause(issue)
 	cancelInflight()
+	<-graceDone
 	cut := context.Cause(inflight) // the first cancel's: what cut the requests in flight, if anything did
 
 	m, err := col.Finish(h.Windows, h.SLO, h.Tol)
@@ -493,6 +517,8 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	switch {
 	case interrupted:
 		end = results.Ending{Incomplete: true, Interrupted: true, Reason: interruptReason(cut, hard, cfg.Grace)}
+	case p.judge != nil && p.judge.stopped != nil && stopped == error(p.judge.stopped):
+		end = results.Ending{StoppedEarly: p.judge.stopped.ending()}
 	case stopped != nil:
 		end = results.Ending{Incomplete: true,
 			Reason: "stopped early: " + stopped.Error() + "; issuing stopped and in-flight requests had " + cfg.Grace.String() + " to finish"}
@@ -627,23 +653,9 @@ func applyOverrides(sc *scenario.Scenario, cfg Config) error {
 // resolveTarget picks the endpoint: --endpoint/--model, else --profile,
 // else the scenario's target, else the built-in simulator.
 func resolveTarget(sc *scenario.Scenario, cfg Config) (*target, error) {
-	ref := cfg.Profile
-	if ref == "" {
-		ref = sc.Target.Profile
-	}
-	base := cfg.Endpoint
-	if base == "" && cfg.Profile == "" {
-		base = sc.Target.Endpoint
-	}
-	if ref == "" {
-		ref = profiles.DefaultSimulator
-		if base != "" {
-			ref = profiles.KindOpenAICompatible
-		}
-	}
-	p, err := profiles.Resolve(ref)
+	p, base, err := targetProfile(sc, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+		return nil, err
 	}
 	t := &target{profile: p}
 	t.MaxTokensField = p.MaxTokensField
@@ -698,6 +710,32 @@ func resolveTarget(sc *scenario.Scenario, cfg Config) (*target, error) {
 	}
 	t.keySet = t.APIKey != ""
 	return t, nil
+}
+
+// targetProfile is the profile a run of sc with cfg targets, and the
+// endpoint given (by --endpoint, or the scenario's target when no
+// --profile is): --profile, else the scenario's, else the built-in
+// simulator, or openai-compatible for an endpoint alone.
+func targetProfile(sc *scenario.Scenario, cfg Config) (*profiles.Profile, string, error) {
+	ref := cfg.Profile
+	if ref == "" {
+		ref = sc.Target.Profile
+	}
+	base := cfg.Endpoint
+	if base == "" && cfg.Profile == "" {
+		base = sc.Target.Endpoint
+	}
+	if ref == "" {
+		ref = profiles.DefaultSimulator
+		if base != "" {
+			ref = profiles.KindOpenAICompatible
+		}
+	}
+	p, err := profiles.Resolve(ref)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	return p, base, nil
 }
 
 // scaled reports whether cfg compresses time.

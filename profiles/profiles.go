@@ -87,6 +87,11 @@ type Profile struct {
 	// time.
 	PowerWatts float64 `yaml:"power_watts"`
 	USDPerKWh  float64 `yaml:"usd_per_kwh"`
+	// GPUs is how many accelerators serve the endpoint, and USDPerHour
+	// what the deployment costs an hour to rent (0: not declared): a
+	// capacity search's answers per GPU and per $/hour.
+	GPUs       int     `yaml:"gpus"`
+	USDPerHour float64 `yaml:"usd_per_hour"`
 	// Sim configures the simulator (kind simulator only), kept as YAML:
 	// the harness decodes it into the simulator's configuration
 	// (harness.SimConfig), so that a client-side profile never links the
@@ -233,6 +238,12 @@ func (p *Profile) validate(doc *strictyaml.Doc) strictyaml.ErrorList {
 	}
 	if (p.PowerWatts > 0) != (p.USDPerKWh > 0) {
 		bad("power_watts", "power_watts and usd_per_kwh go together")
+	}
+	if p.GPUs < 0 {
+		bad("gpus", "must be ≥ 0")
+	}
+	if p.USDPerHour < 0 {
+		bad("usd_per_hour", "must be ≥ 0")
 	}
 	if p.ContextWindow < 0 {
 		bad("context_window", "must be ≥ 0")

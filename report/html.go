@@ -126,6 +126,9 @@ func writeHTMLRun(b *strings.Builder, in Input, idx int) error {
 	fmt.Fprintf(b, "<p class=\"ident\">Scenario <b>%s</b> (seed %d) · target %s · sixpin %s · started %s · <code>%s</code></p>\n",
 		esc(run.Scenario.Name), run.Scenario.Seed, esc(TargetLabel(run.Target)), esc(run.SixpinVersion),
 		esc(run.StartedAt.UTC().Format(time.DateTime+" UTC")), esc(in.Name))
+	if e := run.StoppedEarly; e != nil {
+		fmt.Fprintf(b, "<div class=\"warn\"><b>STOPPED EARLY</b> at %s s: %s</div>\n", verdict.Seconds(e.AtS), esc(e.Reason))
+	}
 	if run.Incomplete {
 		fmt.Fprintf(b, "<div class=\"warn\"><b>INCOMPLETE:</b> %s — the figures cover what was measured until then.</div>\n", esc(run.IncompleteReason))
 	}

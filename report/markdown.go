@@ -9,6 +9,7 @@ import (
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/verdict"
 )
 
 func num(v float64) string   { return numfmt.Sig(v) }
@@ -73,6 +74,9 @@ func mdIdentity(in Input) string {
 }
 
 func writeMarkdownWarnings(p *numfmt.Printer, run *results.Run) {
+	if e := run.StoppedEarly; e != nil {
+		p.F("> **STOPPED EARLY** at %s s: %s\n\n", verdict.Seconds(e.AtS), mdCell(e.Reason))
+	}
 	if run.Incomplete {
 		p.F("> **INCOMPLETE:** %s — the figures cover what was measured until then.\n\n", mdCell(run.IncompleteReason))
 	}

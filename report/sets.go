@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sixpin/sixpin/capacity"
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/record"
@@ -23,6 +24,7 @@ type File struct {
 	Run       *results.Run
 	Set       *results.Set
 	Waterfall *waterfall.File
+	Capacity  *capacity.File
 }
 
 // LoadFiles reads results and set files, each refused with file:line:col
@@ -31,6 +33,14 @@ type File struct {
 func LoadFiles(paths ...string) ([]File, error) {
 	fs := make([]File, 0, len(paths))
 	for _, p := range paths {
+		if isCapacity(p) {
+			cf, err := capacity.ReadFile(p)
+			if err != nil {
+				return nil, err
+			}
+			fs = append(fs, File{Name: p, Capacity: cf})
+			continue
+		}
 		if isWaterfall(p) {
 			wf, err := waterfall.ReadFile(p)
 			if err != nil {
@@ -72,6 +82,8 @@ func SortGateFiles(baseName string, baseline []File, current File) (GateInput, e
 		switch {
 		case f.Waterfall != nil:
 			return in, fmt.Errorf("%s is a waterfall: gate takes results and set files (`sixpin report` renders a waterfall)", f.Name)
+		case f.Capacity != nil:
+			return in, fmt.Errorf("%s is a capacity file: gate takes results and set files (`sixpin report` renders a capacity search)", f.Name)
 		case f.Set == nil:
 			run = &all[i]
 		case f.Set.Kind != results.SetRepeat:

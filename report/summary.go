@@ -25,6 +25,9 @@ func WriteSummary(w io.Writer, run *results.Run) error {
 	}
 	p.F("sixpin %s · scenario %s (seed %d) · target %s%s\n", run.SixpinVersion, run.Scenario.Name,
 		run.Scenario.Seed, TargetLabel(run.Target), sim)
+	if e := run.StoppedEarly; e != nil {
+		p.F("STOPPED EARLY at %s s: %s\n", verdict.Seconds(e.AtS), e.Reason)
+	}
 	if run.Incomplete {
 		p.F("INCOMPLETE: %s — the figures cover what was measured until then.\n", run.IncompleteReason)
 	}

@@ -64,6 +64,22 @@ type Ending struct {
 	// Interrupted is true when a signal stopped it (as opposed to a
 	// checkpoint of a run still going, or a recovery).
 	Interrupted bool
+	// StoppedEarly is set when the run stopped itself once its verdict
+	// was decided (abort_on, a capacity point): it is complete, shorter.
+	StoppedEarly *StoppedEarly
+}
+
+// StoppedEarly says when and why a run stopped issuing before its
+// duration or request count ran out, because a sequential test had
+// decided its verdict: a tier of abort_on broken, or every tier of a
+// capacity point decided.
+type StoppedEarly struct {
+	// AtS is when, in seconds of run time from the start of load.
+	AtS    float64 `json:"at_s"`
+	Reason string  `json:"reason"`
+	// Aborted is true when abort_on stopped it (a broken tier fails the
+	// run); false when a capacity point stopped because it was decided.
+	Aborted bool `json:"aborted,omitempty"`
 }
 
 // Assemble binds a measurement to the run's pins: the results file of a
@@ -76,6 +92,7 @@ func Assemble(h *Header, m *Measurement, e Ending) *Run {
 		StartUnixNS:          h.StartedAt.UnixNano(),
 		Incomplete:           e.Incomplete,
 		IncompleteReason:     e.Reason,
+		StoppedEarly:         e.StoppedEarly,
 		Windows:              m.Windows,
 		Headline:             WindowSteady,
 		Errors:               m.Errors,

@@ -48,6 +48,16 @@ func (c *fileCheck) run(i int) *fileCheck {
 	return &fileCheck{name: c.name, data: c.data, errs: c.errs, prefix: []string{"runs", strconv.Itoa(i)}}
 }
 
+// CheckRun checks run, decoded from data under path (a run inside another
+// sixpin file: a capacity file's points[i].run), as Read checks a
+// results file: each problem a fielderr.Error at file:line:col and its
+// field under path; nil when it holds together.
+func CheckRun(name string, data []byte, path []string, run *Run) error {
+	c := &fileCheck{name: name, data: data, errs: &fielderr.List{}, prefix: path}
+	c.check(run)
+	return c.result()
+}
+
 // full is path under the checked run's.
 func (c *fileCheck) full(path []string) []string {
 	return append(slices.Clip(c.prefix), path...)

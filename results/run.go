@@ -30,6 +30,10 @@ type Run struct {
 	// what was measured until then.
 	Incomplete       bool   `json:"incomplete"`
 	IncompleteReason string `json:"incomplete_reason,omitempty"`
+	// StoppedEarly is set when the run stopped itself once a sequential
+	// test had decided its verdict (abort_on, a capacity point): the run
+	// is complete, and shorter than planned.
+	StoppedEarly *StoppedEarly `json:"stopped_early,omitempty"`
 	// Valid is false when a pin was violated beyond tolerance; Invalid
 	// lists why.
 	Valid   bool     `json:"valid"`

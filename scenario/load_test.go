@@ -225,7 +225,7 @@ func TestParseErrors(t *testing.T) {
 			"t.yaml:7:1: requests: duplicate key (first at line 6)",
 		}},
 		{"unknown key without a close match", valid + "colour: blue\n", []string{
-			"t.yaml:7:1: colour: unknown field (want one of name, description, seed, pins, duration, requests, request_timeout, workload, windows, slo, target, sweep)",
+			"t.yaml:7:1: colour: unknown field (want one of name, description, seed, pins, duration, requests, request_timeout, workload, windows, slo, abort_on, target, sweep)",
 		}},
 		{"key differing in case", strings.Replace(valid, "{name: m}", "{Name: m}", 1), []string{
 			"t.yaml:2:3: pins.model.name: required",

@@ -37,6 +37,10 @@ type Scenario struct {
 	Workload Workload `yaml:"workload"`
 	Windows  Windows  `yaml:"windows"`
 	SLO      SLO      `yaml:"slo"`
+	// AbortOn is a tier the run must keep: the run stops as soon as one
+	// of its conditions is decided broken at 95% confidence (package
+	// verdict parses and judges it; empty: never).
+	AbortOn Conditions `yaml:"abort_on"`
 	// Target optionally names where to run; CLI flags override it.
 	Target Target `yaml:"target"`
 	// Sweep runs the scenario once per value of one pin, the other five

@@ -150,6 +150,9 @@ func runsOrSets(files []report.File, verb string) ([]report.Input, []report.SetI
 		if f.Waterfall != nil {
 			return nil, nil, badInput(fmt.Errorf("%s is a waterfall: %s takes results and set files (`sixpin report` renders a waterfall)", f.Name, verb))
 		}
+		if f.Capacity != nil {
+			return nil, nil, badInput(fmt.Errorf("%s is a capacity file: %s takes results and set files (`sixpin report` renders a capacity search)", f.Name, verb))
+		}
 		if f.Set != nil {
 			sets = append(sets, report.SetInput{Name: f.Name, Set: f.Set})
 		} else {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sixpin/sixpin/capacity"
 	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/verdict"
@@ -30,7 +31,7 @@ type GateOptions struct {
 func NewCmdGate(f *Factory, runF func(*GateOptions) error) *cobra.Command {
 	opts := &GateOptions{F: f}
 	cmd := &cobra.Command{
-		Use:   "gate --baseline BASE.json... CURRENT.json | --baseline BASE-set.json... CURRENT-set.json",
+		Use:   "gate --baseline BASE.json... CURRENT.json | --baseline BASE-set.json... CURRENT-set.json | --baseline BASE-capacity.json CURRENT-capacity.json",
 		Short: "Fail on a statistically significant regression against a baseline (for CI)",
 		Long: `Check a run against a baseline by rules. A rule names a window, a metric and
 a tolerance; it fails only when the figure is beyond the tolerance AND the
@@ -72,6 +73,12 @@ baseline sets give several runs at each point). A point the current set
 lacks fails; one the baseline lacks is not evaluated; sets of another kind
 or sweeping another pin are incomparable.
 
+Capacity files (sixpin capacity) are gated tier by tier against one
+baseline search: a tier fails when its N* drops below the baseline's
+beyond both answers' intervals ("interactive: 12 → 10 sessions"); files
+that vary another pin, judge a tier by other conditions or hold other pins
+are incomparable.
+
 Exit 0 pass, 1 regression, 2 incomparable runs (pins differ, as in compare;
 or an invalid baseline), a rule not evaluated (and none failed), or bad
 input.`,
@@ -111,6 +118,9 @@ func gateRun(opts *GateOptions) error {
 	files, err := report.LoadFiles(append(paths, opts.Current)...)
 	if err != nil {
 		return badInput(err)
+	}
+	if cur := files[len(paths)]; cur.Capacity != nil {
+		return gateCapacity(opts, files[:len(paths)], cur, st)
 	}
 	in, err := report.SortGateFiles(strings.Join(opts.Baseline, ", "), files[:len(paths)], files[len(paths)])
 	if err != nil {
@@ -218,6 +228,40 @@ func (opts *GateOptions) writeFiles(junit, md func(io.Writer) error) error {
 		if err := report.WriteFile(out.path, out.write); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// gateCapacity gates a capacity search against one baseline search: a
+// tier fails when its N* drops beyond both answers' intervals.
+func gateCapacity(opts *GateOptions, base []report.File, cur report.File, st stats.Settings) error {
+	if len(base) != 1 || base[0].Capacity == nil {
+		return badInput(fmt.Errorf("%s is a capacity file: give one capacity file as --baseline", cur.Name))
+	}
+	switch {
+	case opts.Rules != "":
+		return badInput(errors.New("--rules judges runs; a capacity gate compares N* per tier"))
+	case opts.JUnit != "":
+		return badInput(errors.New("--junit: a capacity gate writes text and Markdown (--markdown)"))
+	}
+	b := base[0]
+	g := capacity.Gate(b.Capacity, cur.Capacity, st)
+	write := func(md bool) func(io.Writer) error {
+		return func(w io.Writer) error {
+			return report.WriteCapacityGate(w, b.Name, cur.Name, b.Capacity, cur.Capacity, g, md)
+		}
+	}
+	if err := write(false)(opts.F.IO.Out); err != nil {
+		return err
+	}
+	if err := opts.writeFiles(nil, write(true)); err != nil {
+		return err
+	}
+	if len(g.Incomparable) > 0 {
+		return badInput(fmt.Errorf("%w: %s", verdict.ErrIncomparable, strings.Join(g.Incomparable, "; ")))
+	}
+	if !g.Passed() {
+		return fmt.Errorf("gate: %w: N* dropped or went unmeasured for a tier", verdict.ErrRegression)
 	}
 	return nil
 }

@@ -28,7 +28,7 @@ type ReportOptions struct {
 func NewCmdReport(f *Factory, runF func(*ReportOptions) error) *cobra.Command {
 	opts := &ReportOptions{F: f}
 	cmd := &cobra.Command{
-		Use:   "report RESULTS.json... | SET.json | WATERFALL.json",
+		Use:   "report RESULTS.json... | SET.json | WATERFALL.json | CAPACITY.json",
 		Short: "Render results files or a set file as text, Markdown, self-contained HTML, CSV or JUnit XML",
 		Long: `Render one or more results files, or one set file (a sweep, repeats or a
 bake-off). Every form carries the pin card; a set's, the pins its points
@@ -53,7 +53,12 @@ A waterfall (sixpin waterfall) renders as its steps: text draws it in the
 terminal, md adds its tables, html an SVG waterfall chart, csv a row per
 step, junit its runs' suites. --metric re-renders it for another metric
 (effective, decode, aggregate, ttft; "default" the decode → effective
-switch) from what every step recorded, without running anything.`,
+switch) from what every step recorded, without running anything.
+
+A capacity file (sixpin capacity) renders as its answers — N* per tier, what
+binds at N*+1, its confirmation and normalised figures — and its points:
+text and md, csv a row per point and tier, junit a case per tier (failed
+when it fails at the smallest value), html the text on a page.`,
 		Example: `  sixpin report results.json --format md >> "$GITHUB_STEP_SUMMARY"
   sixpin report a.json b.json --format html -o report.html
   sixpin report runs/*.json --format csv -o runs.csv
@@ -96,6 +101,10 @@ func reportRun(opts *ReportOptions) error {
 	var ins []report.Input
 	for _, f := range files {
 		switch {
+		case f.Capacity != nil && len(files) > 1:
+			return badInput(fmt.Errorf("%s is a capacity file: report it on its own", f.Name))
+		case f.Capacity != nil:
+			return writeOutput(opts.F, opts.Output, func(w io.Writer) error { return report.RenderCapacity(w, format, f.Name, f.Capacity) })
 		case f.Waterfall != nil && len(files) > 1:
 			return badInput(fmt.Errorf("%s is a waterfall: report it on its own", f.Name))
 		case f.Waterfall != nil:

@@ -132,7 +132,8 @@ burst windows, with every figure carrying its pins.`,
 	root.SetHelpCommand(newCmdHelp(root))
 	root.AddCommand(NewCmdRun(f, nil), NewCmdValidate(f, nil), NewCmdSim(f, nil), NewCmdProfiles(f),
 		NewCmdReport(f, nil), NewCmdCompare(f, nil), NewCmdGate(f, nil), NewCmdAnalyze(f),
-		NewCmdBakeoff(f, nil), NewCmdRecover(f, nil), NewCmdKube(f), NewCmdMerge(f, nil), NewCmdWaterfall(f, nil))
+		NewCmdBakeoff(f, nil), NewCmdRecover(f, nil), NewCmdKube(f), NewCmdMerge(f, nil), NewCmdWaterfall(f, nil),
+		NewCmdCapacity(f, nil))
 	return root
 }
 

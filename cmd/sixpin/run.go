@@ -66,6 +66,7 @@ func NewCmdRun(f *Factory, runF func(*cobra.Command, *RunOptions) error) *cobra.
 	fl.StringVar(&opts.StartAt, "start-at", "", "start load at this wall-clock time, RFC 3339 or unix seconds, the same for every shard (a late start is recorded)")
 	fl.StringVar(&c.Distributed.RunID, "run-id", "", "the id every shard of a distributed run shares (recorded in the results; salts the prompts)")
 	fl.StringVar(&c.KVFit, "kv-fit", harness.KVFitWarn, "before load, check that the planned concurrency fits the server's KV cache: warn (say so and go on) or strict (refuse, exit 2)")
+	fl.StringArrayVar(&c.AbortOn, "abort-on", nil, "stop the run as soon as one of these conditions is broken at 95% confidence, e.g. 'ttft_ms.p90<=5000, error_rate<=5%' (repeatable; beside the scenario's abort_on): the run is marked stopped early, says why and when, and fails")
 	fl.BoolVar(&c.Calibrate, "calibrate", false, "before the run, measure sixpin's own floor (TTFT, ITL) at the run's concurrency against an in-process loopback server; a run whose floor exceeds 5% of its TTFT p50 is flagged")
 	fl.StringVar(&opts.ServerMetrics, "server-metrics", "1s", "scrape the server's own Prometheus /metrics (vLLM, SGLang, llama.cpp --metrics, TGI) this often during the run, or off")
 	addLiveFlags(fl, c)

@@ -13,6 +13,7 @@ import (
 	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/scenario"
 	"github.com/sixpin/sixpin/trace"
+	"github.com/sixpin/sixpin/verdict"
 )
 
 // ValidateOptions are `sixpin validate`'s dependencies and arguments.
@@ -116,6 +117,11 @@ func checkFor(path string) check {
 		}
 		if err != nil {
 			return err
+		}
+		if len(sc.AbortOn) > 0 {
+			if _, err := verdict.ParseTier(sc.Path, "abort_on", "abort_on", sc.AbortOn); err != nil {
+				return err
+			}
 		}
 		return described(report.DescribeScenario(w, sc))
 	}

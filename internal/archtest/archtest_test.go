@@ -55,6 +55,8 @@ var rules = []rule{
 		why: "waterfall is data: the plan and the attribution; harness runs it, report words it"},
 	{from: "verdict", only: []string{"results", "record", "scenario", "trace"},
 		why: "verdict is data: comparison and gating, the registry of comparable figures; report words it"},
+	{from: "capacity", only: []string{"verdict", "results", "record", "scenario", "trace"},
+		why: "capacity is data: the search, the binding constraint and the sixpin/capacity/v1 file; harness runs its points, report words it"},
 	{from: "analyze", only: []string{"results", "record", "scenario", "trace"},
 		why: "analyze reads agent logs into data; report words it"},
 	{from: "profiles", not: []string{"sim", "runner", "harness", "report"},

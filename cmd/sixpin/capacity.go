@@ -1,0 +1,118 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sixpin/sixpin/harness"
+)
+
+// CapacityOptions are `sixpin capacity`'s dependencies and flags.
+type CapacityOptions struct {
+	F          *Factory
+	Config     harness.CapacityConfig
+	Seed       int64
+	SeedSet    bool
+	NoProgress bool
+	// ServerMetrics is --server-metrics as given.
+	ServerMetrics string
+}
+
+// NewCmdCapacity builds `sixpin capacity`. runF replaces the action in
+// tests.
+func NewCmdCapacity(f *Factory, runF func(*cobra.Command, *CapacityOptions) error) *cobra.Command {
+	opts := &CapacityOptions{F: f}
+	cmd := &cobra.Command{
+		Use:   "capacity SCENARIO.yaml [--tiers FILE] [--tier 'NAME: COND, …']…",
+		Short: "Find the largest concurrency that meets each SLO tier, and what binds one step above it",
+		Long: `Vary the scenario's concurrency pin — closed-loop streams, concurrent
+agentic sessions, or the open-loop rate in req/s — holding every other pin,
+and find for each tier N*, the largest value that passes it. A tier is a
+name and conditions that must all hold on the steady window:
+
+  interactive: ttft_ms.p90 <= 2000, decode_tok_s.p10 >= 30, error_rate <= 1%
+
+(metrics: ttft_ms, itl_ms, tpot_ms, e2e_ms, decode_tok_s, effective_tok_s,
+server_queue_ms at a percentile p10, p50, p90, p95, p99 or p99_9;
+error_rate and http_429_rate as shares; lifetime_min for agentic sessions).
+Without --tiers or --tier the scenario's slo is one tier (its bounds at the
+p90). Each point runs until its tiers are decided at 95% confidence by a
+sequential test, a pass earned by each percentile's minimum count and
+--min-steady of steady state. The search brackets by doubling or halving,
+bisects, then confirms N* and N*+1 with the next seed; the answer names what
+failed first at N*+1 and why (the server's queue, its KV cache, prefill,
+decode, rate limits, errors, or sixpin itself), and normalises N* per GPU,
+per kW and per $/hour where the profile declares them. --max-runs and
+--budget bound the search; when they run out the answer is an interval.`,
+		Example: `  sixpin capacity scenarios/agentic-120k.yaml --tiers tiers.yaml -o capacity.json
+  sixpin capacity scenarios/chat-8k-c16.yaml --profile vllm --endpoint http://127.0.0.1:8000/v1 \
+      --tier 'interactive: ttft_ms.p90<=2000, decode_tok_s.p10>=30' --budget 30m
+  sixpin report capacity.json --format md`,
+		Annotations: trapSignals,
+		Args:        argsBadInput(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Config.ScenarioPath = args[0]
+			opts.SeedSet = cmd.Flags().Changed("seed")
+			if runF != nil {
+				return runF(cmd, opts)
+			}
+			return capacityRun(cmd, opts)
+		},
+	}
+	c := &opts.Config
+	fl := cmd.Flags()
+	fl.StringVar(&c.TiersFile, "tiers", "", "a tiers file: YAML, tier name → its conditions (a list, or one comma-separated string)")
+	fl.StringArrayVar(&c.Tiers, "tier", nil, "a tier: 'NAME: COND, COND, …', e.g. 'interactive: ttft_ms.p90<=2000, decode_tok_s.p10>=30' (repeatable)")
+	addTargetFlags(fl, &c.Config)
+	fl.StringVarP(&c.Output, "output", "o", "", "capacity file (default sixpin-capacity-NAME-TIMESTAMP.json)")
+	fl.Float64Var(&c.Min, "min", 0, "the smallest value tried (default 1; a rate: the scenario's ÷ 64)")
+	fl.Float64Var(&c.Max, "max", 0, "the largest value tried (default 64; a rate: the scenario's × 64)")
+	fl.Float64Var(&c.Resolution, "resolution", 0, "an open-loop rate's resolution: N*+1 is N* × (1 + this) (default 0.1)")
+	fl.IntVar(&c.MaxRuns, "max-runs", 0, "run at most this many points (0: no bound); then the answer is an interval")
+	fl.DurationVar(&c.Budget, "budget", 0, "spend at most this much wall time (0: no bound); then the answer is an interval")
+	fl.IntVar(&c.Points, "points", 0, "after the search, run this many log-spaced points between --min and --max for the throughput–interactivity curve")
+	fl.DurationVar(&c.MinSteady, "min-steady", 0, "the steady state a pass needs, after the warmup (default 20s)")
+	fl.DurationVar(&c.Duration, "duration", 0, "bound each point's run (default: the scenario's duration)")
+	fl.Int64Var(&opts.Seed, "seed", 0, "override the scenario's seed (a value's k-th run uses seed + k)")
+	fl.DurationVar(&c.Grace, "grace", harness.DefaultGrace, "after a point is decided or interrupted, how long its in-flight requests may finish")
+	fl.StringVar(&opts.ServerMetrics, "server-metrics", "1s", "scrape the server's own Prometheus /metrics this often (the KV regime and queue a binding constraint is read from), or off")
+	fl.BoolVar(&c.Calibrate, "calibrate", false, "before each point, measure sixpin's own floor: a point where it exceeds 5% of the TTFT p50 is invalid (sixpin saturated)")
+	addReadyFlag(fl, &c.Config)
+	fl.BoolVar(&opts.NoProgress, "no-progress", false, "no progress bar")
+	fl.Float64Var(&c.TimeScale, "time-scale", 0, "run the built-in simulator and the client this much faster (0 < k < 1), figures in simulated time (for tests and demos)")
+	_ = fl.MarkHidden("time-scale")
+	addLiveFlags(fl, &c.Config)
+	return cmd
+}
+
+func capacityRun(cmd *cobra.Command, opts *CapacityOptions) error {
+	c := opts.Config
+	if opts.SeedSet {
+		c.Seed = &opts.Seed
+	}
+	switch {
+	case c.Duration < 0:
+		return badInput(errNegative("--duration", c.Duration))
+	case c.Budget < 0:
+		return badInput(errNegative("--budget", c.Budget))
+	case c.MinSteady < 0:
+		return badInput(errNegative("--min-steady", c.MinSteady))
+	case c.ReadyTimeout < 0:
+		return badInput(errNegative("--ready-timeout", c.ReadyTimeout))
+	case c.MaxRuns < 0 || c.Points < 0 || c.Min < 0 || c.Max < 0 || c.Resolution < 0:
+		return badInput(fmt.Errorf("--max-runs, --points, --min, --max and --resolution must be ≥ 0"))
+	case c.TimeScale < 0 || c.TimeScale > 1:
+		return badInput(fmt.Errorf("--time-scale must be in (0, 1]"))
+	}
+	sm, err := harness.ParseServerMetrics(opts.ServerMetrics)
+	if err != nil {
+		return badInput(err)
+	}
+	c.ServerMetrics = sm
+	c.Getenv = opts.F.Getenv
+	c.Out, c.ErrOut = opts.F.IO.Out, opts.F.IO.ErrOut
+	c.Progress = opts.F.IO.ErrTTY && !opts.NoProgress
+	_, err = harness.Capacity(cmd.Context(), opts.F.Hard, c)
+	return err
+}

@@ -1,0 +1,67 @@
+package harness
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sixpin/sixpin/results"
+)
+
+// A ten-minute run whose TTFT breaks its abort_on from the first request
+// stops after a handful of requests: marked stopped early (not
+// incomplete), saying why and when, and failing (exit 1). The results
+// file keeps it.
+func TestAbortOnStopsTheRun(t *testing.T) {
+	t.Parallel()
+	o, err := run(t, Config{ScenarioPath: "testdata/abort.yaml", Profile: fixedProfile(t, "slow", "400ms", "1ms"), TimeScale: 0.05})
+	if !errors.Is(err, ErrRunFailed) || !strings.Contains(err.Error(), "stopped early at") {
+		t.Fatalf("err %v", err)
+	}
+	r := o.Run
+	e := r.StoppedEarly
+	if e == nil || !e.Aborted || r.Incomplete || !strings.HasPrefix(e.Reason, "tier abort_on broken at ") ||
+		!strings.Contains(e.Reason, "ttft_ms.p90 <= 100: 3 of 3 above 100 ms (a p90 allows 10.0%)") {
+		t.Fatalf("stopped early %+v, incomplete %v", e, r.Incomplete)
+	}
+	// Two streams, each request 0.4 s: the third judged request ends
+	// within the first 2.5 s of ten minutes.
+	if e.AtS > 2.5 || r.Errors.Requests > 12 || r.Windows[results.WindowAll].EndS > 20 {
+		t.Errorf("stopped at %v s after %d requests, run ended %v s", e.AtS, r.Errors.Requests, r.Windows[results.WindowAll].EndS)
+	}
+	back, err := results.ReadFile(o.Path)
+	if err != nil || back.StoppedEarly == nil || back.StoppedEarly.Reason != e.Reason {
+		t.Errorf("read back: %v %+v", err, back)
+	}
+}
+
+// --abort-on adds to the scenario's; a condition that does not parse or
+// names what the run cannot measure is refused before load, the
+// scenario's at file:line:col.
+func TestAbortOnRefusals(t *testing.T) {
+	t.Parallel()
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	src, err := os.ReadFile("testdata/abort.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(strings.Replace(string(src), "ttft_ms.p90 <= 100", "ttft.p90 <= 100", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{ScenarioPath: bad}, bad + `:10:12: abort_on[0]: unknown metric "ttft"`},
+		{Config{ScenarioPath: "testdata/exact.yaml", AbortOn: []string{"ttft_ms.p90<=100, ttft_ms.p90"}}, "--abort-on: condition 2: "},
+		{Config{ScenarioPath: "testdata/exact.yaml", AbortOn: []string{"lifetime_min.p50 >= 3"}}, "tier abort_on: lifetime_min.p50: this run cannot measure it"},
+	} {
+		c.cfg.Profile = fixedProfile(t, "fast", "1ms", "1ms")
+		o, err := run(t, c.cfg)
+		if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), c.want) || o != nil {
+			t.Errorf("%v, want bad input %q", err, c.want)
+		}
+	}
+}

@@ -1,0 +1,54 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sixpin/sixpin/capacity"
+	"github.com/sixpin/sixpin/verdict"
+)
+
+// Each kind of answer is said as such: N* with what binds above it, the
+// interval a budget left, the bound it passed at, a failure at the
+// smallest value; a rate in req/s.
+func TestCapacityAnswerWords(t *testing.T) {
+	t.Parallel()
+	c, err := verdict.ParseCondition("ttft_ms.p90 <= 2000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := func(v float64) *float64 { return &v }
+	sessions := &capacity.File{Plan: capacity.Plan{Axis: capacity.Axis{Kind: capacity.AxisSessions}}, Stop: capacity.StopBudget}
+	rate := &capacity.File{Plan: capacity.Plan{Axis: capacity.Axis{Kind: capacity.AxisRate, Resolution: 0.1}}}
+	queue := &capacity.Binding{At: 7, Condition: &c, Value: 2800, HasValue: true, Decided: true, Cause: capacity.CauseQueue,
+		Evidence: capacity.Evidence{WaitingPeak: f(3), KVPeakPct: f(97)}}
+	for _, x := range []struct {
+		f    *capacity.File
+		a    capacity.Answer
+		want string
+	}{
+		{sessions, capacity.Answer{Tier: "interactive", Kind: capacity.Found, Lo: 6, HasLo: true, Hi: 7, HasHi: true, Binding: queue},
+			"interactive: 6 sessions — at 7 the server queues (waiting peak 3, KV 97%): TTFT p90 2.8 s > 2 s"},
+		{sessions, capacity.Answer{Tier: "interactive", Kind: capacity.Interval, Lo: 6, HasLo: true, Hi: 9, HasHi: true},
+			"interactive: 6 ≤ N* < 9 sessions (the --budget ran out first)"},
+		{sessions, capacity.Answer{Tier: "loose", Kind: capacity.AtLeast, Lo: 64, HasLo: true}, "loose: N* ≥ 64 sessions: it passed at the largest value tried; raise --max"},
+		{sessions, capacity.Answer{Tier: "strict", Kind: capacity.FailsAtMin, Hi: 1, HasHi: true}, "strict: fails at 1 session, the smallest value tried"},
+		{sessions, capacity.Answer{Tier: "none", Kind: capacity.Unmeasured}, "none: not measured: no point was judged for it"},
+		{rate, capacity.Answer{Tier: "api", Kind: capacity.Found, Lo: 2.5, HasLo: true, Hi: 2.75, HasHi: true,
+			Binding: &capacity.Binding{At: 2.75, Condition: &c, Value: 2100, HasValue: true, Cause: capacity.CauseRateLimit,
+				Evidence: capacity.Evidence{Rejected429: 30, Requests: 100, Bucket: "tokens_per_minute"}}},
+			"api: 2.5 req/s — at 2.75 the endpoint rate-limits (429 × 30 of 100 requests, tokens_per_minute): TTFT p90 2.1 s > 2 s, not decided at 95%"},
+		{rate, capacity.Answer{Tier: "api", Kind: capacity.Interval, Hi: 2, HasHi: true, Unjudged: 1, HasUnjudged: true},
+			"api: N* < 2 req/s (at 1 req/s a point could not judge it in its time: lengthen the points with --duration)"},
+	} {
+		if got := CapacityAnswer(x.f, x.a); got != x.want {
+			t.Errorf("got  %q\nwant %q", got, x.want)
+		}
+	}
+	if s := normalisedWords(sessions, &capacity.Normalised{PerGPU: 3, PerKW: 12, PerUSDHour: 66.7, CostPerAgentHourUSD: 0.015, CostBasis: "energy"}); s != "3 per GPU · 12 per kW · 66.7 per $/hour · $0.015 per agent-hour (energy)" {
+		t.Errorf("normalised %q", s)
+	}
+	if !strings.Contains(shortDuration(10), "10s") || shortDuration(360) != "6m" || shortDuration(90) != "1m30s" {
+		t.Errorf("durations %q %q %q", shortDuration(10), shortDuration(360), shortDuration(90))
+	}
+}
