@@ -26,9 +26,11 @@ func TestAbortOnStopsTheRun(t *testing.T) {
 		!strings.Contains(e.Reason, "ttft_ms.p90 <= 100: 3 of 3 above 100 ms (a p90 allows 10.0%)") {
 		t.Fatalf("stopped early %+v, incomplete %v", e, r.Incomplete)
 	}
-	// Two streams, each request 0.4 s: the third judged request ends
-	// within the first 2.5 s of ten minutes.
-	if e.AtS > 2.5 || r.Errors.Requests > 12 || r.Windows[results.WindowAll].EndS > 20 {
+	// Two streams, each request 0.4 s: the third judged request ends in
+	// the first seconds of ten minutes. Counted in requests; the times
+	// only bound it generously (a loaded machine stretches them: 2.55 s
+	// once in CI, against 2.5 s asserted before).
+	if e.AtS > 60 || r.Errors.Requests > 12 || r.Windows[results.WindowAll].EndS > 90 {
 		t.Errorf("stopped at %v s after %d requests, run ended %v s", e.AtS, r.Errors.Requests, r.Windows[results.WindowAll].EndS)
 	}
 	back, err := results.ReadFile(o.Path)
