@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -69,14 +68,7 @@ func lastAt(ps []Point, tier string, v float64, is func(*Point) bool) *Point {
 
 // WriteFile writes f to path atomically, as indented JSON.
 func WriteFile(path string, f *File) error {
-	return atomicfile.Write(path, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(f); err != nil {
-			return fmt.Errorf("encode capacity: %w", err)
-		}
-		return nil
-	})
+	return atomicfile.WriteJSON(path, "capacity", f)
 }
 
 // ReadFile reads a capacity file and checks it as Read does.

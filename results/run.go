@@ -3,7 +3,6 @@ package results
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"reflect"
 	"time"
@@ -213,14 +212,7 @@ func WriteFile(path string, run *Run) error { return writeJSON(path, run) }
 
 // writeJSON writes v as indented JSON to path atomically.
 func writeJSON(path string, v any) error {
-	return atomicfile.Write(path, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(v); err != nil {
-			return fmt.Errorf("encode results: %w", err)
-		}
-		return nil
-	})
+	return atomicfile.WriteJSON(path, "results", v)
 }
 
 // ReadFile reads a results file and checks that sixpin wrote it whole

@@ -3,7 +3,6 @@ package waterfall
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -17,14 +16,7 @@ import (
 
 // WriteFile writes f to path atomically, as indented JSON.
 func WriteFile(path string, f *File) error {
-	return atomicfile.Write(path, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(f); err != nil {
-			return fmt.Errorf("encode waterfall: %w", err)
-		}
-		return nil
-	})
+	return atomicfile.WriteJSON(path, "waterfall", f)
 }
 
 // ReadFile reads a waterfall file and checks it as Read does.

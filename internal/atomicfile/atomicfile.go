@@ -6,6 +6,7 @@ package atomicfile
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -47,4 +48,17 @@ func Write(path string, write func(io.Writer) error) (err error) {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// WriteJSON writes v to path atomically as indented JSON; what names the
+// file's kind in an encoding error ("encode results: …").
+func WriteJSON(path, what string, v any) error {
+	return Write(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(v); err != nil {
+			return fmt.Errorf("encode %s: %w", what, err)
+		}
+		return nil
+	})
 }
