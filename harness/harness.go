@@ -390,6 +390,9 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 	}
 	h := header(sc, tg, d, disc, overhead, tok, notes)
 	h.AllowPinMismatch = cfg.AllowPinMismatch
+	if scaled(cfg) {
+		h.TimeScale = cfg.TimeScale
+	}
 	h.KVFit = kvFit(sc, plan, disc)
 	if err := preflightKV(cfg.ErrOut, cfg.KVFit, h.KVFit); err != nil {
 		return nil, err

@@ -44,6 +44,9 @@ type Header struct {
 	FallbackTokenizer bool `json:"fallback_tokenizer,omitempty"`
 	// Notes are caveats known before the run.
 	Notes []string `json:"notes,omitempty"`
+	// TimeScale is wall time per run time when the run was made in
+	// compressed time (--time-scale; 0: real time).
+	TimeScale float64 `json:"time_scale,omitempty"`
 	// Shard is the run's shard identity (nil: the whole plan); Assemble
 	// fills in its start and schedule lag.
 	Shard *ShardInfo `json:"shard,omitempty"`
@@ -105,7 +108,7 @@ func Assemble(h *Header, m *Measurement, e Ending) *Run {
 		AllowPinMismatch:     h.AllowPinMismatch,
 	}
 	if h.OpenRateRPS > 0 {
-		run.Schedule = BuildSchedule(h.OpenRateRPS, m)
+		run.Schedule = BuildSchedule(h.OpenRateRPS, h.TimeScale, m)
 	}
 	disc := h.Discovery
 	run.Server = m.Server

@@ -91,15 +91,15 @@ func TestScheduleAndOpenLoopVerification(t *testing.T) {
 		{"gamma sample off its mean", "gamma", m(1, 201, 5102*time.Millisecond, 5102*time.Millisecond), false, Verified},
 		{"constant rate wrong", "constant", m(1, 2001, 1200*time.Millisecond, 1200*time.Millisecond), false, Contradicted},
 	}
-	sent := BuildSchedule(2000, m(2, 2001, time.Second, time.Second))
+	sent := BuildSchedule(2000, 1, m(2, 2001, time.Second, time.Second))
 	if v, _ := verifyConcurrency(scenario.ConcurrencyDeclared{Mode: "open", RateRPS: 2000, Arrival: "constant"},
 		ConcurrencyObserved{MeanInFlight: 4, MeanServedInFlight: 0.2, Schedule: sent}); v != Contradicted {
 		t.Errorf("open loop sent on schedule to a failing server: %s, want %s", v, Contradicted)
 	}
 	for _, c := range cases {
-		s := BuildSchedule(2000, c.m)
+		s := BuildSchedule(2000, 1, c.m)
 		if c.arrival == "gamma" {
-			s = BuildSchedule(40, c.m)
+			s = BuildSchedule(40, 1, c.m)
 		}
 		if s.Behind != c.behind || (s.Behind && s.Note == "") {
 			t.Errorf("%s: behind %v (%q), want %v", c.name, s.Behind, s.Note, c.behind)
@@ -122,5 +122,27 @@ func TestVerifyBatching(t *testing.T) {
 	v, why = verifyKV(scenario.KVCachePin{Batching: "static"}, KVCacheObserved{MaxModelLen: 4096, Batching: "continuous"}, "vllm")
 	if v != Contradicted || why != "batching declared static, server continuous" {
 		t.Errorf("%s: %s", v, why)
+	}
+}
+
+// In compressed time (--time-scale) the send lag is read in run time,
+// 1/scale times its wall time: the 10 ms allowance is wall time, the
+// client's own, so a 7 ms wall lag at scale 0.2 (36 ms of run time) is on
+// schedule and a 12 ms one (60 ms) is behind, said in both clocks.
+func TestScheduleLagInCompressedTime(t *testing.T) {
+	t.Parallel()
+	m := func(lagP99 float64) *Measurement {
+		return &Measurement{Windows: map[string]*Window{WindowAll: {Requests: 201, ScheduleLagMs: &Dist{P99: lagP99}}},
+			LastScheduled: 5 * time.Second, LastSent: 5 * time.Second}
+	}
+	if s := BuildSchedule(40, 0.2, m(36)); s.Behind {
+		t.Errorf("7 ms of wall time at scale 0.2 judged behind: %s", s.Note)
+	}
+	s := BuildSchedule(40, 0.2, m(60))
+	if !s.Behind || !strings.Contains(s.Note, "p99 send lag 60.0 ms (12.0 ms of wall time at --time-scale 0.2) exceeds 10 ms of wall time") {
+		t.Errorf("behind %v: %q", s.Behind, s.Note)
+	}
+	if s := BuildSchedule(40, 1, m(12)); !s.Behind || !strings.Contains(s.Note, "p99 send lag 12.0 ms exceeds 10 ms;") {
+		t.Errorf("real time: behind %v: %q", s.Behind, s.Note)
 	}
 }

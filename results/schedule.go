@@ -3,6 +3,8 @@ package results
 import (
 	"fmt"
 	"math"
+
+	"github.com/sixpin/sixpin/internal/numfmt"
 )
 
 // maxLagP99Ms is the p99 send lag beyond which an open-loop client counts
@@ -12,9 +14,12 @@ const maxLagP99Ms = 10
 // BuildSchedule reports open-loop pacing for a declared arrival rate
 // (req/s): the rate the schedule itself had (a random arrival process
 // rarely hits its mean exactly), the rate the client achieved in sending,
-// the send lag, and whether the client fell behind: p99 lag over 10 ms, or
-// sends more than 1% slower than scheduled.
-func BuildSchedule(declaredRate float64, m *Measurement) *Schedule {
+// the send lag, and whether the client fell behind: p99 lag over 10 ms of
+// wall time, or sends more than 1% slower than scheduled. scale is wall
+// time per run time (Header.TimeScale; 0 or 1: real time): in compressed
+// time the lag, measured in run time, is 1/scale times the client's own,
+// and the 10 ms allowance is the client's.
+func BuildSchedule(declaredRate, scale float64, m *Measurement) *Schedule {
 	s := &Schedule{TargetRateRPS: declaredRate}
 	all := m.Windows[WindowAll]
 	if all == nil {
@@ -30,9 +35,17 @@ func BuildSchedule(declaredRate float64, m *Measurement) *Schedule {
 			s.AchievedRateRPS = n / span
 		}
 	}
+	if !(scale > 0 && scale < 1) {
+		scale = 1
+	}
 	switch {
-	case s.LagMs != nil && s.LagMs.P99 > maxLagP99Ms:
+	case s.LagMs != nil && s.LagMs.P99*scale > maxLagP99Ms:
 		s.Behind = true
+		if scale < 1 {
+			s.Note = fmt.Sprintf("p99 send lag %s ms (%s ms of wall time at --time-scale %s) exceeds %d ms of wall time; latencies are measured from the scheduled start, so they include it",
+				num(s.LagMs.P99), num(s.LagMs.P99*scale), numfmt.Plain(scale), maxLagP99Ms)
+			break
+		}
 		s.Note = fmt.Sprintf("p99 send lag %s ms exceeds %d ms; latencies are measured from the scheduled start, so they include it", num(s.LagMs.P99), maxLagP99Ms)
 	case s.AchievedRateRPS > 0 && s.AchievedRateRPS < s.ScheduledRateRPS*0.99:
 		s.Behind = true
