@@ -284,9 +284,13 @@ func bindingWords(f *capacity.File, b *capacity.Binding) string {
 	if b.Condition != nil {
 		c := *b.Condition
 		s += ": " + c.Label() + " "
-		if b.HasValue {
+		switch {
+		case b.HasValue && c.Beyond(b.Value):
 			s += conditionValue(c, b.Value) + " " + broken(c) + " " + conditionValue(c, c.Bound)
-		} else {
+		case b.HasValue:
+			// An invalid point fails whatever its figures say.
+			return s + conditionValue(c, b.Value) + " within " + conditionValue(c, c.Bound) + ", not counted: the point is invalid"
+		default:
 			s += "broken (" + c.String() + ")"
 		}
 		if !b.Decided && b.Cause != capacity.CauseUndecided {

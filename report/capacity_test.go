@@ -38,6 +38,12 @@ func TestCapacityAnswerWords(t *testing.T) {
 			Binding: &capacity.Binding{At: 2.75, Condition: &c, Value: 2100, HasValue: true, Cause: capacity.CauseRateLimit,
 				Evidence: capacity.Evidence{Rejected429: 30, Requests: 100, Bucket: "tokens_per_minute"}}},
 			"api: 2.5 req/s — at 2.75 the endpoint rate-limits (429 × 30 of 100 requests, tokens_per_minute): TTFT p90 2.1 s > 2 s, not decided at 95%"},
+		// An invalid point fails the tier whatever its figures: a figure
+		// within its bound is not said to break it.
+		{rate, capacity.Answer{Tier: "api", Kind: capacity.FailsAtMin, Hi: 0.5, HasHi: true,
+			Binding: &capacity.Binding{At: 0.5, Condition: &c, Value: 63.1, HasValue: true, Cause: capacity.CauseClient,
+				Evidence: capacity.Evidence{Invalid: []string{"the open loop fell behind its schedule"}}}},
+			"api: fails at 0.5 req/s, the smallest value tried — at 0.5 sixpin itself saturates: the point measured the client, not the server (the open loop fell behind its schedule): TTFT p90 63.1 ms within 2 s, not counted: the point is invalid"},
 		{rate, capacity.Answer{Tier: "api", Kind: capacity.Interval, Hi: 2, HasHi: true, Unjudged: 1, HasUnjudged: true},
 			"api: N* < 2 req/s (at 1 req/s a point could not judge it in its time: lengthen the points with --duration)"},
 	} {
