@@ -27,6 +27,12 @@ import (
 // finds one free has its first token within about 80 ms.
 func twoSeqProfile(t *testing.T) string {
 	t.Helper()
+	return twoSeqProfileStep(t, "30ms")
+}
+
+// twoSeqProfileStep is twoSeqProfile with each engine step taking step.
+func twoSeqProfileStep(t *testing.T, step string) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "two-seq.yaml")
 	src := `name: two-seq
 kind: simulator
@@ -40,7 +46,7 @@ sim:
   max_num_seqs: 2
   max_model_len: 4096
   roofline: {params_b: 1, bytes_per_param: 1, layers: 1, heads: 1, kv_heads: 1, head_dim: 64, kv_bytes: 1,
-    peak_tflops: 100, compute_util: 1, mem_bandwidth_gbs: 100, mem_util: 1, step_overhead: 30ms}
+    peak_tflops: 100, compute_util: 1, mem_bandwidth_gbs: 100, mem_util: 1, step_overhead: ` + step + `}
 `
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
@@ -397,4 +403,38 @@ func TestCapacityCurvePoints(t *testing.T) {
 	if len(vs) != 4 || last.Value != 3 || last.Role != capacity.RoleCurve || len(last.Judged) != 0 || last.Curve.AggregateTokS <= 0 {
 		t.Errorf("points %v, the last %+v", vs, last.Curve)
 	}
+}
+
+// The open-loop search end to end: the rate varies in req/s, N* is
+// confirmed with N*+1 one resolution step above it (here within 25%),
+// and what binds beyond a server of two sequences is its queue — or, on
+// a machine too busy for the open loop to keep its schedule, sixpin
+// itself, said as such; an open loop behind its schedule is no
+// measurement and never a pass. The server is fast, so that each point
+// holds hundreds of requests (a p99 send lag over a few dozen would be
+// the one request a busy machine's scheduler delayed).
+func TestCapacityRateSearch(t *testing.T) {
+	t.Parallel()
+	o, out, _, err := runCapacity(t, CapacityConfig{Config: Config{ScenarioPath: "testdata/capacity-open-fast.yaml", Profile: twoSeqProfileStep(t, "10ms")},
+		Tiers: []string{"tight: ttft_ms.p90 <= 150"}, Min: 1, Max: 256, Resolution: 0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := o.File
+	a := f.Answers[0]
+	if a.Kind != capacity.Found || !a.HasHi || a.LoRuns < 2 || a.HiRuns < 2 {
+		t.Fatalf("answer %+v\n%s", a, out)
+	}
+	if r := a.Hi / a.Lo; r > 1+f.Plan.Axis.Resolution+1e-9 {
+		t.Errorf("N* %v and the failure above it %v: %.3f apart, more than the resolution %v", a.Lo, a.Hi, r-1, f.Plan.Axis.Resolution)
+	}
+	if b := a.Binding; b == nil || b.Cause != capacity.CauseQueue && (b.Cause != capacity.CauseClient || !strings.Contains(strings.Join(b.Evidence.Invalid, " "), "fell behind its schedule")) {
+		t.Errorf("binding %+v", b)
+	}
+	for _, p := range f.Points {
+		if p.Value <= a.Lo && p.Passed("tight") && !p.Valid {
+			t.Errorf("an invalid point passed: %v req/s %v", p.Value, p.Invalid)
+		}
+	}
+	t.Log(report.CapacityAnswer(f, a))
 }
