@@ -62,6 +62,24 @@ var windowHists = []HistSpec{HistTTFT, HistTTFTAnswer, HistITL, HistTPOT, HistE2
 
 func (m HistSpec) new() *hdrhistogram.Histogram { return hdrhistogram.New(m.lo, m.hi, sigFigs) }
 
+// Sample is a distribution built one value at a time, in a HistSpec's
+// reporting unit (ms, tok/s), held as its HDR histogram: what a reader of
+// records that keeps its own values (verdict.Judge) summarises the same
+// way a window is. Not safe for concurrent use.
+type Sample struct {
+	spec HistSpec
+	h    *hdrhistogram.Histogram
+}
+
+// NewSample returns an empty sample of spec's distribution.
+func NewSample(spec HistSpec) *Sample { return &Sample{spec: spec, h: spec.new()} }
+
+// Add counts v (in the reporting unit) n times.
+func (s *Sample) Add(v float64, n int64) { observeValue(s.h, v*s.spec.Scale, n) }
+
+// Dist summarises the sample (nil when empty).
+func (s *Sample) Dist() *Dist { return Summarize(s.spec, s.h) }
+
 // observeValue adds v (in the histogram's unit) n times, clamped into [0, highest]
 // so an outlier is counted rather than dropped.
 func observeValue(h *hdrhistogram.Histogram, v float64, n int64) {

@@ -133,6 +133,10 @@ type condState struct {
 	llr   float64
 	out   Outcome
 	atS   float64
+	// sample holds a per-request metric's judged values, so that the
+	// value a verdict states is read from the values the test counted
+	// (nil for shares and per-session metrics).
+	sample *results.Sample
 }
 
 // tierState is one tier's running verdict.
@@ -175,6 +179,9 @@ func NewJudge(tiers []Tier, o JudgeOptions) *Judge {
 			cs := &condState{c: c, m: m, out: Undecided,
 				llrHit: math.Log(p1 / p0), llrMis: math.Log((1 - p1) / (1 - p0)),
 				minN: minValues(c), leanN: stats.MinCount(1-s, stats.DefaultConfidence)}
+			if m.kind == perRequest {
+				cs.sample = results.NewSample(m.Hist)
+			}
 			ts.conds = append(ts.conds, cs)
 		}
 		j.tiers = append(j.tiers, ts)
@@ -243,6 +250,9 @@ func (j *Judge) Observe(r *record.Record) bool {
 func (cs *condState) observe(r *record.Record) {
 	cs.m.values(r, func(v float64, w int64) {
 		cs.n += w
+		if cs.sample != nil {
+			cs.sample.Add(v, w)
+		}
 		beyond := cs.c.Beyond(v)
 		if cs.m.kind == share {
 			beyond = v > 0
@@ -341,8 +351,10 @@ func (j *Judge) Verdicts() []TierVerdict {
 }
 
 // Finish completes the tiers' verdicts from the finished run. Every
-// condition gets its value from the run's steady window (sessions: the
-// run's sessions). A condition the test left undecided takes its point
+// condition gets its value from the values the test judged — the
+// requests scheduled after the warmup until it was decided, the same
+// ones its counts are of, never a window that holds others — and a
+// session metric from the run's sessions. A condition the test left undecided takes its point
 // estimate's side of the bound (Decided false) when the run gave it
 // enough to stand on — the values a percentile needs (a share: as the
 // 1−s quantile; sessions: as many sessions) over MinSteady; with less, a
@@ -372,7 +384,7 @@ func (j *Judge) Finish(run *results.Run) []TierVerdict {
 			enough = enough && n >= cs.leanN
 			switch {
 			case !cv.HasValue:
-				cv.Outcome, cv.Why = Failed, "nothing measured: no value in the steady window"
+				cv.Outcome, cv.Why = Failed, "nothing measured: no value after the warmup"
 			case cs.m.kind == perSession && enough:
 				cv.Outcome, cv.Decided = leaning(cv.Condition, cv.Value), true
 				cv.Why = fmt.Sprintf("read when the run ended, over %d sessions", n)
@@ -441,33 +453,23 @@ func sessionCount(run *results.Run) int64 {
 	return int64(len(run.Sessions.All))
 }
 
-// readValue is the statistic cs reads from run: the steady window's
-// percentile or share, or the sessions' percentile.
+// readValue is the statistic cs states: the percentile or share of the
+// values it judged, or the sessions' percentile from run.
 func readValue(run *results.Run, cs *condState) (float64, bool) {
 	c := cs.c
-	if cs.m.kind == perSession {
+	switch {
+	case cs.m.kind == perSession:
 		if run.Sessions == nil || run.Sessions.LifetimeMin == nil {
 			return 0, false
 		}
 		return StatOf(run.Sessions.LifetimeMin, c.Stat), true
-	}
-	w := run.Windows[results.WindowSteady]
-	if w == nil {
-		return 0, false
-	}
-	if cs.m.kind == share {
-		cut := w.ErrorsByClass[string(record.ErrInterrupted)]
-		n := w.Requests - cut
-		if n <= 0 {
+	case cs.m.kind == share:
+		if cs.n <= 0 {
 			return 0, false
 		}
-		k := w.Failed - cut
-		if c.Metric == "http_429_rate" {
-			k = w.ErrorsByClass[string(record.ErrHTTP429)]
-		}
-		return float64(k) / float64(n), true
+		return float64(cs.k) / float64(cs.n), true
 	}
-	d := cs.m.Dist(w)
+	d := cs.sample.Dist()
 	if d == nil {
 		return 0, false
 	}

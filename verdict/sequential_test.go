@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -174,28 +175,33 @@ func TestJudgeFinish(t *testing.T) {
 		results.WindowAll:    {EndS: 41},
 	}, Sessions: &results.Sessions{All: sessions, LifetimeMin: &results.Dist{P50: 1.5}}}
 	vs := j.Finish(run)
-	if v := vs[0]; v.Outcome != Passed || v.Decided || v.Conditions[0].Value != 80 || !strings.Contains(v.Conditions[0].Why, "not decided at 95%") {
+	// The value is the judged values' own p90 (50 ms: 36 of the 40 at 50),
+	// never a window's that holds other requests (80 there).
+	if v := vs[0]; v.Outcome != Passed || v.Decided || math.Abs(v.Conditions[0].Value-50) > 0.1 || !strings.Contains(v.Conditions[0].Why, "not decided at 95%") {
 		t.Errorf("snappy: %+v", v)
 	}
 	if v := vs[1]; v.Outcome != Failed || !v.Decided || v.First != 0 || v.Conditions[0].Value != 1.5 || v.AtS != 41 {
 		t.Errorf("long: %+v", v)
 	}
-	// Five values: too few for a p90 — undecided, not a pass; beyond the
-	// bound they still fail it.
+	// Five values: too few for a p90 — undecided, not a pass; with their
+	// p90 beyond the bound they still fail it.
 	for _, c := range []struct {
-		p90 float64
-		out Outcome
-	}{{80, Undecided}, {150, Failed}} {
+		slow int
+		out  Outcome
+	}{{0, Undecided}, {1, Failed}} {
 		few := NewJudge([]Tier{tier(t, "snappy: ttft_ms.p90 <= 100")}, JudgeOptions{})
 		for i := range 5 {
-			few.Observe(req(float64(i), 50*time.Millisecond, time.Second, 10))
+			ttft := 50 * time.Millisecond
+			if i < c.slow {
+				ttft = 150 * time.Millisecond
+			}
+			few.Observe(req(float64(i), ttft, time.Second, 10))
 		}
-		run.Windows[results.WindowSteady].TTFTMs.P90 = c.p90
 		if v := few.Finish(run)[0]; v.Outcome != c.out || v.Decided || v.First != 0 || !strings.Contains(v.Conditions[0].Why, "5 of the 36 values a p90 needs") {
-			t.Errorf("p90 %v on five values: %+v", c.p90, v)
+			t.Errorf("%d slow of five values: %+v", c.slow, v)
 		}
 	}
-	// Nothing in the steady window: nothing earned, a fail.
+	// Nothing judged: nothing earned, a fail.
 	empty := NewJudge([]Tier{tier(t, "snappy: ttft_ms.p90 <= 100")}, JudgeOptions{}).Finish(&results.Run{Windows: map[string]*results.Window{}})
 	if v := empty[0]; v.Outcome != Failed || v.Decided || !strings.Contains(v.Conditions[0].Why, "nothing measured") {
 		t.Errorf("empty: %+v", v)
