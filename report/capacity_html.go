@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"io"
@@ -374,13 +375,7 @@ func capacityCurve(f *capacity.File, ax perStreamAxis) (c *chart, off []string) 
 // measured points show can be had together, and nothing between them.
 func staircase(pts [][2]float64, x0, y0 float64) [][2]float64 {
 	sorted := slices.Clone(pts)
-	slices.SortFunc(sorted, func(a, b [2]float64) int {
-		switch {
-		case a[0] != b[0]:
-			return cmpFloat(b[0], a[0])
-		}
-		return cmpFloat(b[1], a[1])
-	})
+	slices.SortFunc(sorted, func(a, b [2]float64) int { return cmp.Or(cmp.Compare(b[0], a[0]), cmp.Compare(b[1], a[1])) })
 	var front [][2]float64 // by x descending, y rising
 	best := math.Inf(-1)
 	for _, p := range sorted {
@@ -399,16 +394,6 @@ func staircase(pts [][2]float64, x0, y0 float64) [][2]float64 {
 		out = append(out, [2]float64{p[0], next})
 	}
 	return out
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // captioned is a chart and what its figure says under it.
