@@ -46,10 +46,8 @@ func Fill(f *File) {
 				a.Binding = Bind(a.Tier, p)
 			}
 		}
-		if a.HasLo {
-			if p := lastAt(f.Points, a.Tier, a.Lo, func(p *Point) bool { return p.Passed(a.Tier) }); p != nil {
-				a.PerDeployment = Normalise(a.Lo, f.Deployment, p.Run)
-			}
+		if p := f.NStarPoint(*a); p != nil {
+			a.PerDeployment = Normalise(a.Lo, f.Deployment, p.Run)
 		}
 	}
 }
@@ -64,6 +62,16 @@ func lastAt(ps []Point, tier string, v float64, is func(*Point) bool) *Point {
 		}
 	}
 	return nil
+}
+
+// NStarPoint is the run that last passed a's tier at a.Lo (N* when
+// found; the largest pass of an interval or a bound) among the points run
+// for the tier; nil when none passed.
+func (f *File) NStarPoint(a Answer) *Point {
+	if !a.HasLo {
+		return nil
+	}
+	return lastAt(f.Points, a.Tier, a.Lo, func(p *Point) bool { return p.Passed(a.Tier) })
 }
 
 // WriteFile writes f to path atomically, as indented JSON.

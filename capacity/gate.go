@@ -95,18 +95,7 @@ func Gate(base, cur *File, st stats.Settings) *GateResult {
 		if i >= 0 {
 			c := cur.Answers[i]
 			tc.Current, tc.CurRange = c, RangeOf(cur.Plan.Axis, c)
-			br, cr := tc.BaseRange, tc.CurRange
-			switch {
-			case b.Kind == Unmeasured || c.Kind == Unmeasured:
-			case cr.Hi < br.Lo:
-				tc.Status, tc.Change = verdict.Fail, "drop"
-			case cr.Lo > br.Hi:
-				tc.Status, tc.Change = verdict.Pass, "rise"
-			case cr == br:
-				tc.Status, tc.Change = verdict.Pass, "same"
-			default:
-				tc.Status, tc.Change = verdict.Pass, "overlap"
-			}
+			tc.Status, tc.Change = change(b, c, tc.BaseRange, tc.CurRange)
 		}
 		g.Tiers = append(g.Tiers, tc)
 	}

@@ -57,31 +57,51 @@ func axisWords(a capacity.Axis) string {
 // judged, the search and its budget.
 func WriteCapacityPlan(w io.Writer, f *capacity.File) error {
 	p := &numfmt.Printer{W: w}
-	pl, a := f.Plan, f.Plan.Axis
 	target := "profile " + f.Profile
 	if f.Simulated {
 		target += " (the built-in simulator: simulated figures)"
 	}
 	p.F("sixpin capacity: %s (%s) against %s\n", f.ScenarioName, f.Scenario, target)
-	p.F("  varies:  %s from %s, between %s and %s; every other pin held\n", axisWords(a),
-		CapacityPointLabel(f, pl.Start), numfmt.Plain(a.Min), numfmt.Plain(a.Max))
-	for i, t := range pl.Tiers {
-		head := "  tiers:   "
-		if i > 0 {
-			head = "           "
+	for _, l := range capacityPlan(f) {
+		for i, line := range l.lines {
+			key := l.key + ":"
+			if i > 0 {
+				key = ""
+			}
+			p.F("  %-9s%s\n", key, line)
 		}
-		p.F("%s%s\n", head, t)
 	}
+	return p.Err
+}
+
+// planLine is one line of a capacity plan: a key ("varies", "tiers") and
+// its text, a line per tier.
+type planLine struct {
+	key   string
+	lines []string
+}
+
+// capacityPlan is f's plan in words: what it varies and holds, the tiers,
+// how each point is judged, the search, its budget and the curve.
+func capacityPlan(f *capacity.File) []planLine {
+	pl, a := f.Plan, f.Plan.Axis
+	out := []planLine{{"varies", []string{fmt.Sprintf("%s from %s, between %s and %s; every other pin held", axisWords(a),
+		CapacityPointLabel(f, pl.Start), numfmt.Plain(a.Min), numfmt.Plain(a.Max))}}}
+	tiers := planLine{key: "tiers"}
+	for _, t := range pl.Tiers {
+		tiers.lines = append(tiers.lines, t.String())
+	}
+	out = append(out, tiers)
 	point := "each point runs until its tiers are decided at 95% confidence (Wald's sequential test on the share of values beyond each bound)"
 	if pl.PointS > 0 {
 		point += ", at most " + shortDuration(pl.PointS)
 	}
-	p.F("  points:  %s; a pass needs %s of steady state and each percentile's minimum count (a p90: 36 values)\n", point, shortDuration(pl.MinSteadyS))
+	out = append(out, planLine{"points", []string{fmt.Sprintf("%s; a pass needs %s of steady state and each percentile's minimum count (a p90: 36 values)", point, shortDuration(pl.MinSteadyS))}})
 	step := "N*+1 is one more"
 	if !a.Integer() {
 		step = fmt.Sprintf("N*+1 is %s%% more", numfmt.Plain(a.Resolution*100))
 	}
-	p.F("  search:  bracket by doubling or halving, bisect, then confirm N* and N*+1 with the next seed (%s)\n", step)
+	out = append(out, planLine{"search", []string{fmt.Sprintf("bracket by doubling or halving, bisect, then confirm N* and N*+1 with the next seed (%s)", step)}})
 	var budget []string
 	if pl.MaxRuns > 0 {
 		budget = append(budget, numfmt.Count(pl.MaxRuns, "point", "points"))
@@ -90,14 +110,14 @@ func WriteCapacityPlan(w io.Writer, f *capacity.File) error {
 		budget = append(budget, shortDuration(pl.BudgetS)+" of wall time")
 	}
 	if len(budget) == 0 {
-		p.F("  budget:  none: the search runs until every tier is answered\n")
+		out = append(out, planLine{"budget", []string{"none: the search runs until every tier is answered"}})
 	} else {
-		p.F("  budget:  at most %s; if it runs out first, the answer is the interval it reached\n", strings.Join(budget, " and "))
+		out = append(out, planLine{"budget", []string{fmt.Sprintf("at most %s; if it runs out first, the answer is the interval it reached", strings.Join(budget, " and "))}})
 	}
 	if pl.Points > 0 {
-		p.F("  curve:   then %d log-spaced points between %s and %s\n", pl.Points, numfmt.Plain(a.Min), numfmt.Plain(a.Max))
+		out = append(out, planLine{"curve", []string{fmt.Sprintf("then %d log-spaced points between %s and %s", pl.Points, numfmt.Plain(a.Min), numfmt.Plain(a.Max))}})
 	}
-	return p.Err
+	return out
 }
 
 // shortDuration formats seconds as a Go duration without trailing zero
@@ -363,6 +383,19 @@ func normalisedWords(f *capacity.File, n *capacity.Normalised) string {
 	return strings.Join(parts, " · ")
 }
 
+// answerLines are a tier's answer, its confirmation, its normalised
+// figures and its notes, a line each (those it has).
+func answerLines(f *capacity.File, a capacity.Answer) []string {
+	lines := []string{CapacityAnswer(f, a)}
+	if s := confirmWords(f, a); s != "" {
+		lines = append(lines, s)
+	}
+	if s := normalisedWords(f, a.PerDeployment); s != "" {
+		lines = append(lines, s)
+	}
+	return append(lines, a.Notes...)
+}
+
 // WriteCapacityText renders a capacity file as text (md false) or
 // Markdown: each tier's answer with what binds at N*+1, its confirmation
 // and normalised figures, then every point with its verdicts and its
@@ -386,14 +419,7 @@ func WriteCapacityText(w io.Writer, f *capacity.File, md bool) error {
 		}
 	}
 	for _, a := range f.Answers {
-		lines := []string{CapacityAnswer(f, a)}
-		if s := confirmWords(f, a); s != "" {
-			lines = append(lines, s)
-		}
-		if s := normalisedWords(f, a.PerDeployment); s != "" {
-			lines = append(lines, s)
-		}
-		lines = append(lines, a.Notes...)
+		lines := answerLines(f, a)
 		if md {
 			p.F("- **%s**\n", mdCell(lines[0]))
 			for _, l := range lines[1:] {
@@ -410,17 +436,7 @@ func WriteCapacityText(w io.Writer, f *capacity.File, md bool) error {
 	t := capacityPointsTable(f)
 	t.write(p, md)
 	p.F("\n")
-	stop := fmt.Sprintf("%d points, %s under load in %s of wall time; ", len(f.Points), shortDuration(f.LoadS), shortDuration(f.ElapsedS))
-	switch f.Stop {
-	case capacity.StopDone:
-		stop += "every tier answered."
-	default:
-		stop += "stopped: " + stopWords(f.Stop) + "."
-	}
-	notes := append([]string{stop,
-		"In the tier columns: ? not decided at 95% before the point ended (the point estimate's side of the bound); undecided: too little to judge, not a pass; (…) not counted for that tier (the search did not run the point for it).",
-		"Per stream: effective tok/s p50 (output over the whole request, prefill included) and MLPerf's tps_per_user = 1000 / TPOT p90; aggregate: every stream's output together, steady window."},
-		f.Notes...)
+	notes := capacityNotes(f)
 	for _, n := range notes {
 		if md {
 			p.F("_%s_\n\n", mdCell(n))
@@ -429,6 +445,23 @@ func WriteCapacityText(w io.Writer, f *capacity.File, md bool) error {
 		}
 	}
 	return p.Err
+}
+
+// capacityNotes are what a capacity report says under its points: how
+// the search ended, the key to the tier columns and the curve's figures,
+// and the file's own notes.
+func capacityNotes(f *capacity.File) []string {
+	stop := fmt.Sprintf("%d points, %s under load in %s of wall time; ", len(f.Points), shortDuration(f.LoadS), shortDuration(f.ElapsedS))
+	switch f.Stop {
+	case capacity.StopDone:
+		stop += "every tier answered."
+	default:
+		stop += "stopped: " + stopWords(f.Stop) + "."
+	}
+	return append([]string{stop,
+		"In the tier columns: ? not decided at 95% before the point ended (the point estimate's side of the bound); undecided: too little to judge, not a pass; (…) not counted for that tier (the search did not run the point for it).",
+		"Per stream: effective tok/s p50 (output over the whole request, prefill included) and MLPerf's tps_per_user = 1000 / TPOT p90; aggregate: every stream's output together, steady window."},
+		f.Notes...)
 }
 
 // capacityPointsTable is every point: its value, role and seed, each
@@ -466,10 +499,10 @@ func capacityPointsTable(f *capacity.File) setTable {
 			}
 		}
 		ttft := "–"
-		if c.TTFTP90Ms > 0 {
+		if finite(c.TTFTP90Ms) && c.TTFTP90Ms > 0 {
 			ttft = numfmt.Sig(c.TTFTP90Ms) + " ms"
 		}
-		row = append(row, numfmt.Sig(c.AggregateTokS), numfmt.Sig(c.EffectiveP50TokS), numfmt.Sig(c.TPSPerUser), ttft, regime, shortDuration(pt.LoadS))
+		row = append(row, cell(c.AggregateTokS), cell(c.EffectiveP50TokS), cell(c.TPSPerUser), ttft, regime, shortDuration(pt.LoadS))
 		t.rows = append(t.rows, row)
 	}
 	return t
@@ -497,8 +530,8 @@ func WriteCapacityCSV(w io.Writer, f *capacity.File) error {
 
 // RenderCapacity renders a capacity file in ft: text and md its answers
 // and points, csv a row per point and tier, junit a test case per tier
-// (failed when it fails at the smallest value), html its Markdown on a
-// page until it has a chart of its own.
+// (failed when it fails at the smallest value), html a page with the
+// throughput–interactivity curve (WriteCapacityHTML).
 func RenderCapacity(w io.Writer, ft Format, name string, f *capacity.File) error {
 	switch ft {
 	case FormatMarkdown:
@@ -508,13 +541,7 @@ func RenderCapacity(w io.Writer, ft Format, name string, f *capacity.File) error
 	case FormatJUnit:
 		return writeCapacityJUnit(w, name, f)
 	case FormatHTML:
-		var b strings.Builder
-		if err := WriteCapacityText(&b, f, false); err != nil {
-			return err
-		}
-		_, err := fmt.Fprintf(w, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>%s</title></head><body><pre>%s</pre></body></html>\n",
-			html.EscapeString("sixpin capacity: "+f.ScenarioName), html.EscapeString(b.String()))
-		return err
+		return WriteCapacityHTML(w, name, f)
 	}
 	return WriteCapacityText(w, f, false)
 }

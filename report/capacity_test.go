@@ -1,10 +1,12 @@
 package report
 
 import (
+	"io"
 	"strings"
 	"testing"
 
 	"github.com/sixpin/sixpin/capacity"
+	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/verdict"
 )
 
@@ -56,5 +58,31 @@ func TestCapacityAnswerWords(t *testing.T) {
 	}
 	if !strings.Contains(shortDuration(10), "10s") || shortDuration(360) != "6m" || shortDuration(90) != "1m30s" {
 		t.Errorf("durations %q %q %q", shortDuration(10), shortDuration(360), shortDuration(90))
+	}
+}
+
+// Two real searches side by side, in text and Markdown: N* per tier with
+// its change (tight: 2 → 3 streams, higher) and what binds in each, the
+// pins they held, the curve value by value.
+func TestCapacityCompareGolden(t *testing.T) {
+	t.Parallel()
+	c, err := capacity.Compare([]capacity.Input{{Name: fixCapTwo, File: loadCapacity(t, fixCapTwo)}, {Name: fixCapThree, File: loadCapacity(t, fixCapThree)}},
+		stats.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Comparable() {
+		t.Fatalf("incomparable: %s", c.MismatchSummary())
+	}
+	for _, md := range []bool{false, true} {
+		got := render(t, func(w io.Writer) error { return WriteCapacityCompare(w, c, md) })
+		name := "capacity-compare.txt"
+		if md {
+			name = "capacity-compare.md"
+		}
+		golden(t, name, got)
+		if !strings.Contains(string(got), "tight: 2 → 3 streams — higher: B's N* lies above A's") {
+			t.Errorf("%s lacks the change of N*:\n%s", name, got)
+		}
 	}
 }

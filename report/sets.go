@@ -212,9 +212,10 @@ func p50(d *results.Dist) float64 {
 	return d.P50
 }
 
-// cell formats a figure, or "–" when there is none.
+// cell formats a figure, or "–" when there is none (not a finite
+// number).
 func cell(v float64) string {
-	if math.IsNaN(v) {
+	if !finite(v) {
 		return "–"
 	}
 	return num(v)
@@ -590,8 +591,7 @@ func WriteSetHTML(w io.Writer, set *results.Set) error {
 	esc := html.EscapeString
 	kind, members := kindWords(set.Kind)
 	title := "sixpin " + kind + ": " + set.Scenario
-	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<link rel=\"icon\" href=\"data:,\"/>\n<title>%s</title>\n<style>%s</style>\n</head>\n<body>\n",
-		esc(title), htmlStyle)
+	writePageHead(&b, title, "")
 	fmt.Fprintf(&b, "<h1>%s</h1>\n<p class=\"ident\">%s", esc(title), esc(strings.TrimPrefix(setTitle(set, false), strings.ToUpper(strings.TrimSuffix(kind, "s"))+" ")))
 	for _, r := range set.Runs {
 		if r.Target.Simulated {

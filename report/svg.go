@@ -30,9 +30,19 @@ type chart struct {
 	// left is the left margin in pixels (0: chartLeft), wider for long
 	// y tick labels.
 	left float64
+	// marks are points drawn as glyphs, each labelled where its label
+	// overprints nothing (layout places the labels).
+	marks []mark
+	// class is added to the svg element's class ("chart").
+	class string
 	// standalone carries the chart's stylesheet inside it, for an SVG
 	// file of its own (a page's stylesheet styles it otherwise).
 	standalone bool
+	// labels are the marks' labels as layout placed them; unplaced the
+	// labels it found no room for (left off the chart).
+	labels   []placedLabel
+	unplaced []string
+	laid     bool
 }
 
 // axis is a linear axis over [min, max] with labelled ticks.
@@ -87,13 +97,15 @@ type box struct {
 	color, title        string
 }
 
-// series is a line through points; step draws it as a step function
+// series is a line through points; class, when set, is its path's
+// class; step draws it as a step function
 // (each value held until the next x); right plots it on y2; dots draws
 // the points alone, as faint dots (a scatter); marks adds a dot at each
 // point of a line, and noLine leaves the line out; labels, when set, name
 // each point beside it.
 type series struct {
 	name   string
+	class  string
 	color  string
 	dash   bool
 	step   bool
@@ -154,8 +166,12 @@ func svgNum(v float64) string {
 // render writes the chart as an <svg> element.
 func (c *chart) render(b *strings.Builder) {
 	esc := html.EscapeString
-	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 %s %s" width="%s" height="%s" role="img" aria-label="%s">`+"\n",
-		svgNum(c.width), svgNum(c.height), svgNum(c.width), svgNum(c.height), esc(c.title))
+	class := "chart"
+	if c.class != "" {
+		class += " " + c.class
+	}
+	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" class="%s" viewBox="0 0 %s %s" width="%s" height="%s" role="img" aria-label="%s">`+"\n",
+		class, svgNum(c.width), svgNum(c.height), svgNum(c.width), svgNum(c.height), esc(c.title))
 	fmt.Fprintf(b, `<title>%s</title>`+"\n", esc(c.title))
 	if c.standalone {
 		fmt.Fprintf(b, "<style>%s</style>\n", chartStyle)
@@ -264,8 +280,13 @@ func (c *chart) render(b *strings.Builder) {
 		if s.dash {
 			dash = ` stroke-dasharray="5 3"`
 		}
-		fmt.Fprintf(b, `<path d="%s" fill="none" stroke="%s" stroke-width="2"%s><title>%s</title></path>`+"\n", d.String(), s.color, dash, esc(s.name))
+		class := ""
+		if s.class != "" {
+			class = ` class="` + s.class + `"`
+		}
+		fmt.Fprintf(b, `<path%s d="%s" fill="none" stroke="%s" stroke-width="2"%s><title>%s</title></path>`+"\n", class, d.String(), s.color, dash, esc(s.name))
 	}
+	c.renderMarks(b)
 	// Frame, axis labels, legend.
 	fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" class="frame"/>`+"\n", svgNum(x0), svgNum(y0), svgNum(x1-x0), svgNum(y1-y0))
 	fmt.Fprintf(b, `<text x="%s" y="%s" class="xl">%s</text>`+"\n", svgNum((x0+x1)/2), svgNum(c.height-8), esc(c.xLabel))

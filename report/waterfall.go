@@ -696,8 +696,7 @@ func WriteWaterfallHTML(w io.Writer, f *waterfall.File) error {
 	var b strings.Builder
 	esc := html.EscapeString
 	title := fmt.Sprintf("sixpin waterfall: %s → %s", f.From, f.To)
-	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<link rel=\"icon\" href=\"data:,\"/>\n<title>%s</title>\n<style>%s</style>\n</head>\n<body>\n",
-		esc(title), htmlStyle)
+	writePageHead(&b, title, "")
 	fmt.Fprintf(&b, "<h1>%s</h1>\n", esc(title))
 	if len(f.Runs) > 0 && f.Runs[0].Target.Simulated {
 		b.WriteString("<p class=\"ident\"><span class=\"badge sim\">SIMULATED</span></p>\n")

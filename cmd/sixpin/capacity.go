@@ -44,11 +44,16 @@ bisects, then confirms N* and N*+1 with the next seed; the answer names what
 failed first at N*+1 and why (the server's queue, its KV cache, prefill,
 decode, rate limits, errors, or sixpin itself), and normalises N* per GPU,
 per kW and per $/hour where the profile declares them. --max-runs and
---budget bound the search; when they run out the answer is an interval.`,
+--budget bound the search; when they run out the answer is an interval.
+
+The file renders with sixpin report (html: the throughput–interactivity
+curve with each tier's N*), compares with sixpin compare (N* per tier side
+by side; refused when pins or tiers differ) and gates with sixpin gate.`,
 		Example: `  sixpin capacity scenarios/agentic-120k.yaml --tiers tiers.yaml -o capacity.json
   sixpin capacity scenarios/chat-8k-c16.yaml --profile vllm --endpoint http://127.0.0.1:8000/v1 \
       --tier 'interactive: ttft_ms.p90<=2000, decode_tok_s.p10>=30' --budget 30m
-  sixpin report capacity.json --format md`,
+  sixpin report capacity.json --format html -o capacity.html   # the curve, N* per tier
+  sixpin compare capacity-main.json capacity-pr.json           # N* per tier side by side`,
 		Annotations: trapSignals,
 		Args:        argsBadInput(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -42,7 +42,7 @@ func TestCapacityFlags(t *testing.T) {
 
 // sixpin capacity end to end on a simulator that runs two sequences at a
 // time, then its file through sixpin report in each format; compare
-// refuses it; a tier naming no known metric is bad input before load.
+// compares it with itself; a tier naming no known metric is bad input before load.
 func TestCapacityCommand(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -67,6 +67,7 @@ func TestCapacityCommand(t *testing.T) {
 		{[]string{out}, []string{"Capacity: capacity against two", "Points, in the order they ran:"}},
 		{[]string{out, "--format", "md"}, []string{"# Capacity: capacity against two", "| # | value | role | seed | tight |"}},
 		{[]string{out, "--format", "csv"}, []string{"point,value,unit,role,seed,valid,tier,", "1,1,streams,start,5,true,tight,true,pass,true,"}},
+		{[]string{out, "--format", "html"}, []string{"<h1>sixpin capacity: capacity against two", `class="chart curve"`, `<g class="nstar" data-tier="tight"`}},
 		{[]string{out, "--format", "junit"}, []string{`<testsuite name="` + out + `" tests="1" failures="0">`, `<testcase classname="capacity" name="tight">`}},
 	} {
 		code, stdout, errOut := runCmd(t, report, c.args...)
@@ -74,7 +75,7 @@ func TestCapacityCommand(t *testing.T) {
 	}
 	compare := func(f *Factory) *cobra.Command { return NewCmdCompare(f, nil) }
 	code, stdout, errOut = runCmd(t, compare, out, out)
-	expectOutput(t, code, stdout, errOut, ExitBadInput, nil, nil)
+	expectOutput(t, code, stdout, errOut, ExitOK, []string{"tight: ≥ 2 → ≥ 2 streams — unchanged"}, nil)
 
 	// The gate: the file against itself passes; against a search in which
 	// 2 streams failed, the tier's N* dropped.

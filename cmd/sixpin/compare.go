@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sixpin/sixpin/capacity"
 	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/verdict"
@@ -50,8 +51,8 @@ type CompareOptions struct {
 func NewCmdCompare(f *Factory, runF func(*CompareOptions) error) *cobra.Command {
 	opts := &CompareOptions{F: f}
 	cmd := &cobra.Command{
-		Use:   "compare A.json B.json... | A-set.json B-set.json...",
-		Short: "Compare runs (or sets, point by point) side by side; refuses runs whose pins differ",
+		Use:   "compare A.json B.json... | A-set.json B-set.json... | A-capacity.json B-capacity.json...",
+		Short: "Compare runs (sets point by point, capacity searches tier by tier) side by side; refuses runs whose pins differ",
 		Long: `Compare results files side by side, each against the first: every figure
 with its change, the change's confidence interval, and its direction (better
 or worse knowing which way is good for that figure; noise when the interval
@@ -67,10 +68,21 @@ the comparison with the mismatches marked at the top.
 Set files (sweeps, repeats, bake-offs) compare point by point: each point of
 a set against the same point of the first (a sweep's value, a repeat's seed,
 a bake-off's profile). Sets of another kind, sweeping another pin or lacking
-a point are refused (exit 2) with the reason.`,
+a point are refused (exit 2) with the reason.
+
+Capacity files (sixpin capacity) compare tier by tier: each tier's N* (or
+the interval or bound its search reached) side by side with its change
+("interactive: 12 → 10 sessions — lower"), what binds one step above in
+each, then the throughput–interactivity curve value by value. Searches are
+comparable when they vary the same concurrency pin, judge tiers of the same
+name by the same conditions, and hold every other pin alike (as runs are
+compared, on a point of each); otherwise compare refuses (exit 2) naming
+the difference, unless --allow-pin-mismatch. A capacity file is compared
+with capacity files only.`,
 		Example: `  sixpin compare base.json candidate.json
   sixpin compare vllm.json sglang.json llamacpp.json --format md
-  sixpin compare main-sweep.json pr-sweep.json`,
+  sixpin compare main-sweep.json pr-sweep.json
+  sixpin compare capacity-vllm.json capacity-sglang.json`,
 		Args: argsBadInput(cobra.MinimumNArgs(2)),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Paths = args
@@ -102,6 +114,13 @@ func compareRun(opts *CompareOptions) error {
 	files, err := report.LoadFiles(opts.Paths...)
 	if err != nil {
 		return badInput(err)
+	}
+	caps, err := capacityInputs(files)
+	if err != nil {
+		return err
+	}
+	if caps != nil {
+		return compareCapacity(opts, caps, st, md)
 	}
 	ins, sets, err := runsOrSets(files, "compare")
 	if err != nil {
@@ -138,6 +157,39 @@ func compareSets(opts *CompareOptions, sets []report.SetInput, st stats.Settings
 		write = report.WriteSetCompareMarkdown
 	}
 	return writeOutput(opts.F, opts.Output, func(w io.Writer) error { return write(w, c) })
+}
+
+// capacityInputs are files as capacity searches (nil when none is one);
+// a capacity file beside a results or set file is refused.
+func capacityInputs(files []report.File) ([]capacity.Input, error) {
+	var caps []capacity.Input
+	other := ""
+	for _, f := range files {
+		switch {
+		case f.Capacity != nil:
+			caps = append(caps, capacity.Input{Name: f.Name, File: f.Capacity})
+		case other == "":
+			other = f.Name
+		}
+	}
+	if len(caps) > 0 && other != "" {
+		return nil, badInput(fmt.Errorf("%s is a capacity file and %s is not: compare capacity files with capacity files (and results with results, sets with sets)",
+			caps[0].Name, other))
+	}
+	return caps, nil
+}
+
+// compareCapacity compares capacity searches: N* per tier, then the
+// curve value by value.
+func compareCapacity(opts *CompareOptions, caps []capacity.Input, st stats.Settings, md bool) error {
+	c, err := capacity.Compare(caps, st)
+	if err != nil {
+		return badInput(err)
+	}
+	if err := opts.refuseMismatch(c); err != nil {
+		return err
+	}
+	return writeOutput(opts.F, opts.Output, func(w io.Writer) error { return report.WriteCapacityCompare(w, c, md) })
 }
 
 // runsOrSets splits files into results files or set files: a command

@@ -58,11 +58,17 @@ switch) from what every step recorded, without running anything.
 A capacity file (sixpin capacity) renders as its answers — N* per tier, what
 binds at N*+1, its confirmation and normalised figures — and its points:
 text and md, csv a row per point and tier, junit a case per tier (failed
-when it fails at the smallest value), html the text on a page.`,
+when it fails at the smallest value), html a page with the
+throughput–interactivity curve (aggregate tok/s against sixpin's effective
+tok/s per stream and MLPerf's tps_per_user, a Pareto staircase without
+interpolation, each point marked by each tier's verdict and labelled with
+its concurrency, N* ringed per tier) and each tier's conditions against
+the concurrency.`,
 		Example: `  sixpin report results.json --format md >> "$GITHUB_STEP_SUMMARY"
   sixpin report a.json b.json --format html -o report.html
   sixpin report runs/*.json --format csv -o runs.csv
-  sixpin report sweep.json --format html -o sweep.html`,
+  sixpin report sweep.json --format html -o sweep.html
+  sixpin report capacity.json --format html -o capacity.html`,
 		Args: argsBadInput(cobra.MinimumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Paths = args
