@@ -127,13 +127,22 @@ func Incomparable(a, b *File, st stats.Settings) []string {
 	ra, rb := pairedRuns(a, b)
 	if ra != nil && rb != nil {
 		for _, m := range verdict.PinMismatches(ra.Run, rb.Run, st) {
-			if ra.Value != rb.Value && m.Pin == "concurrency" {
-				continue
+			if ra.Value != rb.Value && m.Pin == variedPin(a.Plan.Axis) {
+				continue // the pin the searches vary
 			}
 			why = append(why, m.String())
 		}
 	}
 	return why
+}
+
+// variedPin is the name verdict.PinMismatches gives the pin axis a
+// varies: "concurrency" (streams, sessions) or "concurrency rate".
+func variedPin(a Axis) string {
+	if a.Kind == AxisRate {
+		return "concurrency rate"
+	}
+	return "concurrency"
 }
 
 // pairedRuns are a point of each file at the same value when they share

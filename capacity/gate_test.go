@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sixpin/sixpin/internal/stats"
+	"github.com/sixpin/sixpin/scenario"
 	"github.com/sixpin/sixpin/verdict"
 )
 
@@ -54,5 +55,23 @@ func TestGateIncomparable(t *testing.T) {
 	}
 	if g := Gate(sample(t), sample(t), stats.Default()); !g.Passed() || len(g.Incomparable) > 0 {
 		t.Errorf("a file against itself: %+v", g)
+	}
+}
+
+// Two rate searches that share no value differ in the rate they vary
+// and in nothing else: they compare.
+func TestIncomparableRates(t *testing.T) {
+	t.Parallel()
+	at := func(rate float64) *File {
+		f := sample(t)
+		f.Plan.Axis = Axis{Kind: AxisRate, Pin: "concurrency.rate", Min: 0.5, Max: 64, Resolution: 0.1}
+		f.Points = f.Points[:1]
+		run := *f.Points[0].Run
+		run.Pins.Concurrency.Declared = scenario.ConcurrencyDeclared{Mode: scenario.ModeOpen, RateRPS: rate, Arrival: "poisson"}
+		f.Points[0].Run, f.Points[0].Value = &run, rate
+		return f
+	}
+	if why := Incomparable(at(1), at(2), stats.Default()); len(why) > 0 {
+		t.Errorf("%q", why)
 	}
 }

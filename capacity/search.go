@@ -103,7 +103,9 @@ func (a Axis) Round(v float64) float64 {
 	return f
 }
 
-func (a Axis) clamp(v float64) float64 { return a.Round(min(max(v, a.Min), a.Max)) }
+// clamp is v rounded to the axis and kept inside [Min, Max]: a rounded
+// rate may fall just outside it (1/64 to 0.0156).
+func (a Axis) clamp(v float64) float64 { return min(max(a.Round(v), a.Min), a.Max) }
 
 // Next is the value one step above v: v + 1, or v × (1 + Resolution).
 func (a Axis) Next(v float64) float64 {

@@ -217,3 +217,23 @@ func TestSearchStopsWhereAPointCannotJudge(t *testing.T) {
 		t.Errorf("%+v", got)
 	}
 }
+
+// A rate rounded to three digits stays inside the axis: the default
+// minimum of a 1 req/s scenario, 1/64 = 0.015625, was rounded to 0.0156,
+// below it, and the file then failed its own reader.
+func TestCurveValuesStayOnTheAxis(t *testing.T) {
+	t.Parallel()
+	a := Axis{Kind: AxisRate, Min: 1.0 / 64, Max: 16, Resolution: 0.1}
+	vs := CurveValues(a, 6, nil)
+	if len(vs) != 6 {
+		t.Fatalf("%v", vs)
+	}
+	for _, v := range vs {
+		if v < a.Min || v > a.Max {
+			t.Errorf("%v outside [%v, %v]", v, a.Min, a.Max)
+		}
+	}
+	if d := a.down(0.02); d < a.Min {
+		t.Errorf("down(0.02) = %v below %v", d, a.Min)
+	}
+}
