@@ -83,6 +83,10 @@ type Plan struct {
 	PointS     float64 `json:"point_s"`
 	// Seed is the scenario's seed: a value's k-th run uses Seed + k.
 	Seed int64 `json:"seed"`
+	// PassAtEnd is true when a point may stop early only on a failure,
+	// its passes read when it ends (verdict.JudgeOptions.PassAtEnd): an
+	// agentic workload, whose contexts deepen as it runs.
+	PassAtEnd bool `json:"pass_at_end,omitempty"`
 }
 
 // Deployment is what a profile declares about the hardware behind the

@@ -119,7 +119,7 @@ func capacityPlan(cc CapacityConfig) (*scenario.Scenario, *capacity.File, error)
 	f := &capacity.File{Schema: capacity.Schema, SixpinVersion: Version, Scenario: sc.Path, ScenarioName: sc.Name,
 		Profile: p.Name, Simulated: p.Simulated(),
 		Plan: capacity.Plan{Axis: axis, Tiers: tiers, Start: start, MaxRuns: cc.MaxRuns, BudgetS: cc.Budget.Seconds(), Points: cc.Points,
-			MinSteadyS: minSteady.Seconds(), PointS: sc.Duration.D().Seconds(), Seed: sc.Seed},
+			MinSteadyS: minSteady.Seconds(), PointS: sc.Duration.D().Seconds(), Seed: sc.Seed, PassAtEnd: sc.Workload.Agentic()},
 		Deployment: capacity.Deployment{GPUs: p.GPUs, PowerWatts: p.PowerWatts, USDPerHour: p.USDPerHour}}
 	if len(sc.AbortOn) > 0 {
 		f.Notes = append(f.Notes, "the scenario's abort_on is not used: the tiers decide each point")
@@ -289,7 +289,8 @@ func (c *capacityRun) point(ctx, hard context.Context, v float64, role string, j
 			psc.Duration = scenario.Duration(left)
 		}
 	}
-	one.judge = &judging{judge: verdicts.NewJudge(f.Plan.Tiers, verdicts.JudgeOptions{Warmup: psc.Windows.Warmup.D(), MinSteady: time.Duration(f.Plan.MinSteadyS * float64(time.Second))}), only: wait}
+	one.judge = &judging{judge: verdicts.NewJudge(f.Plan.Tiers, verdicts.JudgeOptions{Warmup: psc.Windows.Warmup.D(),
+		MinSteady: time.Duration(f.Plan.MinSteadyS * float64(time.Second)), PassAtEnd: f.Plan.PassAtEnd}), only: wait}
 	fmt.Fprintf(cfg.ErrOut, "sixpin: capacity point %d (%s): %s, seed %d, for %s\n", k, role, label, psc.Seed, forWhom(judged))
 	run, sp, err := execute(ctx, hard, one, psc, "", spillBeside(c.path, "."+strconv.Itoa(k)), 0)
 	if err != nil {

@@ -439,3 +439,35 @@ func TestCapacityRateSearch(t *testing.T) {
 	}
 	t.Log(report.CapacityAnswer(f, a))
 }
+
+// On agentic sessions a point stops early only on a failure: a pass is
+// read when it ends, since its contexts deepen as it runs. The plan says
+// so; a passing point runs its whole duration, a failing one stops.
+func TestCapacityAgenticPassesAtEnd(t *testing.T) {
+	t.Parallel()
+	o, out, _, err := runCapacity(t, CapacityConfig{Config: Config{ScenarioPath: "testdata/capacity-agentic.yaml"},
+		Tiers: []string{"tight: ttft_ms.p90 <= 150"}, Max: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := o.File
+	if !f.Plan.PassAtEnd || !strings.Contains(out, "a pass is read when the point ends") {
+		t.Errorf("plan: %+v\n%s", f.Plan, out)
+	}
+	var passed, failed int
+	for _, p := range f.Points {
+		all := p.Run.Windows["all"]
+		switch {
+		case p.Passed("tight"):
+			passed++
+			if p.Run.StoppedEarly != nil || all.DurationS < 19 {
+				t.Errorf("a pass at %v stopped early: %+v after %.1f s", p.Value, p.Run.StoppedEarly, all.DurationS)
+			}
+		case p.Run.StoppedEarly != nil:
+			failed++
+		}
+	}
+	if passed == 0 || failed == 0 {
+		t.Errorf("want a pass that ran to its end and a failure that stopped early: %d and %d\n%s", passed, failed, out)
+	}
+}

@@ -96,7 +96,12 @@ func capacityPlan(f *capacity.File) []planLine {
 	if pl.PointS > 0 {
 		point += ", at most " + shortDuration(pl.PointS)
 	}
-	out = append(out, planLine{"points", []string{fmt.Sprintf("%s; a pass needs %s of steady state and each percentile's minimum count (a p90: 36 values)", point, shortDuration(pl.MinSteadyS))}})
+	pass := fmt.Sprintf("a pass needs %s of steady state and each percentile's minimum count (a p90: 36 values)", shortDuration(pl.MinSteadyS))
+	if pl.PassAtEnd {
+		point = strings.Replace(point, "until its tiers are decided", "until its tiers fail", 1)
+		pass = "a pass is read when the point ends: agentic contexts deepen as a run goes, and its first minutes would flatter it; " + pass
+	}
+	out = append(out, planLine{"points", []string{point + "; " + pass}})
 	step := "N*+1 is one more"
 	if !a.Integer() {
 		step = fmt.Sprintf("N*+1 is %s%% more", numfmt.Plain(a.Resolution*100))

@@ -116,6 +116,13 @@ type JudgeOptions struct {
 	// MinSteady is the steady stretch, in run time after Warmup, a pass
 	// needs (0: DefaultMinSteady).
 	MinSteady time.Duration
+	// PassAtEnd keeps a pass from being decided before the run ends (in
+	// Finish): for a workload that deepens as it runs — agentic sessions,
+	// whose every turn re-sends a longer context — the values of its first
+	// minutes are shallower than the run's, and a pass read from them
+	// would flatter it. A failure only grows with depth: it still stops
+	// the run at once.
+	PassAtEnd bool
 }
 
 // condState is one condition's running test.
@@ -227,7 +234,7 @@ func (j *Judge) Observe(r *record.Record) bool {
 		for i, cs := range ts.conds {
 			if cs.out == Undecided && cs.m.values != nil {
 				cs.observe(r)
-				cs.decide(steady, at)
+				cs.decide(steady && !j.o.PassAtEnd, at)
 			}
 			switch cs.out {
 			case Failed:
@@ -383,6 +390,9 @@ func (j *Judge) Finish(run *results.Run) []TierVerdict {
 			}
 			enough = enough && n >= cs.leanN
 			switch {
+			case j.o.PassAtEnd && cs.m.kind != perSession && cs.llr <= passAt && j.steady && cs.n >= cs.minN:
+				cv.Outcome, cv.Decided = Passed, true
+				cv.Why = "decided at 95% by the sequential test, read when the run ended (a pass on a deepening workload waits for its end): " + cs.evidence()
 			case !cv.HasValue:
 				cv.Outcome, cv.Why = Failed, "nothing measured: no value after the warmup"
 			case cs.m.kind == perSession && enough:

@@ -230,3 +230,32 @@ func TestJudgeSharePass(t *testing.T) {
 		}
 	}
 }
+
+// On a workload that deepens as it runs (agentic sessions: every turn
+// re-sends a longer context), a pass decided early would judge shallower
+// contexts than the run's: with PassAtEnd the test still fails a tier at
+// once, but a pass waits for Finish, decided there when the test had it.
+func TestJudgePassAtEnd(t *testing.T) {
+	t.Parallel()
+	j := NewJudge([]Tier{tier(t, "snappy: ttft_ms.p90 <= 100")}, JudgeOptions{MinSteady: time.Second, PassAtEnd: true})
+	for i := range 200 {
+		if j.Observe(req(float64(i)/10, 20*time.Millisecond, time.Second, 10)) {
+			t.Fatalf("decided at value %d: a pass must wait for the end", i)
+		}
+	}
+	if j.Decided(nil) {
+		t.Fatal("decided")
+	}
+	run := &results.Run{Windows: map[string]*results.Window{results.WindowAll: {EndS: 21}}}
+	if v := j.Finish(run)[0]; v.Outcome != Passed || !v.Decided || !strings.Contains(v.Conditions[0].Why, "read when the run ended") {
+		t.Errorf("%+v", v)
+	}
+	f := NewJudge([]Tier{tier(t, "snappy: ttft_ms.p90 <= 100")}, JudgeOptions{PassAtEnd: true})
+	decided := false
+	for i := range 5 {
+		decided = decided || f.Observe(req(float64(i), 300*time.Millisecond, time.Second, 10))
+	}
+	if !decided {
+		t.Error("a clear failure must still stop the run")
+	}
+}
