@@ -107,12 +107,10 @@ type Join struct {
 }
 
 // Name is the shard as the words name it: "shard 2/4 (HOST)".
-func (j Join) Name() string { return shardName(j.Shard, j.Count, j.Host) }
-
-func shardName(i, n int, host string) string {
-	s := fmt.Sprintf("shard %d/%d", i, n)
-	if host != "" {
-		s += " (" + host + ")"
+func (j Join) Name() string {
+	s := fmt.Sprintf("shard %d/%d", j.Shard, j.Count)
+	if j.Host != "" {
+		s += " (" + j.Host + ")"
 	}
 	return s
 }

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -648,20 +647,4 @@ func (l *Leader) serveLeave(w http.ResponseWriter, r *http.Request) {
 		l.lose(p, "it left: "+oneLine(cmp.Or(lv.Why, "no reason given")))
 	}
 	reply(w, http.StatusOK, errorBody{})
-}
-
-// Peers are the workers that joined, by shard, as the words name them.
-func (l *Leader) Peers() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var ks []int
-	for k := range l.workers {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	out := make([]string, len(ks))
-	for i, k := range ks {
-		out[i] = l.workers[k].join.Name()
-	}
-	return out
 }
