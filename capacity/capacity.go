@@ -48,9 +48,22 @@ type File struct {
 	LoadS    float64 `json:"load_s"`
 	// Incomplete is true when an interrupt stopped the search: the points
 	// measured whole count, a point cut short counts for nothing.
-	Incomplete       bool     `json:"incomplete"`
-	IncompleteReason string   `json:"incomplete_reason,omitempty"`
-	Notes            []string `json:"notes,omitempty"`
+	Incomplete       bool   `json:"incomplete"`
+	IncompleteReason string `json:"incomplete_reason,omitempty"`
+	// Sharded says how the search was split across processes (nil: it
+	// ran in one); each point's run is then its shards' merged results,
+	// their attestation under run.merged.
+	Sharded *Sharding `json:"sharded,omitempty"`
+	Notes   []string  `json:"notes,omitempty"`
+}
+
+// Sharding is a search split across processes (`sixpin capacity --shard
+// I/N`): shard 0 led it, and every point ran as Count shards started
+// together and merged.
+type Sharding struct {
+	Count int `json:"count"`
+	// RunID is the search's; point k ran as RunID-pK.
+	RunID string `json:"run_id"`
 }
 
 // Why a search stopped.

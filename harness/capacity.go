@@ -38,6 +38,10 @@ type CapacityConfig struct {
 	// MinSteady is the steady stretch a pass needs, in run time (0:
 	// verdict.DefaultMinSteady).
 	MinSteady time.Duration
+	// Sharding splits the search across processes (with
+	// Config.Distributed's Shard and RunID); its zero value runs it in
+	// one.
+	Sharding
 }
 
 // CapacityOutcome is what Capacity produced.
@@ -55,14 +59,28 @@ type CapacityOutcome struct {
 // results inside) atomically. An interrupt stops it as it stops a run;
 // the file is then marked incomplete, the point cut short counting for
 // nothing.
+//
+// Sharded (cc.Sharding, with Config.Distributed's shard and run id),
+// shard 0 runs the search as above and leads the workers: every point is
+// run by all the shards at once and their results merged
+// (capacity_shard.go). A worker (shard I > 0) runs its share of each
+// point the leader opens, writes no file, and returns a nil outcome when
+// the leader ends the search.
 func Capacity(ctx, hard context.Context, cc CapacityConfig) (*CapacityOutcome, error) {
 	cc.Config = withDefaults(cc.Config)
+	if err := checkSharding(cc); err != nil {
+		return nil, err
+	}
 	obs, err := startObservers(cc.Config)
 	if err != nil {
 		return nil, err
 	}
 	cc.Config.obs = obs
-	out, err := capacityObserved(ctx, hard, cc)
+	run := capacityObserved
+	if cc.Distributed.Shard.I > 0 {
+		run = capacityWorker
+	}
+	out, err := run(ctx, hard, cc)
 	obs.done(ctx)
 	return out, err
 }
@@ -124,6 +142,9 @@ func capacityPlan(cc CapacityConfig) (*scenario.Scenario, *capacity.File, error)
 	if len(sc.AbortOn) > 0 {
 		f.Notes = append(f.Notes, "the scenario's abort_on is not used: the tiers decide each point")
 	}
+	if err := planShards(cc, sc, p, f); err != nil {
+		return nil, nil, err
+	}
 	return sc, f, nil
 }
 
@@ -147,6 +168,12 @@ func capacityObserved(ctx, hard context.Context, cc CapacityConfig) (*CapacityOu
 	c := &capacityRun{cc: cc, sc: sc, f: f, path: path, began: time.Now(),
 		search: capacity.NewSearch(f.Plan.Axis, f.Plan.Start, capacity.TierNames(f.Plan.Tiers))}
 	defer func() { c.spills.release() }()
+	if f.Sharded != nil {
+		if c.lead, err = lead(ctx, cc, sc, f); err != nil {
+			return nil, err
+		}
+		defer func() { c.lead.finish(f, c.err) }()
+	}
 	f.Stop = c.loop(ctx, hard)
 	if f.Stop == capacity.StopDone && cc.Points > 0 {
 		f.Stop = c.curve(ctx, hard)
@@ -195,6 +222,8 @@ type capacityRun struct {
 	// runs counts the runs at each value, for their seeds.
 	runs map[float64]int
 	err  error
+	// lead leads the workers of a sharded search (nil: one process).
+	lead *leading
 }
 
 // loop runs the points the search asks for until it is done or a bound
@@ -269,12 +298,7 @@ func (c *capacityRun) point(ctx, hard context.Context, v float64, role string, j
 	if c.runs == nil {
 		c.runs = map[float64]int{}
 	}
-	at := *c.sc
-	at.Sweep = &scenario.Sweep{Pin: f.Plan.Axis.Pin, Values: []float64{v}}
-	psc := at.At(v)
-	psc.Seed = c.sc.Seed + int64(c.runs[v])
-	psc.Pins.Concurrency.Queueing = scenario.QueueingAllowed // the queue is what a capacity search measures
-	psc.AbortOn = nil
+	psc := pointScenario(c.sc, f.Plan.Axis.Pin, v, c.sc.Seed+int64(c.runs[v]))
 	c.runs[v]++
 	k := len(f.Points) + 1
 	label := report.CapacityPointLabel(f, v)
@@ -292,7 +316,7 @@ func (c *capacityRun) point(ctx, hard context.Context, v float64, role string, j
 	one.judge = &judging{judge: verdicts.NewJudge(f.Plan.Tiers, verdicts.JudgeOptions{Warmup: psc.Windows.Warmup.D(),
 		MinSteady: time.Duration(f.Plan.MinSteadyS * float64(time.Second)), PassAtEnd: f.Plan.PassAtEnd}), only: wait}
 	fmt.Fprintf(cfg.ErrOut, "sixpin: capacity point %d (%s): %s, seed %d, for %s\n", k, role, label, psc.Seed, forWhom(judged))
-	run, sp, err := execute(ctx, hard, one, psc, "", spillBeside(c.path, "."+strconv.Itoa(k)), 0)
+	run, sp, err := c.execute(ctx, hard, one, psc, pointID{k: k, v: v, role: role, label: label}, spillBeside(c.path, "."+strconv.Itoa(k)))
 	if err != nil {
 		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 			return false
@@ -312,6 +336,19 @@ func (c *capacityRun) point(ctx, hard context.Context, v float64, role string, j
 	c.search.Record(p)
 	fmt.Fprintf(cfg.ErrOut, "sixpin: %s\n", report.CapacityProgress(f, k-1, time.Since(c.began)))
 	return ctx.Err() == nil
+}
+
+// pointScenario is sc at value v of the search's pin, run with seed: its
+// queue allowed (the queue is what a capacity search measures), its
+// abort_on dropped (the tiers decide the point).
+func pointScenario(sc *scenario.Scenario, pin string, v float64, seed int64) *scenario.Scenario {
+	at := *sc
+	at.Sweep = &scenario.Sweep{Pin: pin, Values: []float64{v}}
+	psc := at.At(v)
+	psc.Seed = seed
+	psc.Pins.Concurrency.Queueing = scenario.QueueingAllowed
+	psc.AbortOn = nil
+	return psc
 }
 
 // timeScale is cfg's run time per wall time: 1 in real time.

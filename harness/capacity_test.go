@@ -34,11 +34,18 @@ func twoSeqProfile(t *testing.T) string {
 func twoSeqProfileStep(t *testing.T, step string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "two-seq.yaml")
-	src := `name: two-seq
-kind: simulator
-output_control: ignore_eos
-tokenizer: words
-gpus: 2
+	src := "name: two-seq\noutput_control: ignore_eos\ntokenizer: words\ngpus: 2\n" + twoSeqSim(100, step)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// twoSeqSim is a simulator profile's kind and sim: section: a server of
+// at most two sequences, its decode steps memory-bound at bandwidthGBs
+// plus overhead.
+func twoSeqSim(bandwidthGBs int, overhead string) string {
+	return fmt.Sprintf(`kind: simulator
 sim:
   model: m
   timing: roofline
@@ -46,12 +53,8 @@ sim:
   max_num_seqs: 2
   max_model_len: 4096
   roofline: {params_b: 1, bytes_per_param: 1, layers: 1, heads: 1, kv_heads: 1, head_dim: 64, kv_bytes: 1,
-    peak_tflops: 100, compute_util: 1, mem_bandwidth_gbs: 100, mem_util: 1, step_overhead: ` + step + `}
-`
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+    peak_tflops: 100, compute_util: 1, mem_bandwidth_gbs: %d, mem_util: 1, step_overhead: %s}
+`, bandwidthGBs, overhead)
 }
 
 func runCapacity(t *testing.T, cc CapacityConfig) (*CapacityOutcome, string, string, error) {

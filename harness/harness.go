@@ -430,7 +430,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	}
 	defer p.close()
 	client, rn, plan, h, ids, cal := p.client, p.rn, p.plan, p.h, p.ids, p.cal
-	if err := waitStart(ctx, cfg); err != nil {
+	if err := waitStart(ctx, cfg, h); err != nil {
 		return nil, nil, err
 	}
 
@@ -462,6 +462,8 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	}
 	records := rn.Run(issue, inflight)
 	h.StartedAt = rn.Start()
+	p.judge.begin(rn.Clock(), stopIssuing)
+	defer p.judge.end()
 	if scraper != nil {
 		scraper.Start(ctx, rn.Clock())
 	}
@@ -510,6 +512,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	<-graceDone
 	cut := context.Cause(inflight) // the first cancel's: what cut the requests in flight, if anything did
 
+	p.judge.pin(&h.Windows)
 	m, err := col.Finish(h.Windows, h.SLO, h.Tol)
 	if err != nil {
 		bar.finish()
@@ -520,8 +523,8 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	switch {
 	case interrupted:
 		end = results.Ending{Incomplete: true, Interrupted: true, Reason: interruptReason(cut, hard, cfg.Grace)}
-	case p.judge != nil && p.judge.stopped != nil && stopped == error(p.judge.stopped):
-		end = results.Ending{StoppedEarly: p.judge.stopped.ending()}
+	case p.judge.ending(stopped) != nil:
+		end = results.Ending{StoppedEarly: p.judge.ending(stopped)}
 	case stopped != nil:
 		end = results.Ending{Incomplete: true,
 			Reason: "stopped early: " + stopped.Error() + "; issuing stopped and in-flight requests had " + cfg.Grace.String() + " to finish"}

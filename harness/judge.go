@@ -22,6 +22,11 @@ type judging struct {
 	only []string
 	// stopped is the stop, once asked for (nil before).
 	stopped *earlyStop
+	// link ties a shard of a sharded capacity point to the others (nil:
+	// the point runs in one process); with it, the records go to the
+	// link, which judges them on the leader and forwards them from a
+	// worker.
+	link *shardLink
 }
 
 // earlyStop is the cause a judged run stops issuing with.
@@ -36,6 +41,10 @@ func (e *earlyStop) Error() string { return e.why }
 // observe judges rec and asks stop to end issuing once the verdict
 // allows it (once).
 func (j *judging) observe(rec *record.Record, stop func(error)) {
+	if j != nil && j.link != nil {
+		j.link.observe(rec)
+		return
+	}
 	if j == nil || j.stopped != nil || !j.judge.Observe(rec) {
 		return
 	}

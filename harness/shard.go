@@ -22,6 +22,10 @@ type Distributed struct {
 	StartAt time.Time
 	// RunID names the distributed run every shard belongs to.
 	RunID string
+	// barrier, for a shard of a sharded capacity point, says it is ready
+	// and returns the start every shard shares, once all are (it replaces
+	// StartAt).
+	barrier func(context.Context) (time.Time, error)
 }
 
 // set reports whether d asks for anything.
@@ -83,10 +87,22 @@ func shardIdentity(cfg Config, sc *scenario.Scenario, whole *scenario.Plan) *res
 
 // waitStart waits for cfg's common start (none: returns at once), saying
 // so on ErrOut; a start already past is not waited for, and the shard
-// records how late it started. An interrupt while waiting ends the run
-// before it began.
-func waitStart(ctx context.Context, cfg Config) error {
+// records how late it started. A shard of a sharded capacity point learns
+// its start from its barrier, once every shard is ready, and h's shard
+// identity records it. An interrupt while waiting ends the run before it
+// began.
+func waitStart(ctx context.Context, cfg Config, h *results.Header) error {
 	at := cfg.Distributed.StartAt
+	if b := cfg.Distributed.barrier; b != nil {
+		var err error
+		if at, err = b(ctx); err != nil {
+			return err
+		}
+		if h.Shard != nil {
+			u := at.UTC()
+			h.Shard.StartAt = &u
+		}
+	}
 	if at.IsZero() {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sixpin/sixpin/harness"
+	"github.com/sixpin/sixpin/scenario"
 )
 
 // CapacityOptions are `sixpin capacity`'s dependencies and flags.
@@ -17,6 +18,8 @@ type CapacityOptions struct {
 	NoProgress bool
 	// ServerMetrics is --server-metrics as given.
 	ServerMetrics string
+	// Shard is --shard I/N as given.
+	Shard string
 }
 
 // NewCmdCapacity builds `sixpin capacity`. runF replaces the action in
@@ -48,12 +51,24 @@ per kW and per $/hour where the profile declares them. --max-runs and
 
 The file renders with sixpin report (html: the throughput–interactivity
 curve with each tier's N*), compares with sixpin compare (N* per tier side
-by side; refused when pins or tiers differ) and gates with sixpin gate.`,
+by side; refused when pins or tiers differ) and gates with sixpin gate.
+
+Sharded across machines, when one client cannot make the load: shard 0 runs
+the search and serves its coordination (--shard 0/N --run-id ID --coordinate
+:7070); shards 1 to N-1 are its workers (--shard I/N --run-id ID
+--coordinator http://LEADER:7070, with the same scenario, tiers and target).
+Every point runs as N shards started together; the leader judges all their
+records as they arrive, stops them together once the point is decided, and
+merges their results into the point's (as sixpin merge does). Only the
+leader writes the file. A shard that fails or goes unheard for
+--shard-timeout stops the search, the file marked incomplete.`,
 		Example: `  sixpin capacity scenarios/agentic-120k.yaml --tiers tiers.yaml -o capacity.json
   sixpin capacity scenarios/chat-8k-c16.yaml --profile vllm --endpoint http://127.0.0.1:8000/v1 \
       --tier 'interactive: ttft_ms.p90<=2000, decode_tok_s.p10>=30' --budget 30m
   sixpin report capacity.json --format html -o capacity.html   # the curve, N* per tier
-  sixpin compare capacity-main.json capacity-pr.json           # N* per tier side by side`,
+  sixpin compare capacity-main.json capacity-pr.json           # N* per tier side by side
+  sixpin capacity s.yaml --endpoint http://vllm:8000/v1 --tier 'i: ttft_ms.p90<=2000' --shard 0/2 --run-id r1 --coordinate :7070
+  sixpin capacity s.yaml --endpoint http://vllm:8000/v1 --tier 'i: ttft_ms.p90<=2000' --shard 1/2 --run-id r1 --coordinator http://leader:7070`,
 		Annotations: trapSignals,
 		Args:        argsBadInput(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -88,6 +103,12 @@ by side; refused when pins or tiers differ) and gates with sixpin gate.`,
 	fl.Float64Var(&c.TimeScale, "time-scale", 0, "run the built-in simulator and the client this much faster (0 < k < 1), figures in simulated time (for tests and demos)")
 	_ = fl.MarkHidden("time-scale")
 	addLiveFlags(fl, &c.Config)
+	fl.StringVar(&opts.Shard, "shard", "", "run shard I of N of every point (I/N, e.g. 0/4; needs --run-id): shard 0 leads the search (--coordinate), the others are its workers (--coordinator)")
+	fl.StringVar(&c.Distributed.RunID, "run-id", "", "the id every shard of a sharded search shares (the leader checks it; each point's prompts are salted by it)")
+	fl.StringVar(&c.Coordinate, "coordinate", "", "shard 0: serve the workers' coordination at ADDR (HOST:PORT; a bare :PORT listens on every interface)")
+	fl.StringVar(&c.Coordinator, "coordinator", "", "shards 1 to N-1: the leader's coordination, http://HOST:PORT")
+	fl.DurationVar(&c.ShardTimeout, "shard-timeout", harness.DefaultShardTimeout, "a shard not heard from for this long is gone, and the point it was in fails")
+	fl.DurationVar(&c.JoinTimeout, "join-timeout", harness.DefaultJoinTimeout, "how long the leader waits for every worker to join, and a worker for the leader to answer")
 	return cmd
 }
 
@@ -109,6 +130,13 @@ func capacityRun(cmd *cobra.Command, opts *CapacityOptions) error {
 		return badInput(fmt.Errorf("--max-runs, --points, --min, --max and --resolution must be ≥ 0"))
 	case c.TimeScale < 0 || c.TimeScale > 1:
 		return badInput(fmt.Errorf("--time-scale must be in (0, 1]"))
+	}
+	if opts.Shard != "" {
+		sh, err := scenario.ParseShard(opts.Shard)
+		if err != nil {
+			return badInput(err)
+		}
+		c.Distributed.Shard = sh
 	}
 	sm, err := harness.ParseServerMetrics(opts.ServerMetrics)
 	if err != nil {

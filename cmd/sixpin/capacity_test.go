@@ -32,7 +32,7 @@ func TestCapacityFlags(t *testing.T) {
 		c.Duration != 3*time.Minute || !got.SeedSet || got.Seed != 4 || c.Output != "c.json" {
 		t.Errorf("config %+v", c)
 	}
-	for _, bad := range [][]string{{"s.yaml", "--budget", "-1s"}, {"s.yaml", "--max-runs", "-1"}, {}} {
+	for _, bad := range [][]string{{"s.yaml", "--budget", "-1s"}, {"s.yaml", "--max-runs", "-1"}, {}, {"s.yaml", "--shard", "2/2", "--run-id", "r"}} {
 		build := func(f *Factory) *cobra.Command { return NewCmdCapacity(f, nil) }
 		if code, _, _ := runCmd(t, build, bad...); code != ExitBadInput {
 			t.Errorf("%q: exit %d, want %d", bad, code, ExitBadInput)

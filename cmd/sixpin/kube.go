@@ -30,7 +30,16 @@ type KubeOptions struct {
 	APIKey string
 	// Now is the clock (time.Now).
 	Now func() time.Time
+	// Capacity is --capacity; Search the capacity flags, and Seed
+	// --seed (SeedSet when given).
+	Capacity bool
+	Search   kube.Capacity
+	Seed     int64
+	SeedSet  bool
 }
+
+// kubeCapacityFlags are the flags of a capacity search alone.
+var kubeCapacityFlags = []string{"tiers", "tier", "min", "max", "resolution", "max-runs", "points", "budget", "min-steady", "duration", "seed", "shard-timeout", "join-timeout", "coordination-port"}
 
 // NewCmdKubeManifest builds `sixpin kube manifest`. runF replaces the
 // action in tests.
@@ -44,9 +53,18 @@ func NewCmdKubeManifest(f *Factory, runF func(*KubeOptions) error) *cobra.Comman
 Job whose pod I runs "sixpin run SCENARIO --shard I/N --start-at T": every
 shard waits for the same wall-clock start T (now + --start-delay unless
 --start-at is given) and writes its own results file. How to collect the
-shards and merge them is written at the end, as comments.`,
+shards and merge them is written at the end, as comments.
+
+With --capacity the pods run "sixpin capacity" sharded instead: pod 0 leads
+the search and serves its coordination behind a headless Service (at
+NAME-0.NAME:--coordination-port), the other pods are its workers, and each
+point runs on every pod at once; pod 0 writes the capacity file. The tiers
+(--tiers FILE travels in the ConfigMap, or --tier) and the search's flags
+are passed on.`,
 		Example: `  sixpin kube manifest scenarios/chat-8k-c16.yaml --shards 4 --image registry.example.com/sixpin:v1 \
-    --profile vllm --endpoint http://vllm.inference.svc:8000/v1 --api-key-secret vllm-key > job.yaml`,
+    --profile vllm --endpoint http://vllm.inference.svc:8000/v1 --api-key-secret vllm-key > job.yaml
+  sixpin kube manifest scenarios/chat-8k-c16.yaml --shards 4 --image registry.example.com/sixpin:v1 \
+    --profile vllm --endpoint http://vllm.inference.svc:8000/v1 --capacity --tiers tiers.yaml --budget 2h > search.yaml`,
 		Args: argsBadInput(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			k.Scenario = args[0]
@@ -56,6 +74,15 @@ shards and merge them is written at the end, as comments.`,
 			if cmd.Flags().Changed("start-at") && cmd.Flags().Changed("start-delay") {
 				return badInput(errors.New("--start-at and --start-delay: give one of them"))
 			}
+			for _, name := range kubeCapacityFlags {
+				if cmd.Flags().Changed(name) && !opts.Capacity {
+					return badInput(fmt.Errorf("--%s is a capacity search's: give --capacity too", name))
+				}
+			}
+			if opts.Capacity && (cmd.Flags().Changed("start-at") || cmd.Flags().Changed("start-delay")) {
+				return badInput(errors.New("--start-at and --start-delay with --capacity: pod 0 starts each point when every pod is ready for it"))
+			}
+			opts.SeedSet = cmd.Flags().Changed("seed")
 			if runF != nil {
 				return runF(opts)
 			}
@@ -79,12 +106,35 @@ shards and merge them is written at the end, as comments.`,
 	fl.StringVar(&k.Memory, "memory", kube.DefaultMemory, "each pod's memory, requested and limited")
 	fl.StringVar(&opts.APIKey, "api-key", "", "refused: keys go in a Secret (--api-key-secret)")
 	_ = fl.MarkHidden("api-key")
+	c := &opts.Search
+	fl.BoolVar(&opts.Capacity, "capacity", false, "run `sixpin capacity` instead: pod 0 leads the search, the others are its workers")
+	fl.StringVar(&c.TiersFile, "tiers", "", "capacity: a tiers file (it travels in the ConfigMap)")
+	fl.StringArrayVar(&c.Tiers, "tier", nil, "capacity: a tier, 'NAME: COND, COND, …' (repeatable)")
+	fl.Float64Var(&c.Min, "min", 0, "capacity: the smallest value tried")
+	fl.Float64Var(&c.Max, "max", 0, "capacity: the largest value tried")
+	fl.Float64Var(&c.Resolution, "resolution", 0, "capacity: an open-loop rate's resolution")
+	fl.IntVar(&c.MaxRuns, "max-runs", 0, "capacity: run at most this many points")
+	fl.IntVar(&c.Points, "points", 0, "capacity: log-spaced points for the curve after the search")
+	fl.DurationVar(&c.Budget, "budget", 0, "capacity: spend at most this much wall time")
+	fl.DurationVar(&c.MinSteady, "min-steady", 0, "capacity: the steady state a pass needs")
+	fl.DurationVar(&c.Duration, "duration", 0, "capacity: bound each point's run (default: the scenario's duration)")
+	fl.Int64Var(&opts.Seed, "seed", 0, "capacity: override the scenario's seed")
+	fl.DurationVar(&c.ShardTimeout, "shard-timeout", 0, "capacity: a pod not heard from for this long is gone (default 30s)")
+	fl.DurationVar(&c.JoinTimeout, "join-timeout", 0, "capacity: how long pod 0 waits for the others to join (default 10m)")
+	fl.IntVar(&c.Port, "coordination-port", kube.DefaultCoordinationPort, "capacity: the port pod 0 serves the coordination on")
 	return cmd
 }
 
 func kubeRun(opts *KubeOptions) error {
 	k := opts.Kube
 	k.Now = opts.Now()
+	if opts.Capacity {
+		search := opts.Search
+		if opts.SeedSet {
+			search.Seed = &opts.Seed
+		}
+		k.Capacity, k.StartDelay = &search, 0
+	}
 	if opts.StartAt != "" {
 		t, err := kube.ParseStartAt(opts.StartAt)
 		if err != nil {
@@ -102,6 +152,10 @@ func kubeRun(opts *KubeOptions) error {
 	e := opts.F.IO.ErrOut
 	for _, n := range m.Notes {
 		fmt.Fprintf(e, "sixpin: %s\n", n)
+	}
+	if opts.Capacity {
+		fmt.Fprintf(e, "sixpin: capacity search %s: %d pods, pod 0 leading. How to follow it and collect the capacity file: at the end of the manifest.\n", m.RunID, m.Shards)
+		return nil
 	}
 	fmt.Fprintf(e, "sixpin: run %s: %d shards start at %s (in %s); apply before then. How to collect and merge: at the end of the manifest.\n",
 		m.RunID, m.Shards, m.StartAt.Format(time.RFC3339), m.StartAt.Sub(k.Now).Truncate(time.Second))

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -239,5 +240,53 @@ func TestKubeJobContract(t *testing.T) {
 		}
 	} else {
 		t.Log("no sixpin merge yet: the shards are collected, not merged")
+	}
+}
+
+// The pods of a capacity search all have the Job's arguments, and `sixpin
+// capacity` reads them into pod 0 leading (serving the coordination) and
+// pod 1 its worker, pointed at pod 0's name under the Job's Service; the
+// search's flags reach every pod, and are refused without --capacity.
+func TestKubeCapacityContract(t *testing.T) {
+	t.Parallel()
+	code, manifest, errOut := sixpin(t, nil, "kube", "manifest", "testdata/tiny-timed.yaml", "--shards", "2", "--image", "sixpin:v1",
+		"--profile", "vllm", "--endpoint", "http://v.svc:8000/v1", "--capacity", "--tier", "t: ttft_ms.p90<=2000", "--max", "8", "--duration", "1m", "--seed", "4")
+	if code != ExitOK {
+		t.Fatalf("kube manifest --capacity: exit %d: %s", code, errOut)
+	}
+	docs := strings.Split(manifest, "\n---\n")
+	var svc corev1.Service
+	var job batchv1.Job
+	if len(docs) != 3 || yaml.UnmarshalStrict([]byte(docs[1]), &svc) != nil || yaml.UnmarshalStrict([]byte(docs[2]), &job) != nil {
+		t.Fatalf("want a ConfigMap, a Service and a Job:\n%s", manifest)
+	}
+	if !strings.Contains(errOut, "capacity search "+job.Labels[kube.LabelRunID]+": 2 pods, pod 0 leading") {
+		t.Errorf("stderr: %s", errOut)
+	}
+	leader := job.Name + "-0." + svc.Name
+	for i := range 2 {
+		var got *CapacityOptions
+		args := podArgs(job.Spec.Template.Spec.Containers[0].Args, i, "")
+		code, _, errOut := runCmd(t, func(f *Factory) *cobra.Command {
+			return NewCmdCapacity(f, func(_ *cobra.Command, o *CapacityOptions) error { got = o; return nil })
+		}, args[1:]...)
+		if code != ExitOK || args[0] != "capacity" {
+			t.Fatalf("pod %d: %q: exit %d: %s", i, args, code, errOut)
+		}
+		c := got.Config
+		if got.Shard != fmt.Sprintf("%d/2", i) || c.Distributed.RunID != job.Labels[kube.LabelRunID] || c.Coordinate != ":7070" ||
+			c.Coordinator != "http://"+leader+":7070" || !slices.Equal(c.Tiers, []string{"t: ttft_ms.p90<=2000"}) || c.Max != 8 ||
+			c.Duration != time.Minute || got.Seed != 4 || c.Endpoint != "http://v.svc:8000/v1" || c.Output != "/results/"+c.Distributed.RunID+"-capacity.json" {
+			t.Errorf("pod %d: %+v", i, got)
+		}
+	}
+	code, _, errOut = sixpin(t, nil, "kube", "manifest", "testdata/tiny-timed.yaml", "--shards", "2", "--image", "sixpin:v1", "--tier", "t: ttft_ms.p90<=2000")
+	if code != ExitBadInput || !strings.Contains(errOut, "--tier is a capacity search's: give --capacity too") {
+		t.Errorf("--tier without --capacity: exit %d: %s", code, errOut)
+	}
+	code, _, errOut = sixpin(t, nil, "kube", "manifest", "testdata/tiny-timed.yaml", "--shards", "2", "--image", "sixpin:v1", "--capacity", "--start-delay", "1m",
+		"--profile", "vllm", "--endpoint", "http://v.svc:8000/v1")
+	if code != ExitBadInput || !strings.Contains(errOut, "pod 0 starts each point when every pod is ready") {
+		t.Errorf("--start-delay with --capacity: exit %d: %s", code, errOut)
 	}
 }

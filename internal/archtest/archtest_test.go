@@ -66,6 +66,8 @@ var rules = []rule{
 	{from: "sim", only: []string{"tokenizer"},
 		why: "the simulator shares nothing with the client side but the tokenizer"},
 	{from: "harness/internal/live", only: []string{}, why: "the live page serves what it is given"},
+	{from: "harness/internal/coord", only: []string{},
+		why: "the coordination of a sharded capacity search carries records and results as bytes it is given"},
 	{from: "harness/internal/exposition", only: []string{"results", "record", "scenario", "trace"},
 		why: "sixpin's own Prometheus exposition folds records it is given"},
 	{from: "cmd/sixpin/internal/kube", not: []string{"harness", "runner", "report", "sim"},
@@ -240,6 +242,7 @@ func TestRulesRejectForbiddenArrows(t *testing.T) {
 		{"internal/h1": {"record"}},
 		{"report": {"profiles"}, "profiles": {"runner"}}, // through a chain
 		{"harness/internal/live": {"results"}},
+		{"harness/internal/coord": {"record"}},
 		{"harness/internal/exposition": {"runner"}},
 		{"verdict": {"report"}},
 		{"verdict": {"harness"}},

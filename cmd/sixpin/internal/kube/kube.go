@@ -37,6 +37,9 @@ const (
 	IndexEnv = "JOB_COMPLETION_INDEX"
 	// IndexAnnotation is the pod annotation IndexEnv is read from.
 	IndexAnnotation = "batch.kubernetes.io/job-completion-index"
+	// IndexLabel is the pod label of the same name and value (Kubernetes
+	// ≥ 1.28), for selecting one index's pod.
+	IndexLabel = IndexAnnotation
 	// NonRootUID is the uid and gid the pods run as: distroless's nonroot,
 	// the Dockerfile's USER.
 	NonRootUID = 65532

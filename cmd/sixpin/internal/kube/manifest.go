@@ -65,13 +65,21 @@ type Options struct {
 	// (Kubernetes quantities: "2", "500m", "1Gi"). Defaults DefaultCPU and
 	// DefaultMemory.
 	CPU, Memory string
+	// Capacity, when set, makes the pods a capacity search instead of a
+	// run (StartAt and StartDelay do not apply: pod 0 starts each point
+	// when every pod is ready for it).
+	Capacity *Capacity
 }
 
 // Manifest is a run's objects and what the user needs to know about them.
 type Manifest struct {
 	ConfigMap *corev1.ConfigMap
-	Job       *batchv1.Job
-	// RunID is shared by every shard; StartAt is their common start.
+	// Service is pod 0's name in the cluster for the other pods of a
+	// sharded capacity search (nil otherwise).
+	Service *corev1.Service
+	Job     *batchv1.Job
+	// RunID is shared by every shard; StartAt is their common start
+	// (zero for a capacity search).
 	RunID   string
 	StartAt time.Time
 	Shards  int
@@ -81,6 +89,8 @@ type Manifest struct {
 	Notes []string
 
 	name, namespace, image string
+	// search is set for a capacity search.
+	search bool
 	// runFor is how long the run lasts once started (0: unknown).
 	runFor time.Duration
 	now    time.Time
@@ -110,7 +120,7 @@ type configFile struct {
 // needs) and checks every input; errors in them wrap ErrBadInput, except
 // that a bad scenario gives scenario.Load's positioned errors.
 func Generate(opts Options) (*Manifest, error) {
-	m := &Manifest{Shards: opts.Shards, namespace: opts.Namespace, image: opts.Image, now: opts.Now}
+	m := &Manifest{Shards: opts.Shards, namespace: opts.Namespace, image: opts.Image, now: opts.Now, search: opts.Capacity != nil}
 	if opts.Shards < 1 || opts.Shards > maxShards {
 		return nil, badf("--shards: must be between 1 and %d (got %d)", maxShards, opts.Shards)
 	}
@@ -136,8 +146,12 @@ func Generate(opts Options) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := m.start(opts); err != nil {
-		return nil, err
+	if opts.Capacity == nil {
+		if err := m.start(opts); err != nil {
+			return nil, err
+		}
+	} else if !opts.StartAt.IsZero() {
+		return nil, badf("--start-at with --capacity: pod 0 starts each point when every pod is ready for it")
 	}
 
 	sc, err := scenario.Load(opts.Scenario)
@@ -147,11 +161,11 @@ func Generate(opts Options) (*Manifest, error) {
 	for _, w := range sc.Warnings {
 		m.Notes = append(m.Notes, "warning: "+w.Error())
 	}
-	if sc.Sweep != nil && opts.Shards > 1 {
+	if sc.Sweep != nil && opts.Shards > 1 && opts.Capacity == nil {
 		// The pods' sixpin run refuses to shard a sweep.
 		return nil, badf("--shards %d: %s is a sweep; shard each point as its own scenario", opts.Shards, opts.Scenario)
 	}
-	if opts.Shards > 1 {
+	if opts.Shards > 1 && opts.Capacity == nil {
 		// The last shard gets the smallest share: the Plan refuses it
 		// when some shard would get no stream, session or request.
 		if _, err := scenario.NewPlan(sc).Shard(scenario.Shard{I: opts.Shards - 1, N: opts.Shards}); err != nil {
@@ -173,11 +187,14 @@ func Generate(opts Options) (*Manifest, error) {
 
 	m.RunID = opts.RunID
 	if m.RunID == "" {
-		random := opts.Random
+		random, at := opts.Random, m.StartAt
+		if at.IsZero() {
+			at = opts.Now
+		}
 		if random == nil {
-			m.RunID, err = RandomRunID(m.StartAt)
+			m.RunID, err = RandomRunID(at)
 		} else {
-			m.RunID, err = NewRunID(m.StartAt, random)
+			m.RunID, err = NewRunID(at, random)
 		}
 		if err != nil {
 			return nil, err
@@ -207,17 +224,30 @@ func Generate(opts Options) (*Manifest, error) {
 		m.Notes = append(m.Notes, "no --api-key-secret: the pods send no API key (fine for an endpoint without one)")
 	}
 
-	m.ConfigMap, err = m.configMap(sc, files)
-	if err != nil {
-		return nil, err
-	}
-	args := append([]string{
+	args := []string{
 		"run", scenarioPath,
 		"--shard", "$(" + IndexEnv + ")/" + strconv.Itoa(opts.Shards),
 		"--start-at", m.StartAt.UTC().Format(time.RFC3339Nano),
 		"--run-id", m.RunID,
 		"-o", m.resultsFile("$(" + IndexEnv + ")"),
-	}, tg.args...)
+	}
+	if c := opts.Capacity; c != nil {
+		var tiers *configFile
+		if args, tiers, err = m.capacityArgs(sc, c, scenarioPath, tg.simulated); err != nil {
+			return nil, err
+		}
+		if tiers != nil {
+			files = append(files, *tiers)
+		}
+		if opts.Shards > 1 {
+			m.Service = m.service(sc, c.Port)
+		}
+	}
+	args = append(args, tg.args...)
+	m.ConfigMap, err = m.configMap(sc, files)
+	if err != nil {
+		return nil, err
+	}
 	env := []corev1.EnvVar{indexEnv()}
 	if secret != nil {
 		env = append(env, corev1.EnvVar{Name: tg.keyEnv, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: secret}})
@@ -226,6 +256,12 @@ func Generate(opts Options) (*Manifest, error) {
 	// of being killed at it.
 	env = append(env, corev1.EnvVar{Name: "GOMEMLIMIT", Value: strconv.FormatInt(memLimit/10*9, 10)})
 	m.Job = m.job(sc, args, env, res, files)
+	if s := m.Service; s != nil {
+		// Pod 0 is NAME-0.NAME: its host name under the Service's name.
+		ps := &m.Job.Spec.Template.Spec
+		ps.Subdomain = s.Name
+		ps.Containers[0].Ports = []corev1.ContainerPort{{Name: "coordination", ContainerPort: s.Spec.Ports[0].Port, Protocol: corev1.ProtocolTCP}}
+	}
 	return m, nil
 }
 
@@ -416,20 +452,41 @@ func (m *Manifest) configMap(sc *scenario.Scenario, files []configFile) (*corev1
 // meta is the name, namespace, labels and annotations of every object.
 func (m *Manifest) meta(sc *scenario.Scenario) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
-		Name:      m.name,
-		Namespace: m.namespace,
-		Labels:    m.labels(),
-		Annotations: map[string]string{
-			"sixpin.dev/scenario":        filepath.Base(sc.Path),
-			"sixpin.dev/scenario-sha256": sc.SHA256,
-			"sixpin.dev/shards":          strconv.Itoa(m.Shards),
-			"sixpin.dev/start-at":        m.StartAt.Format(time.RFC3339Nano),
-		},
+		Name:        m.name,
+		Namespace:   m.namespace,
+		Labels:      m.labels(),
+		Annotations: m.annotations(sc),
 	}
+}
+
+// annotations say what the objects run: the scenario, the shards, and
+// the start (a run) or the search (a capacity search).
+func (m *Manifest) annotations(sc *scenario.Scenario) map[string]string {
+	a := map[string]string{
+		"sixpin.dev/scenario":        filepath.Base(sc.Path),
+		"sixpin.dev/scenario-sha256": sc.SHA256,
+		"sixpin.dev/shards":          strconv.Itoa(m.Shards),
+	}
+	if m.search {
+		a["sixpin.dev/command"] = "capacity"
+	} else {
+		a["sixpin.dev/start-at"] = m.StartAt.Format(time.RFC3339Nano)
+	}
+	return a
 }
 
 func (m *Manifest) labels() map[string]string {
 	return map[string]string{LabelName: "sixpin", LabelRunID: m.RunID}
+}
+
+// ownFile is the file a pod writes: its shard's results file, or the
+// capacity file (a glob: only pod 0 writes it, and the others' emit
+// prints nothing).
+func (m *Manifest) ownFile() string {
+	if m.search {
+		return m.capacityFile() + "*"
+	}
+	return m.resultsFile("$(" + IndexEnv + ")")
 }
 
 // resultsFile is shard index's results file in the pods.
@@ -507,7 +564,7 @@ func (m *Manifest) job(sc *scenario.Scenario, args []string, env []corev1.EnvVar
 		spec.InitContainers = []corev1.Container{{
 			Name:            ResultsContainerName,
 			Image:           m.image,
-			Args:            []string{"kube", "emit", "--on-stop", m.resultsFile("$(" + IndexEnv + ")")},
+			Args:            []string{"kube", "emit", "--on-stop", m.ownFile()},
 			Env:             []corev1.EnvVar{indexEnv()},
 			RestartPolicy:   ptr(corev1.ContainerRestartPolicyAlways),
 			Resources:       smallResources(),
