@@ -58,11 +58,17 @@ switch) from what every step recorded, without running anything.
 A capacity file (sixpin capacity) renders as its answers — N* per tier, what
 binds at N*+1, its confirmation and normalised figures — and its points:
 text and md, csv a row per point and tier, junit a case per tier (failed
-when it fails at the smallest value), html the text on a page.`,
+when it fails at the smallest value), html the text on a page.
+
+  br0.2  the llm-d Benchmark Report v0.2 (JSON) llm-d-benchmark reads: one
+         per run, one per point of a set or a capacity search (stages of one
+         experiment); several go to stdout as JSON Lines, to -o FILE as
+         FILE_0.json, FILE_1.json, …`,
 		Example: `  sixpin report results.json --format md >> "$GITHUB_STEP_SUMMARY"
   sixpin report a.json b.json --format html -o report.html
   sixpin report runs/*.json --format csv -o runs.csv
-  sixpin report sweep.json --format html -o sweep.html`,
+  sixpin report sweep.json --format html -o sweep.html
+  sixpin report results.json --format br0.2 -o br.json`,
 		Args: argsBadInput(cobra.MinimumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Paths = args
@@ -85,7 +91,7 @@ func reportFormats() []string {
 	for i, f := range report.Formats {
 		names[i] = string(f)
 	}
-	return names
+	return append(names, formatBR)
 }
 
 func reportRun(opts *ReportOptions) error {
@@ -97,6 +103,9 @@ func reportRun(opts *ReportOptions) error {
 	files, err := report.LoadFiles(opts.Paths...)
 	if err != nil {
 		return badInput(err)
+	}
+	if name == formatBR {
+		return reportBR(opts, files)
 	}
 	var ins []report.Input
 	for _, f := range files {
