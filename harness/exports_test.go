@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/export"
+	"github.com/sixpin/sixpin/internal/brschema"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/scenario"
 	"github.com/sixpin/sixpin/sim"
@@ -131,6 +132,20 @@ func checkRowTotals(t *testing.T, what string, rows []map[string]string, run *re
 	}
 }
 
+// checkBR validates a Benchmark Report against llm-d-benchmark's schemas
+// and the units its classes allow (brschema.Check), and returns it.
+func checkBR(t *testing.T, what string, br *export.BenchmarkReport) *export.BenchmarkReport {
+	t.Helper()
+	var b bytes.Buffer
+	if err := export.WriteBenchmarkReports(&b, []*export.BenchmarkReport{br}); err != nil {
+		t.Fatal(err)
+	}
+	if err := brschema.Check(b.Bytes(), results.WindowSteady); err != nil {
+		t.Errorf("%s: the Benchmark Report:\n%v", what, err)
+	}
+	return br
+}
+
 // rowFloat reads a float column of a row (NaN when absent).
 func rowFloat(t *testing.T, r map[string]string, col string) float64 {
 	t.Helper()
@@ -145,17 +160,6 @@ func rowFloat(t *testing.T, r map[string]string, col string) float64 {
 	return x
 }
 
-const rowsSrc = `name: rows
-seed: 3
-pins:
-  model: {name: m}
-  prompt: {tokens: {dist: uniform, min: 40, max: 200}}
-  output: {tokens: 10, exact: true}
-  concurrency: {mode: closed, streams: 4}
-requests: 48
-windows: {burst: 1s}
-`
-
 // A run's per-request rows (--records, JSON Lines), against a server
 // that fails every seventh request: a row per request the results
 // count, the server's tokens summing to the results' totals, every
@@ -163,8 +167,9 @@ windows: {burst: 1s}
 // row's latencies within the run's distributions. Its results cannot be
 // written, so its spill is kept: the rows `sixpin recover --records`
 // writes from it are the run's own, row for row, and add up to the
-// results recovered from it.
-func TestRecordsOfARunAddUp(t *testing.T) {
+// results recovered from it. Its Benchmark Report is valid, and says the
+// run is not.
+func TestExportsOfARun(t *testing.T) {
 	t.Parallel()
 	var n atomic.Int64
 	fails := func(next http.Handler) http.Handler {
@@ -180,7 +185,7 @@ func TestRecordsOfARunAddUp(t *testing.T) {
 	dir := t.TempDir()
 	path, out := filepath.Join(dir, "rows.jsonl"), filepath.Join(dir, "r.json")
 	o := &Outcome{}
-	cfg := quiet(t, Config{ScenarioPath: scenarioFile(t, rowsSrc), Endpoint: endpoint, Model: "m", Tokenizer: "words", Records: path,
+	cfg := quiet(t, Config{ScenarioPath: scenarioFile(t, shardedSrc), Endpoint: endpoint, Model: "m", Tokenizer: "words", Records: path,
 		Output: out, FallbackDirs: []string{},
 		WriteResults: func(p string, run *results.Run) error {
 			o.Run = run
@@ -238,6 +243,12 @@ func TestRecordsOfARunAddUp(t *testing.T) {
 		t.Errorf("%d ids in the rows, %d sent", len(ids), got)
 	}
 
+	// The run broke its error budget: its report says so, and is valid.
+	if br := checkBR(t, "an invalid run", export.BenchmarkReportOf(o.Run)); o.Run.Valid ||
+		!strings.Contains(br.Scenario.Load.Metadata.Description, "INVALID: ") {
+		t.Errorf("valid %v: the report's load says %q", o.Run.Valid, br.Scenario.Load.Metadata.Description)
+	}
+
 	spill := out + ".spill"
 	rec, err := results.Recover(spill, "test")
 	if err != nil {
@@ -256,12 +267,13 @@ func TestRecordsOfARunAddUp(t *testing.T) {
 }
 
 // A sweep's points write their own rows, numbered as their spills are,
-// in CSV: each point's rows add up to its results.
-func TestRecordsOfASweep(t *testing.T) {
+// in CSV: each point's rows add up to its results. Their Benchmark
+// Reports are stages 0 and 1 of one experiment.
+func TestExportsOfASweep(t *testing.T) {
 	t.Parallel()
 	endpoint := simServer(t, sim.Config{Model: "m", Timing: sim.TimingFixed, Fixed: sim.Fixed{TTFT: 10 * time.Millisecond, ITL: 2 * time.Millisecond}, Tokenizer: "words"}, nil)
 	dir := t.TempDir()
-	src := rowsSrc + "sweep: {pin: concurrency.streams, values: [1, 3]}\n"
+	src := shardedSrc + "sweep: {pin: concurrency.streams, values: [1, 3]}\n"
 	o, err := run(t, Config{ScenarioPath: scenarioFile(t, src), Endpoint: endpoint, Model: "m", Tokenizer: "words",
 		Output: filepath.Join(dir, "sweep.json"), Records: filepath.Join(dir, "rows.csv")})
 	if err != nil {
@@ -270,31 +282,36 @@ func TestRecordsOfASweep(t *testing.T) {
 	if len(o.Set.Runs) != 2 {
 		t.Fatalf("%d points", len(o.Set.Runs))
 	}
+	brs := export.BenchmarkReportsOfSet(o.Set)
 	for i, r := range o.Set.Runs {
 		checkRowTotals(t, fmt.Sprintf("point %d", i+1), readRows(t, filepath.Join(dir, fmt.Sprintf("rows.%d.csv", i+1))), r)
+		br := checkBR(t, fmt.Sprintf("point %d", i+1), brs[i])
+		if std := br.Scenario.Load.Standardized; std.Stage != i || std.Concurrency == nil || float64(*std.Concurrency) != o.Set.Values[i] || br.Run.EID != brs[0].Run.EID {
+			t.Errorf("point %d: stage %d, concurrency %v, eid %s (the first's %s)", i+1, std.Stage, std.Concurrency, br.Run.EID, brs[0].Run.EID)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "rows.csv")); err == nil {
 		t.Error("rows.csv written beside the numbered points' files")
 	}
 }
 
-// Shards of one distributed run each write their rows, marked with the
-// shard; together they add up to the merged results.
-func TestRecordsOfShardsAddUpToTheMerge(t *testing.T) {
-	t.Parallel()
-	endpoint := simServer(t, sim.Config{Model: "m", Timing: sim.TimingFixed, Fixed: sim.Fixed{TTFT: 10 * time.Millisecond, ITL: 2 * time.Millisecond}}, nil)
-	base := Config{ScenarioPath: scenarioFile(t, shardedSrc), Endpoint: endpoint, Model: "m", Tokenizer: "words"}
-	const n = 2
-	dir := t.TempDir()
-	start := time.Now().Add(300 * time.Millisecond)
+// runShards runs base as the n shards of one distributed run, at once
+// and starting together, each writing its results to dir/shard-I.json
+// (and with rows its records to dir/shard-I.jsonl); it returns them as
+// results.Merge takes them.
+func runShards(t *testing.T, base Config, n int, runID, dir string, rows bool) []results.Shard {
+	t.Helper()
+	start := time.Now().Add(500 * time.Millisecond)
 	shards := make([]results.Shard, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			cfg := base
 			cfg.Output = filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
-			cfg.Records = filepath.Join(dir, fmt.Sprintf("shard-%d.jsonl", i))
-			cfg.Distributed = Distributed{Shard: scenario.Shard{I: i, N: n}, StartAt: start, RunID: "rows"}
+			if rows {
+				cfg.Records = filepath.Join(dir, fmt.Sprintf("shard-%d.jsonl", i))
+			}
+			cfg.Distributed = Distributed{Shard: scenario.Shard{I: i, N: n}, StartAt: start, RunID: runID}
 			o, err := run(t, cfg)
 			if err != nil {
 				t.Error(err)
@@ -305,8 +322,20 @@ func TestRecordsOfShardsAddUpToTheMerge(t *testing.T) {
 	}
 	wg.Wait()
 	if t.Failed() {
-		return
+		t.FailNow()
 	}
+	return shards
+}
+
+// Shards of one distributed run each write their rows, marked with the
+// shard; together they add up to the merged results. The merged run's
+// Benchmark Report counts its shards as its load generators.
+func TestExportsOfShardsAddUpToTheMerge(t *testing.T) {
+	t.Parallel()
+	endpoint := simServer(t, sim.Config{Model: "m", Timing: sim.TimingFixed, Fixed: sim.Fixed{TTFT: 10 * time.Millisecond, ITL: 2 * time.Millisecond}}, nil)
+	const n = 2
+	dir := t.TempDir()
+	shards := runShards(t, Config{ScenarioPath: scenarioFile(t, shardedSrc), Endpoint: endpoint, Model: "m", Tokenizer: "words"}, n, "rows", dir, true)
 	merged, err := results.Merge(shards, results.MergeOptions{StartTolerance: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -322,6 +351,17 @@ func TestRecordsOfShardsAddUpToTheMerge(t *testing.T) {
 		rows = append(rows, part...)
 	}
 	checkRowTotals(t, "merged shards", rows, merged)
+
+	br := checkBR(t, "merged", export.BenchmarkReportOf(merged))
+	if std := br.Scenario.Load.Standardized; std.Parallelism != n || std.Concurrency == nil || *std.Concurrency != 8 {
+		t.Errorf("merged: parallelism %d, concurrency %v; want %d shards of the whole plan's 8 streams", std.Parallelism, std.Concurrency, n)
+	}
+	if a := br.Results.RequestPerformance.Aggregate; a.Requests.Total != merged.Windows[results.WindowSteady].Requests {
+		t.Errorf("merged: %d requests, the merged steady window %d", a.Requests.Total, merged.Windows[results.WindowSteady].Requests)
+	}
+	if br.Results.Observability == nil {
+		t.Error("merged: no server metrics, though shard 0 scraped the simulator's")
+	}
 }
 
 // A records file named neither .jsonl nor .csv is refused before load.
@@ -330,5 +370,35 @@ func TestRecordsNeedsAKnownExtension(t *testing.T) {
 	_, err := run(t, Config{Records: filepath.Join(t.TempDir(), "rows.txt")})
 	if err == nil || !strings.Contains(err.Error(), ".jsonl (JSON Lines) or .csv") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// A capacity search's Benchmark Reports: one per point, stages of one
+// experiment, each with its point's value as its concurrency and its
+// value and verdicts in its native config.
+func TestBenchmarkReportsOfACapacitySearch(t *testing.T) {
+	t.Parallel()
+	o, _, _, err := runCapacity(t, CapacityConfig{Tiers: []string{"loose: ttft_ms.p90 <= 100000"}, MaxRuns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	brs := export.BenchmarkReportsOfCapacity(o.File)
+	if len(brs) != 2 || len(o.File.Points) != 2 {
+		t.Fatalf("%d reports of %d points", len(brs), len(o.File.Points))
+	}
+	for k, br := range brs {
+		checkBR(t, fmt.Sprintf("point %d", k+1), br)
+		p := o.File.Points[k]
+		std := br.Scenario.Load.Standardized
+		if std.Stage != k || br.Run.EID != brs[0].Run.EID || std.Concurrency == nil || float64(*std.Concurrency) != p.Value {
+			t.Errorf("point %d: stage %d, eid %s, concurrency %v; want value %v", k+1, std.Stage, br.Run.EID, std.Concurrency, p.Value)
+		}
+		capa := br.Scenario.Load.Native.Config.(map[string]any)["sixpin"].(map[string]any)["capacity"].(map[string]any)
+		if capa["value"] != p.Value || capa["role"] != p.Role || len(capa["verdicts"].([]map[string]any)) != len(p.Verdicts) {
+			t.Errorf("point %d: native %v, point %+v", k+1, capa, p)
+		}
+		if !strings.Contains(br.Run.Description, fmt.Sprintf("point %d: concurrency.streams %v", k+1, p.Value)) {
+			t.Errorf("point %d: description %q", k+1, br.Run.Description)
+		}
 	}
 }
