@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/endpoint"
+	"github.com/sixpin/sixpin/export"
 	"github.com/sixpin/sixpin/internal/redact"
 	"github.com/sixpin/sixpin/profiles"
 	"github.com/sixpin/sixpin/record"
@@ -46,6 +47,12 @@ type Config struct {
 	Model    string
 	// Output is the results file path ("" = DefaultOutput).
 	Output string
+	// Records, when set, is where one row per request goes as the run
+	// consumes its records: JSON Lines (.jsonl) or CSV (.csv), by its
+	// extension (export.RecordsFormatOf). The members of a sweep or of
+	// repeats each write their own, numbered as their spills are
+	// (rows.jsonl → rows.1.jsonl).
+	Records string
 	// Seed overrides the scenario's seed when non-nil.
 	Seed *int64
 	// Duration overrides the scenario's duration when > 0.
@@ -191,6 +198,11 @@ func runObserved(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 	sc, err := loadScenario(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Records != "" {
+		if _, err := export.RecordsFormatOf(cfg.Records); err != nil {
+			return nil, fmt.Errorf("%w: --records: %w", ErrBadInput, err)
+		}
 	}
 	if err := checkDistributed(cfg, sc); err != nil {
 		return nil, err
@@ -434,6 +446,11 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 		return nil, nil, err
 	}
 
+	rows, err := createRecords(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.close()
 	col, err := results.NewCollector(spillPath)
 	if err != nil {
 		return nil, nil, err
@@ -474,6 +491,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 		}
 		return nil, nil, err
 	}
+	rows.begin(h)
 	fmt.Fprintf(cfg.ErrOut, "sixpin: recording to %s (if this run dies, `sixpin recover %s` rebuilds its results)\n", col.SpillPath(), col.SpillPath())
 	// Once issuing stops, in-flight requests get the grace period. The
 	// run waits for this goroutine before it goes on (graceDone), so that
@@ -503,6 +521,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	bar := startProgress(cfg, w)
 	consume(records, col, newSpillWatch(cfg, stopIssuing), newCheckpointer(cfg, col, out, checkpoint, h.StartedAt, scraper), func(rec *record.Record) {
 		ids.Count(rec)
+		rows.write(rec)
 		w.observe(rec)
 		p.judge.observe(rec, stopIssuing)
 	})
@@ -511,6 +530,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	cancelInflight()
 	<-graceDone
 	cut := context.Cause(inflight) // the first cancel's: what cut the requests in flight, if anything did
+	rows.finish()
 
 	p.judge.pin(&h.Windows)
 	m, err := col.Finish(h.Windows, h.SLO, h.Tol)

@@ -95,6 +95,9 @@ func (m *members) run(ctx, hard context.Context, cfg Config, sc *scenario.Scenar
 		return nil, nil
 	}
 	cfg.step = stepLabel(i, n, label)
+	if cfg.Records != "" {
+		cfg.Records = numbered(cfg.Records, i+1)
+	}
 	run, sp, err := execute(ctx, hard, cfg, sc, "", spillBeside(m.path, "."+strconv.Itoa(i+1)), 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", label, err)

@@ -3,12 +3,10 @@ package harness
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -49,26 +47,7 @@ func TestShardsMergeToTheWhole(t *testing.T) {
 
 	const n = 4
 	dir := t.TempDir()
-	start := time.Now().Add(500 * time.Millisecond)
-	shards := make([]results.Shard, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			cfg := base
-			cfg.Output = filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
-			cfg.Distributed = Distributed{Shard: scenario.Shard{I: i, N: n}, StartAt: start, RunID: "t1"}
-			o, err := run(t, cfg)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			shards[i] = results.Shard{Name: o.Path, Run: o.Run}
-		})
-	}
-	wg.Wait()
-	if t.Failed() {
-		return
-	}
+	shards := runShards(t, base, n, "t1", dir, false)
 	for i, s := range shards {
 		if sh := s.Run.Shard; sh == nil || sh.Index != i || sh.Count != n || sh.RunID != "t1" || sh.Whole.Streams != 8 || s.Run.Pins.Concurrency.Declared.Streams != 2 {
 			t.Fatalf("shard %d: identity %+v, declared %+v", i, sh, s.Run.Pins.Concurrency.Declared)

@@ -149,9 +149,9 @@ type Record struct {
 	// Server is the server's own timing of the request, when it sent one
 	// (llama.cpp's and the simulator's timings in the last chunk).
 	Server ServerTimings
-	// RequestID is the X-Request-Id the request was sent with; IDEcho
-	// says whether the answer echoed it (not kept in the spill: the id is
-	// RequestID(prefix, …) of the record's own fields).
+	// RequestID is the X-Request-Id the request was sent with ("" when
+	// none was); IDEcho says whether the answer echoed it (not kept in
+	// the spill).
 	RequestID string
 	IDEcho    IDEcho
 }

@@ -110,3 +110,56 @@ func readRecords(rd *spillReader, name string, n int, onHeader func(*Header), fn
 	}
 	return nil
 }
+
+// SpillRead is what ReadSpill read of a spill.
+type SpillRead struct {
+	// Header is the run's header (nil: the spill has none, the run died
+	// before its first request).
+	Header *Header
+	// Records is how many whole records were read; SkippedBytes and
+	// Damage are as Recovered's.
+	Records      int
+	SkippedBytes int64
+	Damage       string
+}
+
+// ReadSpill reads the record spill at path as Recover does, without
+// measuring it: it hands the run's header to onHeader once it is read
+// (before the first record), then every whole record, in the order the
+// run finished them, to fn, up to the spill's end or its first damage.
+// fn gets one reused Record and must not keep it. An error from
+// onHeader or fn stops the reading and is returned.
+func ReadSpill(path string, onHeader func(*Header) error, fn func(*record.Record) error) (SpillRead, error) {
+	var out SpillRead
+	f, err := os.Open(path)
+	if err != nil {
+		return out, fmt.Errorf("open record spill: %w", err)
+	}
+	defer f.Close()
+	rd, err := newSpillReader(f, path)
+	if err != nil {
+		return out, err
+	}
+	var rec record.Record
+	for {
+		ok := rd.next(&rec)
+		if rd.header != nil && out.Header == nil {
+			out.Header = rd.header
+			if err := onHeader(rd.header); err != nil {
+				return out, err
+			}
+		}
+		if !ok {
+			break
+		}
+		if err := fn(&rec); err != nil {
+			return out, err
+		}
+		out.Records++
+	}
+	out.SkippedBytes, out.Damage = rd.skipped, rd.damage
+	if rd.err != nil {
+		return out, fmt.Errorf("read record spill %s: %w", path, rd.err)
+	}
+	return out, nil
+}

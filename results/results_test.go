@@ -306,6 +306,10 @@ func TestSpillRoundTrip(t *testing.T) {
 	// own flag bit (both once took bit 32).
 	in[0].TokenReads, in[0].Backoff, in[0].Withheld = 17, 2*time.Second, 3
 	in[1].Backoff = 500 * ms
+	// The request's id and the failure's message, for the per-request
+	// export of a kept spill: each has its own flag bit.
+	in[0].RequestID = "sixpin-0a1b2c3d-1"
+	in[1].RequestID, in[1].ErrMsg = "sixpin-0a1b2c3d-2", "HTTP 429: Tokens per minute limit exceeded"
 	for _, r := range in {
 		assignChunkTokens(r)
 		s.put(r)
@@ -319,7 +323,8 @@ func TestSpillRoundTrip(t *testing.T) {
 			r.End != want.End || r.Err != want.Err || r.Usage != want.Usage || r.HasUsage != want.HasUsage ||
 			r.RequestedPromptTokens != want.RequestedPromptTokens || len(r.Chunks) != len(want.Chunks) ||
 			r.ToolCalls != want.ToolCalls || r.Reconnects != want.Reconnects || r.Server != want.Server ||
-			r.TokenReads != want.TokenReads || r.Backoff != want.Backoff || r.Withheld != want.Withheld {
+			r.TokenReads != want.TokenReads || r.Backoff != want.Backoff || r.Withheld != want.Withheld ||
+			r.RequestID != want.RequestID || r.ErrMsg != want.ErrMsg {
 			t.Fatalf("record %d: got %+v, want %+v", i, r, want)
 		}
 		for j := range r.Chunks {

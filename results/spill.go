@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sixpin/sixpin/record"
 )
@@ -237,7 +238,13 @@ func (s *spill) put(r *record.Record) {
 		flags |= 32 // the backoff and the withheld arrivals follow the server's timings
 	}
 	if r.TokenReads > 0 {
-		flags |= 64 // the token reads come last
+		flags |= 64 // the token reads follow the backoff
+	}
+	if r.RequestID != "" {
+		flags |= 128 // the request's id follows the token reads
+	}
+	if r.ErrMsg != "" {
+		flags |= 256 // the failure's message comes last
 	}
 	b = binary.AppendUvarint(b, uint64(r.Index))
 	b = binary.AppendUvarint(b, ids[0])
@@ -293,6 +300,12 @@ func (s *spill) put(r *record.Record) {
 	}
 	if flags&64 != 0 {
 		b = binary.AppendUvarint(b, uint64(r.TokenReads))
+	}
+	if flags&128 != 0 {
+		b = appendString(b, r.RequestID, maxSpillID)
+	}
+	if flags&256 != 0 {
+		b = appendString(b, r.ErrMsg, maxSpillErrMsg)
 	}
 	s.buf = b
 	s.n++
@@ -537,10 +550,37 @@ func (s *spillReader) decode(b []byte, r *record.Record) error {
 	if flags&64 != 0 {
 		r.TokenReads = int(d.u())
 	}
+	if flags&128 != 0 {
+		r.RequestID = d.str()
+	}
+	if flags&256 != 0 {
+		r.ErrMsg = d.str()
+	}
 	if d.err != nil {
 		return errSpillCorrupt
 	}
 	return nil
+}
+
+// The longest request id and failure message a spill keeps, in bytes;
+// longer ones are cut at a rune boundary.
+const (
+	maxSpillID     = 256
+	maxSpillErrMsg = 1024
+)
+
+// appendString appends v, cut to at most limit bytes at a rune
+// boundary, as a uvarint length and its bytes.
+func appendString(b []byte, v string, limit int) []byte {
+	if len(v) > limit {
+		cut := limit
+		for cut > 0 && !utf8.RuneStart(v[cut]) {
+			cut--
+		}
+		v = v[:cut]
+	}
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
 }
 
 type varintReader struct {
@@ -554,6 +594,18 @@ func (d *varintReader) u() uint64 {
 		d.err = errSpillCorrupt
 		return 0
 	}
+	d.b = d.b[n:]
+	return v
+}
+
+// str reads a string appendString wrote.
+func (d *varintReader) str() string {
+	n := d.u()
+	if d.err != nil || n > uint64(len(d.b)) {
+		d.err = errSpillCorrupt
+		return ""
+	}
+	v := string(d.b[:n])
 	d.b = d.b[n:]
 	return v
 }

@@ -18,6 +18,7 @@ var formatNames = map[string]string{
 	"csv":   "csv",
 	"json":  "json",
 	"junit": "junit", "xml": "junit",
+	formatBR: formatBR,
 }
 
 // outputFormat is the one rule for the commands that take --format and -o
@@ -43,7 +44,7 @@ func outputFormat(errOut io.Writer, format string, given bool, output string, wr
 	if !slices.Contains(writes, f) {
 		return "", badInput(fmt.Errorf("--format %q: want one of %s", format, want))
 	}
-	if byExt != "" && byExt != f {
+	if byExt != "" && byExt != f && (f != formatBR || byExt != "json") { // a Benchmark Report is JSON
 		fmt.Fprintf(errOut, "sixpin: writing %s to %s, as --format says, though its extension names %s\n", f, output, byExt)
 	}
 	return f, nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sixpin/sixpin/export"
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/results"
 )
@@ -15,6 +16,9 @@ type RecoverOptions struct {
 	F      *Factory
 	Spill  string
 	Output string
+	// Records, when set, also writes the spill's requests there, one row
+	// each (.jsonl or .csv), as `sixpin run --records` does.
+	Records string
 }
 
 // NewCmdRecover builds `sixpin recover`. runF replaces the action in tests.
@@ -30,9 +34,13 @@ an ordinary results file from it, marked incomplete, with every request
 measured until then: report, compare and gate read it as any other. A
 spill whose tail is damaged (cut mid-write, or zeros or garbage left by a
 crash) gives every whole record before the damage, and recover says how
-many bytes it skipped.`,
+many bytes it skipped.
+
+--records also writes the spill's requests one row each, as JSON Lines
+(.jsonl) or CSV (.csv), the rows sixpin run --records writes.`,
 		Example: `  sixpin recover results.json.spill
-  sixpin recover results.json.spill -o recovered.json`,
+  sixpin recover results.json.spill -o recovered.json
+  sixpin recover results.json.spill -o recovered.json --records requests.csv`,
 		Args: argsBadInput(cobra.ExactArgs(1)),
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.Spill = args[0]
@@ -43,6 +51,7 @@ many bytes it skipped.`,
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "results file to write (default: SPILL without .spill, or SPILL.json)")
+	cmd.Flags().StringVar(&opts.Records, "records", "", "also write one row per request to FILE: JSON Lines (.jsonl) or CSV (.csv)")
 	return cmd
 }
 
@@ -52,6 +61,11 @@ func recoverRun(opts *RecoverOptions) error {
 		out = strings.TrimSuffix(opts.Spill, ".spill")
 		if !strings.HasSuffix(out, ".json") {
 			out += ".json"
+		}
+	}
+	if opts.Records != "" {
+		if _, err := export.RecordsFormatOf(opts.Records); err != nil {
+			return badInput(fmt.Errorf("--records: %w", err))
 		}
 	}
 	rec, err := results.Recover(opts.Spill, "the run did not finish (killed, out of memory or crashed)")
@@ -65,6 +79,13 @@ func recoverRun(opts *RecoverOptions) error {
 		rec.Requests, opts.Spill, out)
 	if rec.SkippedBytes > 0 {
 		fmt.Fprintf(opts.F.IO.Out, "sixpin: skipped the last %s bytes of the spill, which hold no whole record (%s)\n", numfmt.Int(rec.SkippedBytes), rec.Damage)
+	}
+	if opts.Records != "" {
+		read, err := export.SpillRecords(opts.Spill, opts.Records)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(opts.F.IO.Out, "sixpin: wrote %s to %s\n", numfmt.Count(read.Records, "per-request row", ""), opts.Records)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,14 +48,19 @@ func TestKilledRunRecovers(t *testing.T) {
 	if _, err := os.Stat(spill); err != nil {
 		t.Fatalf("no spill beside the results file after SIGKILL: %v", err)
 	}
-	out := filepath.Join(dir, "recovered.json")
-	code, stdout, errOut := sixpin(t, nil, "recover", spill, "-o", out)
+	out, rows := filepath.Join(dir, "recovered.json"), filepath.Join(dir, "requests.csv")
+	code, stdout, errOut := sixpin(t, nil, "recover", spill, "-o", out, "--records", rows)
 	if code != ExitOK {
 		t.Fatalf("recover: exit %d\n%s%s", code, stdout, errOut)
 	}
 	run, err := results.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// --records: a row per request recovered, after the CSV's header.
+	if data, err := os.ReadFile(rows); err != nil || strings.Count(string(data), "\n") != run.Errors.Requests+1 ||
+		!strings.Contains(stdout, fmt.Sprintf("wrote %d per-request rows to %s", run.Errors.Requests, rows)) {
+		t.Errorf("records (%v):\n%s\nstdout: %s", err, data, stdout)
 	}
 	if !run.Incomplete || run.Errors.Requests < 2 || run.Errors.Failed != 0 {
 		t.Errorf("recovered: incomplete %v, %d requests (%d failed)", run.Incomplete, run.Errors.Requests, run.Errors.Failed)

@@ -63,12 +63,18 @@ throughput–interactivity curve (aggregate tok/s against sixpin's effective
 tok/s per stream and MLPerf's tps_per_user, a Pareto staircase without
 interpolation, each point marked by each tier's verdict and labelled with
 its concurrency, N* ringed per tier) and each tier's conditions against
-the concurrency.`,
+the concurrency.
+
+  br0.2  the llm-d Benchmark Report v0.2 (JSON) llm-d-benchmark reads: one
+         per run, one per point of a set or a capacity search (stages of one
+         experiment); several go to stdout as JSON Lines, to -o FILE as
+         FILE_0.json, FILE_1.json, …`,
 		Example: `  sixpin report results.json --format md >> "$GITHUB_STEP_SUMMARY"
   sixpin report a.json b.json --format html -o report.html
   sixpin report runs/*.json --format csv -o runs.csv
   sixpin report sweep.json --format html -o sweep.html
-  sixpin report capacity.json --format html -o capacity.html`,
+  sixpin report capacity.json --format html -o capacity.html
+  sixpin report results.json --format br0.2 -o br.json`,
 		Args: argsBadInput(cobra.MinimumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Paths = args
@@ -91,7 +97,7 @@ func reportFormats() []string {
 	for i, f := range report.Formats {
 		names[i] = string(f)
 	}
-	return names
+	return append(names, formatBR)
 }
 
 func reportRun(opts *ReportOptions) error {
@@ -103,6 +109,9 @@ func reportRun(opts *ReportOptions) error {
 	files, err := report.LoadFiles(opts.Paths...)
 	if err != nil {
 		return badInput(err)
+	}
+	if name == formatBR {
+		return reportBR(opts, files)
 	}
 	var ins []report.Input
 	for _, f := range files {

@@ -35,7 +35,8 @@ func NewCmdRun(f *Factory, runF func(*cobra.Command, *RunOptions) error) *cobra.
 		Short: "Replay a scenario against an endpoint (the built-in simulator by default)",
 		Example: `  sixpin run scenarios/agentic-120k.yaml
   sixpin run scenarios/chat-8k-c16.yaml --endpoint http://127.0.0.1:8080/v1 --model qwen
-  sixpin run scenarios/smoke.yaml --profile vllm -o results.json`,
+  sixpin run scenarios/smoke.yaml --profile vllm -o results.json
+  sixpin run scenarios/smoke.yaml -o results.json --records requests.jsonl`,
 		Annotations: trapSignals,
 		Args:        argsBadInput(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -51,6 +52,7 @@ func NewCmdRun(f *Factory, runF func(*cobra.Command, *RunOptions) error) *cobra.
 	fl := cmd.Flags()
 	addTargetFlags(fl, c)
 	fl.StringVarP(&c.Output, "output", "o", "", "results file (default sixpin-NAME-TIMESTAMP.json)")
+	fl.StringVar(&c.Records, "records", "", "also write one row per request to FILE as the run goes: JSON Lines (.jsonl) or CSV (.csv); a sweep's or repeat's runs each to FILE numbered (rows.1.jsonl, …)")
 	fl.Int64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
 	fl.DurationVar(&c.Duration, "duration", 0, "override the scenario's duration (e.g. 30s, 5m)")
 	fl.IntVar(&c.Requests, "requests", 0, "override the scenario's request count")

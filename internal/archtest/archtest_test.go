@@ -57,6 +57,8 @@ var rules = []rule{
 		why: "verdict is data: comparison and gating, the registry of comparable figures; report words it"},
 	{from: "capacity", only: []string{"verdict", "results", "record", "scenario", "trace"},
 		why: "capacity is data: the search, the binding constraint and the sixpin/capacity/v1 file; harness runs its points, report words it"},
+	{from: "export", only: []string{"capacity", "verdict", "results", "record", "scenario", "trace"},
+		why: "export writes the formats other tools read (per-request rows, the llm-d Benchmark Report) from data; it runs and words nothing"},
 	{from: "analyze", only: []string{"results", "record", "scenario", "trace"},
 		why: "analyze reads agent logs into data; report words it"},
 	{from: "profiles", not: []string{"sim", "runner", "harness", "report"},
