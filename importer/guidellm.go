@@ -146,6 +146,9 @@ func guidellmData(a *args, p *problems, w *workload, data string, o Options) {
 		return
 	}
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
+		if math.IsNaN(cfg[k]) && k != "prefix_buckets" && k != "source" {
+			p.refuse(a.name("--data"), "%s: want a number", k)
+		}
 		if !slices.Contains(guidellmKeys, k) {
 			p.refuse(a.name("--data"), "unknown key %q (synthetic data takes %s)", k, strings.Join(guidellmKeys, ", "))
 		}

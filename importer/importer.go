@@ -87,12 +87,7 @@ type Note struct {
 	Text    string
 }
 
-func (n Note) String() string {
-	if n.Setting == "" {
-		return n.Text
-	}
-	return n.Setting + ": " + n.Text
-}
+func (n Note) String() string { return about(n.Setting, n.Text) }
 
 // Refusal is a setting that cannot be translated faithfully, and why.
 type Refusal struct {
@@ -100,11 +95,14 @@ type Refusal struct {
 	Reason  string
 }
 
-func (r Refusal) String() string {
-	if r.Setting == "" {
-		return r.Reason
+func (r Refusal) String() string { return about(r.Setting, r.Reason) }
+
+// about is "setting: text", or text alone for the invocation as a whole.
+func about(setting, text string) string {
+	if setting == "" {
+		return text
 	}
-	return r.Setting + ": " + r.Reason
+	return setting + ": " + text
 }
 
 // Error is an import refused: every setting that cannot be translated,

@@ -399,7 +399,6 @@ func orNot(a *args, flag, text, alt string) string {
 
 // vllmSampling puts the sampling flags into the profile's extra body.
 func vllmSampling(a *args, r reader, p *problems, prof *profile) {
-	given := false
 	for _, f := range []struct{ flag, key string }{{"--top-p", "top_p"}, {"--top-k", "top_k"}, {"--min-p", "min_p"}, {"--temperature", "temperature"},
 		{"--frequency-penalty", "frequency_penalty"}, {"--presence-penalty", "presence_penalty"}, {"--repetition-penalty", "repetition_penalty"}, {"--logprobs", "logprobs"}} {
 		if !a.has(f.flag) {
@@ -410,12 +409,10 @@ func vllmSampling(a *args, r reader, p *problems, prof *profile) {
 		}
 		prof.extraBody[f.key] = r.float(f.flag, 0)
 		prof.from = append(prof.from, a.given(f.flag)+" → extra_body."+f.key)
-		given = true
 	}
 	if !a.has("--temperature") {
 		p.note("--temperature", "not given: vLLM's client sends no temperature, so the server's default applies (vLLM: the model's generation config, else 1.0); sixpin sends none either")
 	}
-	_ = given
 	if s := r.str("--extra-body", ""); s != "" {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(s), &m); err != nil {

@@ -7,29 +7,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/sixpin/sixpin/internal/testserve"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the Server's writes and the
-// test's read.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
 
 // The request log counts what the Server served, request by request, and
 // agrees with its /metrics counters: prompt and generation tokens, and
 // requests by finish reason.
 func TestRequestLogCountsWhatWasServed(t *testing.T) {
 	t.Parallel()
-	var log lockedBuffer
+	var log testserve.Buffer
 	s, err := New(Config{Timing: TimingNone, RequestLog: &log})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +48,7 @@ func TestRequestLogCountsWhatWasServed(t *testing.T) {
 
 	var prompt, completion int
 	ids := map[string]bool{}
-	sc := bufio.NewScanner(strings.NewReader(log.b.String()))
+	sc := bufio.NewScanner(strings.NewReader(log.String()))
 	for sc.Scan() {
 		var e RequestLogEntry
 		dec := json.NewDecoder(strings.NewReader(sc.Text()))

@@ -9,24 +9,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/sixpin/sixpin/internal/testserve"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/sim"
 )
-
-// logBuffer collects the simulator's request log.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
 
 // counted is what the server counted of a run: its requests (the probe's
 // left out, by their PREFIX-probe-N ids) and their tokens.
@@ -61,7 +49,7 @@ func importAndServe(t *testing.T, peer string, peerArgs ...string) imported {
 	if code != ExitOK {
 		t.Fatalf("import: exit %d\n%s\n%s", code, summary, errOut)
 	}
-	var log logBuffer
+	var log testserve.Buffer
 	s, err := sim.New(sim.Config{Timing: sim.TimingNone, RequestLog: &log})
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +67,7 @@ func importAndServe(t *testing.T, peer string, peerArgs ...string) imported {
 		t.Fatal(err)
 	}
 	var c counted
-	sc := bufio.NewScanner(strings.NewReader(log.b.String()))
+	sc := bufio.NewScanner(strings.NewReader(log.String()))
 	for sc.Scan() {
 		var e sim.RequestLogEntry
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
