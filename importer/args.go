@@ -221,14 +221,3 @@ func ignoredNotes(a *args, defs []flagDef, p *problems) {
 		}
 	}
 }
-
-// flagList is "--a, --b and --c".
-func flagList(names []string) string {
-	switch len(names) {
-	case 0:
-		return ""
-	case 1:
-		return names[0]
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
-}
