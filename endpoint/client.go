@@ -49,9 +49,15 @@ type Options struct {
 	StallTimeout time.Duration
 	// RequestIDPrefix, when set, sends every request with an X-Request-Id
 	// of PREFIX-N (N counts the client's requests from 1), records it on
-	// the request's Record and checks the id an answer echoes.
+	// the request's Record and checks the id an answer echoes. Requests
+	// that are not the run's (the readiness check, the template probe)
+	// are PREFIX-probe-N, so a server's log can tell them apart.
 	RequestIDPrefix string
 }
+
+// ProbeIDInfix is what stands between RequestIDPrefix and the counter in
+// the X-Request-Id of a request that is not the run's.
+const ProbeIDInfix = "-probe-"
 
 // Client sends requests to one Target. It is safe for concurrent use by
 // any number of goroutines: per-request state lives in each call, and

@@ -146,7 +146,11 @@ func (r *call) stream(inflight context.Context, cut error, req record.Request, m
 	body := r.proto.body(bodyRequest{model: r.target.Model, msgs: msgs, maxTokensField: r.target.MaxTokensField,
 		maxTokens: req.OutputTokens, extra: r.extra, minTokens: minTokens})
 	if r.idPrefix != "" {
-		rec.RequestID = r.idPrefix + "-" + strconv.FormatInt(r.ids.Add(1), 10)
+		sep := "-"
+		if req.Index < 0 {
+			sep = ProbeIDInfix // a request of the probe or readiness check, not of the run
+		}
+		rec.RequestID = r.idPrefix + sep + strconv.FormatInt(r.ids.Add(1), 10)
 	}
 	rec.Sent = r.since()
 	r.cutInEvent = false

@@ -423,6 +423,9 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 		}
 	}
 	h.ProbeFailure = probeFailure
+	if n := whole.Len(); n > 0 {
+		h.Planned = results.Planned(whole.Sequence(n))
+	}
 	h.Scenario.PromptSalt = fmt.Sprintf("%016x", salt)
 	h.Shard = shardIdentity(cfg, sc, whole)
 	p.rn, p.plan, p.h, p.ids, p.cal, p.judge = rn, plan, h, ids, cal, judge
@@ -554,6 +557,11 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 		scraper = nil
 	}
 	run := results.Assemble(h, m, end)
+	if run.Parity.Planned == nil && h.Shard == nil {
+		// A closed loop bounded by its duration alone: its plan is the
+		// requests it issued.
+		run.Parity.Planned = results.Planned(plan.Sequence(run.Errors.Requests))
+	}
 	if err := plan.TraceErr(); err != nil {
 		run.Valid, run.Invalid = false, append(run.Invalid, fmt.Sprintf("the trace could not be read again while it was replayed: %v", err))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -117,25 +118,27 @@ type Simulator struct {
 // address ("127.0.0.1:0" for any free port), timeScale times faster than
 // real time when 0 < timeScale < 1. Errors in the profile are bad input.
 func StartSimulator(p *profiles.Profile, addr string, timeScale float64) (*Simulator, error) {
-	return startSimulator(p, addr, false, timeScale)
+	return startSimulator(p, addr, false, timeScale, nil)
 }
 
 // ServeSimulator serves profile p's simulator in real time on addr for
 // other tools (`sixpin sim`): by listen.Listen's rule, a loopback address
-// unless remote. Errors in the profile and a refused address are bad
-// input.
-func ServeSimulator(p *profiles.Profile, addr string, remote bool) (*Simulator, error) {
-	return startSimulator(p, addr, remote, 0)
+// unless remote. requestLog, when not nil, receives one JSON line per
+// request served (sim.Config.RequestLog). Errors in the profile and a
+// refused address are bad input.
+func ServeSimulator(p *profiles.Profile, addr string, remote bool, requestLog io.Writer) (*Simulator, error) {
+	return startSimulator(p, addr, remote, 0, requestLog)
 }
 
 // simListener is `sixpin sim`'s rule for its address.
 var simListener = listen.Server{Flag: "--addr", RemoteFlag: "--remote", Shows: "a model server that answers whoever asks"}
 
-func startSimulator(p *profiles.Profile, addr string, remote bool, timeScale float64) (*Simulator, error) {
+func startSimulator(p *profiles.Profile, addr string, remote bool, timeScale float64, requestLog io.Writer) (*Simulator, error) {
 	c, err := SimConfig(p)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
+	c.RequestLog = requestLog
 	if timeScale > 0 && timeScale < 1 {
 		c.TimeScale = timeScale
 	}

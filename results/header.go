@@ -56,6 +56,10 @@ type Header struct {
 	// user accepted knowingly (`--allow-pin-mismatch`): they are still ✗,
 	// but do not make the run invalid.
 	AllowPinMismatch []string `json:"allow_pin_mismatch,omitempty"`
+	// Planned is the parity evidence of the requests the run plans (nil:
+	// not known before the run — a closed loop bounded by its duration
+	// alone — or not a list of independent requests).
+	Planned *PlannedTokens `json:"planned,omitempty"`
 }
 
 // Ending is how a run ended, as Assemble needs to know it.
@@ -139,6 +143,7 @@ func Assemble(h *Header, m *Measurement, e Ending) *Run {
 	}
 	run.Discovery = &disc
 	run.Tokens, run.ByContext = m.Tokens, m.ByContext
+	run.Parity = &Parity{Planned: h.Planned, Served: served(m.Tokens)}
 	if len(m.Sessions.All) > 0 {
 		run.Sessions = &m.Sessions
 	}

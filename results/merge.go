@@ -97,6 +97,7 @@ func Merge(shards []Shard, opts MergeOptions) (*Run, error) {
 
 		ClientAddedLatencyMs: m.ClientAddedLatency,
 	}
+	run.Parity = &Parity{Planned: mg.planned(), Served: served(m.Tokens)}
 	if d.Concurrency.Mode == scenario.ModeOpen {
 		run.Schedule = mg.schedule(m)
 	}
@@ -699,6 +700,20 @@ func (mg *merger) schedule(m *Measurement) *Schedule {
 }
 
 // overContext sums the shards' planned over-context prompts.
+// planned is the whole plan's parity evidence, which every shard computed
+// alike (nil when any shard lacks it or they disagree).
+func (mg *merger) planned() *PlannedTokens {
+	var p *PlannedTokens
+	for _, s := range mg.shards {
+		q := s.Run.Parity
+		if q == nil || q.Planned == nil || (p != nil && *q.Planned != *p) {
+			return nil
+		}
+		p = q.Planned
+	}
+	return p
+}
+
 func (mg *merger) overContext() *OverContext {
 	var oc *OverContext
 	for _, s := range mg.shards {

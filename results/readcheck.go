@@ -145,6 +145,7 @@ func (c *fileCheck) check(run *Run) {
 		}
 	}
 	c.errors(run.Errors)
+	c.parity(run)
 	c.series(run)
 	c.histograms(run)
 	if len(run.Histograms) == 0 {
@@ -153,6 +154,56 @@ func (c *fileCheck) check(run *Run) {
 	if len(run.Series.OutputTokens) == 0 && run.Errors.Requests > 0 {
 		run.Notes = append(run.Notes, NoteNoSeries)
 	}
+}
+
+// parity checks the parity evidence: counts that are not negative, cached
+// input within the input, a digest that is one, and served totals that
+// are the file's tokens.
+func (c *fileCheck) parity(run *Run) {
+	p := run.Parity
+	if p == nil {
+		return
+	}
+	totals := func(path []string, t TokenTotals) {
+		for _, f := range []struct {
+			key string
+			n   int64
+		}{{"requests", int64(t.Requests)}, {"input_tokens", t.InputTokens}, {"cached_input_tokens", t.CachedInputTokens}, {"output_tokens", t.OutputTokens}} {
+			if f.n < 0 {
+				c.at(append(path, f.key), "must be ≥ 0 (got %d)", f.n)
+			}
+		}
+		if t.CachedInputTokens > t.InputTokens && t.InputTokens >= 0 {
+			c.at(append(path, "cached_input_tokens"), "must be ≤ input_tokens (got %d > %d)", t.CachedInputTokens, t.InputTokens)
+		}
+	}
+	totals([]string{"parity", "served"}, p.Served)
+	if p.Served != served(run.Tokens) && c.has("tokens") {
+		c.at([]string{"parity", "served"}, "must be the file's tokens (requests %d, input %d, cached_input %d, output %d)",
+			run.Tokens.Requests, run.Tokens.Input, run.Tokens.CachedInput, run.Tokens.Output)
+	}
+	if q := p.Planned; q != nil {
+		totals([]string{"parity", "planned"}, q.TokenTotals)
+		if !isSHA256(q.SequenceSHA256) {
+			c.at([]string{"parity", "planned", "sequence_sha256"}, "want 64 lowercase hex digits, got %q", q.SequenceSHA256)
+		}
+		if q.Encoding == "" {
+			c.missing([]string{"parity", "planned"}, "parity.planned.encoding", "missing: the digest's byte encoding")
+		}
+	}
+}
+
+// isSHA256 reports whether s is a SHA-256 digest in lowercase hex.
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, r := range s {
+		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // window checks one window's counts and spans.

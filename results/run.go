@@ -66,6 +66,10 @@ type Run struct {
 	Tokens    Tokens          `json:"tokens"`
 	Sessions  *Sessions       `json:"sessions,omitempty"`
 	ByContext []ContextBucket `json:"by_context"`
+	// Parity is the evidence that the run sent the workload another tool
+	// sends: planned and served token totals and the digest of the
+	// planned sequence (nil in files from before it was recorded).
+	Parity *Parity `json:"parity,omitempty"`
 	// Histograms are window → metric → encoded HDR histogram.
 	Histograms map[string]map[string]EncodedHistogram `json:"histograms"`
 	Client     ClientInfo                             `json:"client"`

@@ -9,6 +9,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"time"
@@ -193,6 +194,11 @@ type Config struct {
 	// see FaultStreamError). On /v1/messages, http_503 answers as
 	// Anthropic signals overload: 529 overloaded_error.
 	Faults map[string]float64 `yaml:"faults"`
+
+	// RequestLog, when set, receives one JSON line per generation request
+	// the Server admitted, as it ends (RequestLogEntry): a per-run count
+	// of what was served, request by request (not YAML).
+	RequestLog io.Writer `yaml:"-"`
 }
 
 // Roofline is the accelerator and model in DESIGN §7's terms. Calibrate it

@@ -167,6 +167,7 @@ func (s *Server) generate(w http.ResponseWriter, ctx context.Context, p protocol
 		if !finished {
 			s.m.aborted()
 		}
+		s.log.write(w.Header().Get("X-Request-Id"), j, rp, finished)
 	}()
 	rp = s.newReply(w, ctx, g, j, enc, arrival)
 	if s.kv != nil {

@@ -56,6 +56,7 @@ type Server struct {
 	lim      *limiter // nil without rate limits
 	m        *serverMetrics
 	ids      atomic.Uint64 // request ids made up so far
+	log      *requestLog   // nil without Config.RequestLog
 
 	// kv is the prefix cache when no engine keeps one (prefix caching
 	// without TimingRoofline), guarded by kvMu.
@@ -97,6 +98,7 @@ func New(c Config) (*Server, error) {
 		caching:  *c.PrefixCaching,
 		lim:      newLimiter(c.RateLimits, c.TimeScale, time.Now),
 		m:        newServerMetrics(),
+		log:      newRequestLog(c.RequestLog),
 		done:     make(chan struct{}),
 	}
 	switch {

@@ -133,7 +133,7 @@ burst windows, with every figure carrying its pins.`,
 	root.AddCommand(NewCmdRun(f, nil), NewCmdValidate(f, nil), NewCmdSim(f, nil), NewCmdProfiles(f),
 		NewCmdReport(f, nil), NewCmdCompare(f, nil), NewCmdGate(f, nil), NewCmdAnalyze(f),
 		NewCmdBakeoff(f, nil), NewCmdRecover(f, nil), NewCmdKube(f), NewCmdMerge(f, nil), NewCmdWaterfall(f, nil),
-		NewCmdCapacity(f, nil))
+		NewCmdCapacity(f, nil), NewCmdImport(f, nil))
 	return root
 }
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +18,9 @@ type SimOptions struct {
 	Addr    string
 	Remote  bool
 	Profile string
+	// RequestLog is a file that receives one JSON line per request
+	// served ("": none).
+	RequestLog string
 }
 
 // NewCmdSim builds `sixpin sim`.
@@ -36,6 +41,7 @@ func NewCmdSim(f *Factory, runF func(*cobra.Command, *SimOptions) error) *cobra.
 	cmd.Flags().StringVar(&opts.Addr, "addr", "127.0.0.1:8000", "listen address, HOST:PORT (a bare :PORT is 127.0.0.1; loopback only unless --remote)")
 	cmd.Flags().BoolVar(&opts.Remote, "remote", false, "let --addr listen on a non-loopback address, a bare :PORT on every interface (anyone who reaches it can use the simulator)")
 	cmd.Flags().StringVar(&opts.Profile, "profile", profiles.DefaultSimulator, "simulator profile (NAME or FILE)")
+	cmd.Flags().StringVar(&opts.RequestLog, "request-log", "", "write one JSON line per request served to `FILE` (id, prompt, cached and completion tokens, finish reason): what the server counted, request by request")
 	return cmd
 }
 
@@ -47,7 +53,16 @@ func simRun(cmd *cobra.Command, opts *SimOptions) error {
 	if !p.Simulated() {
 		return badInput(fmt.Errorf("profile %s is not a simulator profile (kind %s)", p.Name, p.Kind))
 	}
-	sm, err := harness.ServeSimulator(p, opts.Addr, opts.Remote)
+	var log io.Writer
+	if opts.RequestLog != "" {
+		f, err := os.Create(opts.RequestLog)
+		if err != nil {
+			return badInput(fmt.Errorf("--request-log: %w", err))
+		}
+		defer f.Close()
+		log = f
+	}
+	sm, err := harness.ServeSimulator(p, opts.Addr, opts.Remote, log)
 	if err != nil {
 		return err
 	}

@@ -61,6 +61,8 @@ var rules = []rule{
 		why: "export writes the formats other tools read (per-request rows, the llm-d Benchmark Report) from data; it runs and words nothing"},
 	{from: "analyze", only: []string{"results", "record", "scenario", "trace"},
 		why: "analyze reads agent logs into data; report words it"},
+	{from: "importer", only: []string{"scenario", "record", "trace"},
+		why: "importer translates another tool's invocation into a scenario; it runs nothing"},
 	{from: "profiles", not: []string{"sim", "runner", "harness", "report"},
 		why: "a client-side profile describes a target; it does not link the simulator or run load"},
 	{from: "report", not: []string{"runner", "harness", "sim"}, direct: []string{"endpoint"},

@@ -1,12 +1,15 @@
 // Package testserve holds the small HTTP servers sixpin's tests of
-// different packages share: fixed answers, chat streams made on purpose
-// and ports nothing listens on.
+// different packages share: fixed answers, chat streams made on purpose,
+// ports nothing listens on, and a buffer a server writes while a test
+// reads it.
 package testserve
 
 import (
+	"bytes"
 	"io"
 	"net"
 	"net/http"
+	"sync"
 	"testing"
 )
 
@@ -31,4 +34,25 @@ func DeadURL(t testing.TB) string {
 	addr := l.Addr().String()
 	l.Close()
 	return "http://" + addr
+}
+
+// Buffer is a bytes.Buffer safe for concurrent use: a server or a run
+// writes it while a test reads it. The zero Buffer is empty and ready.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns what was written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
