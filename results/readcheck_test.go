@@ -120,6 +120,9 @@ func TestReadFileAcceptsWhatSixpinWrote(t *testing.T) {
 	files, _ := filepath.Glob("../report/testdata/*.json")
 	files = append(files, "testdata/good.json")
 	for _, f := range files {
+		if data, err := os.ReadFile(f); err == nil && SchemaOf(data) == "sixpin/capacity/v1" {
+			continue // a capacity file: capacity.ReadFile reads it (report's tests)
+		}
 		if _, _, err := ReadAnyFile(f); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
