@@ -77,7 +77,11 @@ func kvFit(sc *scenario.Scenario, plan *scenario.Plan, disc record.Discovery) *r
 	e := plan.Expected()
 	pp := sc.Pins.Prompt
 	per := e.MeanPromptTokens + e.MeanOutputTokens - float64(pp.SharedPrefixTokens)
-	return results.FitKV(streams, per, pp.SharedPrefixTokens, pp.PrefixGroups, disc.KV, disc.From)
+	f := results.FitKV(streams, per, pp.SharedPrefixTokens, pp.PrefixGroups, disc.KV, disc.From)
+	if w := sc.Workload; f != nil && w.Agentic() && w.MaxContextTokens > 0 {
+		f.WithDeepest(float64(w.MaxContextTokens) + e.MeanOutputTokens)
+	}
+	return f
 }
 
 // preflightKV says the KV fit before load on errOut, and refuses the run
@@ -90,7 +94,11 @@ func preflightKV(errOut io.Writer, mode string, f *results.KVFit) error {
 		return nil
 	}
 	line := report.KVFitLine(f)
-	if f.Fits {
+	switch {
+	case f.Fits && f.DeepestTokens > 0 && f.Streams > f.DeepestMaxFit:
+		fmt.Fprintf(errOut, "sixpin: warning: KV fit: %s\n", line)
+		return nil
+	case f.Fits:
 		fmt.Fprintf(errOut, "sixpin: KV fit: %s\n", line)
 		return nil
 	}

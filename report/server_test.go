@@ -91,3 +91,19 @@ func TestKVFitLineUncertain(t *testing.T) {
 		t.Errorf("card: %s", got)
 	}
 }
+
+// Agentic contexts deepen as a run goes: eight sessions whose mean
+// context fits the cache fill it at their deepest, and the preflight
+// says so beside the mean's fit.
+func TestKVFitLineDeepest(t *testing.T) {
+	t.Parallel()
+	f := results.FitKV(8, 64400, 0, 0, record.KVFacts{BudgetTokens: 524288, MaxNumSeqs: 8}, nil)
+	f.WithDeepest(120300)
+	want := "8 streams × 64.4K tokens need 515K KV tokens; the server holds 524K and runs at most 8 sequences: they fit (up to 8 would); at their deepest (120K tokens each) at most 4 fit: expect the cache to fill as the sessions' contexts deepen"
+	if got := KVFitLine(f); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if f.DeepestMaxFit != 4 || !f.Fits {
+		t.Errorf("%+v", f)
+	}
+}

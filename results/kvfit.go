@@ -40,6 +40,28 @@ type KVFit struct {
 	Uncertain       bool `json:"uncertain,omitempty"`
 	AltBudgetTokens int  `json:"alt_budget_tokens,omitempty"`
 	AltMaxFit       int  `json:"alt_max_fit,omitempty"`
+	// DeepestTokens is what one sequence holds at its deepest, for a
+	// workload whose contexts deepen as it runs (agentic sessions: their
+	// max_context_tokens plus an answer; 0: not such a workload), and
+	// DeepestMaxFit how many of those the budget holds. A mean that fits
+	// can still fill the cache in a run's last minutes.
+	DeepestTokens float64 `json:"deepest_tokens,omitempty"`
+	DeepestMaxFit int     `json:"deepest_max_fit,omitempty"`
+}
+
+// WithDeepest records that each sequence grows to tokens at its deepest,
+// and how many of those fit the budget.
+func (f *KVFit) WithDeepest(tokens float64) {
+	if tokens <= f.PerStreamTokens {
+		return
+	}
+	f.DeepestTokens = tokens
+	shared := float64(f.SharedPrefixTokens * f.PrefixGroups)
+	n := max(int(math.Floor((float64(f.BudgetTokens)-shared)/tokens)), 0)
+	if f.MaxNumSeqs > 0 {
+		n = min(n, f.MaxNumSeqs)
+	}
+	f.DeepestMaxFit = n
 }
 
 // FitKV is the KV-fit preflight of streams sequences of perStream tokens
