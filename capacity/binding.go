@@ -90,6 +90,9 @@ type Evidence struct {
 	ErrorClass  string `json:"error_class,omitempty"`
 	// Invalid is why the point could not count (nil: valid).
 	Invalid []string `json:"invalid,omitempty"`
+	// Scale is the run's compressed time (--time-scale; 0: real time),
+	// whose unscaled client time the cause discounts.
+	Scale float64 `json:"scale,omitempty"`
 }
 
 // Bind reads what broke tier at point p (a failed or invalid run).
@@ -155,11 +158,20 @@ func cause(b *Binding, p *Point) string {
 		}
 		return CauseDecode
 	}
+	whole := 0.0
+	if e.TTFTMeanMs != nil {
+		whole = *e.TTFTMeanMs
+		if e.Scale > 0 && e.Scale < 1 && e.RestMeanMs != nil {
+			// The client's time outside the server's model weighs 1/Scale
+			// what it would in real time (results.Compressed).
+			whole -= *e.RestMeanMs * (1 - e.Scale)
+		}
+	}
 	share := func(part *float64) float64 {
-		if part == nil || e.TTFTMeanMs == nil || *e.TTFTMeanMs <= 0 {
+		if part == nil || whole <= 0 {
 			return -1
 		}
-		return *part / *e.TTFTMeanMs
+		return *part / whole
 	}
 	queue, prefill := share(e.QueueMeanMs), share(e.PrefillMeanMs)
 	switch {
@@ -184,6 +196,9 @@ func evidence(p *Point) Evidence {
 	run := p.Run
 	if run == nil {
 		return e
+	}
+	if run.Compressed != nil {
+		e.Scale = run.Compressed.Scale
 	}
 	if w := run.Windows[results.WindowSteady]; w != nil {
 		mean := func(d *results.Dist) *float64 {

@@ -107,3 +107,21 @@ func TestBindUndecided(t *testing.T) {
 		t.Errorf("%+v", b)
 	}
 }
+
+// In compressed time (--time-scale) the client's own time — the TTFT
+// outside the server's queue and prefill — weighs 1/scale what it would
+// in real time: a queue of 160 ms in a TTFT of 400 ms whose rest is
+// 200 ms at scale 0.2 is a queue of 160 in 240 ms of real time, and binds.
+func TestBindInCompressedTime(t *testing.T) {
+	t.Parallel()
+	w := &results.Window{Requests: 100, TTFTMs: &results.Dist{Mean: 400}, ServerQueueMs: &results.Dist{Mean: 160},
+		ServerPrefillMs: &results.Dist{Mean: 40}, TTFTRestMs: &results.Dist{Mean: 200}}
+	p := failed(t, "ttft_ms.p90 <= 150", w, nil)
+	if b := Bind("t", p); b.Cause != CauseRest {
+		t.Errorf("real time: %s", b.Cause)
+	}
+	p.Run.Compressed = &results.Compressed{Scale: 0.2}
+	if b := Bind("t", p); b.Cause != CauseQueue {
+		t.Errorf("compressed: %s", b.Cause)
+	}
+}
