@@ -95,7 +95,7 @@ func preflightKV(errOut io.Writer, mode string, f *results.KVFit) error {
 	}
 	line := report.KVFitLine(f)
 	switch {
-	case f.Fits && f.DeepestTokens > 0 && f.Streams > f.DeepestMaxFit:
+	case f.FillsWhenDeep():
 		fmt.Fprintf(errOut, "sixpin: warning: KV fit: %s\n", line)
 		return nil
 	case f.Fits:

@@ -292,7 +292,7 @@ func KVFitLine(f *results.KVFit) string {
 		}
 	}
 	switch {
-	case f.Fits && f.DeepestTokens > 0 && f.Streams > f.DeepestMaxFit:
+	case f.FillsWhenDeep():
 		return s + fmt.Sprintf(": they fit (up to %d would); at their deepest (%s tokens each) at most %d fit: expect the cache to fill as the sessions' contexts deepen",
 			f.MaxFit, kTokens(f.DeepestTokens), f.DeepestMaxFit)
 	case f.Fits:

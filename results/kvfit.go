@@ -56,12 +56,13 @@ func (f *KVFit) WithDeepest(tokens float64) {
 		return
 	}
 	f.DeepestTokens = tokens
-	shared := float64(f.SharedPrefixTokens * f.PrefixGroups)
-	n := max(int(math.Floor((float64(f.BudgetTokens)-shared)/tokens)), 0)
-	if f.MaxNumSeqs > 0 {
-		n = min(n, f.MaxNumSeqs)
-	}
-	f.DeepestMaxFit = n
+	f.DeepestMaxFit = f.fit(f.BudgetTokens, float64(f.SharedPrefixTokens*f.PrefixGroups), tokens)
+}
+
+// FillsWhenDeep reports whether the planned sequences fit on their mean
+// but not at their deepest: the cache fills as their contexts deepen.
+func (f *KVFit) FillsWhenDeep() bool {
+	return f.Fits && f.DeepestTokens > 0 && f.Streams > f.DeepestMaxFit
 }
 
 // FitKV is the KV-fit preflight of streams sequences of perStream tokens
@@ -95,18 +96,18 @@ func FitKV(streams int, perStream float64, prefix, groups int, kv record.KVFacts
 		f.PerStreamTokens += float64(prefix) // no prefix cache: every sequence holds its own
 	}
 	f.NeedTokens = float64(streams)*f.PerStreamTokens + shared
-	f.MaxFit = f.fit(f.BudgetTokens, shared)
+	f.MaxFit = f.fit(f.BudgetTokens, shared, f.PerStreamTokens)
 	if f.Uncertain {
-		f.AltMaxFit = f.fit(f.AltBudgetTokens, shared)
+		f.AltMaxFit = f.fit(f.AltBudgetTokens, shared, f.PerStreamTokens)
 	}
 	f.Fits = streams <= f.MaxFit
 	return f
 }
 
-// fit is the most streams a budget of tokens holds, beside shared
-// prefix tokens held once, within MaxNumSeqs.
-func (f *KVFit) fit(budget int, shared float64) int {
-	n := max(int(math.Floor((float64(budget)-shared)/f.PerStreamTokens)), 0)
+// fit is the most sequences of per tokens each a budget of tokens holds,
+// beside shared prefix tokens held once, within MaxNumSeqs.
+func (f *KVFit) fit(budget int, shared, per float64) int {
+	n := max(int(math.Floor((float64(budget)-shared)/per)), 0)
 	if f.MaxNumSeqs > 0 {
 		n = min(n, f.MaxNumSeqs)
 	}
