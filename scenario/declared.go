@@ -47,6 +47,10 @@ type TokensDeclared struct {
 	// Tokenizer is whose count the prompts were built to (prompt pin only;
 	// "" before a target is resolved).
 	Tokenizer string `json:"tokenizer,omitempty"`
+	// PreserveReasoning is whether a session's later prompts re-send its
+	// earlier answers' reasoning (prompt pin of agentic sessions and
+	// trace replays only; nil otherwise).
+	PreserveReasoning *bool `json:"preserve_reasoning,omitempty"`
 }
 
 // OutputDeclared is pin 3 as declared, with how it is enforced.
@@ -134,6 +138,17 @@ func (p *Plan) Declared(w Wire) Declared {
 				d.Concurrency.Streams = peak
 			}
 		}
+	}
+	if wl := s.Workload; wl.MLPerfReplay() && wl.MLPerf != nil {
+		st := wl.Trace.Summary()
+		d.Prompt.Dist = fmt.Sprintf("from the MLPerf agentic dataset %s (SHA-256 %.12s…), in words: p50 %d", wl.File, wl.MLPerf.SHA256, st.Prompt.P50)
+		d.Output = OutputDeclared{TokensDeclared: TokensDeclared{Dist: fmt.Sprintf("the model's own, up to each turn's max_new_tokens (recorded answers in words: p50 %d)", st.Output.P50),
+			Min: float64(st.Output.Min), Max: float64(st.Output.Max), Mean: exp.MeanOutputTokens}, Control: w.OutputControl}
+		d.Concurrency = ConcurrencyDeclared{Mode: ModeClosed, Streams: p.Streams(), Sessions: true}
+	}
+	if wl := s.Workload; wl.Agentic() || wl.Replay() {
+		keep := wl.KeepsReasoning()
+		d.Prompt.PreserveReasoning = &keep
 	}
 	if wl := s.Workload; wl.Agentic() {
 		d.Prompt.Dist = fmt.Sprintf("agentic history: first turn %s tokens, then each answer and a %s-token tool result more per turn", pins.Prompt.Tokens, wl.GrowthTokens)

@@ -261,13 +261,16 @@ func (v *validator) workload() {
 				v.errorf(p+"."+k, "only for kind agentic")
 			}
 		}
+		if v.has(p + ".preserve_reasoning") {
+			v.errorf(p+".preserve_reasoning", "only for kind agentic or trace: a request of kind requests has no earlier turns")
+		}
 		return
 	case WorkloadAgentic:
 	default:
 		v.errorf(p+".kind", "must be requests, agentic or trace (got %q)", w.Kind)
 		return
 	}
-	for _, k := range []string{"file", "time_scale"} {
+	for _, k := range []string{"file", "time_scale", "format", "sha256"} {
 		if v.has(p + "." + k) {
 			v.errorf(p+"."+k, "only for kind trace")
 		}
@@ -333,13 +336,29 @@ func (v *validator) replay() {
 			v.errorf(k, "not with kind trace: the trace gives it")
 		}
 	}
-	if c := v.s.Pins.Concurrency; (c.Mode != "" && c.Mode != ModeTrace) || c.Streams != 0 || c.Rate != 0 || c.MaxInFlight != 0 {
+	mlperf := w.MLPerfReplay()
+	switch c := v.s.Pins.Concurrency; {
+	case mlperf && (c.Mode != "" && c.Mode != ModeTrace && c.Mode != ModeClosed || c.Rate != 0 || c.MaxInFlight != 0):
+		v.errorf("pins.concurrency", "with format %s only streams: how many conversations run at once (MLPerf's target_concurrency; default all)", FormatMLPerfAgentic)
+	case mlperf && c.Streams < 0:
+		v.errorf("pins.concurrency.streams", "must be ≥ 1 (got %d)", c.Streams)
+	case !mlperf && ((c.Mode != "" && c.Mode != ModeTrace) || c.Streams != 0 || c.Rate != 0 || c.MaxInFlight != 0):
 		v.errorf("pins.concurrency", "not with kind trace: the trace's sessions arrive as recorded (scale them with workload.time_scale)")
 	}
 	for _, k := range []string{"sessions", "turns", "growth_tokens", "think_seconds", "cost_cap_usd", "on_429", "max_retries", "max_context_tokens"} {
-		if v.has(p + "." + k) {
+		if v.has(p+"."+k) && !(mlperf && k == "sessions") {
 			v.errorf(p+"."+k, "only for kind agentic")
 		}
+	}
+	switch {
+	case w.Format != "" && w.Format != FormatMLPerfAgentic:
+		v.errorf(p+".format", "must be %s or absent (sixpin's JSONL, Mooncake's and Azure's traces are detected; got %q)", FormatMLPerfAgentic, w.Format)
+	case w.SHA256 != "" && !mlperf:
+		v.errorf(p+".sha256", "only with format %s", FormatMLPerfAgentic)
+	case w.SHA256 != "" && !isSHA256(w.SHA256):
+		v.errorf(p+".sha256", "must be 64 hex digits (got %q)", w.SHA256)
+	case mlperf && w.Sessions < 0:
+		v.errorf(p+".sessions", "must be ≥ 0 (got %d)", w.Sessions)
 	}
 	if w.File == "" {
 		v.errorf(p+".file", "required for kind trace")
@@ -357,6 +376,19 @@ func (v *validator) replay() {
 	case w.Trace != nil && v.s.Pins.KVCache.MaxModelLen > 0:
 		v.traceFits(v.s.Pins.KVCache.MaxModelLen)
 	}
+}
+
+// isSHA256 reports whether s is a hex SHA-256 digest.
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range strings.ToLower(s) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // traceFits checks that every request of the trace fits in maxModelLen

@@ -101,18 +101,18 @@ func (r *MLPerfRow) Client() bool { return r.Role == "user" || r.Role == "tool" 
 // generationParameters is known, so that an unknown key (a typo) is an
 // error; those sixpin cannot honour are refused by name.
 type mlperfRow struct {
-	Type             string             `json:"_type"`
-	ConversationID   *string            `json:"conversation_id"`
-	Turn             *int               `json:"turn"`
-	Role             *string            `json:"role"`
-	Content          *string            `json:"content"`
-	System           *string            `json:"system"`
-	Tools            json.RawMessage    `json:"tools"`
-	ToolCalls        []json.RawMessage  `json:"tool_calls"`
-	ToolResults      []json.RawMessage  `json:"tool_results"`
-	ReasoningContent *string            `json:"reasoning_content"`
-	DelaySeconds     *float64           `json:"delay_seconds"`
-	Name             *string            `json:"name"`
+	Type             string            `json:"_type"`
+	ConversationID   *string           `json:"conversation_id"`
+	Turn             *int              `json:"turn"`
+	Role             *string           `json:"role"`
+	Content          *string           `json:"content"`
+	System           *string           `json:"system"`
+	Tools            json.RawMessage   `json:"tools"`
+	ToolCalls        []json.RawMessage `json:"tool_calls"`
+	ToolResults      []json.RawMessage `json:"tool_results"`
+	ReasoningContent *string           `json:"reasoning_content"`
+	DelaySeconds     *float64          `json:"delay_seconds"`
+	Name             *string           `json:"name"`
 
 	Model               *string         `json:"model"`
 	MaxNewTokens        *int            `json:"max_new_tokens"`
