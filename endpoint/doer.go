@@ -154,6 +154,15 @@ type sent struct {
 	reconnects int
 }
 
+// SessionIDHeader carries a request's session id (Call.SessionID), as
+// MLPerf's agentic reference client sends it on every request so that a
+// router keeps a conversation on one backend (mlcommons/endpoints
+// ea33275, AgenticInferenceConfig.routing_headers).
+const SessionIDHeader = "X-Session-ID"
+
+// sessionIDKey is the context key of a request's session id.
+type sessionIDKey struct{}
+
 // send posts a chat-completion body. A request that failed on a
 // kept-alive connection without a byte of it written (attempt.unsent) is
 // sent again on a new connection and counted as a reconnect; one of which
@@ -163,12 +172,19 @@ type sent struct {
 func (r *Client) send(ctx context.Context, body []byte, id string) sent {
 	var s sent
 	header := r.header
-	if id != "" { // once per request: the shared header plus the id
-		header = make(http.Header, len(r.header)+1)
+	session, _ := ctx.Value(sessionIDKey{}).(string)
+	if id != "" || session != "" { // once per request: the shared header plus the ids
+		header = make(http.Header, len(r.header)+2)
 		for k, v := range r.header {
 			header[k] = v
 		}
-		header["X-Request-Id"] = []string{id}
+		if id != "" {
+			header["X-Request-Id"] = []string{id}
+		}
+		if session != "" {
+			// Spelled as MLPerf's reference client sends it.
+			header[SessionIDHeader] = []string{session}
+		}
 	}
 	seen, _ := ctx.Value(connSeenKey{}).(*connSeen)
 	for {

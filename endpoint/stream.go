@@ -109,6 +109,9 @@ type Call struct {
 	// of valid JSON after the target's own extensions (a replayed
 	// conversation's tools, sampling parameters, chat_template_kwargs).
 	Extra []byte
+	// SessionID, when not empty, is sent as the X-Session-ID header
+	// (SessionIDHeader): the conversation the request belongs to.
+	SessionID string
 	// Live, if not nil, counts the token-bearing chunks of the requests
 	// still streaming: a stream adds its chunks as they arrive (at most
 	// one atomic add per LiveStep) and takes them back when it ends.
@@ -121,6 +124,9 @@ type Call struct {
 // interrupted).
 func (c *Client) Stream(inflight context.Context, k Call) *record.Record {
 	r := &call{Client: c, clk: k.Clock, live: k.Live, more: k.Extra}
+	if k.SessionID != "" {
+		inflight = context.WithValue(inflight, sessionIDKey{}, k.SessionID)
+	}
 	return r.stream(inflight, k.Cut, k.Req, k.Msgs, k.Scheduled)
 }
 

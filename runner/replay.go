@@ -25,6 +25,10 @@ import (
 // before its next turn. A recorded turn is sent once, never again: the
 // replay sends the recording's requests.
 func (r *Runner) traceLoop(issue, inflight context.Context, out chan<- *record.Record) {
+	if r.plan.MLPerf() != nil {
+		r.mlperfLoop(issue, inflight, out)
+		return
+	}
 	var turns atomic.Int64
 	var g errgroup.Group
 	for j := range r.plan.TraceSessions() {

@@ -21,10 +21,16 @@ func (r *Runner) do(inflight context.Context, req record.Request, text string, s
 
 // doMessages is do for a whole conversation.
 func (r *Runner) doMessages(inflight context.Context, req record.Request, msgs []endpoint.Message, scheduled time.Duration) *record.Record {
+	return r.doCall(inflight, endpoint.Call{Req: req, Msgs: msgs, Scheduled: scheduled})
+}
+
+// doCall sends k (on the run's clock, cut off after the grace period
+// when inflight ends) and counts it in the live stats.
+func (r *Runner) doCall(inflight context.Context, k endpoint.Call) *record.Record {
 	r.stats.Issued.Add(1)
 	r.stats.InFlight.Add(1)
-	rec := r.client.Stream(inflight, endpoint.Call{Req: req, Msgs: msgs, Scheduled: scheduled, Clock: r.clock,
-		Cut: endpoint.ErrCutAfterGrace, Live: &r.stats.Streaming})
+	k.Clock, k.Cut, k.Live = r.clock, endpoint.ErrCutAfterGrace, &r.stats.Streaming
+	rec := r.client.Stream(inflight, k)
 	r.stats.InFlight.Add(-1)
 	r.stats.Done.Add(1)
 	if rec.Failed() {

@@ -262,3 +262,9 @@ func (r *traceReader) close() {
 		r.cur, r.pos = nil, 0
 	}
 }
+
+// TraceTime is d, a time the trace records (a delay, a think time), as
+// the replay plays it: times workload.time_scale.
+func (p *Plan) TraceTime(d time.Duration) time.Duration {
+	return scaleDur(d, p.s.Workload.TimeScale)
+}

@@ -376,6 +376,15 @@ func (v *validator) replay() {
 	case w.Trace != nil && v.s.Pins.KVCache.MaxModelLen > 0:
 		v.traceFits(v.s.Pins.KVCache.MaxModelLen)
 	}
+	if mlperf && w.MLPerf != nil {
+		for _, c := range w.MLPerf.Conversations {
+			if c.System == "" {
+				// agentic_inference_strategy.py, _validate_salt_system_prompts
+				v.errorf(p+".file", "%s:%d: conversation %q has no system prompt: MLPerf salts each trajectory around it, and its rules require salting", w.File, c.Line, c.ID)
+				break
+			}
+		}
+	}
 }
 
 // isSHA256 reports whether s is a hex SHA-256 digest.
