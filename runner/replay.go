@@ -87,6 +87,13 @@ func (r *Runner) replaySession(issue, inflight context.Context, s scenario.Trace
 		}
 		answer = max(answer, 1)
 		h.add(endpoint.RoleAssistant, r.prompts.Build(s.TextSeed(uint64(k), 2), answer), answer)
+		reasoning := rec.Usage.ReasoningTokens
+		if !rec.HasUsage || rec.Failed() {
+			reasoning = u.ReasoningTokens
+		}
+		if reasoning > 0 && r.plan.KeepsReasoning() {
+			h.reason(r.prompts.Build(s.TextSeed(uint64(k), 4), reasoning), reasoning)
+		}
 	}
 	if last != nil {
 		last.SessionEnd = end

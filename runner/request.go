@@ -20,8 +20,14 @@ func (r *Runner) do(inflight context.Context, req record.Request, text string, s
 }
 
 // doMessages is do for a whole conversation.
+// A history that keeps its reasoning (preserve_reasoning) asks the
+// server's chat template to keep it too.
 func (r *Runner) doMessages(inflight context.Context, req record.Request, msgs []endpoint.Message, scheduled time.Duration) *record.Record {
-	return r.doCall(inflight, endpoint.Call{Req: req, Msgs: msgs, Scheduled: scheduled})
+	k := endpoint.Call{Req: req, Msgs: msgs, Scheduled: scheduled}
+	if r.plan.KeepsReasoning() {
+		k.Extra = []byte(preserveThinking)
+	}
+	return r.doCall(inflight, k)
 }
 
 // doCall sends k (on the run's clock, cut off after the grace period

@@ -265,3 +265,39 @@ func TestSessionsMessagesPromptCaching(t *testing.T) {
 		}
 	}
 }
+
+// preserve_reasoning in agentic sessions: kept, every answer's reasoning
+// joins the history (reasoning_content, under preserve_thinking), and the
+// served prompts grow by it — exactly the prompt planned; dropped (the
+// default), they do not.
+func TestSessionsPreserveReasoning(t *testing.T) {
+	t.Parallel()
+	served := map[bool][]*record.Record{}
+	for _, keep := range []bool{true, false} {
+		ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone, ReasoningShare: 0.5}, nil)
+		src := sessionsPlan(t, "streams: 2", "streams: 1", "requests: 12", "requests: 6",
+			"on_429: backoff", "on_429: backoff\n  preserve_reasoning: "+map[bool]string{true: "true", false: "false"}[keep])
+		r := newProbedRunner(t, mustPlan(t, src), simTarget(ts))
+		recs := runAll(t, r)
+		slices.SortFunc(recs, func(a, b *record.Record) int { return a.Turn - b.Turn })
+		if len(recs) != 6 {
+			t.Fatalf("%d records", len(recs))
+		}
+		for _, rec := range recs {
+			if rec.Failed() || rec.Usage.ReasoningTokens == 0 {
+				t.Fatalf("turn %d: %s %s, %d reasoning tokens", rec.Turn, rec.Err, rec.ErrMsg, rec.Usage.ReasoningTokens)
+			}
+			if rec.Usage.PromptTokens != rec.RequestedPromptTokens {
+				t.Errorf("keep %t turn %d: served %d prompt tokens, planned %d", keep, rec.Turn, rec.Usage.PromptTokens, rec.RequestedPromptTokens)
+			}
+		}
+		served[keep] = recs
+	}
+	reasoning := 0
+	for k, kept := range served[true] {
+		if diff := kept.Usage.PromptTokens - served[false][k].Usage.PromptTokens; diff != reasoning {
+			t.Errorf("turn %d: kept − dropped = %d prompt tokens, want the %d reasoning tokens of the answers before it", k, diff, reasoning)
+		}
+		reasoning += kept.Usage.ReasoningTokens
+	}
+}

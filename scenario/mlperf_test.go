@@ -1,0 +1,86 @@
+package scenario
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const (
+	mlperfSample    = "../trace/testdata/mlperf/agentic.jsonl"
+	mlperfSampleSHA = "cb435a3b7e515da5305046edb46f4bc38122cd0f935a0a1cf2baa14d5da02ad8"
+)
+
+// loadMLPerf loads a scenario replaying data (the sample when empty)
+// with the workload's further keys.
+func loadMLPerf(t *testing.T, data, more string) (*Scenario, error) {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "d.jsonl")
+	if data == "" {
+		b, err := os.ReadFile(mlperfSample)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = string(b)
+	}
+	os.WriteFile(file, []byte(data), 0o644)
+	path := filepath.Join(dir, "s.yaml")
+	os.WriteFile(path, []byte("pins:\n  model: {name: m}\nworkload: {kind: trace, format: mlperf-agentic, file: d.jsonl"+more+"}\n"), 0o644)
+	return Load(path)
+}
+
+func TestMLPerfScenario(t *testing.T) {
+	s, err := loadMLPerf(t, "", ", sha256: "+mlperfSampleSHA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPlan(s)
+	if p.MLPerfTrajectories() != 2 || p.Streams() != 2 || !p.KeepsReasoning() || p.ExactOutput() {
+		t.Errorf("trajectories %d, streams %d, keeps reasoning %t, exact %t", p.MLPerfTrajectories(), p.Streams(), p.KeepsReasoning(), p.ExactOutput())
+	}
+	d := p.Declared(Wire{})
+	if w := TokensWords(d.Prompt); !strings.Contains(w, "MLPerf agentic dataset") || !strings.HasSuffix(w, "earlier turns' reasoning re-sent (preserve_reasoning: true)") {
+		t.Errorf("prompt pin: %s", w)
+	}
+	if w := ConcurrencyWords(d.Concurrency); w != "closed loop, 2 concurrent agentic sessions (think time between turns)" {
+		t.Errorf("concurrency pin: %s", w)
+	}
+	// Agentic sessions drop reasoning unless told, and now say so.
+	s, err = loadMLPerf(t, "", ", preserve_reasoning: false, sessions: 5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := NewPlan(s); p.KeepsReasoning() || p.MLPerfTrajectories() != 5 || !strings.HasSuffix(TokensWords(p.Declared(Wire{}).Prompt), "dropped (preserve_reasoning: false)") {
+		t.Errorf("preserve_reasoning false: keeps %t, %d trajectories", p.KeepsReasoning(), p.MLPerfTrajectories())
+	}
+}
+
+// The refusals: a file that is not the declared one (both digests), an
+// unknown key (file:line:col), a conversation MLPerf could not salt, and
+// the options that do not apply.
+func TestMLPerfScenarioRefused(t *testing.T) {
+	wrong := strings.Repeat("0", 64)
+	for _, c := range []struct{ data, more, want string }{
+		{"", ", sha256: " + wrong, "SHA-256 is " + mlperfSampleSHA + ", not the " + wrong},
+		{"", ", sha256: abc", "workload.sha256: must be 64 hex digits"},
+		{`{"conversation_id": "c", "turn": 1, "role": "user", "system": "s", "content": "hi", "delay": 1}` + "\n", "", `d.jsonl:1:94: delay: unknown key`},
+		{`{"conversation_id": "c", "turn": 1, "role": "user", "content": "hi"}` + "\n", "", `d.jsonl:1: conversation "c" has no system prompt`},
+	} {
+		_, err := loadMLPerf(t, c.data, c.more)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%.40q %q: %v\nwant %q", c.data, c.more, err, c.want)
+		}
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.yaml")
+	os.WriteFile(path, []byte("pins:\n  model: {name: m}\nworkload: {kind: trace, format: mooncake, file: t.jsonl}\n"), 0o644)
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "workload.format: must be mlperf-agentic or absent") {
+		t.Errorf("format mooncake: %v", err)
+	}
+	os.WriteFile(path, []byte("pins:\n  model: {name: m}\n  prompt: {tokens: 10}\n  output: {tokens: 10}\n  concurrency: {streams: 1}\nduration: 1s\nworkload: {preserve_reasoning: true}\n"), 0o644)
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "workload.preserve_reasoning: only for kind agentic or trace") {
+		t.Errorf("kind requests: %v", err)
+	}
+}
