@@ -108,3 +108,27 @@ func TestBadMLPerfCorpus(t *testing.T) {
 		})
 	}
 }
+
+// FuzzReadMLPerfAgentic feeds the MLPerf reader arbitrary bytes: a
+// dataset or an error, never a panic; a dataset it returns keeps the
+// format's invariants.
+func FuzzReadMLPerfAgentic(f *testing.F) {
+	seed(f, "testdata/mlperf/*.jsonl", "testdata/bad/mlperf-*.jsonl")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := DecodeMLPerfAgentic("fuzz", data)
+		if err != nil {
+			return
+		}
+		for _, c := range d.Conversations {
+			if c.ID == "" || len(c.Rows) == 0 || c.Rows[0].Role != "user" {
+				t.Fatalf("conversation %q: %d rows", c.ID, len(c.Rows))
+			}
+			for k, r := range c.Rows {
+				if r.Turn != k+1 || r.Delay < 0 {
+					t.Fatalf("conversation %q row %d: %+v", c.ID, k, r)
+				}
+			}
+		}
+		_ = d.Trace(func(s string) int { return len(s) }, true)
+	})
+}
