@@ -427,6 +427,9 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 		h.Planned = results.Planned(whole.Sequence(n))
 	}
 	h.Scenario.PromptSalt = fmt.Sprintf("%016x", salt)
+	if sc.Workload.Stationary() {
+		h.Scenario.SessionsStart = scenario.StartStationary
+	}
 	h.Shard = shardIdentity(cfg, sc, whole)
 	p.rn, p.plan, p.h, p.ids, p.cal, p.judge = rn, plan, h, ids, cal, judge
 	return p, nil

@@ -100,5 +100,16 @@ func abortJudging(cfg Config, sc *scenario.Scenario, p *profiles.Profile) (*judg
 	if err := verdicts.CheckTiers([]verdicts.Tier{tier}, measurable(sc, p)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
-	return &judging{judge: verdicts.NewJudge([]verdicts.Tier{tier}, verdicts.JudgeOptions{Warmup: sc.Windows.Warmup.D()}), abort: true}, nil
+	return &judging{judge: verdicts.NewJudge([]verdicts.Tier{tier}, judgeOptions(sc)), abort: true}, nil
+}
+
+// judgeOptions are how sc's runs are judged: from its warmup on, and
+// under a stationary start once each of its first sessions (one per
+// stream) has had its cold turn answered.
+func judgeOptions(sc *scenario.Scenario) verdicts.JudgeOptions {
+	o := verdicts.JudgeOptions{Warmup: sc.Windows.Warmup.D()}
+	if sc.Workload.Stationary() {
+		o.WarmSessions = sc.Pins.Concurrency.Streams
+	}
+	return o
 }
