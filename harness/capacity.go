@@ -322,7 +322,7 @@ func (c *capacityRun) point(ctx, hard context.Context, v float64, role string, j
 			psc.Duration = scenario.Duration(left)
 		}
 	}
-	o := judgeOptions(psc)
+	o := judgeOptions(psc, psc.Pins.Concurrency.Streams) // the leader judges every shard's records
 	o.MinSteady, o.PassAtEnd = time.Duration(f.Plan.MinSteadyS*float64(time.Second)), f.Plan.PassAtEnd
 	one.judge = &judging{judge: verdicts.NewJudge(f.Plan.Tiers, o), only: wait}
 	fmt.Fprintf(cfg.ErrOut, "sixpin: capacity point %d (%s): %s, seed %d, for %s\n", k, role, label, psc.Seed, forWhom(judged))

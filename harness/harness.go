@@ -406,6 +406,9 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 		h.TimeScale = cfg.TimeScale
 	}
 	h.KVFit = kvFit(sc, plan, disc)
+	if sc.Workload.Stationary() {
+		h.Windows.WarmSessions = plan.Streams() // this shard's
+	}
 	if err := preflightKV(cfg.ErrOut, cfg.KVFit, h.KVFit); err != nil {
 		return nil, err
 	}
@@ -418,7 +421,7 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 	}
 	judge := cfg.judge
 	if judge == nil {
-		if judge, err = abortJudging(cfg, sc, tg.profile); err != nil {
+		if judge, err = abortJudging(cfg, sc, tg.profile, plan.Streams()); err != nil {
 			return nil, err
 		}
 	}

@@ -174,13 +174,9 @@ type Judge struct {
 	// steady is set once the judged records cover MinSteady after the
 	// warmup.
 	steady bool
-	// answered holds the sessions that have had a turn answered, until
-	// WarmSessions have; warmAt is then the latest end seen, which
-	// extends the warmup; seenEnd is the latest end of any record.
-	answered map[int]struct{}
-	warm     bool
-	warmAt   time.Duration
-	seenEnd  time.Duration
+	// warmth follows the sessions answered until WarmSessions have: its
+	// At then extends the warmup.
+	warmth results.Warmth
 }
 
 // NewJudge returns a Judge of tiers, which must have been parsed (their
@@ -189,7 +185,7 @@ func NewJudge(tiers []Tier, o JudgeOptions) *Judge {
 	if o.MinSteady <= 0 {
 		o.MinSteady = DefaultMinSteady
 	}
-	j := &Judge{o: o, warm: o.WarmSessions <= 0}
+	j := &Judge{o: o, warmth: results.Warmth{N: o.WarmSessions}}
 	for _, t := range tiers {
 		ts := &tierState{t: t, out: Undecided, first: -1}
 		for _, c := range t.Conditions {
@@ -231,12 +227,11 @@ var (
 // results.Collector.Add leaves them) and reports whether a tier's verdict
 // was decided by it.
 func (j *Judge) Observe(r *record.Record) bool {
-	j.seenEnd = max(j.seenEnd, r.End)
-	if !j.warm {
-		j.warming(r)
+	if !j.warmth.Warm() {
+		j.warmth.Observe(r)
 		return false // scheduled before the warm point, which lies ahead
 	}
-	from := max(j.o.Warmup, j.warmAt)
+	from := max(j.o.Warmup, j.warmth.At())
 	if r.Scheduled < from {
 		return false
 	}
@@ -270,22 +265,6 @@ func (j *Judge) Observe(r *record.Record) bool {
 		decided = decided || ts.out != Undecided
 	}
 	return decided
-}
-
-// warming counts the sessions answered until WarmSessions have been: the
-// warm point is then the latest end seen, and every record that arrived
-// before it was scheduled before it.
-func (j *Judge) warming(r *record.Record) {
-	if r.Session < 0 || (r.Failed() && r.SessionEnd == "") {
-		return
-	}
-	if j.answered == nil {
-		j.answered = map[int]struct{}{}
-	}
-	j.answered[r.Session] = struct{}{}
-	if len(j.answered) >= j.o.WarmSessions {
-		j.warm, j.warmAt, j.answered = true, j.seenEnd, nil
-	}
 }
 
 // observe counts r's values.
@@ -428,8 +407,8 @@ func (j *Judge) Finish(run *results.Run) []TierVerdict {
 			case j.o.PassAtEnd && cs.m.kind != perSession && cs.llr <= passAt && j.steady && cs.n >= cs.minN:
 				cv.Outcome, cv.Decided = Passed, true
 				cv.Why = "decided at 95% by the sequential test, read when the run ended (a pass on a deepening workload waits for its end): " + cs.evidence()
-			case !cv.HasValue && !j.warm:
-				cv.Outcome, cv.Why = Failed, fmt.Sprintf("nothing measured: %d of the %d sessions running at the start had a turn answered, and the warmup waits for them all", len(j.answered), j.o.WarmSessions)
+			case !cv.HasValue && !j.warmth.Warm():
+				cv.Outcome, cv.Why = Failed, fmt.Sprintf("nothing measured: %d of the %d sessions running at the start had a turn answered, and the warmup waits for them all", j.warmth.Answered(), j.o.WarmSessions)
 			case !cv.HasValue:
 				cv.Outcome, cv.Why = Failed, "nothing measured: no value after the warmup"
 			case cs.m.kind == perSession && enough:
