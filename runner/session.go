@@ -16,8 +16,9 @@ import (
 // sessionLoop runs agentic sessions: each of Streams workers plays the
 // next session of the plan, turn after turn, until the run's bounds (the
 // duration, Requests counted in turns, or the workload's Sessions) end it.
-// Under a stationary start each worker's first session joins its life at
-// the plan's Joining; the sessions after it start fresh.
+// Under a stationary start each worker's first session — the i-th of the
+// plan's first Streams — joins its life at the plan's Joining, stratum i;
+// the sessions after it start fresh.
 func (r *Runner) sessionLoop(issue, inflight context.Context, out chan<- *record.Record) {
 	var next, turns atomic.Int64
 	var g errgroup.Group
@@ -34,7 +35,7 @@ func (r *Runner) sessionLoop(issue, inflight context.Context, out chan<- *record
 				s := r.plan.Session(r.plan.Unit(i))
 				var join scenario.Joining
 				if first && stationary {
-					join = r.plan.Joining(s)
+					join = r.plan.Joining(s, i, r.plan.Streams())
 				}
 				r.session(issue, inflight, s, join, p, &turns, out)
 			}

@@ -277,7 +277,7 @@ func TestSessionsStationaryStart(t *testing.T) {
 	joined := 0
 	for i := range 2 {
 		s := p.Session(i)
-		j := p.Joining(s)
+		j := p.Joining(s, i, 2)
 		if j.Turn < 0 || j.Turn >= s.Turns || (j.Turn == 0 && j.Wait != 0) || j.Wait < 0 || j.Wait > s.Think[j.Turn] {
 			t.Fatalf("session %d joins at %+v of %d turns (think %v)", i, j, s.Turns, s.Think)
 		}
@@ -305,7 +305,7 @@ func TestSessionsStationaryStart(t *testing.T) {
 		s := p.Session(i)
 		want := 0
 		if i < 2 {
-			want = p.Joining(s).Turn
+			want = p.Joining(s, i, 2).Turn
 		}
 		if rec.Turn != want {
 			t.Errorf("session %d began at turn %d, want %d", i, rec.Turn, want)

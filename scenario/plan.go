@@ -514,13 +514,19 @@ type Joining struct {
 	Wait time.Duration
 }
 
-// Joining draws where s joins its life under a stationary start: a turn
-// drawn uniformly from the turns it would take (those whose prompt and
-// output fit the workload's max_context_tokens, or all of Turns), a pure
-// function of the seed and s.Index. Uniform over turns, not over time:
-// later turns, behind longer prompts, last a little longer, so the
+// Joining draws where s joins its life under a stationary start, as the
+// stratum-th of strata sessions running at the start (from 0): a turn
+// drawn uniformly from the stratum-th of strata equal shares of the
+// turns it would take (those whose prompt and output fit the workload's
+// max_context_tokens, or all of Turns), a pure function of the seed and
+// s.Index. Stratified rather than independent: N sessions drawn
+// independently may all be deep at once, or all shallow — a configuration
+// a short window then judges as if it lasted — while N strata spread them
+// over their lives as a long run mixes them, so the total context in
+// flight starts near its long-run mean. Uniform over turns, not over
+// time: later turns, behind longer prompts, last a little longer, so the
 // start is a little shallower than a long run's average.
-func (p *Plan) Joining(s Session) Joining {
+func (p *Plan) Joining(s Session, stratum, strata int) Joining {
 	life, limit := 0, p.s.Workload.MaxContextTokens
 	for k := range s.Turns {
 		if limit > 0 && s.PromptTokens(k)+s.Outputs[k] > limit {
@@ -528,11 +534,11 @@ func (p *Plan) Joining(s Session) Joining {
 		}
 		life = k + 1
 	}
-	if life <= 1 {
+	if life <= 1 || strata < 1 || stratum < 0 || stratum >= strata {
 		return Joining{}
 	}
 	r := rand.New(rand.NewPCG(p.seed, splitmix64(uint64(s.Index)^startStream)))
-	k := r.IntN(life)
+	k := min(int((float64(stratum)+r.Float64())/float64(strata)*float64(life)), life-1)
 	return Joining{Turn: k, Wait: time.Duration(r.Float64() * float64(s.Think[k]))}
 }
 

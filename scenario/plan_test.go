@@ -367,14 +367,16 @@ func TestSessions(t *testing.T) {
 	}
 }
 
-// A stationary session joins at a turn drawn uniformly from its life —
-// the turns whose prompt and output fit max_context_tokens — the same
-// for a seed, spread over that life across sessions.
+// A stationary session joins at a turn drawn uniformly from its stratum's
+// share of its life — the turns whose prompt and output fit
+// max_context_tokens — the same for a seed; over the strata the turns
+// spread over the whole life.
 func TestJoiningWithinLife(t *testing.T) {
 	p := NewPlan(mustParse(t, strings.Replace(agenticYAML, "max_context_tokens: 120000", "max_context_tokens: 120000\n  start: stationary", 1)))
 	if !p.SessionPolicy().Stationary {
 		t.Fatal("not stationary")
 	}
+	const strata = 4
 	var sum, lives float64
 	for i := range 400 {
 		s := p.Session(i)
@@ -385,9 +387,11 @@ func TestJoiningWithinLife(t *testing.T) {
 			}
 			life = k + 1
 		}
-		j := p.Joining(s)
-		if j != p.Joining(s) || j.Turn < 0 || (life > 0 && j.Turn >= life) || j.Wait < 0 || j.Wait > s.Think[j.Turn] {
-			t.Fatalf("session %d (life %d turns): joins at %+v", i, life, j)
+		st := i % strata
+		j := p.Joining(s, st, strata)
+		lo, hi := st*life/strata, (st+1)*life/strata+1
+		if j != p.Joining(s, st, strata) || j.Turn < lo || j.Turn >= min(hi, life) || j.Wait < 0 || j.Wait > s.Think[j.Turn] {
+			t.Fatalf("session %d (life %d turns), stratum %d of %d: joins at %+v", i, life, st, strata, j)
 		}
 		sum += float64(j.Turn)
 		lives += float64(max(life-1, 0))
@@ -395,6 +399,9 @@ func TestJoiningWithinLife(t *testing.T) {
 	// Uniform over the life: the mean turn is half the mean last turn.
 	if r := sum / lives; r < 0.4 || r > 0.6 {
 		t.Errorf("mean joining turn is %.2f of the mean life, want about half", r)
+	}
+	if j := p.Joining(p.Session(0), 4, 4); j != (Joining{}) {
+		t.Errorf("a stratum out of range joins at %+v, want the first turn", j)
 	}
 }
 
