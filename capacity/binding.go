@@ -158,22 +158,7 @@ func cause(b *Binding, p *Point) string {
 		}
 		return CauseDecode
 	}
-	whole := 0.0
-	if e.TTFTMeanMs != nil {
-		whole = *e.TTFTMeanMs
-		if e.Scale > 0 && e.Scale < 1 && e.RestMeanMs != nil {
-			// The client's time outside the server's model weighs 1/Scale
-			// what it would in real time (results.Compressed).
-			whole -= *e.RestMeanMs * (1 - e.Scale)
-		}
-	}
-	share := func(part *float64) float64 {
-		if part == nil || whole <= 0 {
-			return -1
-		}
-		return *part / whole
-	}
-	queue, prefill := share(e.QueueMeanMs), share(e.PrefillMeanMs)
+	queue, prefill := e.TTFTShare(e.QueueMeanMs), e.TTFTShare(e.PrefillMeanMs)
 	switch {
 	case e.KVRegime == results.RegimeQueued, queue >= 0.5:
 		return CauseQueue
@@ -289,4 +274,23 @@ func Normalise(n float64, d Deployment, run *results.Run) *Normalised {
 		return nil
 	}
 	return &out
+}
+
+// TTFTShare is part's share of the mean TTFT (a server's queue or
+// prefill, ms), as real time would have it: in compressed time the
+// client's time outside the server's model weighs 1/Scale what it would
+// in real time (results.Compressed), so that much is taken off the
+// whole. -1 when either is unknown.
+func (e Evidence) TTFTShare(part *float64) float64 {
+	if part == nil || e.TTFTMeanMs == nil {
+		return -1
+	}
+	whole := *e.TTFTMeanMs
+	if e.Scale > 0 && e.Scale < 1 && e.RestMeanMs != nil {
+		whole -= *e.RestMeanMs * (1 - e.Scale)
+	}
+	if whole <= 0 {
+		return -1
+	}
+	return *part / whole
 }

@@ -100,6 +100,9 @@ type Plan struct {
 	// its passes read when it ends (verdict.JudgeOptions.PassAtEnd): an
 	// agentic workload, whose contexts deepen as it runs.
 	PassAtEnd bool `json:"pass_at_end,omitempty"`
+	// SessionsStart is how an agentic point's sessions start (scenario's
+	// workload.start): stationary unless the scenario said fresh.
+	SessionsStart string `json:"sessions_start,omitempty"`
 }
 
 // Deployment is what a profile declares about the hardware behind the

@@ -92,6 +92,14 @@ func capacityPlan(cc CapacityConfig) (*scenario.Scenario, *capacity.File, error)
 	if err != nil {
 		return nil, nil, err
 	}
+	if sc.Workload.Agentic() && sc.Workload.Start == "" {
+		// How many agents a deployment serves is a steady state's
+		// answer: points start with their sessions mid-life, as deep as
+		// a long run's, so a pass can be decided early (fresh sessions
+		// would ramp from their first prompts, and their first minutes
+		// flatter the point).
+		sc.Workload.Start = scenario.StartStationary
+	}
 	var tiers []verdicts.Tier
 	if cc.TiersFile != "" {
 		if tiers, err = verdicts.LoadTiers(cc.TiersFile); err != nil {
@@ -137,7 +145,8 @@ func capacityPlan(cc CapacityConfig) (*scenario.Scenario, *capacity.File, error)
 	f := &capacity.File{Schema: capacity.Schema, SixpinVersion: Version, Scenario: sc.Path, ScenarioName: sc.Name,
 		Profile: p.Name, Simulated: p.Simulated(),
 		Plan: capacity.Plan{Axis: axis, Tiers: tiers, Start: start, MaxRuns: cc.MaxRuns, BudgetS: cc.Budget.Seconds(), Points: cc.Points,
-			MinSteadyS: minSteady.Seconds(), PointS: sc.Duration.D().Seconds(), Seed: sc.Seed, PassAtEnd: sc.Workload.Agentic()},
+			MinSteadyS: minSteady.Seconds(), PointS: sc.Duration.D().Seconds(), Seed: sc.Seed, PassAtEnd: sc.Workload.Agentic() && !sc.Workload.Stationary(),
+			SessionsStart: sc.Workload.Start},
 		Deployment: capacity.Deployment{GPUs: p.GPUs, PowerWatts: p.PowerWatts, USDPerHour: p.USDPerHour}}
 	if len(sc.AbortOn) > 0 {
 		f.Notes = append(f.Notes, "the scenario's abort_on is not used: the tiers decide each point")
@@ -313,8 +322,9 @@ func (c *capacityRun) point(ctx, hard context.Context, v float64, role string, j
 			psc.Duration = scenario.Duration(left)
 		}
 	}
-	one.judge = &judging{judge: verdicts.NewJudge(f.Plan.Tiers, verdicts.JudgeOptions{Warmup: psc.Windows.Warmup.D(),
-		MinSteady: time.Duration(f.Plan.MinSteadyS * float64(time.Second)), PassAtEnd: f.Plan.PassAtEnd}), only: wait}
+	o := judgeOptions(psc, psc.Pins.Concurrency.Streams) // the leader judges every shard's records
+	o.MinSteady, o.PassAtEnd = time.Duration(f.Plan.MinSteadyS*float64(time.Second)), f.Plan.PassAtEnd
+	one.judge = &judging{judge: verdicts.NewJudge(f.Plan.Tiers, o), only: wait}
 	fmt.Fprintf(cfg.ErrOut, "sixpin: capacity point %d (%s): %s, seed %d, for %s\n", k, role, label, psc.Seed, forWhom(judged))
 	run, sp, err := c.execute(ctx, hard, one, psc, pointID{k: k, v: v, role: role, label: label}, spillBeside(c.path, "."+strconv.Itoa(k)))
 	if err != nil {

@@ -443,34 +443,50 @@ func TestCapacityRateSearch(t *testing.T) {
 	t.Log(report.CapacityAnswer(f, a))
 }
 
-// On agentic sessions a point stops early only on a failure: a pass is
-// read when it ends, since its contexts deepen as it runs. The plan says
-// so; a passing point runs its whole duration, a failing one stops.
+// On agentic sessions that start fresh (workload.start: fresh) a point
+// stops early only on a failure: a pass is read when it ends, since its
+// contexts deepen as it runs. The plan says so; a passing point runs its
+// whole duration, a failing one stops. By default a capacity search
+// starts the sessions mid-life (stationary): their contexts are as deep
+// from the start, and a pass stops the point as early as a failure.
 func TestCapacityAgenticPassesAtEnd(t *testing.T) {
 	t.Parallel()
-	o, out, _, err := runCapacity(t, CapacityConfig{Config: Config{ScenarioPath: "testdata/capacity-agentic.yaml"},
-		Tiers: []string{"tight: ttft_ms.p90 <= 300"}, Max: 4})
+	src, err := os.ReadFile("testdata/capacity-agentic.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := o.File
-	if !f.Plan.PassAtEnd || !strings.Contains(out, "a pass is read when the point ends") {
-		t.Errorf("plan: %+v\n%s", f.Plan, out)
+	fresh := filepath.Join(t.TempDir(), "fresh.yaml")
+	if err := os.WriteFile(fresh, []byte(strings.Replace(string(src), "kind: agentic", "kind: agentic\n  start: fresh", 1)), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	var passed, failed int
-	for _, p := range f.Points {
-		all := p.Run.Windows["all"]
-		switch {
-		case p.Passed("tight"):
-			passed++
-			if p.Run.StoppedEarly != nil || all.DurationS < 19 {
-				t.Errorf("a pass at %v stopped early: %+v after %.1f s", p.Value, p.Run.StoppedEarly, all.DurationS)
-			}
-		case p.Run.StoppedEarly != nil:
-			failed++
+	for _, c := range []struct {
+		path, says string
+		atEnd      bool
+	}{{fresh, "a pass is read when the point ends", true}, {"testdata/capacity-agentic.yaml", "its sessions start mid-life", false}} {
+		o, out, _, err := runCapacity(t, CapacityConfig{Config: Config{ScenarioPath: c.path},
+			Tiers: []string{"tight: ttft_ms.p90 <= 300"}, Max: 4})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if passed == 0 || failed == 0 {
-		t.Errorf("want a pass that ran to its end and a failure that stopped early: %d and %d\n%s", passed, failed, out)
+		f := o.File
+		if f.Plan.PassAtEnd != c.atEnd || !strings.Contains(out, c.says) {
+			t.Errorf("%s: plan: %+v\n%s", c.path, f.Plan, out)
+		}
+		var passed, early, failed int
+		for _, p := range f.Points {
+			all := p.Run.Windows["all"]
+			switch {
+			case p.Passed("tight"):
+				passed++
+				if p.Run.StoppedEarly != nil || all.DurationS < 19 {
+					early++
+				}
+			case p.Run.StoppedEarly != nil:
+				failed++
+			}
+		}
+		if passed == 0 || failed == 0 || (early == 0) == !c.atEnd {
+			t.Errorf("%s: want passes that ran to their end (fresh) or stopped early (stationary), and a failure that stopped early: %d passes, %d early; %d failures\n%s", c.path, passed, early, failed, out)
+		}
 	}
 }

@@ -406,6 +406,9 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 		h.TimeScale = cfg.TimeScale
 	}
 	h.KVFit = kvFit(sc, plan, disc)
+	if sc.Workload.Stationary() {
+		h.Windows.WarmSessions = plan.Streams() // this shard's
+	}
 	if err := preflightKV(cfg.ErrOut, cfg.KVFit, h.KVFit); err != nil {
 		return nil, err
 	}
@@ -418,7 +421,7 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 	}
 	judge := cfg.judge
 	if judge == nil {
-		if judge, err = abortJudging(cfg, sc, tg.profile); err != nil {
+		if judge, err = abortJudging(cfg, sc, tg.profile, plan.Streams()); err != nil {
 			return nil, err
 		}
 	}
@@ -427,6 +430,9 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 		h.Planned = results.Planned(whole.Sequence(n))
 	}
 	h.Scenario.PromptSalt = fmt.Sprintf("%016x", salt)
+	if sc.Workload.Stationary() {
+		h.Scenario.SessionsStart = scenario.StartStationary
+	}
 	h.Shard = shardIdentity(cfg, sc, whole)
 	p.rn, p.plan, p.h, p.ids, p.cal, p.judge = rn, plan, h, ids, cal, judge
 	return p, nil

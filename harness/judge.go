@@ -75,7 +75,7 @@ func measurable(sc *scenario.Scenario, p *profiles.Profile) verdicts.Measurable 
 // --abort-on's, as one tier — judged from after the warmup (nil: none).
 // A condition that does not parse, or names what the run cannot measure,
 // is bad input.
-func abortJudging(cfg Config, sc *scenario.Scenario, p *profiles.Profile) (*judging, error) {
+func abortJudging(cfg Config, sc *scenario.Scenario, p *profiles.Profile, streams int) (*judging, error) {
 	var flag scenario.Conditions
 	for _, s := range cfg.AbortOn {
 		flag = append(flag, scenario.SplitConditions(s, 0, 0)...)
@@ -100,5 +100,17 @@ func abortJudging(cfg Config, sc *scenario.Scenario, p *profiles.Profile) (*judg
 	if err := verdicts.CheckTiers([]verdicts.Tier{tier}, measurable(sc, p)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
-	return &judging{judge: verdicts.NewJudge([]verdicts.Tier{tier}, verdicts.JudgeOptions{Warmup: sc.Windows.Warmup.D()}), abort: true}, nil
+	return &judging{judge: verdicts.NewJudge([]verdicts.Tier{tier}, judgeOptions(sc, streams)), abort: true}, nil
+}
+
+// judgeOptions are how sc's runs are judged: from its warmup on, and
+// under a stationary start once each of its first sessions (one per
+// stream the judge sees: a shard's, or all of them) has had its cold
+// turn answered.
+func judgeOptions(sc *scenario.Scenario, streams int) verdicts.JudgeOptions {
+	o := verdicts.JudgeOptions{Warmup: sc.Windows.Warmup.D()}
+	if sc.Workload.Stationary() {
+		o.WarmSessions = streams
+	}
+	return o
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/sixpin/sixpin/capacity"
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/scenario"
 	"github.com/sixpin/sixpin/verdict"
 )
 
@@ -97,9 +98,12 @@ func capacityPlan(f *capacity.File) []planLine {
 		point += ", at most " + shortDuration(pl.PointS)
 	}
 	pass := fmt.Sprintf("a pass needs %s of steady state and each percentile's minimum count (a p90: 36 values)", shortDuration(pl.MinSteadyS))
-	if pl.PassAtEnd {
+	switch {
+	case pl.PassAtEnd:
 		point = strings.Replace(point, "until its tiers are decided", "until its tiers fail", 1)
-		pass = "a pass is read when the point ends: agentic contexts deepen as a run goes, and its first minutes would flatter it; " + pass
+		pass = "a pass is read when the point ends: its sessions start fresh (workload.start: fresh) and deepen as it goes, and its first minutes would flatter it; " + pass
+	case pl.SessionsStart == scenario.StartStationary:
+		point += "; its sessions start mid-life (workload.start: stationary: each at a turn drawn from its life, its history sent cold), values judged once each has had that turn answered"
 	}
 	out = append(out, planLine{"points", []string{point + "; " + pass}})
 	step := "N*+1 is one more"
@@ -227,10 +231,10 @@ func bindingWords(f *capacity.File, b *capacity.Binding) string {
 	var ev []string
 	pct := func(v float64) string { return numfmt.Short(v) + "%" }
 	share := func(part *float64) (string, bool) {
-		if part == nil || e.TTFTMeanMs == nil || *e.TTFTMeanMs <= 0 {
-			return "", false
+		if v := e.TTFTShare(part); v >= 0 {
+			return numfmt.Percent(v), true
 		}
-		return numfmt.Percent(*part / *e.TTFTMeanMs), true
+		return "", false
 	}
 	what := ""
 	switch b.Cause {

@@ -171,6 +171,9 @@ func describeWorkload(d *describer, s *scenario.Scenario) {
 		text += " or " + numfmt.Money(w.CostCapUSD)
 	}
 	text += "; on 429: " + w.On429
+	if w.Stationary() {
+		text += "; the sessions running at the start join mid-life (start: stationary)"
+	}
 	if w.Sessions > 0 {
 		text += fmt.Sprintf("; %d sessions in all", w.Sessions)
 	}

@@ -463,6 +463,23 @@ type winAcc struct {
 	prompts, outputs exactCounts
 }
 
+// warmAt is when the sessions that joined mid-life had all been answered
+// (spec.WarmSessions; 0 when none joined), read from the records in the
+// order they finished; the last end when they never all were.
+func (c *Collector) warmAt(spec WindowSpec) (time.Duration, error) {
+	if spec.WarmSessions <= 0 {
+		return 0, nil
+	}
+	w := Warmth{N: spec.WarmSessions}
+	if err := c.each(func(r *record.Record) { w.Observe(r) }); err != nil {
+		return 0, err
+	}
+	if !w.Warm() {
+		return c.lastEnd, nil
+	}
+	return w.At(), nil
+}
+
 // Finish cuts the windows and computes every window's figures from the
 // spilled records, and each request's token drift against tol. It may be
 // called once.
@@ -472,7 +489,11 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 	for i, v := range c.s.OutputTokens {
 		perSecond[i] = float64(v)
 	}
-	ct := cutWindows(spec, perSecond, c.lastScheduled, c.lastEnd)
+	warm, err := c.warmAt(spec)
+	if err != nil {
+		return nil, err
+	}
+	ct := cutWindows(spec, perSecond, c.lastScheduled, c.lastEnd, warm)
 	m := &Measurement{
 		Windows:        map[string]*Window{},
 		Series:         c.s,
@@ -505,7 +526,7 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 	interrupted := 0
 
 	var issued Issued
-	err := c.each(func(r *record.Record) {
+	err = c.each(func(r *record.Record) {
 		issued.add(r)
 		errs.Requests++
 		errs.Reconnects += r.Reconnects

@@ -197,7 +197,7 @@ func TestCutWindowsAuto(t *testing.T) {
 			series[i] = float64(i) * 25
 		}
 	}
-	c := cutWindows(WindowSpec{Warmup: 5 * time.Second, Burst: 10 * time.Second, SteadyAuto: true}, series, 95*time.Second, 100*time.Second)
+	c := cutWindows(WindowSpec{Warmup: 5 * time.Second, Burst: 10 * time.Second, SteadyAuto: true}, series, 95*time.Second, 100*time.Second, 0)
 	st := c.spans[WindowSteady]
 	if st.Start < 15*time.Second || st.Start > 30*time.Second || st.End != 95*time.Second {
 		t.Errorf("steady = %v, want start in [15 s, 30 s], end 95 s", st)
@@ -206,7 +206,7 @@ func TestCutWindowsAuto(t *testing.T) {
 		t.Errorf("mserTrim %v inconsistent with steady start %v", c.mserTrim, st.Start)
 	}
 	// A run shorter than its warmup has an empty steady window, with a note.
-	c = cutWindows(WindowSpec{Warmup: time.Minute, SteadyAuto: true}, series[:30], 30*time.Second, 31*time.Second)
+	c = cutWindows(WindowSpec{Warmup: time.Minute, SteadyAuto: true}, series[:30], 30*time.Second, 31*time.Second, 0)
 	if c.spans[WindowSteady].Len() != 0 || c.notes[WindowSteady] == "" {
 		t.Errorf("short run: steady %v note %q; want empty with a note", c.spans[WindowSteady], c.notes[WindowSteady])
 	}
@@ -512,5 +512,36 @@ func TestDriftReasonsGroupCounts(t *testing.T) {
 		if strings.Contains(s, "10696") || strings.Contains(s, "10579") {
 			t.Errorf("ungrouped count in %q", s)
 		}
+	}
+}
+
+// Under a stationary start the steady window starts once each session
+// that joined mid-life has had its cold turn answered — here the second
+// at 7.98 s, after the 1 s warmup — and says so; those sessions' turns and
+// lifetimes stay out of the whole-session distributions.
+func TestSteadyWaitsForJoinedSessions(t *testing.T) {
+	t.Parallel()
+	turn := func(session, k int, start, ttft time.Duration) *record.Record {
+		r := stream(0, start, ttft, 20*ms, 10, 1)
+		r.Session, r.Turn = session, k
+		return r
+	}
+	recs := []*record.Record{turn(0, 3, 0, 5*time.Second-200*ms), turn(1, 2, 0, 8*time.Second-200*ms)}
+	for i := range 20 {
+		recs = append(recs, turn(i%2, 4+i, 8*time.Second+time.Duration(i)*time.Second, 100*ms))
+	}
+	fresh := turn(2, 0, 10*time.Second, 100*ms)
+	fresh.SessionEnd = record.SessionEndTurns
+	recs = append(recs, fresh)
+	m := finish(t, WindowSpec{Warmup: time.Second, WarmSessions: 2}, SLO{}, recs...)
+	st := m.Windows[WindowSteady]
+	if st.StartS != recs[1].End.Seconds() || !strings.Contains(st.Note, "2 sessions that joined mid-life") {
+		t.Errorf("steady window from %v s: %q", st.StartS, st.Note)
+	}
+	if ss := m.Sessions; len(ss.All) != 3 || ss.Whole() != 1 || ss.Turns.Count != 1 {
+		t.Errorf("sessions %d, whole %d, turns over %d", len(ss.All), ss.Whole(), ss.Turns.Count)
+	}
+	if m := finish(t, WindowSpec{Warmup: time.Second}, SLO{}, recs...); m.Windows[WindowSteady].StartS != 1 {
+		t.Errorf("without joined sessions the steady window starts at %v s", m.Windows[WindowSteady].StartS)
 	}
 }

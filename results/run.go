@@ -134,6 +134,10 @@ type ScenarioInfo struct {
 	// PromptSalt salted every prompt text of the run (16 hex digits): the
 	// same seed and salt send the same bytes (`--prompt-salt` reuses it).
 	PromptSalt string `json:"prompt_salt,omitempty"`
+	// SessionsStart is how agentic sessions started (workload.start,
+	// which a capacity search sets): "stationary" when the sessions
+	// running at the start joined mid-life; "" when they started fresh.
+	SessionsStart string `json:"sessions_start,omitempty"`
 	// Duration and Requests are the run's bounds (after CLI overrides).
 	DurationS float64 `json:"duration_s,omitempty"`
 	Requests  int     `json:"requests,omitempty"`

@@ -48,6 +48,10 @@ type Session struct {
 	EndS   float64 `json:"end_s"`
 	// EndReason says why it ended (SessionEnd* constants).
 	EndReason string `json:"end_reason"`
+	// FirstTurn is the first turn it sent: 0, or where it joined its life
+	// under a stationary start (workload.start), its earlier turns never
+	// run — its turns and lifetime are then not a whole session's.
+	FirstTurn int `json:"first_turn,omitempty"`
 	// FirstContextTokens and LastContextTokens are the prompt tokens of
 	// its first and last successful turns (usage).
 	FirstContextTokens int `json:"first_context_tokens"`
@@ -60,6 +64,18 @@ type Session struct {
 	Retries    int `json:"retries"`
 	// Input, CachedInput, Output and Reasoning total its usage.
 	Tokens Tokens `json:"tokens"`
+}
+
+// Whole counts the sessions that began at their first turn: those the
+// Turns and LifetimeMin distributions are over.
+func (ss Sessions) Whole() int {
+	n := 0
+	for _, s := range ss.All {
+		if s.FirstTurn == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // LifetimeMin is the session's length in minutes.
@@ -76,8 +92,10 @@ func (s *Session) GrowthPerMin() float64 {
 // Sessions summarises the agentic sessions of a run.
 type Sessions struct {
 	All []*Session `json:"sessions"`
-	// Turns, LifetimeMin and GrowthPerMin are distributions over sessions;
-	// First429S over the sessions that were rate limited.
+	// Turns, LifetimeMin and GrowthPerMin are distributions over sessions
+	// (Turns and LifetimeMin over those that began at their first turn:
+	// one that joined mid-life has no whole life to measure); First429S
+	// over the sessions that were rate limited.
 	Turns        *Dist          `json:"turns"`
 	LifetimeMin  *Dist          `json:"lifetime_min"`
 	GrowthPerMin *Dist          `json:"context_growth_tokens_per_min"`
@@ -100,7 +118,7 @@ func (a *sessionAcc) add(r *record.Record) {
 	}
 	s := a.by[r.Session]
 	if s == nil {
-		s = &Session{Index: r.Session, StartS: r.Scheduled.Seconds()}
+		s = &Session{Index: r.Session, StartS: r.Scheduled.Seconds(), FirstTurn: r.Turn}
 		a.by[r.Session] = s
 	}
 	s.Attempts++
@@ -151,8 +169,10 @@ func summarizeSessions(all []*Session) Sessions {
 	for _, s := range all {
 		out.All = append(out.All, s)
 		out.EndReasons[s.EndReason]++
-		observeValue(hTurns, float64(s.Turns), 1)
-		observeValue(hLife, s.LifetimeMin()*1e3, 1)
+		if s.FirstTurn == 0 {
+			observeValue(hTurns, float64(s.Turns), 1)
+			observeValue(hLife, s.LifetimeMin()*1e3, 1)
+		}
 		observeValue(hGrowth, s.GrowthPerMin(), 1)
 		if s.First429S != nil {
 			observeValue(h429, *s.First429S*1e3, 1)

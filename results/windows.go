@@ -1,7 +1,9 @@
 package results
 
 import (
+	"fmt"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -27,6 +29,11 @@ type WindowSpec struct {
 	// SteadyEnd means the last scheduled arrival.
 	SteadyStart time.Duration
 	SteadyEnd   time.Duration
+	// WarmSessions, under a stationary start (scenario workload.start),
+	// is how many sessions joined mid-life (the run's streams): the steady
+	// window starts no earlier than each has had a turn answered
+	// (Warmth). 0: none did.
+	WarmSessions int `json:",omitempty"`
 }
 
 // DefaultBurst is the burst window's length when the spec gives none.
@@ -61,9 +68,10 @@ type cut struct {
 }
 
 // cutWindows computes the windows from the spec, the per-second aggregate
-// output token series, the last scheduled arrival and the end of the last
-// response. It is pure arithmetic on given times.
-func cutWindows(spec WindowSpec, tokensPerSecond []float64, lastScheduled, lastEnd time.Duration) cut {
+// output token series, the last scheduled arrival, the end of the last
+// response and when the sessions that joined mid-life had all been
+// answered (warm; 0: none joined). It is pure arithmetic on given times.
+func cutWindows(spec WindowSpec, tokensPerSecond []float64, lastScheduled, lastEnd, warm time.Duration) cut {
 	c := cut{spans: map[string]Span{}, notes: map[string]string{}}
 	end := lastEnd
 	if end <= 0 {
@@ -79,6 +87,10 @@ func cutWindows(spec WindowSpec, tokensPerSecond []float64, lastScheduled, lastE
 		steadyEnd = min(spec.SteadyEnd, end)
 	}
 	steadyStart := max(spec.Warmup, spec.SteadyStart)
+	if warm > steadyStart {
+		steadyStart = warm
+		c.notes[WindowSteady] = fmt.Sprintf("steady: starts at %s s, once the %d sessions that joined mid-life (start: stationary) had each had its cold turn answered", strconv.FormatFloat(warm.Seconds(), 'f', 1, 64), spec.WarmSessions)
+	}
 	if spec.SteadyAuto {
 		from := int(steadyStart / time.Second)
 		to := int(steadyEnd / time.Second)

@@ -16,19 +16,28 @@ import (
 // sessionLoop runs agentic sessions: each of Streams workers plays the
 // next session of the plan, turn after turn, until the run's bounds (the
 // duration, Requests counted in turns, or the workload's Sessions) end it.
+// Under a stationary start each worker's first session — the i-th of the
+// plan's first Streams — joins its life at the plan's Joining, stratum i;
+// the sessions after it start fresh.
 func (r *Runner) sessionLoop(issue, inflight context.Context, out chan<- *record.Record) {
 	var next, turns atomic.Int64
 	var g errgroup.Group
 	limit := r.plan.SessionLimit()
+	stationary := r.plan.SessionPolicy().Stationary
 	for w := range r.plan.Streams() {
 		g.Go(func() error {
 			p := r.newPacer(uint64(w))
-			for issue.Err() == nil && r.more(int(turns.Load()), r.since()) {
+			for first := true; issue.Err() == nil && r.more(int(turns.Load()), r.since()); first = false {
 				i := int(next.Add(1) - 1)
 				if limit > 0 && i >= limit {
 					return nil
 				}
-				r.session(issue, inflight, r.plan.Session(r.plan.Unit(i)), p, &turns, out)
+				s := r.plan.Session(r.plan.Unit(i))
+				var join scenario.Joining
+				if first && stationary {
+					join = r.plan.Joining(s, i, r.plan.Streams())
+				}
+				r.session(issue, inflight, s, join, p, &turns, out)
 			}
 			return nil
 		})
@@ -65,8 +74,10 @@ func (h *history) reason(text string, tokens int) {
 	h.content += tokens
 }
 
-// session plays one session on a worker whose backoff is p, and emits
-// its records, the last one marked with why the session ended. After a
+// session plays one session on a worker whose backoff is p, from the turn
+// join names (its history before that built from the plan's outputs and
+// sent cold with that turn), and emits its records, the last one marked
+// with why the session ended. After a
 // connect failure or an answer that asked to slow down the worker waits
 // (p), whatever comes next: the turn again, the next turn, or the next
 // session. A turn that could not connect, or was answered 503 or 529 (a
@@ -74,7 +85,7 @@ func (h *history) reason(text string, tokens int) {
 // answered or the run ends; a 429 is on_429's: sent again up to
 // max_retries (backoff), the session ended (abort-session), or the next
 // turn (count-only).
-func (r *Runner) session(issue, inflight context.Context, s scenario.Session, p *pacer, turns *atomic.Int64, out chan<- *record.Record) {
+func (r *Runner) session(issue, inflight context.Context, s scenario.Session, join scenario.Joining, p *pacer, turns *atomic.Int64, out chan<- *record.Record) {
 	w := r.plan.SessionPolicy()
 	seed := func(k, part uint64) uint64 { return r.plan.Salt(s.Seed ^ (k<<8|part)*0x9e3779b97f4a7c15) }
 	var (
@@ -92,11 +103,22 @@ func (r *Runner) session(issue, inflight context.Context, s scenario.Session, p 
 	first := max(s.FirstPromptTokens-r.tmpl.Tokens(1), 1)
 	h.add(endpoint.RoleUser, r.prompts.Build(seed(0, 0), first), first)
 
-turns:
-	for k := 0; k < s.Turns; k++ {
+	for k := 0; k < join.Turn; k++ {
 		if k > 0 {
 			h.add(endpoint.RoleUser, r.prompts.Build(seed(uint64(k), 1), s.Growth[k]), s.Growth[k])
-			if !backoff.Sleep(issue, r.wallTime(s.Think[k])) {
+		}
+		h.add(endpoint.RoleAssistant, r.prompts.Build(seed(uint64(k), 2), s.Outputs[k]), s.Outputs[k])
+	}
+
+turns:
+	for k := join.Turn; k < s.Turns; k++ {
+		if k > 0 {
+			h.add(endpoint.RoleUser, r.prompts.Build(seed(uint64(k), 1), s.Growth[k]), s.Growth[k])
+			think := s.Think[k]
+			if k == join.Turn {
+				think = join.Wait
+			}
+			if !backoff.Sleep(issue, r.wallTime(think)) {
 				end = record.SessionEndRunEnded
 				break
 			}

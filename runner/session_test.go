@@ -301,3 +301,55 @@ func TestSessionsPreserveReasoning(t *testing.T) {
 		reasoning += kept.Usage.ReasoningTokens
 	}
 }
+
+// Under a stationary start each worker's first session joins its life at
+// the plan's turn, its history built from the planned outputs and sent
+// cold: the server counts exactly that history; the sessions after it
+// start at their first turn.
+func TestSessionsStationaryStart(t *testing.T) {
+	t.Parallel()
+	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone}, nil)
+	p := mustPlan(t, strings.Replace(sessionsPlan(t, "on_429: backoff", "on_429: backoff\n  start: stationary"), "requests: 12", "requests: 30", 1))
+	joined := 0
+	for i := range 2 {
+		s := p.Session(i)
+		j := p.Joining(s, i, 2)
+		if j.Turn < 0 || j.Turn >= s.Turns || (j.Turn == 0 && j.Wait != 0) || j.Wait < 0 || j.Wait > s.Think[j.Turn] {
+			t.Fatalf("session %d joins at %+v of %d turns (think %v)", i, j, s.Turns, s.Think)
+		}
+		if j.Turn > 0 {
+			joined++
+		}
+	}
+	if joined == 0 {
+		t.Fatal("neither first session joins mid-life at this seed: the test would not test it")
+	}
+	r := newProbedRunner(t, p, simTarget(ts))
+	first := map[int]*record.Record{}
+	for _, rec := range runAll(t, r) {
+		if rec.Failed() {
+			t.Fatalf("request failed: %s %s", rec.Err, rec.ErrMsg)
+		}
+		if f := first[rec.Session]; f == nil || rec.Turn < f.Turn {
+			first[rec.Session] = rec
+		}
+	}
+	if len(first) < 3 {
+		t.Fatalf("%d sessions, want the two first and at least one after", len(first))
+	}
+	for i, rec := range first {
+		s := p.Session(i)
+		want := 0
+		if i < 2 {
+			want = p.Joining(s, i, 2).Turn
+		}
+		if rec.Turn != want {
+			t.Errorf("session %d began at turn %d, want %d", i, rec.Turn, want)
+		}
+		// The first prompt's planned length holds its one message's
+		// template; each later message adds its own.
+		if plan := s.PromptTokens(rec.Turn) - r.tmpl.Tokens(1) + r.tmpl.Tokens(2*rec.Turn+1); rec.RequestedPromptTokens != plan || rec.Usage.PromptTokens != plan {
+			t.Errorf("session %d turn %d: requested %d, server counted %d, planned history %d", i, rec.Turn, rec.RequestedPromptTokens, rec.Usage.PromptTokens, plan)
+		}
+	}
+}

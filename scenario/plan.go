@@ -500,6 +500,48 @@ func (s Session) PromptTokens(k int) int {
 	return n
 }
 
+// startStream seeds the phase a stationary session joins at.
+const startStream = 0x7369_7870_696e_7374 // "sixpinst"
+
+// Joining is where a session running when load starts joins its life
+// under a stationary start (Workload.Start): at turn Turn, after Wait.
+type Joining struct {
+	// Turn is the first turn sent (from 0); the turns before it are
+	// its history, sent cold with the planned outputs as answers.
+	Turn int
+	// Wait is the rest of the think time before Turn, in run time: a
+	// uniform share of it, as if load had started mid-think.
+	Wait time.Duration
+}
+
+// Joining draws where s joins its life under a stationary start, as the
+// stratum-th of strata sessions running at the start (from 0): a turn
+// drawn uniformly from the stratum-th of strata equal shares of the
+// turns it would take (those whose prompt and output fit the workload's
+// max_context_tokens, or all of Turns), a pure function of the seed and
+// s.Index. Stratified rather than independent: N sessions drawn
+// independently may all be deep at once, or all shallow — a configuration
+// a short window then judges as if it lasted — while N strata spread them
+// over their lives as a long run mixes them, so the total context in
+// flight starts near its long-run mean. Uniform over turns, not over
+// time: later turns, behind longer prompts, last a little longer, so the
+// start is a little shallower than a long run's average.
+func (p *Plan) Joining(s Session, stratum, strata int) Joining {
+	life, limit := 0, p.s.Workload.MaxContextTokens
+	for k := range s.Turns {
+		if limit > 0 && s.PromptTokens(k)+s.Outputs[k] > limit {
+			break
+		}
+		life = k + 1
+	}
+	if life <= 1 || strata < 1 || stratum < 0 || stratum >= strata {
+		return Joining{}
+	}
+	r := rand.New(rand.NewPCG(p.seed, splitmix64(uint64(s.Index)^startStream)))
+	k := min(int((float64(stratum)+r.Float64())/float64(strata)*float64(life)), life-1)
+	return Joining{Turn: k, Wait: time.Duration(r.Float64() * float64(s.Think[k]))}
+}
+
 // expectedSessions averages the turns of the plan's first sessions, each
 // cut where its context would pass the workload's maximum. It draws only
 // the turns it averages.

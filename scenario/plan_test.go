@@ -367,6 +367,44 @@ func TestSessions(t *testing.T) {
 	}
 }
 
+// A stationary session joins at a turn drawn uniformly from its stratum's
+// share of its life — the turns whose prompt and output fit
+// max_context_tokens — the same for a seed; over the strata the turns
+// spread over the whole life.
+func TestJoiningWithinLife(t *testing.T) {
+	p := NewPlan(mustParse(t, strings.Replace(agenticYAML, "max_context_tokens: 120000", "max_context_tokens: 120000\n  start: stationary", 1)))
+	if !p.SessionPolicy().Stationary {
+		t.Fatal("not stationary")
+	}
+	const strata = 4
+	var sum, lives float64
+	for i := range 400 {
+		s := p.Session(i)
+		life := 0
+		for k := range s.Turns {
+			if s.PromptTokens(k)+s.Outputs[k] > 120000 {
+				break
+			}
+			life = k + 1
+		}
+		st := i % strata
+		j := p.Joining(s, st, strata)
+		lo, hi := st*life/strata, (st+1)*life/strata+1
+		if j != p.Joining(s, st, strata) || j.Turn < lo || j.Turn >= min(hi, life) || j.Wait < 0 || j.Wait > s.Think[j.Turn] {
+			t.Fatalf("session %d (life %d turns), stratum %d of %d: joins at %+v", i, life, st, strata, j)
+		}
+		sum += float64(j.Turn)
+		lives += float64(max(life-1, 0))
+	}
+	// Uniform over the life: the mean turn is half the mean last turn.
+	if r := sum / lives; r < 0.4 || r > 0.6 {
+		t.Errorf("mean joining turn is %.2f of the mean life, want about half", r)
+	}
+	if j := p.Joining(p.Session(0), 4, 4); j != (Joining{}) {
+		t.Errorf("a stratum out of range joins at %+v, want the first turn", j)
+	}
+}
+
 func TestAgenticValidation(t *testing.T) {
 	for _, c := range []struct{ edit, want string }{
 		{"kind: agentic", "workload.turns: required for kind agentic"},
@@ -374,6 +412,8 @@ func TestAgenticValidation(t *testing.T) {
 		{"kind: requests\n  turns: 3", "workload.turns: only for kind agentic"},
 		{"kind: agentic\n  turns: 3\n  growth_tokens: 100\n  on_429: retry", `workload.on_429: must be backoff, abort-session or count-only (got "retry")`},
 		{"kind: agentic\n  turns: 3\n  growth_tokens: 100\n  max_context_tokens: 200000", "workload.max_context_tokens: exceeds pins.kv_cache.max_model_len (200000 > 131072)"},
+		{"kind: agentic\n  turns: 3\n  growth_tokens: 100\n  start: mid", `workload.start: must be fresh or stationary (got "mid")`},
+		{"kind: requests\n  start: stationary", "workload.start: only for kind agentic"},
 	} {
 		src := strings.Replace(agenticYAML, "kind: agentic\n  turns: {dist: uniform, min: 20, max: 40}\n  growth_tokens: {dist: lognormal, median: 3000, sigma: 0.6, min: 300, max: 20000}\n  think_seconds: {dist: uniform, min: 1, max: 5}\n  max_context_tokens: 120000", c.edit, 1)
 		_, err := Parse("t.yaml", []byte(src))

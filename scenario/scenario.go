@@ -306,6 +306,18 @@ const (
 	On429CountOnly    = "count-only"
 )
 
+// How agentic sessions start (Workload.Start).
+const (
+	// StartFresh: every session starts at its first turn, so a run's
+	// contexts deepen from the first prompt as it goes (a ramp).
+	StartFresh = "fresh"
+	// StartStationary: the sessions running when load starts each join
+	// at a turn drawn uniformly from its life, their history sent cold,
+	// so the run's contexts are as deep from the start as a long run's
+	// (the sessions that follow start fresh).
+	StartStationary = "stationary"
+)
+
 // Workload says what the traffic is. For kind agentic, a session is a loop
 // of turns: each turn re-sends the whole history (the first prompt, then
 // every answer and tool result so far, byte-identical, so a server's prefix
@@ -341,6 +353,11 @@ type Workload struct {
 	On429 string `yaml:"on_429"`
 	// MaxRetries bounds backoff retries of one turn (default 5).
 	MaxRetries int `yaml:"max_retries"`
+	// Start is how the sessions running at the start of load begin:
+	// fresh (at their first turn; "" is fresh for a run) or stationary
+	// (each at a random phase of its life). A capacity search starts
+	// agentic points stationary unless the scenario says fresh.
+	Start string `yaml:"start"`
 
 	// File is the trace to replay (kind trace): sixpin's JSONL, Mooncake's
 	// JSONL or Azure's CSV; relative to the scenario file.
@@ -397,6 +414,10 @@ func (w Workload) KeepsReasoning() bool {
 
 // Agentic reports whether the workload is agentic sessions.
 func (w Workload) Agentic() bool { return w.Kind == WorkloadAgentic }
+
+// Stationary reports whether agentic sessions start at random phases of
+// their lives (Start).
+func (w Workload) Stationary() bool { return w.Agentic() && w.Start == StartStationary }
 
 // Target optionally names the endpoint in the scenario itself.
 type Target struct {

@@ -120,12 +120,16 @@ type SessionPolicy struct {
 	// On429 is the On429* policy; MaxRetries bounds a turn's backoffs.
 	On429      string
 	MaxRetries int
+	// Stationary starts the sessions running when load starts at random
+	// phases of their lives (Plan.Joining).
+	Stationary bool
 }
 
 // SessionPolicy returns the plan's agentic session policy.
 func (p *Plan) SessionPolicy() SessionPolicy {
 	w := p.s.Workload
-	return SessionPolicy{MaxContextTokens: w.MaxContextTokens, CostCapUSD: w.CostCapUSD, On429: w.On429, MaxRetries: w.MaxRetries}
+	return SessionPolicy{MaxContextTokens: w.MaxContextTokens, CostCapUSD: w.CostCapUSD, On429: w.On429, MaxRetries: w.MaxRetries,
+		Stationary: w.Stationary()}
 }
 
 // TraceSession is one trace session as the plan replays it: its recorded

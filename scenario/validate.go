@@ -256,7 +256,7 @@ func (v *validator) workload() {
 	w, p := v.s.Workload, "workload"
 	switch w.Kind {
 	case "", WorkloadRequests:
-		for _, k := range []string{"sessions", "turns", "growth_tokens", "think_seconds", "max_context_tokens", "cost_cap_usd", "on_429", "max_retries"} {
+		for _, k := range []string{"sessions", "turns", "growth_tokens", "think_seconds", "max_context_tokens", "cost_cap_usd", "on_429", "max_retries", "start"} {
 			if v.has(p + "." + k) {
 				v.errorf(p+"."+k, "only for kind agentic")
 			}
@@ -325,6 +325,11 @@ func (v *validator) workload() {
 	if w.MaxRetries < 0 {
 		v.errorf(p+".max_retries", "must be ≥ 0 (got %d)", w.MaxRetries)
 	}
+	switch w.Start {
+	case "", StartFresh, StartStationary:
+	default:
+		v.errorf(p+".start", "must be fresh or stationary (got %q)", w.Start)
+	}
 }
 
 // replay checks a trace replay: the trace gives the prompt, output,
@@ -345,7 +350,7 @@ func (v *validator) replay() {
 	case !mlperf && ((c.Mode != "" && c.Mode != ModeTrace) || c.Streams != 0 || c.Rate != 0 || c.MaxInFlight != 0):
 		v.errorf("pins.concurrency", "not with kind trace: the trace's sessions arrive as recorded (scale them with workload.time_scale)")
 	}
-	for _, k := range []string{"sessions", "turns", "growth_tokens", "think_seconds", "cost_cap_usd", "on_429", "max_retries", "max_context_tokens"} {
+	for _, k := range []string{"sessions", "turns", "growth_tokens", "think_seconds", "cost_cap_usd", "on_429", "max_retries", "max_context_tokens", "start"} {
 		if v.has(p+"."+k) && !(mlperf && k == "sessions") {
 			v.errorf(p+"."+k, "only for kind agentic")
 		}

@@ -123,6 +123,12 @@ type JudgeOptions struct {
 	// would flatter it. A failure only grows with depth: it still stops
 	// the run at once.
 	PassAtEnd bool
+	// WarmSessions, when > 0, also keeps out every request scheduled
+	// before as many agentic sessions have each had a turn answered (or
+	// ended): under a stationary start the sessions running at the start
+	// join mid-life and send their whole history cold, a prefill burst no
+	// later minute repeats.
+	WarmSessions int
 }
 
 // condState is one condition's running test.
@@ -168,6 +174,9 @@ type Judge struct {
 	// steady is set once the judged records cover MinSteady after the
 	// warmup.
 	steady bool
+	// warmth follows the sessions answered until WarmSessions have: its
+	// At then extends the warmup.
+	warmth results.Warmth
 }
 
 // NewJudge returns a Judge of tiers, which must have been parsed (their
@@ -176,7 +185,7 @@ func NewJudge(tiers []Tier, o JudgeOptions) *Judge {
 	if o.MinSteady <= 0 {
 		o.MinSteady = DefaultMinSteady
 	}
-	j := &Judge{o: o}
+	j := &Judge{o: o, warmth: results.Warmth{N: o.WarmSessions}}
 	for _, t := range tiers {
 		ts := &tierState{t: t, out: Undecided, first: -1}
 		for _, c := range t.Conditions {
@@ -218,11 +227,16 @@ var (
 // results.Collector.Add leaves them) and reports whether a tier's verdict
 // was decided by it.
 func (j *Judge) Observe(r *record.Record) bool {
-	if r.Scheduled < j.o.Warmup {
+	if !j.warmth.Warm() {
+		j.warmth.Observe(r)
+		return false // scheduled before the warm point, which lies ahead
+	}
+	from := max(j.o.Warmup, j.warmth.At())
+	if r.Scheduled < from {
 		return false
 	}
 	j.latest = max(j.latest, r.End)
-	steady := j.latest-j.o.Warmup >= j.o.MinSteady
+	steady := j.latest-from >= j.o.MinSteady
 	j.steady = steady
 	at := r.End.Seconds()
 	decided := false
@@ -393,6 +407,8 @@ func (j *Judge) Finish(run *results.Run) []TierVerdict {
 			case j.o.PassAtEnd && cs.m.kind != perSession && cs.llr <= passAt && j.steady && cs.n >= cs.minN:
 				cv.Outcome, cv.Decided = Passed, true
 				cv.Why = "decided at 95% by the sequential test, read when the run ended (a pass on a deepening workload waits for its end): " + cs.evidence()
+			case !cv.HasValue && !j.warmth.Warm():
+				cv.Outcome, cv.Why = Failed, fmt.Sprintf("nothing measured: %d of the %d sessions running at the start had a turn answered, and the warmup waits for them all", j.warmth.Answered(), j.o.WarmSessions)
 			case !cv.HasValue:
 				cv.Outcome, cv.Why = Failed, "nothing measured: no value after the warmup"
 			case cs.m.kind == perSession && enough:
@@ -455,12 +471,13 @@ func leaning(c Condition, v float64) Outcome {
 	return Passed
 }
 
-// sessionCount is how many sessions the run followed.
+// sessionCount is how many whole sessions the run followed (not those
+// that joined mid-life).
 func sessionCount(run *results.Run) int64 {
 	if run.Sessions == nil {
 		return 0
 	}
-	return int64(len(run.Sessions.All))
+	return int64(run.Sessions.Whole())
 }
 
 // readValue is the statistic cs states: the percentile or share of the

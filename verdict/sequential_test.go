@@ -259,3 +259,50 @@ func TestJudgePassAtEnd(t *testing.T) {
 		t.Error("a clear failure must still stop the run")
 	}
 }
+
+// Under a stationary start the judge waits for each of the first sessions
+// to have a turn answered: their cold prefills, and every request
+// scheduled before the last of them ends, are not judged — slow as they
+// are, they decide nothing; the values after it pass.
+func TestJudgeWarmSessions(t *testing.T) {
+	t.Parallel()
+	j := NewJudge([]Tier{tier(t, "snappy: ttft_ms.p90 <= 100")}, JudgeOptions{MinSteady: time.Second, WarmSessions: 3})
+	turn := func(session int, sched float64, ttft, e2e time.Duration) *record.Record {
+		r := req(sched, ttft, e2e, 10)
+		r.Session = session
+		return r
+	}
+	// Sessions 0 and 1 answer their cold turns at 4 s and 6 s; a later
+	// turn of session 0 (slow, behind session 2's prefill) arrives too;
+	// session 2's cold turn ends at 9 s; its request failed first.
+	failed := turn(2, 0, 0, time.Second)
+	failed.Err = record.ErrHTTP5xx
+	for _, r := range []*record.Record{turn(0, 0, 3*time.Second, 4*time.Second), turn(1, 0, 5*time.Second, 6*time.Second),
+		failed, turn(0, 5, 2*time.Second, 3*time.Second), turn(2, 1, 7*time.Second, 8*time.Second)} {
+		if j.Observe(r) {
+			t.Fatalf("a request before the warm point decided %+v", j.Verdicts()[0])
+		}
+	}
+	// Scheduled at 8.5 s, before the warm point (9 s): not judged.
+	for range 10 {
+		if j.Observe(turn(1, 8.5, time.Second, 2*time.Second)) {
+			t.Fatal("a request scheduled before the warm point was judged")
+		}
+	}
+	passed := 0
+	for i := range 60 {
+		if j.Observe(turn(i%3, 9+float64(i)/10, 20*time.Millisecond, time.Second)) {
+			passed = i + 1
+			break
+		}
+	}
+	if v := j.Verdicts()[0]; passed != 36 || v.Outcome != Passed || v.Conditions[0].N != 36 {
+		t.Errorf("decided at value %d: %+v", passed, v)
+	}
+	never := NewJudge([]Tier{tier(t, "snappy: ttft_ms.p90 <= 100")}, JudgeOptions{WarmSessions: 2})
+	never.Observe(turn(0, 0, 20*time.Millisecond, time.Second))
+	run := &results.Run{Windows: map[string]*results.Window{results.WindowAll: {EndS: 10}}}
+	if v := never.Finish(run)[0]; v.Outcome != Failed || !strings.Contains(v.Conditions[0].Why, "1 of the 2 sessions running at the start") {
+		t.Errorf("%+v", v.Conditions[0])
+	}
+}
