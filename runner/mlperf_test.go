@@ -281,3 +281,25 @@ func TestMLPerfTrajectoryEnds(t *testing.T) {
 		t.Errorf("%d trajectories ended, want 2", ends)
 	}
 }
+
+// Re-sent reasoning and MLPerf's conversations are chat completions'
+// members: another protocol is refused before a request is sent.
+func TestMLPerfNeedsChat(t *testing.T) {
+	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone}, nil)
+	for _, c := range []struct {
+		plan *scenario.Plan
+		want string
+	}{
+		{mlperfPlan(t, "", ""), "MLPerf's agentic dataset is replayed over chat completions"},
+		{mustPlan(t, sessionsPlan(t, "on_429: backoff", "on_429: backoff\n  preserve_reasoning: true")), "preserve_reasoning: true re-sends reasoning"},
+	} {
+		tg := endpoint.Target{BaseURL: ts.URL + "/v1", Model: sim.DefaultModel, Protocol: endpoint.ProtocolMessages}
+		c2, err := endpoint.New(tg, ClientOptions(c.plan))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := New(c.plan, c2); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("New: %v, want %q", err, c.want)
+		}
+	}
+}

@@ -167,8 +167,12 @@ func New(plan *scenario.Plan, c *endpoint.Client, opts ...Option) (*Runner, erro
 	for _, o := range opts {
 		o(r)
 	}
-	if p := c.Target().Protocol; plan.MLPerf() != nil && p != endpoint.ProtocolChat {
+	switch p := c.Target().Protocol; {
+	case p == endpoint.ProtocolChat:
+	case plan.MLPerf() != nil:
 		return nil, fmt.Errorf("MLPerf's agentic dataset is replayed over chat completions (its tool calls, tool results and reasoning are that API's), not %s", p)
+	case plan.KeepsReasoning():
+		return nil, fmt.Errorf("preserve_reasoning: true re-sends reasoning as chat completions' reasoning_content with chat_template_kwargs, not over %s", p)
 	}
 	if r.prompts == nil {
 		b, err := wordPrompts()
