@@ -101,9 +101,6 @@ var (
 var peerHists = []HistSpec{HistPeerTTFT, HistPeerLatency, HistPeerE2E, HistPeerTPOT, HistPeerTPOTByToken,
 	HistPeerTPOTInclFirst, HistPeerChunkGap, HistPeerTPSUser, HistPeerTPOTAfterChunk}
 
-// PeerHists lists the Peers histograms' specs.
-func PeerHists() []HistSpec { return append([]HistSpec(nil), peerHists...) }
-
 // peersAcc accumulates Peers over the records of a run, one record at a
 // time (Collector.Finish's pass over the spill).
 type peersAcc struct {
