@@ -64,8 +64,8 @@ func (e *UnknownDialectError) Error() string {
 
 // DialectOf computes run's figures under the named dialect's
 // definitions. Its only error is an unknown dialect; a figure the file
-// cannot give (a file from before the peers' figures were recorded, a
-// merged run, no SLO for goodput) is in the report, unavailable, with
+// cannot give (a file from before the peers' figures were recorded, no
+// SLO for goodput) is in the report, unavailable, with
 // its reason.
 func DialectOf(run *Run, name string) (*DialectReport, error) {
 	var d *DialectReport
@@ -106,9 +106,9 @@ type peerFigures struct {
 func newPeerFigures(p *Peers, run *Run) *peerFigures {
 	f := &peerFigures{p: p, run: run, hs: map[string]*peerValues{}}
 	if p == nil {
-		f.missing = "this results file holds no peer figures (peer_figures): it was written before sixpin recorded them, or by sixpin merge, which does not combine them; rerun the scenario, or sixpin recover a kept spill"
+		f.missing = "this results file holds no peer figures (peer_figures): it was written before sixpin recorded them; rerun the scenario, or sixpin recover a kept spill"
 		if run.Merged != nil {
-			f.missing = "a merged run holds no peer figures: sixpin merge does not combine them; report each shard's results file"
+			f.missing = "this merged run holds no peer figures: a shard's results file has none (written before sixpin recorded them)"
 		}
 	}
 	return f

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -227,4 +228,66 @@ func (a *peersAcc) result() (*Peers, error) {
 		p.Histograms[s.Name] = e
 	}
 	return &p, nil
+}
+
+// mergePeers adds the shards' peer figures onto the earliest shard's
+// clock (each shard's times shifted by its start offset): counts, sums
+// and histograms add, the first send is the earliest, the last ends the
+// latest. Nil when a shard has none (a file from before they were
+// recorded): the whole cannot be given from part of it.
+func mergePeers(shards []*Run, offsets []time.Duration) (*Peers, error) {
+	out := &Peers{}
+	hs := make([]*hdrhistogram.Histogram, len(peerHists))
+	good := true
+	for k, r := range shards {
+		p := r.Peers
+		if p == nil {
+			return nil, nil
+		}
+		off := offsets[k].Seconds()
+		if k == 0 || p.FirstSentS+off < out.FirstSentS {
+			out.FirstSentS = p.FirstSentS + off
+		}
+		out.LastTokenS = max(out.LastTokenS, p.LastTokenS+off)
+		out.LastEndS = max(out.LastEndS, p.LastEndS+off)
+		out.Requests += p.Requests
+		out.Completed += p.Completed
+		out.Failed += p.Failed
+		out.InputTokens += p.InputTokens
+		out.OutputTokens += p.OutputTokens
+		out.SumE2ES += p.SumE2ES
+		if p.Good == nil {
+			good = false
+		} else if good {
+			if out.Good == nil {
+				out.Good = &PeerGood{}
+			}
+			out.Good.VLLM += p.Good.VLLM
+			out.Good.AIPerf += p.Good.AIPerf
+		}
+		for i, s := range peerHists {
+			if e, ok := p.Histograms[s.Name]; ok {
+				if err := addHist(&hs[i], s, e, fmt.Sprintf("shard %d: peer_figures.histograms.%s", k, s.Name)); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if !good {
+		out.Good = nil
+	}
+	for i, s := range peerHists {
+		if hs[i] == nil {
+			continue
+		}
+		e, err := encode(s, hs[i])
+		if err != nil {
+			return nil, err
+		}
+		if out.Histograms == nil {
+			out.Histograms = map[string]EncodedHistogram{}
+		}
+		out.Histograms[s.Name] = e
+	}
+	return out, nil
 }

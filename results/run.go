@@ -72,7 +72,7 @@ type Run struct {
 	Parity *Parity `json:"parity,omitempty"`
 	// Peers are the run's figures as other benchmarks define them, over
 	// every request (nil in files from before they were recorded, and in
-	// merged runs).
+	// a merge of shards one of which has none).
 	Peers *Peers `json:"peer_figures,omitempty"`
 	// Histograms are window → metric → encoded HDR histogram.
 	Histograms map[string]map[string]EncodedHistogram `json:"histograms"`
