@@ -114,7 +114,7 @@ func writeDialectText(w io.Writer, in DialectInput) error {
 	if !run.Valid {
 		p.F("INVALID: %s\n", strings.Join(run.Invalid, "; "))
 	}
-	p.F("IN %s's DEFINITIONS (--dialect %s) — %s\n", strings.ToUpper(d.Dialect), d.Dialect, d.Peer)
+	p.F("IN %s's DEFINITIONS (--dialect %s) — %s\n", dialectNames[d.Dialect], d.Dialect, d.Peer)
 	p.F("  source:      %s\n", d.Source)
 	p.F("  window:      %s\n", d.Window)
 	p.F("  percentiles: %s\n", d.Percentiles)
@@ -141,6 +141,11 @@ func writeDialectText(w io.Writer, in DialectInput) error {
 		p.F("Note: %s\n", n)
 	}
 	return p.Err
+}
+
+// dialectNames are the peers' names as they spell them.
+var dialectNames = map[string]string{
+	results.DialectVLLM: "vLLM", results.DialectAIPerf: "AIPerf", results.DialectGuideLLM: "GuideLLM", results.DialectMLPerf: "MLPerf",
 }
 
 // dialectValue words a figure's value as the peers print theirs: counts

@@ -19,7 +19,7 @@ func TestReportDialect(t *testing.T) {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
 	}
 	for dialect, want := range map[string][]string{
-		"vllm":     {"IN VLLM's DEFINITIONS", "Mean TPOT (ms):", "first token excluded", "Request throughput (req/s):", "Request goodput (req/s):", "ttft:1000", "@009e6d4a"},
+		"vllm":     {"IN vLLM's DEFINITIONS", "Mean TPOT (ms):", "first token excluded", "Request throughput (req/s):", "Request goodput (req/s):", "ttft:1000", "@009e6d4a"},
 		"aiperf":   {"inter_token_latency p99:", "output_token_throughput_per_user mean:", "goodput:", "@db4f6397"},
 		"guidellm": {"time_per_output_token_ms mean:", "first token INCLUDED", "v0.5.4"},
 		"mlperf":   {"tps_per_user:", "1000 / TPOT p90 (ms)", "e2e_interactivity:", "Σ output tokens / Σ turn E2E"},
