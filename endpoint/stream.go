@@ -81,6 +81,8 @@ type call struct {
 	*Client
 	clk  Clock
 	live *Counter // nil: not counted
+	// hdr is the request's header (Call.Header); nil: the client's own.
+	hdr http.Header
 	// cutInEvent: the last stream read ended in the middle of an event
 	// (a line the body ended inside of, dropped), for the probe to say.
 	cutInEvent bool
@@ -108,6 +110,10 @@ type Call struct {
 	// still streaming: a stream adds its chunks as they arrive (at most
 	// one atomic add per LiveStep) and takes them back when it ends.
 	Live *Counter
+	// Header, if not nil, is the request's header instead of the
+	// client's own: one SessionHeader made, read only, for all the
+	// requests of a session.
+	Header http.Header
 }
 
 // Stream sends one request and reads its answer to the end into a
@@ -115,7 +121,7 @@ type Call struct {
 // inflight is cancelled the request is cut off with cause k.Cut (class
 // interrupted).
 func (c *Client) Stream(inflight context.Context, k Call) *record.Record {
-	r := &call{Client: c, clk: k.Clock, live: k.Live}
+	r := &call{Client: c, clk: k.Clock, live: k.Live, hdr: k.Header}
 	return r.stream(inflight, k.Cut, k.Req, k.Msgs, k.Scheduled)
 }
 
@@ -154,7 +160,7 @@ func (r *call) stream(inflight context.Context, cut error, req record.Request, m
 	}
 	rec.Sent = r.since()
 	r.cutInEvent = false
-	s := r.send(ctx, body, rec.RequestID)
+	s := r.send(ctx, body, rec.RequestID, r.hdr)
 	rec.Reconnects = s.reconnects
 	if s.err != nil {
 		rec.End = r.since()

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/sixpin/sixpin/endpoint"
@@ -16,15 +17,16 @@ func (r *Runner) do(inflight context.Context, req record.Request, text string, s
 	if g := req.PrefixGroup; g >= 0 && g < len(r.prefixes) {
 		msgs[0].Cache = len(r.prefixes[g]) // the shared prefix: a prompt-caching breakpoint after it
 	}
-	return r.doMessages(inflight, req, msgs, scheduled)
+	return r.doMessages(inflight, req, msgs, scheduled, nil)
 }
 
-// doMessages is do for a whole conversation.
-func (r *Runner) doMessages(inflight context.Context, req record.Request, msgs []endpoint.Message, scheduled time.Duration) *record.Record {
+// doMessages is do for a whole conversation; hdr is its session's
+// header (sessionHeader; nil: the client's own).
+func (r *Runner) doMessages(inflight context.Context, req record.Request, msgs []endpoint.Message, scheduled time.Duration, hdr http.Header) *record.Record {
 	r.stats.Issued.Add(1)
 	r.stats.InFlight.Add(1)
 	rec := r.client.Stream(inflight, endpoint.Call{Req: req, Msgs: msgs, Scheduled: scheduled, Clock: r.clock,
-		Cut: endpoint.ErrCutAfterGrace, Live: &r.stats.Streaming})
+		Cut: endpoint.ErrCutAfterGrace, Live: &r.stats.Streaming, Header: hdr})
 	r.stats.InFlight.Add(-1)
 	r.stats.Done.Add(1)
 	if rec.Failed() {
@@ -36,4 +38,15 @@ func (r *Runner) doMessages(inflight context.Context, req record.Request, msgs [
 		r.stats.OutputTokens.Add(int64(len(rec.Chunks)))
 	}
 	return rec
+}
+
+// sessionHeader is the header of every request of the session named id:
+// the client's own with the plan's session-affinity headers set to id,
+// made once per session; nil when the plan sends none.
+func (r *Runner) sessionHeader(id string) http.Header {
+	names := r.plan.Affinity()
+	if len(names) == 0 {
+		return nil
+	}
+	return r.client.SessionHeader(names, id)
 }

@@ -36,8 +36,30 @@ func TokensWords(d TokensDeclared) string {
 
 // ConcurrencyWords words pin 4 as declared: "closed loop, 16 concurrent
 // streams", "open loop, 2.5 req/s gamma arrivals (burstiness 0.5), at most
-// 64 in flight", agentic sessions, a trace's sessions.
+// 64 in flight", agentic sessions, a trace's sessions; and the session
+// affinity headers when there are any (AffinityWords).
 func ConcurrencyWords(d ConcurrencyDeclared) string {
+	s := concurrencyWords(d)
+	if d.SessionAffinity != "" {
+		s += "; " + AffinityWords(d.SessionAffinity)
+	}
+	return s
+}
+
+// AffinityWords words the session-affinity headers
+// (ConcurrencyDeclared.SessionAffinity): "each session's id in header
+// X-Session-Id", or "no session affinity header".
+func AffinityWords(headers string) string {
+	switch {
+	case headers == "":
+		return "no session affinity header"
+	case !strings.Contains(headers, ","):
+		return "each session's id in header " + headers
+	}
+	return "each session's id in headers " + headers
+}
+
+func concurrencyWords(d ConcurrencyDeclared) string {
 	switch {
 	case d.Mode == ModeTrace:
 		return fmt.Sprintf("the trace's sessions at their recorded times (up to %d at once)", d.Streams)

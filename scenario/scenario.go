@@ -341,6 +341,11 @@ type Workload struct {
 	On429 string `yaml:"on_429"`
 	// MaxRetries bounds backoff retries of one turn (default 5).
 	MaxRetries int `yaml:"max_retries"`
+	// SessionAffinity, when set, sends every request of a session
+	// (agentic or a trace's) with headers naming the session, so that a
+	// router can keep a session on one replica (nil: off). It changes
+	// what a router does, so the pin card shows it.
+	SessionAffinity *SessionAffinity `yaml:"session_affinity"`
 
 	// File is the trace to replay (kind trace): sixpin's JSONL, Mooncake's
 	// JSONL or Azure's CSV; relative to the scenario file.
@@ -355,6 +360,33 @@ type Workload struct {
 	// readErr is why File could not be read.
 	readErr error
 }
+
+// DefaultAffinityHeader is the session header sent when
+// workload.session_affinity names none: the one MLPerf's agentic rules
+// require on every request and vLLM's Rust router hashes first
+// (vllm-project/router src/policies/hash_key.rs, SESSION_HEADER_NAMES, at
+// 335c57e2ee621d7984ed645c9d23e871cd34331a).
+const DefaultAffinityHeader = "X-Session-ID"
+
+// SessionAffinity names the headers that carry a session's id. Every
+// request of a session carries each of them with the same value, the
+// session's id (Session.ID, TraceSession.ID); requests of different
+// sessions carry different ones. Routers read different names: MLPerf's
+// agentic rules and vLLM's Rust router (policy consistent_hash) read
+// X-Session-ID; vLLM production-stack's router (--routing-logic session)
+// reads the header its --session-key names (routing_logic.py,
+// SessionRouter, at 5ae0b10828491c579173ae41a17a33901c3dd7b4). llm-d's
+// session-affinity scorer needs no client id: it answers with an
+// x-session-token of its own for the client to echo, which sixpin does
+// not do.
+type SessionAffinity struct {
+	// Headers are the header names (default [X-Session-ID]); at most
+	// MaxAffinityHeaders, none that sixpin sets itself.
+	Headers []string `yaml:"headers"`
+}
+
+// MaxAffinityHeaders bounds workload.session_affinity.headers.
+const MaxAffinityHeaders = 8
 
 // Replay reports whether the workload replays a trace.
 func (w Workload) Replay() bool { return w.Kind == WorkloadTrace }
