@@ -185,3 +185,52 @@ func TestSessionAffinityReplay(t *testing.T) {
 		})
 	}
 }
+
+// A Weka conversation replays as its sessions, each request carrying its
+// session's id (the conversation's, the subagent's ID::sa:AGENT), and its
+// 64-token blocks become shared prompt prefixes: the subagent's first
+// request, which shares the parent's first two blocks, is served partly
+// from the prefix cache.
+func TestSessionAffinityWeka(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join("..", "trace", "testdata", "weka.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "w.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "s.yaml")
+	src := "pins:\n  model: {name: m}\nworkload: {kind: trace, file: w.json, time_scale: 0.01, session_affinity: {headers: [X-Session-ID]}}\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := scenario.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := scenario.NewPlan(s)
+	seen := &headersSeen{names: []string{"X-Session-ID"}, by: map[string][]string{}}
+	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone, PrefixCaching: boolp(true)}, seen.wrap)
+	c := newClient(t, p, simTarget(ts), func(o *endpoint.Options) { o.RequestIDPrefix = "w" })
+	r, err := New(p, c, WithTemplate(endpoint.Template{Overhead: 8}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := runAll(t, r)
+	if len(recs) != 5 {
+		t.Fatalf("%d records, want 5", len(recs))
+	}
+	seen.mu.Lock()
+	vals := sessionValues(t, recs, seen.by)
+	seen.mu.Unlock()
+	if vals[0] != "f64a8d4c-12d" || vals[1] != "f64a8d4c-12d::sa:agent_001" {
+		t.Errorf("sessions carried %v", vals)
+	}
+	for _, rec := range recs {
+		if rec.Session == 1 && rec.Turn == 0 && rec.Usage.CachedTokens < 64 {
+			t.Errorf("the subagent's first request shares two 64-token blocks with its parent but %d tokens were cached", rec.Usage.CachedTokens)
+		}
+	}
+}
