@@ -231,12 +231,13 @@ func connClosed(err error) bool {
 }
 
 // SessionHeader is the header of every request of one session: the
-// client's own, and each of names (canonical header keys, as
-// scenario.Plan.Affinity gives them) set to the session's id, replacing a
-// profile header of the same name. Make it once per session and pass it
-// as Call.Header, read only: a request then costs no more than one
-// without it.
-func (c *Client) SessionHeader(names []string, id string) http.Header {
+// client's own, each of names (canonical header keys, as
+// scenario.Plan.Affinity gives them) set to the session's id, and each
+// header echo has taken from an answer set to its value, replacing a
+// profile header of the same name (echo may be nil). Make it once per
+// session, and again when echo changes, and pass it as Call.Header, read
+// only: a request then costs no more than one without it.
+func (c *Client) SessionHeader(names []string, id string, echo *Echo) http.Header {
 	h := make(http.Header, len(c.header)+len(names))
 	for k, v := range c.header {
 		h[k] = v
@@ -244,6 +245,13 @@ func (c *Client) SessionHeader(names []string, id string) http.Header {
 	v := []string{id}
 	for _, n := range names {
 		h[n] = v
+	}
+	if echo != nil {
+		for i, n := range echo.Names {
+			if i < len(echo.Values) && echo.Values[i] != "" {
+				h[n] = []string{echo.Values[i]}
+			}
+		}
 	}
 	return h
 }

@@ -39,7 +39,7 @@ func TestSessionHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	h := c.SessionHeader([]string{"X-Session-Id", "X-User-Id"}, "sess-7")
+	h := c.SessionHeader([]string{"X-Session-Id", "X-User-Id"}, "sess-7", nil)
 	for _, hdr := range []http.Header{h, h, nil} {
 		rec := c.Stream(context.Background(), Call{Req: record.Request{PromptTokens: 5, OutputTokens: 2},
 			Msgs: UserMessage("hi"), Clock: Clock{Start: time.Now()}, Cut: ErrCutAfterGrace, Header: hdr})

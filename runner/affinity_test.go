@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"encoding/base64"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -232,5 +234,80 @@ func TestSessionAffinityWeka(t *testing.T) {
 		if rec.Session == 1 && rec.Turn == 0 && rec.Usage.CachedTokens < 64 {
 			t.Errorf("the subagent's first request shares two 64-token blocks with its parent but %d tokens were cached", rec.Usage.CachedTokens)
 		}
+	}
+}
+
+// tokenGateway stands in for llm-d's session-affinity scorer: an answer to
+// a request without an x-session-token names a pod of its own in one
+// (base64, as the scorer encodes it); a request that carries one is
+// recorded with it.
+type tokenGateway struct {
+	mu     sync.Mutex
+	issued int
+	by     map[string]string // request id → the token it carried ("" none)
+}
+
+func (g *tokenGateway) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/chat/completions" {
+			tok := r.Header.Get("X-Session-Token")
+			g.mu.Lock()
+			g.by[r.Header.Get("X-Request-Id")] = tok
+			if tok == "" {
+				g.issued++
+				tok = base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("default/pod-%d", g.issued)))
+			}
+			g.mu.Unlock()
+			w.Header().Set("X-Session-Token", tok)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// With echo, a session sends back the token its first answer gave on
+// every later turn: the first turn carries none, every later one the
+// same, and sessions keep their own.
+func TestSessionAffinityEcho(t *testing.T) {
+	t.Parallel()
+	p := mustPlan(t, sessionsPlan(t, "on_429: backoff", "on_429: backoff\n  session_affinity: {headers: [], echo: [x-session-token]}"))
+	g := &tokenGateway{by: map[string]string{}}
+	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone}, g.wrap)
+	c := newClient(t, p, simTarget(ts), func(o *endpoint.Options) { o.RequestIDPrefix = "e" })
+	r, err := New(p, c, WithTemplate(endpoint.Template{Overhead: 8, PerMessage: 5}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := runAll(t, r)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	tokens := map[int]string{}
+	owner := map[string]int{}
+	later := 0
+	for _, rec := range recs {
+		if rec.Failed() {
+			t.Fatalf("%s %s", rec.Err, rec.ErrMsg)
+		}
+		tok := g.by[rec.RequestID]
+		if rec.Turn == 0 {
+			if tok != "" {
+				t.Errorf("session %d's first turn carried %q before any answer", rec.Session, tok)
+			}
+			continue
+		}
+		later++
+		if tok == "" {
+			t.Errorf("session %d turn %d sent no token back", rec.Session, rec.Turn)
+			continue
+		}
+		if prev, ok := tokens[rec.Session]; ok && prev != tok {
+			t.Errorf("session %d turn %d sent %q back, an earlier turn %q", rec.Session, rec.Turn, tok, prev)
+		}
+		if o, ok := owner[tok]; ok && o != rec.Session {
+			t.Errorf("sessions %d and %d both sent %q back", o, rec.Session, tok)
+		}
+		tokens[rec.Session], owner[tok] = tok, rec.Session
+	}
+	if later == 0 || len(tokens) < 2 {
+		t.Fatalf("%d later turns in %d sessions: nothing to check", later, len(tokens))
 	}
 }

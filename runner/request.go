@@ -20,13 +20,18 @@ func (r *Runner) do(inflight context.Context, req record.Request, text string, s
 	return r.doMessages(inflight, req, msgs, scheduled, nil)
 }
 
-// doMessages is do for a whole conversation; hdr is its session's
-// header (sessionHeader; nil: the client's own).
-func (r *Runner) doMessages(inflight context.Context, req record.Request, msgs []endpoint.Message, scheduled time.Duration, hdr http.Header) *record.Record {
+// doMessages is do for a whole conversation; sw is its session's wire
+// (nil: the client's own header).
+func (r *Runner) doMessages(inflight context.Context, req record.Request, msgs []endpoint.Message, scheduled time.Duration, sw *sessionWire) *record.Record {
+	var hdr http.Header
+	var echo *endpoint.Echo
+	if sw != nil {
+		hdr, echo = sw.header(), sw.echo
+	}
 	r.stats.Issued.Add(1)
 	r.stats.InFlight.Add(1)
 	rec := r.client.Stream(inflight, endpoint.Call{Req: req, Msgs: msgs, Scheduled: scheduled, Clock: r.clock,
-		Cut: endpoint.ErrCutAfterGrace, Live: &r.stats.Streaming, Header: hdr})
+		Cut: endpoint.ErrCutAfterGrace, Live: &r.stats.Streaming, Header: hdr, Echo: echo})
 	r.stats.InFlight.Add(-1)
 	r.stats.Done.Add(1)
 	if rec.Failed() {
@@ -40,13 +45,39 @@ func (r *Runner) doMessages(inflight context.Context, req record.Request, msgs [
 	return rec
 }
 
-// sessionHeader is the header of every request of the session named id:
-// the client's own with the plan's session-affinity headers set to id,
-// made once per session; nil when the plan sends none.
-func (r *Runner) sessionHeader(id string) http.Header {
-	names := r.plan.Affinity()
-	if len(names) == 0 {
+// sessionWire is what a session's requests carry on the wire besides
+// their body: the session-affinity headers, and the answers' headers the
+// session sends back. One session's, used by its goroutine alone.
+type sessionWire struct {
+	c     *endpoint.Client
+	names []string
+	id    string
+	echo  *endpoint.Echo // nil: nothing sent back
+	hdr   http.Header
+}
+
+// sessionWire returns the wire of the session named id, or nil when the
+// plan sends no session header.
+func (r *Runner) sessionWire(id string) *sessionWire {
+	names, echo := r.plan.Affinity(), r.plan.AffinityEcho()
+	if len(names) == 0 && len(echo) == 0 {
 		return nil
 	}
-	return r.client.SessionHeader(names, id)
+	sw := &sessionWire{c: r.client, names: names, id: id}
+	if len(echo) > 0 {
+		sw.echo = &endpoint.Echo{Names: echo}
+	}
+	return sw
+}
+
+// header is the session's header for its next request: made once, and
+// again when an answer gave a new value to send back.
+func (sw *sessionWire) header() http.Header {
+	if sw.hdr == nil || sw.echo != nil && sw.echo.Changed {
+		sw.hdr = sw.c.SessionHeader(sw.names, sw.id, sw.echo)
+		if sw.echo != nil {
+			sw.echo.Changed = false
+		}
+	}
+	return sw.hdr
 }

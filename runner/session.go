@@ -80,7 +80,7 @@ func (r *Runner) session(issue, inflight context.Context, s scenario.Session, p 
 		}
 		last = rec
 	}
-	hdr := r.sessionHeader(s.ID)
+	sw := r.sessionWire(s.ID)
 	first := max(s.FirstPromptTokens-r.tmpl.Tokens(1), 1)
 	h.add(endpoint.RoleUser, r.prompts.Build(seed(0, 0), first), first)
 
@@ -107,7 +107,7 @@ turns:
 				end = record.SessionEndRunEnded
 				break turns
 			}
-			rec = r.doMessages(inflight, req, h.msgs, r.since(), hdr)
+			rec = r.doMessages(inflight, req, h.msgs, r.since(), sw)
 			rec.Session, rec.Turn, rec.Attempt = s.Index, k, attempt
 			emit(rec)
 			d := p.delay(rec)

@@ -24,23 +24,37 @@ func (v *validator) affinity() {
 		v.errorf(p, "only for kind agentic or trace: independent requests belong to no session")
 		return
 	}
-	if len(a.Headers) > MaxAffinityHeaders {
-		v.errorf(p+".headers", "at most %d headers (got %d)", MaxAffinityHeaders, len(a.Headers))
+	if len(a.Headers) == 0 && len(a.Echo) == 0 {
+		v.errorf(p, "names no header: give headers, echo or both (or leave headers out: X-Session-ID)")
 		return
 	}
-	seen := map[string]int{}
-	for i, h := range a.Headers {
-		f := fmt.Sprintf("%s.headers[%d]", p, i)
-		c := http.CanonicalHeaderKey(h)
-		switch j, dup := seen[c]; {
-		case !headerToken(h):
-			v.errorf(f, "%q is not a header name (letters, digits and !#$%%&'*+-.^_`|~ only)", h)
-		case dup:
-			v.errorf(f, "%q repeats headers[%d] (header names are case-insensitive)", h, j)
-		case reserved(c):
-			v.errorf(f, "%q is a header sixpin sets itself; name another", h)
+	seen := map[string]string{}
+	for _, list := range []struct {
+		key   string
+		names []string
+	}{{"headers", a.Headers}, {"echo", a.Echo}} {
+		if len(list.names) > MaxAffinityHeaders {
+			v.errorf(p+"."+list.key, "at most %d headers (got %d)", MaxAffinityHeaders, len(list.names))
+			continue
 		}
-		seen[c] = i
+		for i, h := range list.names {
+			f := fmt.Sprintf("%s.%s[%d]", p, list.key, i)
+			c := http.CanonicalHeaderKey(h)
+			switch first, dup := seen[c]; {
+			case !headerToken(h):
+				v.errorf(f, "%q is not a header name (letters, digits and !#$%%&'*+-.^_`|~ only)", h)
+			case dup:
+				v.errorf(f, "%q repeats %s", h, first)
+			case reserved(c):
+				v.errorf(f, "%q is a header sixpin sets itself; name another", h)
+			}
+			if _, dup := seen[c]; !dup {
+				seen[c] = fmt.Sprintf("%s[%d] (header names are case-insensitive)", list.key, i)
+				if list.key == "headers" && !v.has(p+".headers") {
+					seen[c] = "the default session header (write headers: [] to send none)"
+				}
+			}
+		}
 	}
 }
 
@@ -79,9 +93,22 @@ func (p *Plan) Affinity() []string {
 	if a == nil {
 		return nil
 	}
-	names := a.Headers
+	return canonical(a.Headers)
+}
+
+// AffinityEcho returns the response headers a session sends back
+// (SessionAffinity.Echo), canonicalised, or nil.
+func (p *Plan) AffinityEcho() []string {
+	a := p.s.Workload.SessionAffinity
+	if a == nil {
+		return nil
+	}
+	return canonical(a.Echo)
+}
+
+func canonical(names []string) []string {
 	if len(names) == 0 {
-		names = []string{DefaultAffinityHeader}
+		return nil
 	}
 	out := make([]string, len(names))
 	for i, h := range names {

@@ -31,6 +31,13 @@ func TestParseSessionAffinity(t *testing.T) {
 		{"off", agentic(""), nil, nil},
 		{"default header", agentic("session_affinity: {}"), []string{"X-Session-Id"}, nil},
 		{"router headers", agentic("session_affinity: {headers: [X-Session-ID, x-user-id]}"), []string{"X-Session-Id", "X-User-Id"}, nil},
+		{"echo alone", agentic("session_affinity: {headers: [], echo: [x-session-token]}"), nil, nil},
+		{"nothing named", agentic("session_affinity: {headers: []}"), nil, []string{
+			"t.yaml:10:3: workload.session_affinity: names no header: give headers, echo or both (or leave headers out: X-Session-ID)",
+		}},
+		{"echo repeats a header", agentic("session_affinity: {echo: [x-session-id]}"), nil, []string{
+			`t.yaml:10:29: workload.session_affinity.echo[0]: "x-session-id" repeats the default session header (write headers: [] to send none)`,
+		}},
 		{"not a token", agentic("session_affinity: {headers: [\"X Session\"]}"), nil, []string{
 			`t.yaml:10:32: workload.session_affinity.headers[0]: "X Session" is not a header name (letters, digits and !#$%&'*+-.^_` + "`" + `|~ only)`,
 		}},
@@ -67,6 +74,15 @@ func TestParseSessionAffinity(t *testing.T) {
 			}
 			d := p.Declared(Wire{})
 			words := ConcurrencyWords(d.Concurrency)
+			if tt.name == "echo alone" {
+				if got := p.AffinityEcho(); len(got) != 1 || got[0] != "X-Session-Token" || d.Concurrency.SessionEcho != "X-Session-Token" {
+					t.Errorf("AffinityEcho() = %q, declared %q", got, d.Concurrency.SessionEcho)
+				}
+				if !strings.HasSuffix(words, "; each session sends back header X-Session-Token") {
+					t.Errorf("pin 4 worded %q", words)
+				}
+				return
+			}
 			if tt.want == nil {
 				if d.Concurrency.SessionAffinity != "" || strings.Contains(words, "session") && strings.Contains(words, "header") {
 					t.Errorf("declared %q, worded %q, with affinity off", d.Concurrency.SessionAffinity, words)

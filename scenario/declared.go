@@ -78,6 +78,10 @@ type ConcurrencyDeclared struct {
 	// canonicalised, joined by ", "); empty: none, a router placed each
 	// request on its own.
 	SessionAffinity string `json:"session_affinity,omitempty"`
+	// SessionEcho names the response headers every session sent back
+	// once answered with them (workload.session_affinity.echo, joined by
+	// ", "); empty: none.
+	SessionEcho string `json:"session_echo,omitempty"`
 }
 
 // MixDeclared is pin 6 as declared: the input:output ratio (the
@@ -146,6 +150,7 @@ func (p *Plan) Declared(w Wire) Declared {
 		d.Concurrency.Sessions = true
 	}
 	d.Concurrency.SessionAffinity = strings.Join(p.Affinity(), ", ")
+	d.Concurrency.SessionEcho = strings.Join(p.AffinityEcho(), ", ")
 	d.Prompt.Tokenizer = w.Tokenizer
 	for _, c := range pins.Mix.Classes {
 		d.Mix.Classes = append(d.Mix.Classes, ClassWeights{Name: c.Name, Weight: c.Weight})

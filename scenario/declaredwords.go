@@ -40,23 +40,34 @@ func TokensWords(d TokensDeclared) string {
 // affinity headers when there are any (AffinityWords).
 func ConcurrencyWords(d ConcurrencyDeclared) string {
 	s := concurrencyWords(d)
-	if d.SessionAffinity != "" {
-		s += "; " + AffinityWords(d.SessionAffinity)
+	if d.SessionAffinity != "" || d.SessionEcho != "" {
+		s += "; " + AffinityWords(d)
 	}
 	return s
 }
 
 // AffinityWords words the session-affinity headers
-// (ConcurrencyDeclared.SessionAffinity): "each session's id in header
-// X-Session-Id", or "no session affinity header".
-func AffinityWords(headers string) string {
-	switch {
-	case headers == "":
-		return "no session affinity header"
-	case !strings.Contains(headers, ","):
-		return "each session's id in header " + headers
+// (ConcurrencyDeclared.SessionAffinity and SessionEcho): "each session's
+// id in header X-Session-Id", "each session sends back header
+// X-Session-Token", both, or "no session affinity header".
+func AffinityWords(d ConcurrencyDeclared) string {
+	plural := func(names string) string {
+		if strings.Contains(names, ",") {
+			return "headers " + names
+		}
+		return "header " + names
 	}
-	return "each session's id in headers " + headers
+	var parts []string
+	if d.SessionAffinity != "" {
+		parts = append(parts, "each session's id in "+plural(d.SessionAffinity))
+	}
+	if d.SessionEcho != "" {
+		parts = append(parts, "each session sends back "+plural(d.SessionEcho))
+	}
+	if len(parts) == 0 {
+		return "no session affinity header"
+	}
+	return strings.Join(parts, "; ")
 }
 
 func concurrencyWords(d ConcurrencyDeclared) string {

@@ -377,12 +377,18 @@ const DefaultAffinityHeader = "X-Session-ID"
 // reads the header its --session-key names (routing_logic.py,
 // SessionRouter, at 5ae0b10828491c579173ae41a17a33901c3dd7b4). llm-d's
 // session-affinity scorer needs no client id: it answers with an
-// x-session-token of its own for the client to echo, which sixpin does
-// not do.
+// x-session-token of its own, the pod it chose, for the client to send
+// back (llm-d-inference-scheduler pkg/plugins/scorer/session_affinity.go
+// at d5cbb3224910773dfdc9ccd3976aa789990fe78f): Echo does that.
 type SessionAffinity struct {
-	// Headers are the header names (default [X-Session-ID]); at most
-	// MaxAffinityHeaders, none that sixpin sets itself.
+	// Headers are the header names (default [X-Session-ID] unless
+	// written, even empty); at most MaxAffinityHeaders, none that sixpin
+	// sets itself.
 	Headers []string `yaml:"headers"`
+	// Echo are response headers a session sends back: once an answer
+	// carries one, every later request of the session carries its last
+	// value under the same name (llm-d: [x-session-token]).
+	Echo []string `yaml:"echo"`
 }
 
 // MaxAffinityHeaders bounds workload.session_affinity.headers.

@@ -65,7 +65,7 @@ func (s *Scenario) applyDefaults(has func(path string) bool) {
 			s.Pins.Concurrency.Mode = ModeTrace
 		}
 	}
-	if a := w.SessionAffinity; a != nil && len(a.Headers) == 0 {
+	if a := w.SessionAffinity; a != nil && len(a.Headers) == 0 && !has("workload.session_affinity.headers") {
 		a.Headers = []string{DefaultAffinityHeader}
 	}
 	if w.Agentic() {

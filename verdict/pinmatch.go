@@ -104,7 +104,7 @@ func PinMismatches(a, b *results.Run, st stats.Settings) []Mismatch {
 		}
 	}
 
-	if a, b := scenario.AffinityWords(ca.SessionAffinity), scenario.AffinityWords(cb.SessionAffinity); a != b && ca.Mode == cb.Mode && ca.Sessions == cb.Sessions {
+	if a, b := scenario.AffinityWords(ca), scenario.AffinityWords(cb); a != b && ca.Mode == cb.Mode && ca.Sessions == cb.Sessions {
 		add("concurrency session_affinity", a, b) // a router places the sessions differently
 	}
 
