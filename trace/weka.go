@@ -8,7 +8,9 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sixpin/sixpin/internal/bounds"
@@ -130,15 +132,66 @@ type wekaObj struct {
 	file      string
 	line, col int // of its first byte
 	b         []byte
+	nl        []int // the offsets of b's newlines, once asked for
 }
 
 // at is the file's line and column of offset off in o.
 func (o *wekaObj) at(off int) (line, col int) {
-	l, c := jsonerr.LineCol(o.b, off)
-	if l == 1 {
-		c += o.col - 1
+	if o.nl == nil { // once: every request asks, and an object may be long
+		o.nl = []int{}
+		for i, c := range o.b {
+			if c == '\n' {
+				o.nl = append(o.nl, i)
+			}
+		}
 	}
-	return o.line + l - 1, c
+	off = min(max(off, 0), len(o.b))
+	k := sort.SearchInts(o.nl, off) // newlines before off
+	if k == 0 {
+		return o.line, o.col + off
+	}
+	return o.line + k, off - o.nl[k-1]
+}
+
+// elements returns the offsets in o of the n items of the array under
+// key of the object at offset at (one pass over it); nil when they cannot
+// be told.
+func (o *wekaObj) elements(at int, key string, n int) []int {
+	arr, ok := jsonerr.Find(o.b[at:], key)
+	if !ok {
+		return nil
+	}
+	arr += at
+	dec := json.NewDecoder(bytes.NewReader(o.b[arr:]))
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		return nil
+	}
+	offs := make([]int, 0, n)
+	for dec.More() {
+		start := arr + int(dec.InputOffset())
+		for start < len(o.b) && strings.IndexByte(" \t\r\n,", o.b[start]) >= 0 {
+			start++
+		}
+		offs = append(offs, start)
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil
+		}
+	}
+	if len(offs) != n {
+		return nil
+	}
+	return offs
+}
+
+// offset is the offset in o of item i of the array at path, whose items'
+// offsets are offs (elements; Find when nil).
+func (o *wekaObj) offset(offs []int, path []string, i int) int {
+	if offs != nil {
+		return offs[i]
+	}
+	off, _ := jsonerr.Find(o.b, append(slices.Clip(path), strconv.Itoa(i))...)
+	return off
 }
 
 // err is an error at the value of path (keys and array indices from the
@@ -298,8 +351,10 @@ func (o *wekaObj) sessions(ordinal int) ([]wekaSession, int, error) {
 	var subs []wekaSession
 	agents := map[string]int{}
 	joined := false
+	offs := o.elements(0, "requests", len(tr.Requests))
 	for i, raw := range tr.Requests {
 		path := []string{"requests", strconv.Itoa(i)}
+		base := o.offset(offs, []string{"requests"}, i)
 		var head struct {
 			Type *string `json:"type"`
 		}
@@ -308,14 +363,14 @@ func (o *wekaObj) sessions(ordinal int) ([]wekaSession, int, error) {
 		}
 		switch *head.Type {
 		case "n", "s":
-			u, err := w.request(path, raw, *head.Type, 0)
+			u, err := w.request(path, raw, base, *head.Type, 0)
 			if err != nil {
 				return nil, 0, err
 			}
 			u.joined, joined = joined, false
 			root.reqs = append(root.reqs, u)
 		case "subagent":
-			s, err := w.subagent(path, raw, *tr.ID, agents)
+			s, err := w.subagent(path, raw, base, *tr.ID, agents)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -357,10 +412,10 @@ type wekaReader struct {
 	ordinal int
 }
 
-// request checks request raw of type typ at path; spawn is its
-// subagent's spawn time (0 for the conversation's own).
-func (w *wekaReader) request(path []string, raw json.RawMessage, typ string, spawn float64) (wekaTurn, error) {
-	base, _ := jsonerr.Find(w.o.b, path...)
+// request checks request raw of type typ at path (offset base in the
+// object); spawn is its subagent's spawn time (0 for the conversation's
+// own).
+func (w *wekaReader) request(path []string, raw json.RawMessage, base int, typ string, spawn float64) (wekaTurn, error) {
 	var q wekaRequest
 	if typ == "s" {
 		var s wekaStreaming
@@ -440,10 +495,10 @@ func (w *wekaReader) blockID(id int) int {
 	return int(x & math.MaxInt64)
 }
 
-// subagent checks subagent marker raw at path of conversation id, whose
-// agents so far are agents (id → index), and returns its session.
-func (w *wekaReader) subagent(path []string, raw json.RawMessage, id string, agents map[string]int) (wekaSession, error) {
-	base, _ := jsonerr.Find(w.o.b, path...)
+// subagent checks subagent marker raw at path (offset base in the
+// object) of conversation id, whose agents so far are agents (id →
+// index), and returns its session.
+func (w *wekaReader) subagent(path []string, raw json.RawMessage, base int, id string, agents map[string]int) (wekaSession, error) {
 	var sa wekaSubagent
 	if err := w.o.decode(path, raw, base, &sa); err != nil {
 		return wekaSession{}, err
@@ -468,15 +523,18 @@ func (w *wekaReader) subagent(path []string, raw json.RawMessage, id string, age
 	}
 	agents[*sa.AgentID], _ = strconv.Atoi(path[len(path)-1])
 	s := wekaSession{id: id + "::sa:" + *sa.AgentID}
+	inPath := append(slices.Clip(path), "requests")
+	offs := w.o.elements(base, "requests", len(sa.Requests))
 	for i, inner := range sa.Requests {
-		ip := append(slices.Clip(path), "requests", strconv.Itoa(i))
+		ip := append(slices.Clip(inPath), strconv.Itoa(i))
+		ib := w.o.offset(offs, inPath, i)
 		var head struct {
 			Type *string `json:"type"`
 		}
 		if err := json.Unmarshal(inner, &head); err != nil || head.Type == nil || *head.Type != "n" && *head.Type != "s" {
 			return wekaSession{}, w.o.err(ip, `want a request of "type": "n" or "s" (subagents do not nest)`)
 		}
-		u, err := w.request(ip, inner, *head.Type, *sa.T)
+		u, err := w.request(ip, inner, ib, *head.Type, *sa.T)
 		if err != nil {
 			return wekaSession{}, err
 		}
@@ -569,6 +627,6 @@ func (sc *objScanner) next(name string) (*wekaObj, error) {
 			depth--
 		}
 	}
-	o.b = slices.Clone(sc.buf)
+	o.b, sc.buf = sc.buf, nil // the object keeps the bytes; the next starts afresh
 	return o, nil
 }

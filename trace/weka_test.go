@@ -133,3 +133,40 @@ func TestSniffWeka(t *testing.T) {
 		t.Error("a .json trace is not a trace's name")
 	}
 }
+
+// A file whose sessions do not start in order (a second conversation
+// after the first one's subagent) is put in order in memory, and keeps
+// its block size.
+func TestOpenWekaUnsorted(t *testing.T) {
+	one, err := os.ReadFile("testdata/weka.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := strings.Replace(string(one), `"id": "f64a8d4c-12d"`, `"id": "second"`, 1)
+	path := filepath.Join(t.TempDir(), "two.json")
+	if err := os.WriteFile(path, append(one, two...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm := f.Summary()
+	if sm.Sessions != 4 || sm.Requests != 10 || sm.BlockTokens != 64 || sm.Format != FormatWeka {
+		t.Errorf("summary %+v: want 4 sessions, 10 requests, blocks of 64, weka", sm)
+	}
+	c := f.Sessions()
+	defer c.Close()
+	var ids []string
+	for {
+		_, s, ok := c.Next()
+		if !ok {
+			break
+		}
+		ids = append(ids, s.ID)
+	}
+	want := []string{"f64a8d4c-12d", "second", "f64a8d4c-12d::sa:agent_001", "second::sa:agent_001"}
+	if !slices.Equal(ids, want) {
+		t.Errorf("sessions in order of start %q, want %q", ids, want)
+	}
+}
