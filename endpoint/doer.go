@@ -154,37 +154,25 @@ type sent struct {
 	reconnects int
 }
 
-// SessionIDHeader carries a request's session id (Call.SessionID), as
-// MLPerf's agentic reference client sends it on every request so that a
-// router keeps a conversation on one backend (mlcommons/endpoints
-// ea33275, AgenticInferenceConfig.routing_headers).
-const SessionIDHeader = "X-Session-ID"
-
-// sessionIDKey is the context key of a request's session id.
-type sessionIDKey struct{}
-
 // send posts a chat-completion body. A request that failed on a
 // kept-alive connection without a byte of it written (attempt.unsent) is
 // sent again on a new connection and counted as a reconnect; one of which
 // anything was written is never sent twice: the server may have read it.
 // What each attempt saw of its kept-alive connection goes to the
-// keep-alive learning.
-func (r *Client) send(ctx context.Context, body []byte, id string) sent {
+// keep-alive learning. base is the request's header (nil: the client's
+// own); it is shared and read only.
+func (r *Client) send(ctx context.Context, body []byte, id string, base http.Header) sent {
 	var s sent
-	header := r.header
-	session, _ := ctx.Value(sessionIDKey{}).(string)
-	if id != "" || session != "" { // once per request: the shared header plus the ids
-		header = make(http.Header, len(r.header)+2)
-		for k, v := range r.header {
+	if base == nil {
+		base = r.header
+	}
+	header := base
+	if id != "" { // once per request: the shared header plus the id
+		header = make(http.Header, len(base)+1)
+		for k, v := range base {
 			header[k] = v
 		}
-		if id != "" {
-			header["X-Request-Id"] = []string{id}
-		}
-		if session != "" {
-			// Spelled as MLPerf's reference client sends it.
-			header[SessionIDHeader] = []string{session}
-		}
+		header["X-Request-Id"] = []string{id}
 	}
 	seen, _ := ctx.Value(connSeenKey{}).(*connSeen)
 	for {
@@ -240,6 +228,32 @@ func connClosed(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed) ||
 		strings.Contains(msg, "connection reset") || strings.Contains(msg, "broken pipe") ||
 		strings.Contains(msg, "server closed idle connection")
+}
+
+// SessionHeader is the header of every request of one session: the
+// client's own, each of names (canonical header keys, as
+// scenario.Plan.Affinity gives them) set to the session's id, and each
+// header echo has taken from an answer set to its value, replacing a
+// profile header of the same name (echo may be nil). Make it once per
+// session, and again when echo changes, and pass it as Call.Header, read
+// only: a request then costs no more than one without it.
+func (c *Client) SessionHeader(names []string, id string, echo *Echo) http.Header {
+	h := make(http.Header, len(c.header)+len(names))
+	for k, v := range c.header {
+		h[k] = v
+	}
+	v := []string{id}
+	for _, n := range names {
+		h[n] = v
+	}
+	if echo != nil {
+		for i, n := range echo.Names {
+			if i < len(echo.Values) && echo.Values[i] != "" {
+				h[n] = []string{echo.Values[i]}
+			}
+		}
+	}
+	return h
 }
 
 // echoed says whether an answer's header echoes the request id sent.

@@ -82,6 +82,10 @@ type call struct {
 	clk  Clock
 	live *Counter // nil: not counted
 	more []byte   // Call.Extra
+	// hdr is the request's header (Call.Header); nil: the client's own.
+	hdr http.Header
+	// echo takes the answer's headers a session sends back (Call.Echo).
+	echo *Echo
 	// cutInEvent: the last stream read ended in the middle of an event
 	// (a line the body ended inside of, dropped), for the probe to say.
 	cutInEvent bool
@@ -109,13 +113,43 @@ type Call struct {
 	// of valid JSON after the target's own extensions (a replayed
 	// conversation's tools, sampling parameters, chat_template_kwargs).
 	Extra []byte
-	// SessionID, when not empty, is sent as the X-Session-ID header
-	// (SessionIDHeader): the conversation the request belongs to.
-	SessionID string
 	// Live, if not nil, counts the token-bearing chunks of the requests
 	// still streaming: a stream adds its chunks as they arrive (at most
 	// one atomic add per LiveStep) and takes them back when it ends.
 	Live *Counter
+	// Header, if not nil, is the request's header instead of the
+	// client's own: one SessionHeader made, read only, for all the
+	// requests of a session.
+	Header http.Header
+	// Echo, if not nil, takes the answer's headers that its session sends
+	// back (Echo.Names), once per request as the answer's header arrives.
+	Echo *Echo
+}
+
+// Echo is what a session sends back of its answers' headers: a router's
+// session token (llm-d's x-session-token). It is one session's, used by
+// one goroutine at a time.
+type Echo struct {
+	// Names are the headers taken, canonical keys.
+	Names []string
+	// Values[i] is the last non-empty value of Names[i] an answer
+	// carried ("" before one did).
+	Values []string
+	// Changed is set when a value changes; the caller clears it once it
+	// has rebuilt its session's header (Client.SessionHeader).
+	Changed bool
+}
+
+// take keeps the values of e's names that h carries.
+func (e *Echo) take(h http.Header) {
+	if len(e.Values) != len(e.Names) {
+		e.Values = make([]string, len(e.Names))
+	}
+	for i, n := range e.Names {
+		if v := h.Get(n); v != "" && v != e.Values[i] {
+			e.Values[i], e.Changed = v, true
+		}
+	}
 }
 
 // Stream sends one request and reads its answer to the end into a
@@ -123,10 +157,7 @@ type Call struct {
 // inflight is cancelled the request is cut off with cause k.Cut (class
 // interrupted).
 func (c *Client) Stream(inflight context.Context, k Call) *record.Record {
-	r := &call{Client: c, clk: k.Clock, live: k.Live, more: k.Extra}
-	if k.SessionID != "" {
-		inflight = context.WithValue(inflight, sessionIDKey{}, k.SessionID)
-	}
+	r := &call{Client: c, clk: k.Clock, live: k.Live, more: k.Extra, hdr: k.Header, echo: k.Echo}
 	return r.stream(inflight, k.Cut, k.Req, k.Msgs, k.Scheduled)
 }
 
@@ -169,7 +200,7 @@ func (r *call) stream(inflight context.Context, cut error, req record.Request, m
 	}
 	rec.Sent = r.since()
 	r.cutInEvent = false
-	s := r.send(ctx, body, rec.RequestID)
+	s := r.send(ctx, body, rec.RequestID, r.hdr)
 	rec.Reconnects = s.reconnects
 	if s.err != nil {
 		rec.End = r.since()
@@ -183,6 +214,9 @@ func (r *call) stream(inflight context.Context, cut error, req record.Request, m
 		// A server still starting (503 Loading model) or overloaded (529)
 		// is not back yet: an outage lasts until a real answer.
 		code := s.resp.StatusCode
+		if r.echo != nil {
+			r.echo.take(s.resp.Header)
+		}
 		r.health.answered(rec.Sent, r.since(), s.freshConn, code != http.StatusServiceUnavailable && code != 529)
 		r.readResponse(ctx, cancel, s.resp, rec)
 	}

@@ -134,6 +134,38 @@ func TestShardsMergeToTheWhole(t *testing.T) {
 	if merged.Merged == nil || len(merged.Merged.Shards) != n {
 		t.Fatalf("no attestation: %+v", merged.Merged)
 	}
+
+	// The peers' figures add as the windows do: counts and sums exactly,
+	// histograms bucket by bucket; the dialects read them.
+	mp := back.Peers
+	if mp == nil {
+		t.Fatal("the merged run has no peer figures")
+	}
+	var reqs, done int
+	var outTok int64
+	var tpot *hdrhistogram.Histogram
+	for _, s := range shards {
+		p := s.Run.Peers
+		reqs, done, outTok = reqs+p.Requests, done+p.Completed, outTok+p.OutputTokens
+		h, err := p.Histograms[results.HistPeerTPOT.Name].Decode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tpot == nil {
+			tpot = h
+		} else {
+			tpot.Merge(h)
+		}
+	}
+	if got, err := mp.Histograms[results.HistPeerTPOT.Name].Decode(); err != nil || !got.Equals(tpot) {
+		t.Errorf("the merged peer TPOT histogram is not the shards' added (%v)", err)
+	}
+	if mp.Requests != reqs || mp.Completed != done || mp.OutputTokens != outTok || mp.Requests != 64 || mp.LastEndS < mp.FirstSentS {
+		t.Errorf("merged peer figures %+v; the shards' add to %d requests, %d completed, %d output tokens", mp, reqs, done, outTok)
+	}
+	if d, err := results.DialectOf(back, results.DialectVLLM); err != nil || d.Unavailable != "" {
+		t.Errorf("vLLM's dialect of the merged run: %v, %+v", err, d)
+	}
 }
 
 func mustDecode(t *testing.T, run *results.Run, metric string) *hdrhistogram.Histogram {

@@ -245,6 +245,9 @@ type Measurement struct {
 	// Issued sums what the issued requests asked for, and what those that
 	// succeeded asked for.
 	Issued Issued
+	// Peers are the run's figures as other benchmarks define them (nil
+	// when no request was issued).
+	Peers *Peers
 	// Server is the server's metrics scraped during the run, per window
 	// (nil: not scraped). Finish leaves it nil: whoever scraped sets it
 	// (Scrapes.Server of m.Windows) before Assemble, which judges the pins
@@ -526,8 +529,10 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 	interrupted := 0
 
 	var issued Issued
+	peers := newPeersAcc(slo)
 	err = c.each(func(r *record.Record) {
 		issued.add(r)
+		peers.add(r)
 		errs.Requests++
 		errs.Reconnects += r.Reconnects
 		errs.backedOff(r)
@@ -572,6 +577,9 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 	m.Errors = errs
 	m.PromptDrift, m.OutputDrift = promptDrift.result(), outputDrift.result()
 	m.Issued = issued
+	if m.Peers, err = peers.result(); err != nil {
+		return nil, err
+	}
 	c.tokens.finish()
 	m.Tokens = c.tokens
 	m.Sessions = c.sessions.result()

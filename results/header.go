@@ -144,6 +144,7 @@ func Assemble(h *Header, m *Measurement, e Ending) *Run {
 	run.Discovery = &disc
 	run.Tokens, run.ByContext = m.Tokens, m.ByContext
 	run.Parity = &Parity{Planned: h.Planned, Served: served(m.Tokens)}
+	run.Peers = m.Peers
 	if len(m.Sessions.All) > 0 {
 		run.Sessions = &m.Sessions
 	}

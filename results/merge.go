@@ -98,6 +98,13 @@ func Merge(shards []Shard, opts MergeOptions) (*Run, error) {
 		ClientAddedLatencyMs: m.ClientAddedLatency,
 	}
 	run.Parity = &Parity{Planned: mg.planned(), Served: served(m.Tokens)}
+	runs := make([]*Run, len(mg.shards))
+	for k, s := range mg.shards {
+		runs[k] = s.Run
+	}
+	if run.Peers, err = mergePeers(runs, mg.offsets); err != nil {
+		return nil, err
+	}
 	if d.Concurrency.Mode == scenario.ModeOpen {
 		run.Schedule = mg.schedule(m)
 	}

@@ -70,6 +70,10 @@ type Run struct {
 	// sends: planned and served token totals and the digest of the
 	// planned sequence (nil in files from before it was recorded).
 	Parity *Parity `json:"parity,omitempty"`
+	// Peers are the run's figures as other benchmarks define them, over
+	// every request (nil in files from before they were recorded, and in
+	// a merge of shards one of which has none).
+	Peers *Peers `json:"peer_figures,omitempty"`
 	// Histograms are window → metric → encoded HDR histogram.
 	Histograms map[string]map[string]EncodedHistogram `json:"histograms"`
 	Client     ClientInfo                             `json:"client"`

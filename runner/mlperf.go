@@ -59,13 +59,14 @@ func (r *Runner) mlperfLoop(issue, inflight context.Context, out chan<- *record.
 // answers, not the live ones, so every request of a trajectory extends the
 // last one's prefix — and its tools and sampling parameters; every
 // request carries the trajectory's session id (trace.MLPerfSessionID) as
-// X-Session-ID. Earlier answers' reasoning is re-sent when the plan keeps
+// X-Session-ID and in the other workload.session_affinity headers
+// (Plan.Affinity), and sends back the echo headers. Earlier answers' reasoning is re-sent when the plan keeps
 // it (preserve_reasoning), with chat_template_kwargs.preserve_thinking so
 // the server's template keeps it too. A failed turn ends the trajectory,
 // as in MLPerf's reference: later turns depend on it.
 func (r *Runner) mlperfTrajectory(issue, inflight context.Context, c *trace.MLPerfConversation, i, repeat int, p *pacer, turns *atomic.Int64, out chan<- *record.Record) {
 	keep := r.plan.KeepsReasoning()
-	session := trace.MLPerfSessionID(c.ID, repeat)
+	sw := r.sessionWire(trace.MLPerfSessionID(c.ID, repeat))
 	var (
 		msgs  []endpoint.Message
 		words int // of the messages' texts: the requested prompt length
@@ -105,7 +106,7 @@ rows:
 		}
 		extra := mlperfExtra(row, tools, keep)
 		req := record.Request{Index: i, PromptTokens: words + r.tmpl.Tokens(len(msgs)), OutputTokens: out1}
-		rec := r.doCall(inflight, endpoint.Call{Req: req, Msgs: msgs, Scheduled: r.since(), Extra: extra, SessionID: session})
+		rec := r.doCall(inflight, endpoint.Call{Req: req, Msgs: msgs, Scheduled: r.since(), Extra: extra}, sw)
 		rec.Session, rec.Turn = i, k
 		k++
 		if last != nil {

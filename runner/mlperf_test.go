@@ -49,12 +49,12 @@ type recorder struct {
 
 func (rc *recorder) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasSuffix(r.URL.Path, "/chat/completions") || r.Header.Get(endpoint.SessionIDHeader) == "" {
+		if !strings.HasSuffix(r.URL.Path, "/chat/completions") || r.Header.Get(scenario.DefaultAffinityHeader) == "" {
 			// The probe's requests, not the replay's.
 			h.ServeHTTP(w, r)
 			return
 		}
-		s := &seen{session: r.Header.Get(endpoint.SessionIDHeader), arrived: time.Now()}
+		s := &seen{session: r.Header.Get(scenario.DefaultAffinityHeader), arrived: time.Now()}
 		b, _ := io.ReadAll(r.Body)
 		if err := json.Unmarshal(b, &s.body); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
@@ -300,6 +300,55 @@ func TestMLPerfNeedsChat(t *testing.T) {
 		}
 		if _, err := New(c.plan, c2); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("New: %v, want %q", err, c.want)
+		}
+	}
+}
+
+// An MLPerf replay's requests carry MLPerf's own trajectory ids (the
+// conversation's, then "__repeat_N"), never a salted trace id: in
+// X-Session-ID, which MLPerf requires on every request, and in the other
+// headers workload.session_affinity declares; and each trajectory sends
+// back the token its first answer gave (echo), on every later request.
+func TestMLPerfSessionAffinity(t *testing.T) {
+	p := mlperfPlan(t, ", sessions: 4, time_scale: 0.01, session_affinity: {headers: [x-user-id], echo: [x-session-token]}", "  concurrency: {streams: 2}\n")
+	seen := &headersSeen{names: []string{"X-Session-ID", "X-User-Id"}, by: map[string][]string{}}
+	g := &tokenGateway{by: map[string]string{}}
+	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone}, func(h http.Handler) http.Handler { return seen.wrap(g.wrap(h)) })
+	c := newClient(t, p, simTarget(ts), func(o *endpoint.Options) { o.RequestIDPrefix = "ml" })
+	r, err := New(p, c, WithTemplate(endpoint.Template{Overhead: 8, PerMessage: 5}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := runAll(t, r)
+	if len(recs) != 10 {
+		t.Fatalf("%d records, want 10 (5 client turns × 2 repeats)", len(recs))
+	}
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	vals := sessionValues(t, recs, seen.by)
+	convs := p.MLPerf().Conversations
+	for i, v := range vals {
+		if want := trace.MLPerfSessionID(convs[i%len(convs)].ID, i/len(convs)+1); v != want {
+			t.Errorf("trajectory %d carried %q, want MLPerf's id %q", i, v, want)
+		}
+	}
+	if len(vals) != 4 {
+		t.Errorf("%d trajectories, want 4", len(vals))
+	}
+	tokens := map[int]string{}
+	for _, rec := range recs {
+		tok := g.by[rec.RequestID]
+		switch prev, ok := tokens[rec.Session]; {
+		case rec.Turn == 0 && tok != "":
+			t.Errorf("trajectory %d's first request carried %q before any answer", rec.Session, tok)
+		case rec.Turn > 0 && tok == "":
+			t.Errorf("trajectory %d turn %d sent no token back", rec.Session, rec.Turn)
+		case rec.Turn > 0 && ok && prev != tok:
+			t.Errorf("trajectory %d turn %d sent %q back, an earlier turn %q", rec.Session, rec.Turn, tok, prev)
+		case rec.Turn > 0:
+			tokens[rec.Session] = tok
 		}
 	}
 }

@@ -54,6 +54,7 @@ func (r *Runner) replaySession(issue, inflight context.Context, s scenario.Trace
 		last *record.Record
 		end  = record.SessionEndTurns
 		p    = r.newPacer(uint64(s.Index))
+		sw   = r.sessionWire(s.ID)
 	)
 	for k, u := range s.Turns {
 		if k > 0 && !backoff.Sleep(issue, r.wallTime(u.Think)) {
@@ -66,7 +67,7 @@ func (r *Runner) replaySession(issue, inflight context.Context, s scenario.Trace
 		}
 		msgs := r.replayMessages(&h, u, k, s.BlockTokens, s.TextSeed)
 		req := record.Request{Index: s.Index, PromptTokens: u.InputTokens, OutputTokens: max(u.OutputTokens, 1), Seed: s.TextSeed(uint64(k), 3)}
-		rec := r.doMessages(inflight, req, msgs, r.since())
+		rec := r.doMessages(inflight, req, msgs, r.since(), sw)
 		rec.Session, rec.Turn = s.Index, k
 		if last != nil {
 			out <- last

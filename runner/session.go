@@ -100,6 +100,7 @@ func (r *Runner) session(issue, inflight context.Context, s scenario.Session, jo
 		}
 		last = rec
 	}
+	sw := r.sessionWire(s.ID)
 	first := max(s.FirstPromptTokens-r.tmpl.Tokens(1), 1)
 	h.add(endpoint.RoleUser, r.prompts.Build(seed(0, 0), first), first)
 
@@ -137,7 +138,7 @@ turns:
 				end = record.SessionEndRunEnded
 				break turns
 			}
-			rec = r.doMessages(inflight, req, h.msgs, r.since())
+			rec = r.doMessages(inflight, req, h.msgs, r.since(), sw)
 			rec.Session, rec.Turn, rec.Attempt = s.Index, k, attempt
 			emit(rec)
 			d := p.delay(rec)

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/sixpin/sixpin/trace"
 )
@@ -80,6 +81,15 @@ type ConcurrencyDeclared struct {
 	// Queueing is "allowed" when the scenario is a queueing study
 	// (ConcurrencyPin.Queueing).
 	Queueing string `json:"queueing,omitempty"`
+	// SessionAffinity names the headers in which every request of a
+	// session carried the session's id (workload.session_affinity,
+	// canonicalised, joined by ", "); empty: none, a router placed each
+	// request on its own.
+	SessionAffinity string `json:"session_affinity,omitempty"`
+	// SessionEcho names the response headers every session sent back
+	// once answered with them (workload.session_affinity.echo, joined by
+	// ", "); empty: none.
+	SessionEcho string `json:"session_echo,omitempty"`
 }
 
 // MixDeclared is pin 6 as declared: the input:output ratio (the
@@ -160,6 +170,8 @@ func (p *Plan) Declared(w Wire) Declared {
 		d.Prompt.Dist = fmt.Sprintf("agentic history: first turn %s tokens, then each answer and a %s-token tool result more per turn", pins.Prompt.Tokens, wl.GrowthTokens)
 		d.Concurrency.Sessions = true
 	}
+	d.Concurrency.SessionAffinity = strings.Join(p.Affinity(), ", ")
+	d.Concurrency.SessionEcho = strings.Join(p.AffinityEcho(), ", ")
 	if !s.Workload.MLPerfReplay() { // its texts are the dataset's, not built by a tokenizer
 		d.Prompt.Tokenizer = w.Tokenizer
 	}

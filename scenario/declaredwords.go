@@ -48,8 +48,41 @@ func ReasoningWords(keep bool) string {
 
 // ConcurrencyWords words pin 4 as declared: "closed loop, 16 concurrent
 // streams", "open loop, 2.5 req/s gamma arrivals (burstiness 0.5), at most
-// 64 in flight", agentic sessions, a trace's sessions.
+// 64 in flight", agentic sessions, a trace's sessions; and the session
+// affinity headers when there are any (AffinityWords).
 func ConcurrencyWords(d ConcurrencyDeclared) string {
+	s := concurrencyWords(d)
+	if d.SessionAffinity != "" || d.SessionEcho != "" {
+		s += "; " + AffinityWords(d)
+	}
+	return s
+}
+
+// AffinityWords words the session-affinity headers
+// (ConcurrencyDeclared.SessionAffinity and SessionEcho): "each session's
+// id in header X-Session-Id", "each session sends back header
+// X-Session-Token", both, or "no session affinity header".
+func AffinityWords(d ConcurrencyDeclared) string {
+	plural := func(names string) string {
+		if strings.Contains(names, ",") {
+			return "headers " + names
+		}
+		return "header " + names
+	}
+	var parts []string
+	if d.SessionAffinity != "" {
+		parts = append(parts, "each session's id in "+plural(d.SessionAffinity))
+	}
+	if d.SessionEcho != "" {
+		parts = append(parts, "each session sends back "+plural(d.SessionEcho))
+	}
+	if len(parts) == 0 {
+		return "no session affinity header"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func concurrencyWords(d ConcurrencyDeclared) string {
 	switch {
 	case d.Mode == ModeTrace:
 		return fmt.Sprintf("the trace's sessions at their recorded times (up to %d at once)", d.Streams)

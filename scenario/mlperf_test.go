@@ -44,8 +44,23 @@ func TestMLPerfScenario(t *testing.T) {
 	if w := TokensWords(d.Prompt); !strings.Contains(w, "MLPerf agentic dataset") || !strings.HasSuffix(w, "earlier turns' reasoning re-sent (preserve_reasoning: true)") {
 		t.Errorf("prompt pin: %s", w)
 	}
-	if w := ConcurrencyWords(d.Concurrency); w != "closed loop, 2 concurrent agentic sessions (think time between turns)" {
+	// MLPerf's rules require X-Session-ID on every request: declared or not.
+	if w := ConcurrencyWords(d.Concurrency); w != "closed loop, 2 concurrent agentic sessions (think time between turns); each session's id in header X-Session-Id" {
 		t.Errorf("concurrency pin: %s", w)
+	}
+	s, err = loadMLPerf(t, "", ", session_affinity: {headers: [x-user-id], echo: [x-session-token]}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := ConcurrencyWords(NewPlan(s).Declared(Wire{}).Concurrency); !strings.HasSuffix(w, "; each session's id in headers X-User-Id, X-Session-Id; each session sends back header X-Session-Token") {
+		t.Errorf("declared session_affinity: concurrency pin: %s", w)
+	}
+	s, err = loadMLPerf(t, "", ", session_affinity: {headers: [x-session-id]}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := NewPlan(s).Affinity(); len(got) != 1 || got[0] != "X-Session-Id" {
+		t.Errorf("X-Session-ID declared: headers %q, want it once", got)
 	}
 	// Agentic sessions drop reasoning unless told, and now say so.
 	s, err = loadMLPerf(t, "", ", preserve_reasoning: false, sessions: 5")

@@ -443,6 +443,10 @@ type Session struct {
 	// Seed seeds the session's texts (through Plan.Salt) and its backoff
 	// jitter (as it is: the salt changes no timing).
 	Seed uint64
+	// ID names the session on the wire, in the session-affinity
+	// headers (Plan.Affinity): "sixpin-INDEX-HEX", a pure function of the
+	// seed, the prompt salt and Index.
+	ID string
 }
 
 // Session returns agentic session i (from 0), a pure function of the seed
@@ -458,6 +462,7 @@ func (p *Plan) Session(i int) Session {
 		s.Outputs[k], s.Growth[k], s.Think[k] = output, growth, think
 		return true
 	})
+	s.ID = p.sessionID(s.Index, s.Seed)
 	return s
 }
 

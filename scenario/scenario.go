@@ -358,9 +358,17 @@ type Workload struct {
 	// (each at a random phase of its life). A capacity search starts
 	// agentic points stationary unless the scenario says fresh.
 	Start string `yaml:"start"`
+	// SessionAffinity, when set, sends every request of a session
+	// (agentic or a trace's) with headers naming the session, so that a
+	// router can keep a session on one replica (nil: off; an MLPerf
+	// replay sends X-Session-ID regardless, Plan.Affinity). It changes
+	// what a router does, so the pin card shows it.
+	SessionAffinity *SessionAffinity `yaml:"session_affinity"`
 
 	// File is the trace to replay (kind trace): sixpin's JSONL, Mooncake's
-	// JSONL or Azure's CSV; relative to the scenario file.
+	// JSONL, Azure's CSV, a Weka agentic trace's JSON or (format
+	// mlperf-agentic) MLPerf's agentic dataset; relative to the scenario
+	// file.
 	File string `yaml:"file"`
 	// TimeScale stretches the trace's arrivals and think times (0.5:
 	// twice as fast; default 1).
@@ -368,8 +376,8 @@ type Workload struct {
 	// Format names a trace format that is not detected: "mlperf-agentic"
 	// (MLPerf's agentic inference dataset: real conversations, one row per
 	// message, replayed with their tools, tool calls, tool results,
-	// reasoning and delays). Empty: sixpin's JSONL, Mooncake's or Azure's,
-	// detected.
+	// reasoning and delays). Empty: sixpin's JSONL, Mooncake's, Azure's or
+	// Weka's, detected.
 	Format string `yaml:"format"`
 	// SHA256 is the hex SHA-256 File must have (format mlperf-agentic): a
 	// different file is refused before load, naming both digests.
@@ -392,6 +400,39 @@ type Workload struct {
 	// readErr is why File could not be read.
 	readErr error
 }
+
+// DefaultAffinityHeader is the session header sent when
+// workload.session_affinity names none: the one MLPerf's agentic rules
+// require on every request and vLLM's Rust router hashes first
+// (vllm-project/router src/policies/hash_key.rs, SESSION_HEADER_NAMES, at
+// 335c57e2ee621d7984ed645c9d23e871cd34331a).
+const DefaultAffinityHeader = "X-Session-ID"
+
+// SessionAffinity names the headers that carry a session's id. Every
+// request of a session carries each of them with the same value, the
+// session's id (Session.ID, TraceSession.ID); requests of different
+// sessions carry different ones. Routers read different names: MLPerf's
+// agentic rules and vLLM's Rust router (policy consistent_hash) read
+// X-Session-ID; vLLM production-stack's router (--routing-logic session)
+// reads the header its --session-key names (routing_logic.py,
+// SessionRouter, at 5ae0b10828491c579173ae41a17a33901c3dd7b4). llm-d's
+// session-affinity scorer needs no client id: it answers with an
+// x-session-token of its own, the pod it chose, for the client to send
+// back (llm-d-inference-scheduler pkg/plugins/scorer/session_affinity.go
+// at d5cbb3224910773dfdc9ccd3976aa789990fe78f): Echo does that.
+type SessionAffinity struct {
+	// Headers are the header names (default [X-Session-ID] unless
+	// written, even empty); at most MaxAffinityHeaders, none that sixpin
+	// sets itself.
+	Headers []string `yaml:"headers"`
+	// Echo are response headers a session sends back: once an answer
+	// carries one, every later request of the session carries its last
+	// value under the same name (llm-d: [x-session-token]).
+	Echo []string `yaml:"echo"`
+}
+
+// MaxAffinityHeaders bounds workload.session_affinity.headers.
+const MaxAffinityHeaders = 8
 
 // Replay reports whether the workload replays a trace.
 func (w Workload) Replay() bool { return w.Kind == WorkloadTrace }

@@ -138,6 +138,10 @@ type TraceSession struct {
 	// Index is the session's position in the trace file, from 0: the
 	// records' session index and the seed of its texts.
 	Index int
+	// ID names the session on the wire, in the session-affinity headers
+	// (Plan.Affinity): the trace's own id for it, with the plan's prompt
+	// salt appended when it has one.
+	ID string
 	// Start is when it starts, from the start of load.
 	Start time.Duration
 	Turns []TraceTurn
@@ -187,7 +191,7 @@ func (p *Plan) TraceSessions() int {
 func (p *Plan) TraceSession(i int) TraceSession {
 	w := p.s.Workload
 	idx, src := p.trace.session(i)
-	s := TraceSession{Index: idx, Start: scaleDur(src.Start, w.TimeScale), BlockTokens: w.Trace.Summary().BlockTokens, salt: p.salt,
+	s := TraceSession{Index: idx, ID: p.traceSessionID(src.ID), Start: scaleDur(src.Start, w.TimeScale), BlockTokens: w.Trace.Summary().BlockTokens, salt: p.salt,
 		Turns: make([]TraceTurn, len(src.Turns))}
 	for k, u := range src.Turns {
 		s.Turns[k] = TraceTurn{Think: scaleDur(u.Think, w.TimeScale), InputTokens: u.InputTokens,

@@ -65,6 +65,9 @@ func (s *Scenario) applyDefaults(has func(path string) bool) {
 			s.Pins.Concurrency.Mode = ModeTrace
 		}
 	}
+	if a := w.SessionAffinity; a != nil && len(a.Headers) == 0 && !has("workload.session_affinity.headers") {
+		a.Headers = []string{DefaultAffinityHeader}
+	}
 	if w.Agentic() {
 		if w.On429 == "" {
 			w.On429 = On429Backoff
@@ -141,6 +144,7 @@ func (s *Scenario) validate(has func(path string) bool) (errs, warns ErrorList) 
 	v := &validator{s: s, has: has}
 	v.model()
 	v.limits()
+	v.affinity()
 	if s.Workload.Replay() {
 		v.replay()
 		v.kvCache(false)
@@ -357,7 +361,7 @@ func (v *validator) replay() {
 	}
 	switch {
 	case w.Format != "" && w.Format != FormatMLPerfAgentic:
-		v.errorf(p+".format", "must be %s or absent (sixpin's JSONL, Mooncake's and Azure's traces are detected; got %q)", FormatMLPerfAgentic, w.Format)
+		v.errorf(p+".format", "must be %s or absent (sixpin's JSONL and Mooncake's, Azure's and Weka's traces are detected; got %q)", FormatMLPerfAgentic, w.Format)
 	case w.SHA256 != "" && !mlperf:
 		v.errorf(p+".sha256", "only with format %s", FormatMLPerfAgentic)
 	case w.SHA256 != "" && !isSHA256(w.SHA256):

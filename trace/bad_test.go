@@ -28,6 +28,16 @@ func TestBadTraceCorpus(t *testing.T) {
 		"sixpin-unknown-key.jsonl":          "1:85: colour: unknown key",
 		"sixpin-syntax.jsonl":               "2:25: invalid JSON: invalid character ',' looking for beginning of object key string",
 		"sixpin-cached-over-input.jsonl":    "1:73: cached_tokens: must be ≤ input_tokens (got 101 > 100)",
+		"weka-unknown-key.json":             "1:96: requests[0].colour: unknown key",
+		"weka-ttft-on-normal.json":          "6:55: requests[1].ttft: unknown key",
+		"weka-subagent-negative.json":       "7:37: requests[1].requests[0].in: must be 0 to 10,000,000 tokens (got -4)",
+		"weka-block-zero.json":              "1:27: block_size: must be 1 to 1,048,576 tokens (got 0)",
+		"weka-type.json":                    `1:61: requests[0].type: must be "n", "s" or "subagent" (got "x")`,
+		"weka-missing-out.json":             "1:44: requests[0]: out required (a request has t, in and out)",
+		"weka-duplicate-id.json":            `2:8: id: "a" is the id of the conversation on line 1 too`,
+		"weka-mixed-blocks.json":            "2:27: block_size: 16 differs from 64 on line 1: one file, one block size",
+		"weka-syntax.json":                  "5:46: invalid JSON: invalid character '}' looking for beginning of object key string",
+		"weka-truncated.json":               "6:1: the file ends inside the object begun on line 1",
 	} {
 		t.Run(file, func(t *testing.T) {
 			path := filepath.Join("testdata", "bad", file)

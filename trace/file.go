@@ -166,6 +166,8 @@ func rowsOf(format string) (rowReader, bool) {
 		return sixpinRows, false
 	case FormatMooncake:
 		return mooncakeRows, false
+	case FormatWeka:
+		return wekaRows, false
 	}
 	return azureRows, true
 }

@@ -57,6 +57,11 @@ func FuzzReadAzure(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzReader(t, FormatAzure, data) })
 }
 
+func FuzzReadWeka(f *testing.F) {
+	seed(f, "testdata/weka*.json", "testdata/bad/weka-*.json")
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzReader(t, FormatWeka, data) })
+}
+
 // FuzzDecode feeds Decode (format detection, gzip, then a reader).
 func FuzzDecode(f *testing.F) {
 	seed(f, "testdata/*", "testdata/bad/*")

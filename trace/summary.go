@@ -53,6 +53,7 @@ type summer struct {
 	n              int
 	prompt, output lengthAcc
 	blocks         bool
+	block          int // tokens per hash id, the first row's that says (0: Mooncake's)
 	largest        Largest
 	maxAt          time.Duration
 }
@@ -99,6 +100,9 @@ func (s *summer) add(r *row, id string, turn int) {
 	s.prompt.add(r.t.InputTokens)
 	s.output.add(r.t.OutputTokens)
 	s.blocks = s.blocks || len(r.t.HashIDs) > 0
+	if s.block == 0 {
+		s.block = r.block
+	}
 	if tot := r.t.InputTokens + r.t.OutputTokens; s.n == 1 || tot > s.largest.Input+s.largest.Output {
 		s.largest = Largest{Session: id, Turn: turn, Input: r.t.InputTokens, Output: r.t.OutputTokens}
 	}
@@ -111,7 +115,7 @@ func (s *summer) summary(sessions int, origin time.Duration) Summary {
 	sm := Summary{Sessions: sessions, Requests: s.n, Span: max(s.maxAt-origin, 0),
 		Prompt: s.prompt.lengths(s.n), Output: s.output.lengths(s.n), Largest: s.largest}
 	if s.blocks {
-		sm.BlockTokens = MooncakeBlockTokens
+		sm.BlockTokens = cmp.Or(s.block, MooncakeBlockTokens)
 	}
 	return sm
 }
@@ -172,6 +176,7 @@ func (t *Trace) Summarize() Summary {
 			spans = append(spans, span{ss.Start, ss.Start + ss.Turns[n-1].Offset})
 		}
 	}
+	s.block = t.Block
 	sm := s.summary(len(t.Sessions), 0)
 	sm.Source, sm.Format, sm.PeakSessions = t.Source, t.Format, peakOf(spans)
 	return sm

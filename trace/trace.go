@@ -2,8 +2,9 @@
 // requests, and reads and writes the files it comes in.
 //
 // The formats are sixpin's own JSONL
-// (written by `sixpin analyze opencode --export-trace`), Mooncake's JSONL
-// and Azure's LLM inference CSV. Read holds a trace in memory; Open checks
+// (written by `sixpin analyze opencode --export-trace`), Mooncake's JSONL,
+// Azure's LLM inference CSV and the Weka agentic-coding traces
+// SemiAnalysis's AgentX replays (weka.go). Read holds a trace in memory; Open checks
 // a file of any length in one pass and lets a replay read its sessions
 // again as it goes (File), in memory that does not grow with its rows.
 //
@@ -16,6 +17,7 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,6 +46,9 @@ type Trace struct {
 	// FormatAzure); empty for a trace built in Go.
 	Format   string
 	Sessions []Session
+	// Block is how many prompt tokens one hash id stands for (a Weka
+	// trace's block_size); 0: MooncakeBlockTokens.
+	Block int
 }
 
 // Session is one conversation: requests that each re-send the history of
@@ -79,7 +84,7 @@ func (t *Trace) BlockTokens() int {
 	for _, s := range t.Sessions {
 		for _, u := range s.Turns {
 			if len(u.HashIDs) > 0 {
-				return MooncakeBlockTokens
+				return cmp.Or(t.Block, MooncakeBlockTokens)
 			}
 		}
 	}
@@ -100,6 +105,7 @@ const (
 	FormatSixpin   = "sixpin"
 	FormatMooncake = "mooncake"
 	FormatAzure    = "azure"
+	FormatWeka     = "weka"
 )
 
 // Error is a problem in a trace file: at a line (0: the whole file), a
@@ -245,8 +251,8 @@ func (l jsonLine) seconds(field string, s float64) error {
 func num(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 // Extensions are the file name endings of trace files (sixpin and
-// Mooncake JSONL, Azure CSV, each perhaps gzipped).
-var Extensions = []string{".jsonl", ".ndjson", ".csv", ".jsonl.gz", ".ndjson.gz", ".csv.gz"}
+// Mooncake JSONL, Azure CSV, Weka JSON, each perhaps gzipped).
+var Extensions = []string{".jsonl", ".ndjson", ".csv", ".json", ".jsonl.gz", ".ndjson.gz", ".csv.gz", ".json.gz"}
 
 // IsTraceName reports whether a file name ends like a trace file's.
 func IsTraceName(name string) bool {
@@ -263,8 +269,9 @@ const peekSize = 1 << 20
 
 // Read reads a trace file whole into memory, detecting its format: sixpin
 // JSONL (lines with a "session" key), Mooncake JSONL (lines with
-// "timestamp" and "input_length") or Azure's LLM inference CSV (a header
-// with TIMESTAMP, ContextTokens and GeneratedTokens). A gzip-compressed
+// "timestamp" and "input_length"), Weka JSON (objects with "requests",
+// one after another, compact or pretty-printed) or Azure's LLM inference
+// CSV (a header with TIMESTAMP, ContextTokens and GeneratedTokens). A gzip-compressed
 // file is read through. Errors name the file and line. (Open replays a
 // file of any length without holding it.)
 func Read(path string) (*Trace, error) {
@@ -330,7 +337,7 @@ func collect(name string, read rowReader, fromFirst bool, br *bufio.Reader) (*Tr
 		}
 	}
 	sortSessions(ss)
-	return &Trace{Sessions: ss}, nil
+	return &Trace{Sessions: ss, Block: tk.sum.block}, nil
 }
 
 // detect names the format from the first non-blank line, and returns a
@@ -366,6 +373,9 @@ func sniff(name string, line []byte) (string, error) {
 	if len(line) == 0 {
 		return "", &Error{File: name, Err: errors.New("empty trace file")}
 	}
+	if string(line) == "{" {
+		return FormatWeka, nil // a pretty-printed object: a Weka conversation
+	}
 	if line[0] == '{' {
 		var keys map[string]json.RawMessage
 		if err := json.Unmarshal(line, &keys); err != nil {
@@ -375,12 +385,15 @@ func sniff(name string, line []byte) (string, error) {
 		if _, ok := keys["session"]; ok {
 			return FormatSixpin, nil
 		}
+		if _, ok := keys["requests"]; ok {
+			return FormatWeka, nil // one conversation on one line
+		}
 		_, ts := keys["timestamp"]
 		_, in := keys["input_length"]
 		if ts || in {
 			return FormatMooncake, nil
 		}
-		return "", lineErr(name, 1, "unrecognised trace line: want sixpin JSONL (\"session\", \"turn\", ...) or Mooncake JSONL (\"timestamp\", \"input_length\", ...)")
+		return "", lineErr(name, 1, "unrecognised trace line: want sixpin JSONL (\"session\", \"turn\", ...), Mooncake JSONL (\"timestamp\", \"input_length\", ...) or a Weka trace ({\"id\": ..., \"requests\": [...]})")
 	}
 	if _, err := azureColumns(string(line)); err == nil {
 		return FormatAzure, nil

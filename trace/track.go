@@ -34,6 +34,9 @@ type row struct {
 	t Turn
 	// l is the JSON line, for errors at a field (zero for CSV).
 	l jsonLine
+	// block is how many prompt tokens one of t.HashIDs stands for (0:
+	// MooncakeBlockTokens).
+	block int
 }
 
 // A rowReader reads a format's rows from br in file order, calling fn

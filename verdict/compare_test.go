@@ -53,6 +53,8 @@ func TestPinMismatchesDeclared(t *testing.T) {
 		{func(p *results.Pins) {
 			p.Concurrency.Declared = scenario.ConcurrencyDeclared{Mode: "open", RateRPS: 2.5, Arrival: "poisson"}
 		}, "concurrency: closed loop, 4 concurrent streams vs open loop, 2.5 req/s poisson arrivals, no in-flight cap"},
+		{func(p *results.Pins) { p.Concurrency.Declared.SessionAffinity = "X-Session-Id" },
+			"concurrency session_affinity: no session affinity header vs each session's id in header X-Session-Id"},
 		{func(p *results.Pins) { p.KVCache.Declared.MaxNumSeqs = 32 }, "kv_cache max_num_seqs: 8 vs 32"},
 		{func(p *results.Pins) { p.KVCache.Declared.PrefixCaching = &truth }, "kv_cache prefix_caching: not declared vs on"},
 		{func(p *results.Pins) { p.KVCache.Declared.Batching = "static" }, "kv_cache batching: continuous vs static"},

@@ -104,6 +104,10 @@ func PinMismatches(a, b *results.Run, st stats.Settings) []Mismatch {
 		}
 	}
 
+	if a, b := scenario.AffinityWords(ca), scenario.AffinityWords(cb); a != b && ca.Mode == cb.Mode && ca.Sessions == cb.Sessions {
+		add("concurrency session_affinity", a, b) // a router places the sessions differently
+	}
+
 	// 5 KV cache, as declared
 	ka, kb := pa.KVCache.Declared, pb.KVCache.Declared
 	if ka.MaxModelLen != kb.MaxModelLen {

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sixpin/sixpin/report"
+	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/waterfall"
 )
 
@@ -22,6 +25,9 @@ type ReportOptions struct {
 	Output    string
 	// Metric re-renders a waterfall for another metric ("" as written).
 	Metric string
+	// Dialect prints each run's figures under a peer's metric
+	// definitions ("" for sixpin's own).
+	Dialect string
 }
 
 // NewCmdReport builds `sixpin report`. runF replaces the action in tests.
@@ -68,13 +74,25 @@ the concurrency.
   br0.2  the llm-d Benchmark Report v0.2 (JSON) llm-d-benchmark reads: one
          per run, one per point of a set or a capacity search (stages of one
          experiment); several go to stdout as JSON Lines, to -o FILE as
-         FILE_0.json, FILE_1.json, …`,
+         FILE_0.json, FILE_1.json, …
+
+--dialect vllm|aiperf|guidellm|mlperf prints a run's figures under that
+tool's metric definitions, each labelled with its definition, over every
+request of the run as the tool counts its own: vLLM's TPOT (first token
+excluded) and per-chunk ITL, AIPerf's inter_token_latency and
+output_token_throughput_per_user, GuideLLM's time_per_output_token_ms
+(first token included, token-weighted), MLPerf's tps_per_user = 1000 /
+TPOT p90 and e2e_interactivity; request throughput and goodput (against
+the scenario's slo) as each defines them. Text (with the pin card) or
+--format json.`,
 		Example: `  sixpin report results.json --format md >> "$GITHUB_STEP_SUMMARY"
   sixpin report a.json b.json --format html -o report.html
   sixpin report runs/*.json --format csv -o runs.csv
   sixpin report sweep.json --format html -o sweep.html
   sixpin report capacity.json --format html -o capacity.html
-  sixpin report results.json --format br0.2 -o br.json`,
+  sixpin report results.json --format br0.2 -o br.json
+  sixpin report results.json --dialect vllm
+  sixpin report results.json --dialect mlperf --format json`,
 		Args: argsBadInput(cobra.MinimumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Paths = args
@@ -87,6 +105,7 @@ the concurrency.
 	}
 	cmd.Flags().StringVarP(&opts.Format, "format", "f", string(report.FormatText), "output format: "+strings.Join(reportFormats(), ", ")+" (default from -o's extension, else text)")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "write to FILE (atomically) instead of standard output")
+	cmd.Flags().StringVar(&opts.Dialect, "dialect", "", "print each run's figures under a peer's metric definitions: "+strings.Join(results.Dialects, ", ")+" (text or --format json)")
 	cmd.Flags().StringVar(&opts.Metric, "metric", "", "a waterfall only: re-render it for this metric (effective, decode, aggregate, ttft, or default)")
 	return cmd
 }
@@ -101,6 +120,9 @@ func reportFormats() []string {
 }
 
 func reportRun(opts *ReportOptions) error {
+	if opts.Dialect != "" {
+		return reportDialect(opts)
+	}
 	name, err := outputFormat(opts.F.IO.ErrOut, opts.Format, opts.FormatSet, opts.Output, reportFormats())
 	if err != nil {
 		return err
@@ -165,4 +187,41 @@ func reportWaterfall(opts *ReportOptions, format report.Format, f report.File) e
 		}
 	}
 	return writeOutput(opts.F, opts.Output, func(w io.Writer) error { return report.RenderWaterfall(w, format, f.Name, wf) })
+}
+
+// reportDialect prints each run's figures under the peer's definitions
+// (--dialect).
+func reportDialect(opts *ReportOptions) error {
+	if !slices.Contains(results.Dialects, opts.Dialect) {
+		return badInput(fmt.Errorf("--dialect %q: want one of %s", opts.Dialect, strings.Join(results.Dialects, ", ")))
+	}
+	if opts.Metric != "" {
+		return badInput(errors.New("--metric re-renders a waterfall; --dialect reports results files"))
+	}
+	format, err := outputFormat(opts.F.IO.ErrOut, opts.Format, opts.FormatSet, opts.Output, []string{report.DialectText, report.DialectJSON})
+	if err != nil {
+		return err
+	}
+	files, err := report.LoadFiles(opts.Paths...)
+	if err != nil {
+		return badInput(err)
+	}
+	var ins []report.DialectInput
+	add := func(name string, run *results.Run) {
+		d, _ := results.DialectOf(run, opts.Dialect) // the dialect is known
+		ins = append(ins, report.DialectInput{Name: name, Run: run, Report: d})
+	}
+	for _, f := range files {
+		switch {
+		case f.Set != nil:
+			for i, run := range f.Set.Runs {
+				add(fmt.Sprintf("%s#%d", f.Name, i), run)
+			}
+		case f.Run != nil:
+			add(f.Name, f.Run)
+		default:
+			return badInput(fmt.Errorf("%s is not a results or set file: --dialect reports runs (give a search's or a waterfall's own results files)", f.Name))
+		}
+	}
+	return writeOutput(opts.F, opts.Output, func(w io.Writer) error { return report.WriteDialect(w, format, ins) })
 }
