@@ -353,3 +353,56 @@ func TestSessionsStationaryStart(t *testing.T) {
 		}
 	}
 }
+
+// preserve_reasoning under a stationary start: a session that joins
+// mid-life has no reasoning for the planned answers of its history (no
+// model gave them), so its cold turn re-sends none and is exactly the
+// planned history; from then on each answer's reasoning joins it as in a
+// fresh session, and every turn is served exactly the prompt planned.
+func TestSessionsStationaryPreserveReasoning(t *testing.T) {
+	t.Parallel()
+	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone, ReasoningShare: 0.5}, nil)
+	p := mustPlan(t, strings.Replace(sessionsPlan(t, "on_429: backoff", "on_429: backoff\n  start: stationary\n  preserve_reasoning: true"), "requests: 12", "requests: 30", 1))
+	if !p.KeepsReasoning() || !p.SessionPolicy().Stationary {
+		t.Fatalf("keeps reasoning %t, stationary %t", p.KeepsReasoning(), p.SessionPolicy().Stationary)
+	}
+	r := newProbedRunner(t, p, simTarget(ts))
+	first := map[int]*record.Record{}
+	later := 0 // turns after a joined session's cold one, which re-send reasoning
+	recs := runAll(t, r)
+	for _, rec := range recs {
+		if rec.Failed() || rec.Usage.ReasoningTokens == 0 {
+			t.Fatalf("session %d turn %d: %s %s, %d reasoning tokens", rec.Session, rec.Turn, rec.Err, rec.ErrMsg, rec.Usage.ReasoningTokens)
+		}
+		if rec.Usage.PromptTokens != rec.RequestedPromptTokens {
+			t.Errorf("session %d turn %d: served %d prompt tokens, planned %d", rec.Session, rec.Turn, rec.Usage.PromptTokens, rec.RequestedPromptTokens)
+		}
+		if f := first[rec.Session]; f == nil || rec.Turn < f.Turn {
+			first[rec.Session] = rec
+		}
+	}
+	joined := 0
+	for i := range 2 {
+		s := p.Session(i)
+		j := p.Joining(s, i, 2)
+		rec := first[i]
+		if rec == nil || rec.Turn != j.Turn {
+			t.Fatalf("session %d: first record %+v, want turn %d", i, rec, j.Turn)
+		}
+		if j.Turn == 0 {
+			continue
+		}
+		joined++
+		if plan := s.PromptTokens(rec.Turn) - r.tmpl.Tokens(1) + r.tmpl.Tokens(2*rec.Turn+1); rec.Usage.PromptTokens != plan {
+			t.Errorf("session %d joined at turn %d: server counted %d, planned history %d", i, rec.Turn, rec.Usage.PromptTokens, plan)
+		}
+		for _, rec := range recs {
+			if rec.Session == i && rec.Turn > j.Turn {
+				later++
+			}
+		}
+	}
+	if joined == 0 || later == 0 {
+		t.Fatalf("%d sessions joined mid-life, %d later turns: the test would not test it", joined, later)
+	}
+}
