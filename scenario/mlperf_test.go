@@ -99,3 +99,33 @@ func TestMLPerfScenarioRefused(t *testing.T) {
 		t.Errorf("kind requests: %v", err)
 	}
 }
+
+// preserve_reasoning: true on a trace whose prompts are built from hash
+// ids (Mooncake's, Weka's) is refused: each turn is its recorded blocks,
+// whole, with no earlier answer in it to carry reasoning, and the pin
+// card would say reasoning was re-sent. Without hash ids it is kept.
+func TestPreserveReasoningHashIDs(t *testing.T) {
+	for _, c := range []struct{ file, want string }{
+		{"../trace/testdata/weka.json", "workload.preserve_reasoning: the trace's prompts are built from its hash_ids"},
+		{"../trace/testdata/mooncake-sessions.jsonl", "workload.preserve_reasoning: the trace's prompts are built from its hash_ids"},
+		{"../trace/testdata/sixpin.jsonl", ""},
+	} {
+		abs, err := filepath.Abs(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, keep := range []string{"true", "false"} {
+			path := filepath.Join(t.TempDir(), "s.yaml")
+			os.WriteFile(path, []byte("pins:\n  model: {name: m}\nworkload: {kind: trace, file: "+abs+", preserve_reasoning: "+keep+"}\n"), 0o644)
+			_, err := Load(path)
+			switch want := c.want; {
+			case keep == "false" || want == "":
+				if err != nil {
+					t.Errorf("%s, preserve_reasoning %s: %v", c.file, keep, err)
+				}
+			case err == nil || !strings.Contains(err.Error(), want):
+				t.Errorf("%s, preserve_reasoning %s: %v\nwant %q", c.file, keep, err, want)
+			}
+		}
+	}
+}

@@ -385,6 +385,10 @@ func (v *validator) replay() {
 	case w.Trace != nil && v.s.Pins.KVCache.MaxModelLen > 0:
 		v.traceFits(v.s.Pins.KVCache.MaxModelLen)
 	}
+	if !mlperf && w.KeepsReasoning() && w.Trace != nil && w.Trace.Summary().BlockTokens > 0 {
+		// runner.replayMessages sends such a turn as its blocks alone.
+		v.errorf(p+".preserve_reasoning", "the trace's prompts are built from its hash_ids, each turn's whole: no earlier answer is re-sent to carry its reasoning (leave it false)")
+	}
 	if mlperf && w.MLPerf != nil {
 		for _, c := range w.MLPerf.Conversations {
 			if c.System == "" {
