@@ -237,3 +237,24 @@ func TestCurveValuesStayOnTheAxis(t *testing.T) {
 		t.Errorf("down(0.02) = %v below %v", d, a.Min)
 	}
 }
+
+// Shares pool a condition's judged values per value over the valid
+// points judged for its tier, in axis order; an answer with a pass above
+// its failure, or a marginal N*+1, is unsettled.
+func TestSharesOfAnUnsettledTier(t *testing.T) {
+	c := verdict.Condition{Metric: "ttft_ms", Stat: "p90", Op: verdict.AtMost, Bound: 2000}
+	point := func(v float64, n, beyond int64, valid bool, judged ...string) Point {
+		return Point{Value: v, Valid: valid, Judged: judged, Verdicts: []verdict.TierVerdict{{Tier: "i",
+			Conditions: []verdict.CondVerdict{{Condition: c, N: n, Beyond: beyond}}}}}
+	}
+	f := &File{Points: []Point{point(3, 100, 11, true, "i"), point(1, 40, 4, true, "i"), point(3, 50, 4, true, "i"),
+		point(2, 60, 30, false, "i"), point(2, 70, 7, true, "r")}}
+	got := Shares(f, "i", c)
+	want := []Share{{Value: 1, N: 40, Beyond: 4}, {Value: 3, N: 150, Beyond: 15}}
+	if !slices.Equal(got, want) {
+		t.Errorf("shares %+v, want %+v (the invalid point and the one run for another tier left out)", got, want)
+	}
+	if (Answer{}).Unsettled() || !(Answer{HiPasses: 1}).Unsettled() || !(Answer{Notes: []string{"passed at 3, above a failure at 2"}}).Unsettled() {
+		t.Error("Unsettled")
+	}
+}

@@ -103,7 +103,7 @@ func capacityPlan(f *capacity.File) []planLine {
 		point = strings.Replace(point, "until its tiers are decided", "until its tiers fail", 1)
 		pass = "a pass is read when the point ends: its sessions start fresh (workload.start: fresh) and deepen as it goes, and its first minutes would flatter it; " + pass
 	case pl.SessionsStart == scenario.StartStationary:
-		point += "; its sessions start mid-life (workload.start: stationary: each at a turn drawn from its life, its history sent cold), values judged once each has had that turn answered"
+		point += "; its sessions start mid-life (workload.start: stationary: the i-th of N at a turn drawn from the i-th share of its life, its history sent cold), values judged once each has had that turn answered"
 	}
 	out = append(out, planLine{"points", []string{point + "; " + pass}})
 	step := "N*+1 is one more"
@@ -402,7 +402,50 @@ func answerLines(f *capacity.File, a capacity.Answer) []string {
 	if s := normalisedWords(f, a.PerDeployment); s != "" {
 		lines = append(lines, s)
 	}
-	return append(lines, a.Notes...)
+	lines = append(lines, a.Notes...)
+	if s := unsettledWords(f, a); s != "" {
+		lines = append(lines, s)
+	}
+	return lines
+}
+
+// unsettledWords shows an unsettled tier's condition (the binding one,
+// else its first) beyond its bound at each value judged: "beyond 2 s
+// (a p90 allows 10%): 1 → 12% of 140 · 2 → 9.4% of 170 …", and says
+// what a share that stays near the allowance means.
+func unsettledWords(f *capacity.File, a capacity.Answer) string {
+	if !a.Unsettled() {
+		return ""
+	}
+	var c verdict.Condition
+	switch {
+	case a.Binding != nil && a.Binding.Condition != nil:
+		c = *a.Binding.Condition
+	default:
+		i := slices.IndexFunc(f.Plan.Tiers, func(t verdict.Tier) bool { return t.Name == a.Tier })
+		if i < 0 || len(f.Plan.Tiers[i].Conditions) == 0 {
+			return ""
+		}
+		c = f.Plan.Tiers[i].Conditions[0]
+	}
+	shares := capacity.Shares(f, a.Tier, c)
+	if len(shares) < 2 {
+		return ""
+	}
+	parts := make([]string, len(shares))
+	for i, sh := range shares {
+		parts[i] = fmt.Sprintf("%s → %s of %d", numfmt.Plain(sh.Value), numfmt.Percent(float64(sh.Beyond)/float64(sh.N)), sh.N)
+	}
+	return fmt.Sprintf("not settled: %s's values beyond its bound at each value judged (a %s allows %s): %s — where the share sits near the allowance over several values, which of them passes last is a toss between runs, not a property of the deployment",
+		c.Key(), allowsWhatCond(c), numfmt.Percent(c.Allowed()), strings.Join(parts, " · "))
+}
+
+// allowsWhatCond names what sets c's allowance: its percentile, or "share".
+func allowsWhatCond(c verdict.Condition) string {
+	if c.IsShare() {
+		return "share"
+	}
+	return c.Stat
 }
 
 // WriteCapacityText renders a capacity file as text (md false) or

@@ -200,6 +200,9 @@ func writeAnswersTable(b *strings.Builder, f *capacity.File) {
 		for _, n := range a.Notes {
 			answer += "\n" + n
 		}
+		if u := unsettledWords(f, a); u != "" {
+			answer += "\n" + u
+		}
 		fmt.Fprintf(b, "<tr><td><span class=\"swatch\" style=\"background:%s\"></span><b>%s</b><br/><small>%s</small></td><td class=\"nstar\">%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
 			tierColour(tierIndex(f, a.Tier, i)), esc(a.Tier), esc(tierConditions(f, a.Tier)), esc(nStarLabel(f, a)),
 			strings.ReplaceAll(esc(answer), "\n", "<br/>"), esc(orDash(confirmWords(f, a))), esc(orDash(normalisedWords(f, a.PerDeployment))))

@@ -86,3 +86,25 @@ func TestCapacityCompareGolden(t *testing.T) {
 		}
 	}
 }
+
+// An unsettled tier shows its condition's share beyond the bound at each
+// value judged; a settled one does not.
+func TestUnsettledWords(t *testing.T) {
+	c := verdict.Condition{Metric: "ttft_ms", Stat: "p90", Op: verdict.AtMost, Bound: 2000}
+	point := func(v float64, n, beyond int64) capacity.Point {
+		return capacity.Point{Value: v, Valid: true, Judged: []string{"i"}, Verdicts: []verdict.TierVerdict{{Tier: "i",
+			Conditions: []verdict.CondVerdict{{Condition: c, N: n, Beyond: beyond}}}}}
+	}
+	f := &capacity.File{Plan: capacity.Plan{Axis: capacity.Axis{Kind: capacity.AxisSessions},
+		Tiers: []verdict.Tier{{Name: "i", Conditions: []verdict.Condition{c}}}},
+		Points: []capacity.Point{point(1, 40, 5), point(2, 90, 9), point(3, 60, 7)}}
+	a := capacity.Answer{Tier: "i", Kind: capacity.FailsAtMin, Hi: 1, HasHi: true, Notes: []string{"passed at 2, above a failure at 1"}}
+	got := strings.Join(answerLines(f, a), "\n")
+	if !strings.Contains(got, "not settled: ttft_ms.p90's values beyond its bound at each value judged (a p90 allows 10.0%): 1 → 12.5% of 40 · 2 → 10.0% of 90 · 3 → 11.7% of 60") {
+		t.Errorf("%s", got)
+	}
+	a.Notes = nil
+	if got := strings.Join(answerLines(f, a), "\n"); strings.Contains(got, "not settled") {
+		t.Errorf("a settled answer: %s", got)
+	}
+}
