@@ -39,7 +39,7 @@ func isDone(data []byte) bool {
 func requestBody(model string, msgs []Message, maxTokensField string, maxTokens int, extra []byte, minTokens int) []byte {
 	n := len(model) + len(extra) + 160
 	for _, m := range msgs {
-		n += len(m.Role) + len(m.Content) + 32
+		n += len(m.Role) + len(m.Content) + len(m.Raw) + 32
 	}
 	b := make([]byte, 0, n)
 	b = append(b, `{"model":`...)
@@ -61,7 +61,8 @@ func requestBody(model string, msgs []Message, maxTokensField string, maxTokens 
 	return append(b, '}')
 }
 
-// appendMessages appends msgs as a JSON array of {"role":R,"content":T}.
+// appendMessages appends msgs as a JSON array of {"role":R,"content":T}
+// (null when NullContent) and each message's Raw members.
 func appendMessages(b []byte, msgs []Message) []byte {
 	b = append(b, '[')
 	for i, m := range msgs {
@@ -71,7 +72,12 @@ func appendMessages(b []byte, msgs []Message) []byte {
 		b = append(b, `{"role":`...)
 		b = appendJSONString(b, m.Role)
 		b = append(b, `,"content":`...)
-		b = appendJSONString(b, m.Content)
+		if m.NullContent {
+			b = append(b, "null"...)
+		} else {
+			b = appendJSONString(b, m.Content)
+		}
+		b = append(b, m.Raw...)
 		b = append(b, '}')
 	}
 	return append(b, ']')

@@ -86,9 +86,18 @@ const (
 	RoleSystem    = "system"
 )
 
-// Message is one chat message: sixpin sends text content only.
+// Message is one chat message: sixpin's own are text content only; a
+// replayed conversation (MLPerf's agentic dataset) carries more.
 type Message struct {
 	Role, Content string
+	// NullContent sends "content": null (an assistant message that only
+	// calls tools) instead of Content.
+	NullContent bool
+	// Raw are more members of the message object, as `,"k":v` pairs of
+	// valid JSON (tool_calls, tool_call_id, reasoning_content, name).
+	// Chat completions sends them; the runner refuses them on any other
+	// protocol.
+	Raw []byte
 	// Cache, when > 0, is how many bytes of Content's start a prompt
 	// cache should keep (a shared prefix; len(Content): the whole
 	// message): a protocol with caching markers (Anthropic's

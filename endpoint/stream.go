@@ -81,6 +81,7 @@ type call struct {
 	*Client
 	clk  Clock
 	live *Counter // nil: not counted
+	more []byte   // Call.Extra
 	// hdr is the request's header (Call.Header); nil: the client's own.
 	hdr http.Header
 	// echo takes the answer's headers a session sends back (Call.Echo).
@@ -108,6 +109,10 @@ type Call struct {
 	// context was cancelled with an interrupt cause of its own
 	// (context.WithCancelCause: ErrCutBySecondInterrupt), which wins.
 	Cut error
+	// Extra are more members of this request's body, as `,"k":v` pairs
+	// of valid JSON after the target's own extensions (a replayed
+	// conversation's tools, sampling parameters, chat_template_kwargs).
+	Extra []byte
 	// Live, if not nil, counts the token-bearing chunks of the requests
 	// still streaming: a stream adds its chunks as they arrive (at most
 	// one atomic add per LiveStep) and takes them back when it ends.
@@ -152,7 +157,7 @@ func (e *Echo) take(h http.Header) {
 // inflight is cancelled the request is cut off with cause k.Cut (class
 // interrupted).
 func (c *Client) Stream(inflight context.Context, k Call) *record.Record {
-	r := &call{Client: c, clk: k.Clock, live: k.Live, hdr: k.Header, echo: k.Echo}
+	r := &call{Client: c, clk: k.Clock, live: k.Live, more: k.Extra, hdr: k.Header, echo: k.Echo}
 	return r.stream(inflight, k.Cut, k.Req, k.Msgs, k.Scheduled)
 }
 
@@ -180,8 +185,12 @@ func (r *call) stream(inflight context.Context, cut error, req record.Request, m
 	if r.exact && r.target.OutputControl.Has(ControlMinTokens) {
 		minTokens = req.OutputTokens
 	}
+	extra := r.extra
+	if len(r.more) > 0 {
+		extra = append(append(make([]byte, 0, len(r.extra)+len(r.more)), r.extra...), r.more...)
+	}
 	body := r.proto.body(bodyRequest{model: r.target.Model, msgs: msgs, maxTokensField: r.target.MaxTokensField,
-		maxTokens: req.OutputTokens, extra: r.extra, minTokens: minTokens})
+		maxTokens: req.OutputTokens, extra: extra, minTokens: minTokens})
 	if r.idPrefix != "" {
 		sep := "-"
 		if req.Index < 0 {

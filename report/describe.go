@@ -50,6 +50,9 @@ func DescribeScenario(w io.Writer, s *scenario.Scenario) error {
 	extra := map[string]string{}
 	pp := pins.Prompt
 	extra["prompt"] = fmt.Sprintf("; drift ≤ %s%% per request", numfmt.Plain(pp.PromptTolerancePct()))
+	if s.Workload.MLPerfReplay() {
+		extra["prompt"] = "" // the dataset's texts: no length to drift from
+	}
 	if pp.SharedPrefixTokens > 0 {
 		extra["prompt"] = fmt.Sprintf("; first %s tokens shared (%d prefix group(s))%s",
 			group(float64(pp.SharedPrefixTokens)), max(pp.PrefixGroups, 1), extra["prompt"])
@@ -140,6 +143,15 @@ func DescribeScenario(w io.Writer, s *scenario.Scenario) error {
 // sessions (none for independent requests).
 func describeWorkload(d *describer, s *scenario.Scenario) {
 	w := s.Workload
+	if w.MLPerfReplay() && w.MLPerf != nil {
+		n := w.Sessions
+		if n == 0 {
+			n = len(w.MLPerf.Conversations)
+		}
+		d.line("workload", "MLPerf agentic replay of %s: %s; %s, salted per repeat and conversation, each request with X-Session-ID; delay_seconds at time scale %s",
+			w.File, w.MLPerf.Describe(), numfmt.Count(n, "trajectory", "trajectories"), numfmt.Plain(w.TimeScale))
+		return
+	}
 	if t := w.Trace; w.Replay() && t != nil {
 		st := t.Summary()
 		d.line("workload", "replay of %s: %d sessions, %d requests over %s, peak %d sessions at once; time scale %s",

@@ -296,6 +296,9 @@ func BuildPins(d Declared, m *Measurement, disc record.Discovery, srv *Server, h
 	p.Prompt.Observed = TokensObserved{PerRequest: all.PromptTokens, Drift: m.PromptDrift, Source: "usage",
 		Served: m.Issued.prompt(d.Prompt.TolerancePct), OverContext: d.OverContext}
 	p.Prompt.Verified, p.Prompt.Reason = verifyPromptDrift(m.PromptDrift)
+	if d.Prompt.Unpinned != "" {
+		p.Prompt.Verified, p.Prompt.Reason = verifyUnpinned(d.Prompt.Unpinned, m.PromptDrift)
+	}
 	if o := d.OverContext; o != nil && o.Exceeding > 0 && !o.Allowed {
 		p.Prompt.Verified, p.Prompt.Reason = Contradicted, o.String()+": the server refuses them, so the declared prompts cannot be served (--allow-over-context sends them on purpose)"
 	} else if s := p.Prompt.Observed.Served; s.beyond() {
@@ -312,6 +315,9 @@ func BuildPins(d Declared, m *Measurement, disc record.Discovery, srv *Server, h
 	p.Output.Observed = TokensObserved{PerRequest: all.OutputPerReq, Drift: m.OutputDrift, Source: source,
 		Served: m.Issued.output(d.Output.TolerancePct)}
 	p.Output.Verified, p.Output.Reason = verifyOutputDrift(m.OutputDrift, d.Output.Exact)
+	if d.Output.Unpinned != "" {
+		p.Output.Verified, p.Output.Reason = verifyUnpinned(d.Output.Unpinned, m.OutputDrift)
+	}
 	if s := p.Output.Observed.Served; s.beyond() {
 		p.Output.Verified, p.Output.Reason = Contradicted, s.reason("outputs of")
 	}
@@ -373,6 +379,10 @@ func BuildPins(d Declared, m *Measurement, disc record.Discovery, srv *Server, h
 	p.Mix.Observed = MixObserved{Window: WindowAll, InputOutputRatio: all.InputOutputRatio,
 		RequestedInputOutputRatio: all.RequestedInputOutputRatio, PrefillShare: all.PrefillShare}
 	p.Mix.Verified, p.Mix.Reason = verifyMix(d.Mix, p.Mix.Observed)
+	if d.Prompt.Unpinned != "" && p.Mix.Observed.InputOutputRatio > 0 {
+		p.Mix.Verified, p.Mix.Reason = Verified, fmt.Sprintf("input:output %s observed, as the replayed conversations and the model's answers make it",
+			num(p.Mix.Observed.InputOutputRatio))
+	}
 	p.Mix.Observed.Served = m.Issued.ratio()
 	if r := p.Mix.Observed.Served; r.beyond() {
 		p.Mix.Verified, p.Mix.Reason = Contradicted, r.reason("an input:output ratio of")
@@ -421,6 +431,16 @@ func verifyPromptDrift(dr *Drift) (Verdict, string) {
 		return Verified, "exact in " + all(dr.Requests)
 	}
 	return Verified, fmt.Sprintf("%s within ±%s%% (worst %.2f%%)", all(dr.Requests), trimPct(dr.TolerancePct), dr.MaxAbsPct)
+}
+
+// verifyUnpinned: a length the scenario does not pin (why says why: a
+// replayed dataset's own texts, the model's own answers) is reported,
+// not checked against the requested one.
+func verifyUnpinned(why string, dr *Drift) (Verdict, string) {
+	if dr == nil || dr.Requests == 0 {
+		return Unverifiable, "the server reported no usage token counts"
+	}
+	return Verified, fmt.Sprintf("%s: mean %s tokens served over %s", why, num(dr.MeanObserved), reqs(dr.Requests))
 }
 
 // verifyOutputDrift: exact in every request, or the mean within tolerance.

@@ -19,6 +19,10 @@ func TestVerify(t *testing.T) {
 		{"prompt: no usage", first(verifyPromptDrift(nil)), Unverifiable},
 		{"prompt: within tolerance", first(verifyPromptDrift(&Drift{Requests: 10, TolerancePct: 2, MaxAbsPct: 1.5})), Verified},
 		{"prompt: one request beyond", first(verifyPromptDrift(&Drift{Requests: 10, TolerancePct: 2, Outside: 1})), Contradicted},
+		// A replayed dataset's texts and the model's own answers are not
+		// pinned lengths: far from the requested ones, they are reported.
+		{"prompt: unpinned, far off", first(verifyUnpinned("the dataset's own texts", &Drift{Requests: 10, TolerancePct: 2, Outside: 10, MeanObserved: 177, MeanRequested: 64})), Verified},
+		{"prompt: unpinned, no usage", first(verifyUnpinned("the dataset's own texts", nil)), Unverifiable},
 		{"output: exact holds", first(verifyOutputDrift(&Drift{Requests: 10, Exact: 10}, true)), Verified},
 		{"output: exact broken once", first(verifyOutputDrift(&Drift{Requests: 10, Exact: 9}, true)), Contradicted},
 		{"output: mean within 10%", first(verifyOutputDrift(&Drift{Requests: 10, TolerancePct: 10, MeanObserved: 93, MeanRequested: 100}, false)), Verified},

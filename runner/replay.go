@@ -25,6 +25,10 @@ import (
 // before its next turn. A recorded turn is sent once, never again: the
 // replay sends the recording's requests.
 func (r *Runner) traceLoop(issue, inflight context.Context, out chan<- *record.Record) {
+	if r.plan.MLPerf() != nil {
+		r.mlperfLoop(issue, inflight, out)
+		return
+	}
 	var turns atomic.Int64
 	var g errgroup.Group
 	for j := range r.plan.TraceSessions() {
@@ -84,6 +88,13 @@ func (r *Runner) replaySession(issue, inflight context.Context, s scenario.Trace
 		}
 		answer = max(answer, 1)
 		h.add(endpoint.RoleAssistant, r.prompts.Build(s.TextSeed(uint64(k), 2), answer), answer)
+		reasoning := rec.Usage.ReasoningTokens
+		if !rec.HasUsage || rec.Failed() {
+			reasoning = u.ReasoningTokens
+		}
+		if reasoning > 0 && r.plan.KeepsReasoning() {
+			h.reason(r.prompts.Build(s.TextSeed(uint64(k), 4), reasoning), reasoning)
+		}
 	}
 	if last != nil {
 		last.SessionEnd = end

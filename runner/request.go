@@ -21,17 +21,27 @@ func (r *Runner) do(inflight context.Context, req record.Request, text string, s
 }
 
 // doMessages is do for a whole conversation; sw is its session's wire
-// (nil: the client's own header).
+// (nil: the client's own header). A history that keeps its reasoning
+// (preserve_reasoning) asks the server's chat template to keep it too.
 func (r *Runner) doMessages(inflight context.Context, req record.Request, msgs []endpoint.Message, scheduled time.Duration, sw *sessionWire) *record.Record {
-	var hdr http.Header
-	var echo *endpoint.Echo
+	k := endpoint.Call{Req: req, Msgs: msgs, Scheduled: scheduled}
+	if r.plan.KeepsReasoning() {
+		k.Extra = []byte(preserveThinking)
+	}
+	return r.doCall(inflight, k, sw)
+}
+
+// doCall sends k (on the run's clock, cut off after the grace period
+// when inflight ends) with its session's wire sw (nil: the client's own
+// header) and counts it in the live stats.
+func (r *Runner) doCall(inflight context.Context, k endpoint.Call, sw *sessionWire) *record.Record {
 	if sw != nil {
-		hdr, echo = sw.header(), sw.echo
+		k.Header, k.Echo = sw.header(), sw.echo
 	}
 	r.stats.Issued.Add(1)
 	r.stats.InFlight.Add(1)
-	rec := r.client.Stream(inflight, endpoint.Call{Req: req, Msgs: msgs, Scheduled: scheduled, Clock: r.clock,
-		Cut: endpoint.ErrCutAfterGrace, Live: &r.stats.Streaming, Header: hdr, Echo: echo})
+	k.Clock, k.Cut, k.Live = r.clock, endpoint.ErrCutAfterGrace, &r.stats.Streaming
+	rec := r.client.Stream(inflight, k)
 	r.stats.InFlight.Add(-1)
 	r.stats.Done.Add(1)
 	if rec.Failed() {

@@ -10,6 +10,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -166,6 +167,13 @@ func New(plan *scenario.Plan, c *endpoint.Client, opts ...Option) (*Runner, erro
 	for _, o := range opts {
 		o(r)
 	}
+	switch p := c.Target().Protocol; {
+	case p == endpoint.ProtocolChat:
+	case plan.MLPerf() != nil:
+		return nil, fmt.Errorf("MLPerf's agentic dataset is replayed over chat completions (its tool calls, tool results and reasoning are that API's), not %s", p)
+	case plan.KeepsReasoning():
+		return nil, fmt.Errorf("preserve_reasoning: true re-sends reasoning as chat completions' reasoning_content with chat_template_kwargs, not over %s", p)
+	}
 	if r.prompts == nil {
 		b, err := wordPrompts()
 		if err != nil {
@@ -194,7 +202,7 @@ func ClientOptions(plan *scenario.Plan) endpoint.Options {
 	case scenario.ModeOpen:
 		o.Conns = max(plan.MaxInFlight(), int(plan.Rate()*4), 64)
 	case scenario.ModeTrace:
-		o.Conns = 64
+		o.Conns = max(64, plan.Streams())
 	}
 	return o
 }

@@ -65,6 +65,15 @@ func (h *history) add(role, text string, tokens int) {
 	h.content += tokens
 }
 
+// reason adds reasoning of tokens tokens to the last message (an answer),
+// sent as its reasoning_content: a history that keeps its reasoning
+// (preserve_reasoning).
+func (h *history) reason(text string, tokens int) {
+	m := &h.msgs[len(h.msgs)-1]
+	m.Raw = append(append(m.Raw, `,"reasoning_content":`...), jsonString(text)...)
+	h.content += tokens
+}
+
 // session plays one session on a worker whose backoff is p, from the turn
 // join names (its history before that built from the plan's outputs and
 // sent cold with that turn), and emits its records, the last one marked
@@ -167,6 +176,9 @@ turns:
 		}
 		answer = max(answer, 1)
 		h.add(endpoint.RoleAssistant, r.prompts.Build(seed(uint64(k), 2), answer), answer)
+		if n := rec.Usage.ReasoningTokens; n > 0 && r.plan.KeepsReasoning() {
+			h.reason(r.prompts.Build(seed(uint64(k), 4), n), n)
+		}
 		if r.pricing != nil {
 			cost += r.pricing.RequestUSD(rec.Usage)
 			if w.CostCapUSD > 0 && cost > w.CostCapUSD {

@@ -266,6 +266,42 @@ func TestSessionsMessagesPromptCaching(t *testing.T) {
 	}
 }
 
+// preserve_reasoning in agentic sessions: kept, every answer's reasoning
+// joins the history (reasoning_content, under preserve_thinking), and the
+// served prompts grow by it — exactly the prompt planned; dropped (the
+// default), they do not.
+func TestSessionsPreserveReasoning(t *testing.T) {
+	t.Parallel()
+	served := map[bool][]*record.Record{}
+	for _, keep := range []bool{true, false} {
+		ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone, ReasoningShare: 0.5}, nil)
+		src := sessionsPlan(t, "streams: 2", "streams: 1", "requests: 12", "requests: 6",
+			"on_429: backoff", "on_429: backoff\n  preserve_reasoning: "+map[bool]string{true: "true", false: "false"}[keep])
+		r := newProbedRunner(t, mustPlan(t, src), simTarget(ts))
+		recs := runAll(t, r)
+		slices.SortFunc(recs, func(a, b *record.Record) int { return a.Turn - b.Turn })
+		if len(recs) != 6 {
+			t.Fatalf("%d records", len(recs))
+		}
+		for _, rec := range recs {
+			if rec.Failed() || rec.Usage.ReasoningTokens == 0 {
+				t.Fatalf("turn %d: %s %s, %d reasoning tokens", rec.Turn, rec.Err, rec.ErrMsg, rec.Usage.ReasoningTokens)
+			}
+			if rec.Usage.PromptTokens != rec.RequestedPromptTokens {
+				t.Errorf("keep %t turn %d: served %d prompt tokens, planned %d", keep, rec.Turn, rec.Usage.PromptTokens, rec.RequestedPromptTokens)
+			}
+		}
+		served[keep] = recs
+	}
+	reasoning := 0
+	for k, kept := range served[true] {
+		if diff := kept.Usage.PromptTokens - served[false][k].Usage.PromptTokens; diff != reasoning {
+			t.Errorf("turn %d: kept − dropped = %d prompt tokens, want the %d reasoning tokens of the answers before it", k, diff, reasoning)
+		}
+		reasoning += kept.Usage.ReasoningTokens
+	}
+}
+
 // Under a stationary start each worker's first session joins its life at
 // the plan's turn, its history built from the planned outputs and sent
 // cold: the server counts exactly that history; the sessions after it
@@ -315,5 +351,58 @@ func TestSessionsStationaryStart(t *testing.T) {
 		if plan := s.PromptTokens(rec.Turn) - r.tmpl.Tokens(1) + r.tmpl.Tokens(2*rec.Turn+1); rec.RequestedPromptTokens != plan || rec.Usage.PromptTokens != plan {
 			t.Errorf("session %d turn %d: requested %d, server counted %d, planned history %d", i, rec.Turn, rec.RequestedPromptTokens, rec.Usage.PromptTokens, plan)
 		}
+	}
+}
+
+// preserve_reasoning under a stationary start: a session that joins
+// mid-life has no reasoning for the planned answers of its history (no
+// model gave them), so its cold turn re-sends none and is exactly the
+// planned history; from then on each answer's reasoning joins it as in a
+// fresh session, and every turn is served exactly the prompt planned.
+func TestSessionsStationaryPreserveReasoning(t *testing.T) {
+	t.Parallel()
+	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone, ReasoningShare: 0.5}, nil)
+	p := mustPlan(t, strings.Replace(sessionsPlan(t, "on_429: backoff", "on_429: backoff\n  start: stationary\n  preserve_reasoning: true"), "requests: 12", "requests: 30", 1))
+	if !p.KeepsReasoning() || !p.SessionPolicy().Stationary {
+		t.Fatalf("keeps reasoning %t, stationary %t", p.KeepsReasoning(), p.SessionPolicy().Stationary)
+	}
+	r := newProbedRunner(t, p, simTarget(ts))
+	first := map[int]*record.Record{}
+	later := 0 // turns after a joined session's cold one, which re-send reasoning
+	recs := runAll(t, r)
+	for _, rec := range recs {
+		if rec.Failed() || rec.Usage.ReasoningTokens == 0 {
+			t.Fatalf("session %d turn %d: %s %s, %d reasoning tokens", rec.Session, rec.Turn, rec.Err, rec.ErrMsg, rec.Usage.ReasoningTokens)
+		}
+		if rec.Usage.PromptTokens != rec.RequestedPromptTokens {
+			t.Errorf("session %d turn %d: served %d prompt tokens, planned %d", rec.Session, rec.Turn, rec.Usage.PromptTokens, rec.RequestedPromptTokens)
+		}
+		if f := first[rec.Session]; f == nil || rec.Turn < f.Turn {
+			first[rec.Session] = rec
+		}
+	}
+	joined := 0
+	for i := range 2 {
+		s := p.Session(i)
+		j := p.Joining(s, i, 2)
+		rec := first[i]
+		if rec == nil || rec.Turn != j.Turn {
+			t.Fatalf("session %d: first record %+v, want turn %d", i, rec, j.Turn)
+		}
+		if j.Turn == 0 {
+			continue
+		}
+		joined++
+		if plan := s.PromptTokens(rec.Turn) - r.tmpl.Tokens(1) + r.tmpl.Tokens(2*rec.Turn+1); rec.Usage.PromptTokens != plan {
+			t.Errorf("session %d joined at turn %d: server counted %d, planned history %d", i, rec.Turn, rec.Usage.PromptTokens, plan)
+		}
+		for _, rec := range recs {
+			if rec.Session == i && rec.Turn > j.Turn {
+				later++
+			}
+		}
+	}
+	if joined == 0 || later == 0 {
+		t.Fatalf("%d sessions joined mid-life, %d later turns: the test would not test it", joined, later)
 	}
 }

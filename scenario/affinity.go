@@ -87,13 +87,25 @@ func headerToken(s string) bool {
 
 // Affinity returns the headers that carry a session's id on each of its
 // requests, canonicalised ("X-Session-Id"), or nil when session affinity
-// is off.
+// is off. An MLPerf replay always sends X-Session-ID, declared or not:
+// MLPerf's agentic rules require it on every request (mlcommons/endpoints
+// ea33275, AgenticInferenceConfig.routing_headers), so it is among the
+// names, after those declared.
 func (p *Plan) Affinity() []string {
-	a := p.s.Workload.SessionAffinity
-	if a == nil {
-		return nil
+	var names []string
+	if a := p.s.Workload.SessionAffinity; a != nil {
+		names = canonical(a.Headers)
 	}
-	return canonical(a.Headers)
+	if p.s.Workload.MLPerfReplay() {
+		id := http.CanonicalHeaderKey(DefaultAffinityHeader)
+		for _, n := range names {
+			if n == id {
+				return names
+			}
+		}
+		names = append(names, id)
+	}
+	return names
 }
 
 // AffinityEcho returns the response headers a session sends back

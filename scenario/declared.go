@@ -48,6 +48,14 @@ type TokensDeclared struct {
 	// Tokenizer is whose count the prompts were built to (prompt pin only;
 	// "" before a target is resolved).
 	Tokenizer string `json:"tokenizer,omitempty"`
+	// Unpinned, when not empty, says why the lengths are not pinned per
+	// request (a replayed dataset's own texts; the model's own answers):
+	// they are reported, not checked against the requested ones.
+	Unpinned string `json:"unpinned,omitempty"`
+	// PreserveReasoning is whether a session's later prompts re-send its
+	// earlier answers' reasoning (prompt pin of agentic sessions and
+	// trace replays only; nil otherwise).
+	PreserveReasoning *bool `json:"preserve_reasoning,omitempty"`
 }
 
 // OutputDeclared is pin 3 as declared, with how it is enforced.
@@ -145,13 +153,28 @@ func (p *Plan) Declared(w Wire) Declared {
 			}
 		}
 	}
+	if wl := s.Workload; wl.MLPerfReplay() && wl.MLPerf != nil {
+		st := wl.Trace.Summary()
+		d.Prompt.Dist = fmt.Sprintf("from the MLPerf agentic dataset %s (SHA-256 %.12s…), in words: p50 %d", wl.File, wl.MLPerf.SHA256, st.Prompt.P50)
+		d.Output = OutputDeclared{TokensDeclared: TokensDeclared{Dist: fmt.Sprintf("the model's own, up to each turn's max_new_tokens (recorded answers in words: p50 %d)", st.Output.P50),
+			Min: float64(st.Output.Min), Max: float64(st.Output.Max), Mean: exp.MeanOutputTokens,
+			Unpinned: "the model's own, up to each turn's max_new_tokens"}, Control: w.OutputControl}
+		d.Prompt.Unpinned = "the dataset's own texts, sent as written (salted)"
+		d.Concurrency = ConcurrencyDeclared{Mode: ModeClosed, Streams: p.Streams(), Sessions: true}
+	}
+	if wl := s.Workload; wl.Agentic() || wl.Replay() {
+		keep := wl.KeepsReasoning()
+		d.Prompt.PreserveReasoning = &keep
+	}
 	if wl := s.Workload; wl.Agentic() {
 		d.Prompt.Dist = fmt.Sprintf("agentic history: first turn %s tokens, then each answer and a %s-token tool result more per turn", pins.Prompt.Tokens, wl.GrowthTokens)
 		d.Concurrency.Sessions = true
 	}
 	d.Concurrency.SessionAffinity = strings.Join(p.Affinity(), ", ")
 	d.Concurrency.SessionEcho = strings.Join(p.AffinityEcho(), ", ")
-	d.Prompt.Tokenizer = w.Tokenizer
+	if !s.Workload.MLPerfReplay() { // its texts are the dataset's, not built by a tokenizer
+		d.Prompt.Tokenizer = w.Tokenizer
+	}
 	for _, c := range pins.Mix.Classes {
 		d.Mix.Classes = append(d.Mix.Classes, ClassWeights{Name: c.Name, Weight: c.Weight})
 	}

@@ -31,7 +31,19 @@ func TokensWords(d TokensDeclared) string {
 	if d.Tokenizer != "" {
 		s += ", built by tokenizer " + d.Tokenizer
 	}
+	if r := d.PreserveReasoning; r != nil {
+		s += "; " + ReasoningWords(*r)
+	}
 	return s
+}
+
+// ReasoningWords words preserve_reasoning: whether later turns re-send
+// earlier answers' reasoning.
+func ReasoningWords(keep bool) string {
+	if keep {
+		return "earlier turns' reasoning re-sent (preserve_reasoning: true)"
+	}
+	return "earlier turns' reasoning dropped (preserve_reasoning: false)"
 }
 
 // ConcurrencyWords words pin 4 as declared: "closed loop, 16 concurrent

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/sixpin/sixpin/internal/bounds"
 	"github.com/sixpin/sixpin/internal/numfmt"
@@ -136,8 +137,20 @@ func (s *Scenario) readTrace() {
 	if !filepath.IsAbs(path) && s.Path != "" {
 		path = filepath.Join(filepath.Dir(s.Path), path)
 	}
+	if w.Format == FormatMLPerfAgentic {
+		w.MLPerf, w.readErr = trace.ReadMLPerfAgentic(path, w.SHA256)
+		if w.MLPerf != nil {
+			w.Trace = trace.FromTrace(w.MLPerf.Trace(wordCount, w.KeepsReasoning()))
+		}
+		return
+	}
 	w.Trace, w.readErr = trace.Open(path)
 }
+
+// wordCount is sixpin's word-level token count (one token per
+// whitespace-separated word): what a dataset of real texts is summarised
+// in before a target's tokenizer is known.
+func wordCount(s string) int { return len(strings.Fields(s)) }
 
 // sweepList explains a sweep given as a list: sweeping several pins at once
 // is refused, with the reason, rather than reported as a type error.

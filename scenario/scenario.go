@@ -360,16 +360,39 @@ type Workload struct {
 	Start string `yaml:"start"`
 	// SessionAffinity, when set, sends every request of a session
 	// (agentic or a trace's) with headers naming the session, so that a
-	// router can keep a session on one replica (nil: off). It changes
+	// router can keep a session on one replica (nil: off; an MLPerf
+	// replay sends X-Session-ID regardless, Plan.Affinity). It changes
 	// what a router does, so the pin card shows it.
 	SessionAffinity *SessionAffinity `yaml:"session_affinity"`
 
 	// File is the trace to replay (kind trace): sixpin's JSONL, Mooncake's
-	// JSONL or Azure's CSV; relative to the scenario file.
+	// JSONL, Azure's CSV, a Weka agentic trace's JSON or (format
+	// mlperf-agentic) MLPerf's agentic dataset; relative to the scenario
+	// file.
 	File string `yaml:"file"`
 	// TimeScale stretches the trace's arrivals and think times (0.5:
 	// twice as fast; default 1).
 	TimeScale float64 `yaml:"time_scale"`
+	// Format names a trace format that is not detected: "mlperf-agentic"
+	// (MLPerf's agentic inference dataset: real conversations, one row per
+	// message, replayed with their tools, tool calls, tool results,
+	// reasoning and delays). Empty: sixpin's JSONL, Mooncake's, Azure's or
+	// Weka's, detected.
+	Format string `yaml:"format"`
+	// SHA256 is the hex SHA-256 File must have (format mlperf-agentic): a
+	// different file is refused before load, naming both digests.
+	SHA256 string `yaml:"sha256"`
+	// PreserveReasoning says whether later turns re-send the reasoning of
+	// earlier answers in their history (reasoning_content, with
+	// chat_template_kwargs.preserve_thinking, so the server's chat
+	// template keeps it too). Default false for kind agentic and sixpin's
+	// own trace replays (what sixpin always did); true for format
+	// mlperf-agentic, whose rules require it.
+	PreserveReasoning *bool `yaml:"preserve_reasoning"`
+	// MLPerf is the MLPerf agentic dataset File holds (format
+	// mlperf-agentic), read by Load (not YAML); Trace is then its token
+	// counts.
+	MLPerf *trace.MLPerfAgentic `yaml:"-"`
 	// Trace is the trace File holds, opened by Load (not YAML): checked
 	// and summarised, its sessions read again as a replay wants them
 	// (trace.File).
@@ -413,6 +436,22 @@ const MaxAffinityHeaders = 8
 
 // Replay reports whether the workload replays a trace.
 func (w Workload) Replay() bool { return w.Kind == WorkloadTrace }
+
+// FormatMLPerfAgentic is workload.format for MLPerf's agentic dataset.
+const FormatMLPerfAgentic = trace.FormatMLPerfAgentic
+
+// MLPerfReplay reports whether the workload replays MLPerf's agentic
+// dataset.
+func (w Workload) MLPerfReplay() bool { return w.Replay() && w.Format == FormatMLPerfAgentic }
+
+// KeepsReasoning reports whether later turns re-send earlier answers'
+// reasoning (PreserveReasoning, or its default).
+func (w Workload) KeepsReasoning() bool {
+	if w.PreserveReasoning != nil {
+		return *w.PreserveReasoning
+	}
+	return w.MLPerfReplay()
+}
 
 // Agentic reports whether the workload is agentic sessions.
 func (w Workload) Agentic() bool { return w.Kind == WorkloadAgentic }

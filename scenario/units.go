@@ -29,8 +29,39 @@ func (p *Plan) Seed() uint64 { return p.seed }
 // Streams returns how many closed-loop workers or concurrent agentic
 // sessions the plan runs (a shard's share of the scenario's streams).
 func (p *Plan) Streams() int {
+	if p.s.Workload.MLPerfReplay() && p.s.Pins.Concurrency.Streams == 0 {
+		return p.MLPerfTrajectories() // MLPerf's default: every trajectory at once
+	}
 	return p.sh.share(p.s.Pins.Concurrency.Streams)
 }
+
+// MLPerf returns the MLPerf agentic dataset the plan replays (nil: none).
+func (p *Plan) MLPerf() *trace.MLPerfAgentic {
+	if !p.s.Workload.MLPerfReplay() {
+		return nil
+	}
+	return p.s.Workload.MLPerf
+}
+
+// MLPerfTrajectories returns how many trajectories an MLPerf replay
+// plays (a shard's share): workload.sessions, MLPerf's
+// num_trajectories_to_issue, else one pass over the dataset. Trajectory
+// i plays conversation i mod N, repeat i/N + 1.
+func (p *Plan) MLPerfTrajectories() int {
+	d := p.MLPerf()
+	if d == nil {
+		return 0
+	}
+	n := p.s.Workload.Sessions
+	if n == 0 {
+		n = len(d.Conversations)
+	}
+	return p.sh.share(n)
+}
+
+// KeepsReasoning reports whether later turns re-send earlier answers'
+// reasoning (workload.preserve_reasoning).
+func (p *Plan) KeepsReasoning() bool { return p.s.Workload.KeepsReasoning() }
 
 // Rate returns the open-loop arrival rate in requests per second (a
 // shard's share: the scenario's rate / N); 0 in closed loop.
@@ -63,8 +94,12 @@ func (p *Plan) RequestTimeout() time.Duration { return p.s.RequestTimeout.D() }
 
 // ExactOutput reports whether every request must get exactly its planned
 // output length: an exact output pin, or a replay (which keeps the
-// recorded lengths).
-func (p *Plan) ExactOutput() bool { return p.s.Pins.Output.Exact || p.s.Workload.Replay() }
+// recorded lengths; MLPerf's agentic dataset is replayed as its rules
+// say: the model answers freely, up to each turn's max_new_tokens).
+func (p *Plan) ExactOutput() bool {
+	w := p.s.Workload
+	return p.s.Pins.Output.Exact || w.Replay() && !w.MLPerfReplay()
+}
 
 // PrefixGroups returns how many shared prompt prefixes there are (0: the
 // prompts share none); SharedPrefix(g) gives each.
@@ -234,4 +269,10 @@ func (r *traceReader) close() {
 		r.cur.Close()
 		r.cur, r.pos = nil, 0
 	}
+}
+
+// TraceTime is d, a time the trace records (a delay, a think time), as
+// the replay plays it: times workload.time_scale.
+func (p *Plan) TraceTime(d time.Duration) time.Duration {
+	return scaleDur(d, p.s.Workload.TimeScale)
 }

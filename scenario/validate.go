@@ -265,13 +265,16 @@ func (v *validator) workload() {
 				v.errorf(p+"."+k, "only for kind agentic")
 			}
 		}
+		if v.has(p + ".preserve_reasoning") {
+			v.errorf(p+".preserve_reasoning", "only for kind agentic or trace: a request of kind requests has no earlier turns")
+		}
 		return
 	case WorkloadAgentic:
 	default:
 		v.errorf(p+".kind", "must be requests, agentic or trace (got %q)", w.Kind)
 		return
 	}
-	for _, k := range []string{"file", "time_scale"} {
+	for _, k := range []string{"file", "time_scale", "format", "sha256"} {
 		if v.has(p + "." + k) {
 			v.errorf(p+"."+k, "only for kind trace")
 		}
@@ -342,13 +345,29 @@ func (v *validator) replay() {
 			v.errorf(k, "not with kind trace: the trace gives it")
 		}
 	}
-	if c := v.s.Pins.Concurrency; (c.Mode != "" && c.Mode != ModeTrace) || c.Streams != 0 || c.Rate != 0 || c.MaxInFlight != 0 {
+	mlperf := w.MLPerfReplay()
+	switch c := v.s.Pins.Concurrency; {
+	case mlperf && (c.Mode != "" && c.Mode != ModeTrace && c.Mode != ModeClosed || c.Rate != 0 || c.MaxInFlight != 0):
+		v.errorf("pins.concurrency", "with format %s only streams: how many conversations run at once (MLPerf's target_concurrency; default all)", FormatMLPerfAgentic)
+	case mlperf && c.Streams < 0:
+		v.errorf("pins.concurrency.streams", "must be ≥ 1 (got %d)", c.Streams)
+	case !mlperf && ((c.Mode != "" && c.Mode != ModeTrace) || c.Streams != 0 || c.Rate != 0 || c.MaxInFlight != 0):
 		v.errorf("pins.concurrency", "not with kind trace: the trace's sessions arrive as recorded (scale them with workload.time_scale)")
 	}
 	for _, k := range []string{"sessions", "turns", "growth_tokens", "think_seconds", "cost_cap_usd", "on_429", "max_retries", "max_context_tokens", "start"} {
-		if v.has(p + "." + k) {
+		if v.has(p+"."+k) && !(mlperf && k == "sessions") {
 			v.errorf(p+"."+k, "only for kind agentic")
 		}
+	}
+	switch {
+	case w.Format != "" && w.Format != FormatMLPerfAgentic:
+		v.errorf(p+".format", "must be %s or absent (sixpin's JSONL and Mooncake's, Azure's and Weka's traces are detected; got %q)", FormatMLPerfAgentic, w.Format)
+	case w.SHA256 != "" && !mlperf:
+		v.errorf(p+".sha256", "only with format %s", FormatMLPerfAgentic)
+	case w.SHA256 != "" && !isSHA256(w.SHA256):
+		v.errorf(p+".sha256", "must be 64 hex digits (got %q)", w.SHA256)
+	case mlperf && w.Sessions < 0:
+		v.errorf(p+".sessions", "must be ≥ 0 (got %d)", w.Sessions)
 	}
 	if w.File == "" {
 		v.errorf(p+".file", "required for kind trace")
@@ -366,6 +385,32 @@ func (v *validator) replay() {
 	case w.Trace != nil && v.s.Pins.KVCache.MaxModelLen > 0:
 		v.traceFits(v.s.Pins.KVCache.MaxModelLen)
 	}
+	if !mlperf && w.KeepsReasoning() && w.Trace != nil && w.Trace.Summary().BlockTokens > 0 {
+		// runner.replayMessages sends such a turn as its blocks alone.
+		v.errorf(p+".preserve_reasoning", "the trace's prompts are built from its hash_ids, each turn's whole: no earlier answer is re-sent to carry its reasoning (leave it false)")
+	}
+	if mlperf && w.MLPerf != nil {
+		for _, c := range w.MLPerf.Conversations {
+			if c.System == "" {
+				// agentic_inference_strategy.py, _validate_salt_system_prompts
+				v.errorf(p+".file", "%s:%d: conversation %q has no system prompt: MLPerf salts each trajectory around it, and its rules require salting", w.File, c.Line, c.ID)
+				break
+			}
+		}
+	}
+}
+
+// isSHA256 reports whether s is a hex SHA-256 digest.
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range strings.ToLower(s) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // traceFits checks that every request of the trace fits in maxModelLen

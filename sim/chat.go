@@ -22,6 +22,14 @@ type chatRequest struct {
 	StreamOptions       *streamOptions `json:"stream_options"`
 	IgnoreEOS           bool           `json:"ignore_eos"`
 	MinTokens           int            `json:"min_tokens"`
+	// Tools are rendered into the prompt, as a chat template does.
+	Tools json.RawMessage `json:"tools"`
+	// ChatTemplateKwargs.PreserveThinking keeps earlier assistant
+	// messages' reasoning_content in the prompt (Qwen's and Kimi's
+	// templates drop it otherwise).
+	ChatTemplateKwargs struct {
+		PreserveThinking bool `json:"preserve_thinking"`
+	} `json:"chat_template_kwargs"`
 }
 
 // streamOptions is OpenAI's stream_options.
@@ -32,6 +40,12 @@ type streamOptions struct {
 type chatMessage struct {
 	Role    string         `json:"role"`
 	Content messageContent `json:"content"`
+	// ReasoningContent is an earlier answer's reasoning, in the prompt
+	// only under chat_template_kwargs.preserve_thinking.
+	ReasoningContent string `json:"reasoning_content"`
+	// ToolCalls are an assistant message's calls, in the prompt as
+	// written (names and arguments).
+	ToolCalls json.RawMessage `json:"tool_calls"`
 }
 
 // messageContent is a message's text: a JSON string, null, or an array of
@@ -93,7 +107,18 @@ func (chatProto) decode(r *http.Request, body io.Reader) (*genRequest, encoder, 
 		g.maxTokens = req.MaxCompletionTokens
 	}
 	for i, m := range req.Messages {
-		g.turns[i] = turn{role: m.Role, parts: []string{string(m.Content)}}
+		var parts []string
+		if i == 0 && len(req.Tools) > 0 && string(req.Tools) != "null" {
+			parts = append(parts, string(req.Tools))
+		}
+		if m.ReasoningContent != "" && req.ChatTemplateKwargs.PreserveThinking {
+			parts = append(parts, m.ReasoningContent)
+		}
+		parts = append(parts, string(m.Content))
+		if len(m.ToolCalls) > 0 && string(m.ToolCalls) != "null" {
+			parts = append(parts, string(m.ToolCalls))
+		}
+		g.turns[i] = turn{role: m.Role, parts: parts}
 	}
 	enc := &chatEncoder{oaiStream{shape: chatShape, usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}}
 	return g, enc, nil

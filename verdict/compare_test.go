@@ -67,6 +67,9 @@ func TestPinMismatchesDeclared(t *testing.T) {
 		},
 			"output: 64 tokens vs 65 tokens"},
 		{func(p *results.Pins) { p.Output.Declared.Exact = false }, "output exact: true vs false"},
+		// Re-sent reasoning lengthens every later prompt: not the same workload.
+		{func(p *results.Pins) { p.Prompt.Declared.PreserveReasoning = &truth },
+			"prompt preserve_reasoning: earlier turns' reasoning dropped (preserve_reasoning: false) vs earlier turns' reasoning re-sent (preserve_reasoning: true)"},
 	} {
 		t.Run(c.want, func(t *testing.T) {
 			other := load(t, fixBase)[0].Run

@@ -145,6 +145,11 @@ func PinMismatches(a, b *results.Run, st stats.Settings) []Mismatch {
 // each widened by the tolerance, do not overlap.
 func tokensMismatch(pin string, da, db scenario.TokensDeclared, a, b *results.Run, m results.HistSpec, st stats.Settings) []Mismatch {
 	var ms []Mismatch
+	// Re-sent reasoning lengthens every later prompt of a session; a run
+	// from before the option (nil) dropped it.
+	if ra, rb := da.PreserveReasoning != nil && *da.PreserveReasoning, db.PreserveReasoning != nil && *db.PreserveReasoning; ra != rb {
+		ms = append(ms, Mismatch{pin + " preserve_reasoning", scenario.ReasoningWords(ra), scenario.ReasoningWords(rb)})
+	}
 	tol := max(da.TolerancePct, db.TolerancePct)
 	if da.Dist != db.Dist && (pctOff(da.Min, db.Min) > tol || pctOff(da.Max, db.Max) > tol || pctOff(da.Mean, db.Mean) > tol) {
 		da.Tokenizer, db.Tokenizer = "", "" // how prompts were built is not the workload
