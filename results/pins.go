@@ -298,6 +298,7 @@ func BuildPins(d Declared, m *Measurement, disc record.Discovery, srv *Server, h
 	p.Prompt.Verified, p.Prompt.Reason = verifyPromptDrift(m.PromptDrift)
 	if d.Prompt.Unpinned != "" {
 		p.Prompt.Verified, p.Prompt.Reason = verifyUnpinned(d.Prompt.Unpinned, m.PromptDrift)
+		p.Prompt.Observed.Drift = nil // nothing was requested to drift from
 	}
 	if o := d.OverContext; o != nil && o.Exceeding > 0 && !o.Allowed {
 		p.Prompt.Verified, p.Prompt.Reason = Contradicted, o.String()+": the server refuses them, so the declared prompts cannot be served (--allow-over-context sends them on purpose)"
@@ -317,6 +318,7 @@ func BuildPins(d Declared, m *Measurement, disc record.Discovery, srv *Server, h
 	p.Output.Verified, p.Output.Reason = verifyOutputDrift(m.OutputDrift, d.Output.Exact)
 	if d.Output.Unpinned != "" {
 		p.Output.Verified, p.Output.Reason = verifyUnpinned(d.Output.Unpinned, m.OutputDrift)
+		p.Output.Observed.Drift = nil
 	}
 	if s := p.Output.Observed.Served; s.beyond() {
 		p.Output.Verified, p.Output.Reason = Contradicted, s.reason("outputs of")

@@ -156,7 +156,7 @@ func (p *Plan) Declared(w Wire) Declared {
 	if wl := s.Workload; wl.MLPerfReplay() && wl.MLPerf != nil {
 		st := wl.Trace.Summary()
 		d.Prompt.Dist = fmt.Sprintf("from the MLPerf agentic dataset %s (SHA-256 %.12s…), in words: p50 %d", wl.File, wl.MLPerf.SHA256, st.Prompt.P50)
-		d.Output = OutputDeclared{TokensDeclared: TokensDeclared{Dist: fmt.Sprintf("the model's own, up to each turn's max_new_tokens (recorded answers in words: p50 %d)", st.Output.P50),
+		d.Output = OutputDeclared{TokensDeclared: TokensDeclared{Dist: fmt.Sprintf("the model's own, up to each turn's max_new_tokens (the recorded answers: p50 %d words)", st.Output.P50),
 			Min: float64(st.Output.Min), Max: float64(st.Output.Max), Mean: exp.MeanOutputTokens,
 			Unpinned: "the model's own, up to each turn's max_new_tokens"}, Control: w.OutputControl}
 		d.Prompt.Unpinned = "the dataset's own texts, sent as written (salted)"
