@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/sixpin/sixpin/verdict"
@@ -51,14 +52,6 @@ func Shares(f *File, tier string, c verdict.Condition) []Share {
 	for _, s := range by {
 		out = append(out, *s)
 	}
-	slices.SortFunc(out, func(x, y Share) int {
-		switch {
-		case x.Value < y.Value:
-			return -1
-		case x.Value > y.Value:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(x, y Share) int { return cmp.Compare(x.Value, y.Value) })
 	return out
 }

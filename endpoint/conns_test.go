@@ -47,8 +47,10 @@ func TestResetIsNotAHangUp(t *testing.T) {
 			}
 			// The streams' connections, one for each reset, and a few
 			// more a loaded machine makes (a dial under way when another
-			// request returns its connection).
-			if got, most := c.Connections(), int64(streams+len(want)+streams); got > most {
+			// request returns its connection: net/http's pool made 13 of
+			// at most 11 under -race beside a full test run) — far from
+			// the 200 of a client that does not keep connections alive.
+			if got, most := c.Connections(), int64(streams+len(want)+2*streams); got > most {
 				t.Errorf("%d connections for %d requests on %d streams with %d resets; want at most %d", got, n, streams, len(want), most)
 			}
 		})

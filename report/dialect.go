@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/results"
@@ -102,18 +101,7 @@ func writeDialectJSON(w io.Writer, runs []DialectInput) error {
 func writeDialectText(w io.Writer, in DialectInput) error {
 	run, d := in.Run, in.Report
 	p := &numfmt.Printer{W: w}
-	sim := ""
-	if run.Target.Simulated {
-		sim = " [SIMULATED]"
-	}
-	p.F("sixpin %s · scenario %s (seed %d) · target %s%s\n", run.SixpinVersion, run.Scenario.Name,
-		run.Scenario.Seed, TargetLabel(run.Target), sim)
-	if run.Incomplete {
-		p.F("INCOMPLETE: %s — the figures cover what was measured until then.\n", run.IncompleteReason)
-	}
-	if !run.Valid {
-		p.F("INVALID: %s\n", strings.Join(run.Invalid, "; "))
-	}
+	writeRunHead(p, run)
 	p.F("IN %s's DEFINITIONS (--dialect %s) — %s\n", dialectNames[d.Dialect], d.Dialect, d.Peer)
 	p.F("  source:      %s\n", d.Source)
 	p.F("  window:      %s\n", d.Window)

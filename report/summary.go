@@ -19,21 +19,7 @@ import (
 // aggregate.
 func WriteSummary(w io.Writer, run *results.Run) error {
 	p := &numfmt.Printer{W: w}
-	sim := ""
-	if run.Target.Simulated {
-		sim = " [SIMULATED]"
-	}
-	p.F("sixpin %s · scenario %s (seed %d) · target %s%s\n", run.SixpinVersion, run.Scenario.Name,
-		run.Scenario.Seed, TargetLabel(run.Target), sim)
-	if e := run.StoppedEarly; e != nil {
-		p.F("STOPPED EARLY at %s s: %s\n", verdict.Seconds(e.AtS), e.Reason)
-	}
-	if run.Incomplete {
-		p.F("INCOMPLETE: %s — the figures cover what was measured until then.\n", run.IncompleteReason)
-	}
-	if !run.Valid {
-		p.F("INVALID: %s\n", strings.Join(run.Invalid, "; "))
-	}
+	writeRunHead(p, run)
 	p.F("\n")
 	if err := WritePinCard(w, PinCard(run)); err != nil {
 		return err
@@ -375,4 +361,24 @@ func writeContext(p *numfmt.Printer, run *results.Run) {
 	row("effective tok/s p50", func(b results.ContextBucket) string { return p50(b.EffectiveTokS) })
 	row("decode tok/s p50", func(b results.ContextBucket) string { return p50(b.DecodeTokS) })
 	row("TTFT ms p50", func(b results.ContextBucket) string { return p50(b.TTFTMs) })
+}
+
+// writeRunHead writes a run's first lines: what ran against what, and
+// whether it stopped early, is incomplete or invalid.
+func writeRunHead(p *numfmt.Printer, run *results.Run) {
+	sim := ""
+	if run.Target.Simulated {
+		sim = " [SIMULATED]"
+	}
+	p.F("sixpin %s · scenario %s (seed %d) · target %s%s\n", run.SixpinVersion, run.Scenario.Name,
+		run.Scenario.Seed, TargetLabel(run.Target), sim)
+	if e := run.StoppedEarly; e != nil {
+		p.F("STOPPED EARLY at %s s: %s\n", verdict.Seconds(e.AtS), e.Reason)
+	}
+	if run.Incomplete {
+		p.F("INCOMPLETE: %s — the figures cover what was measured until then.\n", run.IncompleteReason)
+	}
+	if !run.Valid {
+		p.F("INVALID: %s\n", strings.Join(run.Invalid, "; "))
+	}
 }

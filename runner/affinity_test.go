@@ -142,24 +142,7 @@ func TestSessionAffinityReplay(t *testing.T) {
 			{Offset: time.Second, Think: 100 * time.Millisecond, InputTokens: 800, OutputTokens: 5},
 		}},
 	}}
-	dir := t.TempDir()
-	f, err := os.Create(filepath.Join(dir, "t.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := trace.Write(f, tr); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	path := filepath.Join(dir, "s.yaml")
-	src := "pins:\n  model: {name: m}\nworkload: {kind: trace, file: t.jsonl, time_scale: 0.01, session_affinity: {}}\n"
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := scenario.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := traceScenario(t, tr, ", session_affinity: {}")
 	for _, c := range []struct {
 		name string
 		opts []scenario.PlanOption

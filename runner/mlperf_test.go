@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -84,14 +83,8 @@ func mlperfPlan(t *testing.T, workload string, pins string) *scenario.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "s.yaml")
 	src := fmt.Sprintf("pins:\n  model: {name: m}\n%sworkload: {kind: trace, format: mlperf-agentic, file: %s, sha256: %s%s}\n", pins, abs, mlperfSHA, workload)
-	os.WriteFile(path, []byte(src), 0o644)
-	s, err := scenario.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return scenario.NewPlan(s)
+	return scenario.NewPlan(loadScenarioSrc(t, t.TempDir(), src))
 }
 
 // A short MLPerf-agentic file replays as MLPerf's reference client plays

@@ -16,6 +16,14 @@ import (
 
 func tracePlan(t *testing.T, tr *trace.Trace) *scenario.Plan {
 	t.Helper()
+	return scenario.NewPlan(traceScenario(t, tr, ""))
+}
+
+// traceScenario writes tr as a trace file and loads a scenario replaying
+// it at a hundredth of its time, with workload's further members
+// (", session_affinity: {}").
+func traceScenario(t *testing.T, tr *trace.Trace, workload string) *scenario.Scenario {
+	t.Helper()
 	dir := t.TempDir()
 	f, err := os.Create(filepath.Join(dir, "t.jsonl"))
 	if err != nil {
@@ -25,14 +33,21 @@ func tracePlan(t *testing.T, tr *trace.Trace) *scenario.Plan {
 		t.Fatal(err)
 	}
 	f.Close()
-	src := "pins:\n  model: {name: m}\nworkload: {kind: trace, file: t.jsonl, time_scale: 0.01}\n"
+	return loadScenarioSrc(t, dir, "pins:\n  model: {name: m}\nworkload: {kind: trace, file: t.jsonl, time_scale: 0.01"+workload+"}\n")
+}
+
+// loadScenarioSrc writes src as dir/s.yaml and loads it.
+func loadScenarioSrc(t *testing.T, dir, src string) *scenario.Scenario {
+	t.Helper()
 	path := filepath.Join(dir, "s.yaml")
-	os.WriteFile(path, []byte(src), 0o644)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	s, err := scenario.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return scenario.NewPlan(s)
+	return s
 }
 
 // A replay keeps every session's turns in order with their recorded

@@ -3,6 +3,7 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -390,15 +391,7 @@ func (o *wekaObj) sessions(ordinal int) ([]wekaSession, int, error) {
 		ss = subs
 	}
 	for i := range ss {
-		slices.SortStableFunc(ss[i].reqs, func(a, b wekaTurn) int {
-			switch {
-			case a.t < b.t:
-				return -1
-			case a.t > b.t:
-				return 1
-			}
-			return 0
-		})
+		slices.SortStableFunc(ss[i].reqs, func(a, b wekaTurn) int { return cmp.Compare(a.t, b.t) })
 		ss[i].start = ss[i].reqs[0].t
 	}
 	return ss, *tr.BlockSize, nil
