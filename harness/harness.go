@@ -337,6 +337,9 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 	if err != nil {
 		return nil, err
 	}
+	if err := checkDescriptors(plan, tg.stop != nil); err != nil {
+		return nil, err
+	}
 	co := runner.ClientOptions(plan)
 	co.StallTimeout = cfg.StallTimeout
 	ids := &results.RequestIDs{Prefix: fmt.Sprintf("sixpin-%08x", salt>>32)}

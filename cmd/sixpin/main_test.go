@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -24,6 +25,12 @@ import (
 // TestMain lets a test re-run this binary as sixpin itself (for signals).
 func TestMain(m *testing.M) {
 	if os.Getenv("SIXPIN_TEST_AS_MAIN") == "1" {
+		if n, err := strconv.ParseUint(os.Getenv("SIXPIN_TEST_NOFILE"), 10, 64); err == nil {
+			// The open-file limit a user's shell might set (ulimit -n N).
+			if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+				os.Exit(99)
+			}
+		}
 		os.Args = append([]string{"sixpin"}, strings.Fields(os.Getenv("SIXPIN_TEST_ARGS"))...)
 		os.Exit(Main())
 	}
