@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -687,5 +688,54 @@ func WriteCapacityGate(w io.Writer, base, cur string, bf, cf *capacity.File, g *
 		t.rows = append(t.rows, []string{status, tc.Tier, nStar(bf, tc.Baseline) + " → " + to + " " + capacityUnit(bf.Plan.Axis, 2), why})
 	}
 	t.write(p, md)
+	return p.Err
+}
+
+// WriteCapacityRepeats writes N* per tier over repeated searches of one
+// scenario with different seeds (sixpin capacity --repeat): each seed's
+// answer, and whether they lie within one step of the axis (one stream or
+// session; a rate's resolution) — a tier whose answers spread wider is
+// not settled by its bound on this deployment.
+func WriteCapacityRepeats(w io.Writer, files []*capacity.File) error {
+	if len(files) == 0 {
+		return nil
+	}
+	p := &numfmt.Printer{W: w}
+	seeds := make([]string, len(files))
+	for i, f := range files {
+		seeds[i] = strconv.FormatInt(f.Plan.Seed, 10)
+	}
+	p.F("\nN* over %d seeds (%s):\n", len(files), strings.Join(seeds, ", "))
+	for _, t := range files[0].Plan.Tiers {
+		var labels []string
+		lo, hi, all := math.Inf(1), math.Inf(-1), true
+		for _, f := range files {
+			i := slices.IndexFunc(f.Answers, func(a capacity.Answer) bool { return a.Tier == t.Name })
+			if i < 0 {
+				labels, all = append(labels, "not searched"), false
+				continue
+			}
+			a := f.Answers[i]
+			labels = append(labels, nStarLabel(f, a))
+			if a.Kind != capacity.Found {
+				all = false
+				continue
+			}
+			lo, hi = min(lo, a.Lo), max(hi, a.Lo)
+		}
+		verdict := "not a number on every seed: read each file's answer"
+		if all {
+			a := files[0].Plan.Axis
+			within := hi-lo <= 1
+			if !a.Integer() {
+				within = hi <= lo*(1+a.Resolution)*(1+1e-9)
+			}
+			verdict = fmt.Sprintf("within one step (%s–%s)", numfmt.Plain(lo), numfmt.Plain(hi))
+			if !within {
+				verdict = fmt.Sprintf("not within one step (%s–%s): the bound is not settled on this deployment; read each file's answer", numfmt.Plain(lo), numfmt.Plain(hi))
+			}
+		}
+		p.F("  %s: %s — %s\n", t.Name, strings.Join(labels, " · "), verdict)
+	}
 	return p.Err
 }

@@ -108,3 +108,36 @@ func TestUnsettledWords(t *testing.T) {
 		t.Errorf("a settled answer: %s", got)
 	}
 }
+
+// N* over seeds: answers within one step say so with their range, a wider
+// spread says it is not settled, and an answer that is not a number on
+// some seed says that instead.
+func TestWriteCapacityRepeats(t *testing.T) {
+	file := func(seed int64, answers ...capacity.Answer) *capacity.File {
+		return &capacity.File{Plan: capacity.Plan{Seed: seed, Axis: capacity.Axis{Kind: capacity.AxisSessions},
+			Tiers: []verdict.Tier{{Name: "relaxed"}, {Name: "interactive"}}}, Answers: answers}
+	}
+	found := func(tier string, n float64) capacity.Answer {
+		return capacity.Answer{Tier: tier, Kind: capacity.Found, Lo: n, HasLo: true, Hi: n + 1, HasHi: true}
+	}
+	var b strings.Builder
+	if err := WriteCapacityRepeats(&b, []*capacity.File{
+		file(101, found("relaxed", 6), found("interactive", 3)),
+		file(1101, found("relaxed", 6), capacity.Answer{Tier: "interactive", Kind: capacity.FailsAtMin, Hi: 1, HasHi: true}),
+		file(2101, found("relaxed", 7), found("interactive", 5)),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"N* over 3 seeds (101, 1101, 2101):",
+		"relaxed: 6 sessions · 6 sessions · 7 sessions — within one step (6–7)",
+		"interactive: 3 sessions · fails at 1 session · 5 sessions — not a number on every seed"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	_ = WriteCapacityRepeats(&b, []*capacity.File{file(1, found("relaxed", 3)), file(2, found("relaxed", 5))})
+	if !strings.Contains(b.String(), "relaxed: 3 sessions · 5 sessions — not within one step (3–5): the bound is not settled") {
+		t.Errorf("%s", b.String())
+	}
+}

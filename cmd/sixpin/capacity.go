@@ -5,7 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sixpin/sixpin/capacity"
 	"github.com/sixpin/sixpin/harness"
+	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/scenario"
 )
 
@@ -20,6 +22,8 @@ type CapacityOptions struct {
 	ServerMetrics string
 	// Shard is --shard I/N as given.
 	Shard string
+	// Repeat is --repeat: how many searches, each with its own seed.
+	Repeat int
 }
 
 // NewCmdCapacity builds `sixpin capacity`. runF replaces the action in
@@ -95,6 +99,7 @@ leader writes the file. A shard that fails or goes unheard for
 	fl.DurationVar(&c.MinSteady, "min-steady", 0, "the steady state a pass needs, after the warmup (default 20s)")
 	fl.DurationVar(&c.Duration, "duration", 0, "bound each point's run (default: the scenario's duration)")
 	fl.Int64Var(&opts.Seed, "seed", 0, "override the scenario's seed (a value's k-th run uses seed + k)")
+	fl.IntVar(&opts.Repeat, "repeat", 1, "run the search this many times, with seeds seed, seed+1000, … (each its own file: -seedS before -o's extension), then N* per tier over the seeds")
 	fl.DurationVar(&c.Grace, "grace", harness.DefaultGrace, "after a point is decided or interrupted, how long its in-flight requests may finish")
 	fl.StringVar(&opts.ServerMetrics, "server-metrics", "1s", "scrape the server's own Prometheus /metrics this often (the KV regime and queue a binding constraint is read from), or off")
 	fl.BoolVar(&c.Calibrate, "calibrate", false, "before each point, measure sixpin's own floor: a point where it exceeds 5% of the TTFT p50 is invalid (sixpin saturated)")
@@ -130,6 +135,8 @@ func capacityRun(cmd *cobra.Command, opts *CapacityOptions) error {
 		return badInput(fmt.Errorf("--max-runs, --points, --min, --max and --resolution must be ≥ 0"))
 	case c.TimeScale < 0 || c.TimeScale > 1:
 		return badInput(fmt.Errorf("--time-scale must be in (0, 1]"))
+	case opts.Repeat < 1:
+		return badInput(fmt.Errorf("--repeat must be ≥ 1"))
 	}
 	if opts.Shard != "" {
 		sh, err := scenario.ParseShard(opts.Shard)
@@ -146,6 +153,17 @@ func capacityRun(cmd *cobra.Command, opts *CapacityOptions) error {
 	c.Getenv = opts.F.Getenv
 	c.Out, c.ErrOut = opts.F.IO.Out, opts.F.IO.ErrOut
 	c.Progress = opts.F.IO.ErrTTY && !opts.NoProgress
-	_, err = harness.Capacity(cmd.Context(), opts.F.Hard, c)
+	if opts.Repeat == 1 {
+		_, err = harness.Capacity(cmd.Context(), opts.F.Hard, c)
+		return err
+	}
+	outs, err := harness.CapacityRepeats(cmd.Context(), opts.F.Hard, c, opts.Repeat)
+	files := make([]*capacity.File, len(outs))
+	for i, o := range outs {
+		files[i] = o.File
+	}
+	if werr := report.WriteCapacityRepeats(c.Out, files); err == nil {
+		err = werr
+	}
 	return err
 }

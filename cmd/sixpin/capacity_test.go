@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -120,4 +121,30 @@ func TestValidateAbortOn(t *testing.T) {
 	}
 	code, out, errOut := sixpin(t, nil, "validate", path)
 	expectOutput(t, code, out, errOut, ExitBadInput, nil, []string{path + ":7:32: abort_on[1]: tpot_ms is better lower: bound it from above"})
+}
+
+// --repeat runs the search once per seed, each into a file of its own,
+// then says N* per tier over the seeds.
+func TestCapacityRepeat(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "c.json")
+	capacity := func(f *Factory) *cobra.Command { return NewCmdCapacity(f, nil) }
+	code, stdout, errOut := runCmd(t, capacity, "../../harness/testdata/capacity.yaml", "--profile", "sim-instant", "--tier", "t: ttft_ms.p90<=10000",
+		"--max", "2", "--min-steady", "1s", "--time-scale", "0.2", "--no-progress", "--repeat", "2", "--seed", "7", "-o", out)
+	expectOutput(t, code, stdout, errOut, ExitOK, []string{"N* over 2 seeds (7, 1007):",
+		"t: ≥ 2 streams · ≥ 2 streams — not a number on every seed"}, nil)
+	for _, f := range []string{"c-seed7.json", "c-seed1007.json"} {
+		cf, err := capacityfile.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := strings.TrimSuffix(strings.TrimPrefix(f, "c-seed"), ".json"); strconv.FormatInt(cf.Plan.Seed, 10) != want {
+			t.Errorf("%s: seed %d", f, cf.Plan.Seed)
+		}
+	}
+	code, _, errOut = runCmd(t, capacity, "../../harness/testdata/capacity.yaml", "--tier", "t: ttft_ms.p90<=10000", "--repeat", "0")
+	if code != ExitBadInput || !strings.Contains(errOut, "--repeat must be ≥ 1") {
+		t.Errorf("--repeat 0: exit %d: %s", code, errOut)
+	}
 }
