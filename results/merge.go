@@ -264,14 +264,17 @@ func (mg *merger) checkWindows() error {
 
 // addHist adds e (of histogram m) into *dst, creating it.
 func addHist(dst **hdrhistogram.Histogram, m HistSpec, e EncodedHistogram, where string) error {
-	h, err := decodeHistogram(e)
+	// Decoded sparse (only the populated buckets) and added bucket to
+	// bucket: a dense decode cleared a full counts array per shard and
+	// histogram, most of a hundred shards' merge.
+	h, err := decodePacked(e)
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	if *dst == nil {
 		*dst = m.new()
 	}
-	if dropped := (*dst).Merge(h); dropped > 0 {
+	if dropped := h.MergeInto(*dst); dropped > 0 {
 		return fmt.Errorf("%s: %d values out of range", where, dropped)
 	}
 	return nil

@@ -4,9 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/scenario"
@@ -139,4 +143,48 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// A merge adds each shard's histogram bucket to bucket from its sparse
+// decoding: the sum is the one dense decoding and merging gives, bucket
+// for bucket — values across the whole range, and a histogram whose
+// values lie beyond the destination's range drops them.
+func TestAddHistSparseEqualsDense(t *testing.T) {
+	t.Parallel()
+	m := HistTTFT
+	r := rand.New(rand.NewPCG(1, 2))
+	var sparse, dense *hdrhistogram.Histogram
+	for shard := range 5 {
+		h := m.new()
+		for range 2000 {
+			_ = h.RecordValue(min(int64(math.Exp(r.Float64()*20)), m.hi))
+		}
+		e, err := encode(m, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := addHist(&sparse, m, e, "shard"); err != nil {
+			t.Fatal(err)
+		}
+		d, _ := e.Decode()
+		if dense == nil {
+			dense = m.new()
+		}
+		dense.Merge(d)
+		if !dense.Equals(sparse) {
+			t.Fatalf("after shard %d the sparse sum differs from the dense one", shard)
+		}
+	}
+	if sparse.TotalCount() != 5*2000 {
+		t.Errorf("total %d", sparse.TotalCount())
+	}
+	wide := hdrhistogram.New(1, m.hi*1000, 3)
+	_ = wide.RecordValue(m.hi * 100)
+	b, err := wide.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := addHist(&sparse, m, EncodedHistogram{Unit: m.Unit, Scale: m.Scale, HDR: string(b)}, "wide"); err == nil || !strings.Contains(err.Error(), "1 values out of range") {
+		t.Errorf("a value beyond the range: %v", err)
+	}
 }

@@ -461,6 +461,17 @@ func decodeHistogram(e EncodedHistogram) (h *hdrhistogram.Histogram, err error) 
 	return e.Decode()
 }
 
+// decodePacked is decodeHistogram's sparse twin: the populated buckets
+// alone, for adding into another histogram.
+func decodePacked(e EncodedHistogram) (h *hdrhistogram.PackedHistogram, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			h, err = nil, fmt.Errorf("undecodable (%v)", r)
+		}
+	}()
+	return hdrhistogram.DecodePacked([]byte(e.HDR))
+}
+
 // distAt is one of a window's summaries: its metric (whose histogram
 // the window keeps), its JSON key in the window, and where it is held.
 // exact marks the lengths, summarised from exact counts rather than from
