@@ -8,6 +8,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"sync"
 	"strconv"
 	"strings"
 	"time"
@@ -362,7 +363,7 @@ func (c *fileCheck) histograms(run *Run) {
 				c.at(p, "unit %q and scale %s, want %q and %s for %s", e.Unit, exact(e.Scale), m.Unit, exact(m.Scale), mname)
 				continue
 			}
-			h, err := decodeHistogram(e)
+			h, err := decodePacked(e)
 			if err != nil {
 				c.at(append(p, "hdr"), "not a histogram sixpin wrote: %v", err)
 				continue
@@ -396,6 +397,28 @@ func (c *fileCheck) histograms(run *Run) {
 	}
 }
 
+// summarized is what agrees reads of a histogram: a dense one, or the
+// sparse decoding a read uses (only the populated buckets: a dense one
+// clears a full counts array per histogram of the file).
+type summarized interface {
+	TotalCount() int64
+	ValueAtPercentilesSlice(percentiles []float64) []int64
+	Mean() float64
+}
+
+// geometries holds an empty histogram per spec, read only: which values
+// share a bucket depends on the geometry alone.
+var geometries sync.Map // HistSpec → *hdrhistogram.Histogram
+
+// geometry is m's empty histogram, made once.
+func geometry(m HistSpec) *hdrhistogram.Histogram {
+	if g, ok := geometries.Load(m); ok {
+		return g.(*hdrhistogram.Histogram)
+	}
+	g, _ := geometries.LoadOrStore(m, m.new())
+	return g.(*hdrhistogram.Histogram)
+}
+
 // agrees checks that the summary sum (at where) of metric m says what
 // its histogram h (at p), which counts as many values, says: its min and
 // max in the same HDR bucket as h's, each percentile in the buckets of
@@ -404,7 +427,7 @@ func (c *fileCheck) histograms(run *Run) {
 // and its mean within h's precision. The first statistic that does not
 // agree is reported: a summary edited by hand, or a histogram of another
 // window, metric or run.
-func (c *fileCheck) agrees(p []string, where string, m HistSpec, sum *Dist, h *hdrhistogram.Histogram) {
+func (c *fileCheck) agrees(p []string, where string, m HistSpec, sum *Dist, h summarized) {
 	n := h.TotalCount()
 	if n == 0 {
 		return
@@ -434,7 +457,7 @@ func (c *fileCheck) agrees(p []string, where string, m HistSpec, sum *Dist, h *h
 	at := func(q float64) int64 { i, _ := slices.BinarySearch(qs, q); return vals[i] }
 	for i, st := range figs {
 		v, lo, hi := int64(math.Round(st.v*m.Scale)), at(bounds[i][0]), at(bounds[i][1])
-		if !(v >= lo || h.ValuesAreEquivalent(v, lo)) || !(v <= hi || h.ValuesAreEquivalent(v, hi)) {
+		if g := geometry(m); !(v >= lo || g.ValuesAreEquivalent(v, lo)) || !(v <= hi || g.ValuesAreEquivalent(v, hi)) {
 			c.at(p, "puts %s at %s, but %s.%s is %s: the file contradicts itself", st.key, exact(float64(at(st.pct))/m.Scale), where, st.key, exact(st.v))
 			return
 		}
@@ -450,19 +473,9 @@ func (c *fileCheck) agrees(p []string, where string, m HistSpec, sum *Dist, h *h
 // the value at 3 significant figures).
 const meanPrecision = 1e-3
 
-// decodeHistogram decodes e, turning a panic of the decoder on bytes it
-// did not expect into an error.
-func decodeHistogram(e EncodedHistogram) (h *hdrhistogram.Histogram, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			h, err = nil, fmt.Errorf("undecodable (%v)", r)
-		}
-	}()
-	return e.Decode()
-}
-
-// decodePacked is decodeHistogram's sparse twin: the populated buckets
-// alone, for adding into another histogram.
+// decodePacked decodes e sparse — its populated buckets alone, which a
+// read checks and a merge adds — turning a panic of the decoder on bytes
+// it did not expect into an error.
 func decodePacked(e EncodedHistogram) (h *hdrhistogram.PackedHistogram, err error) {
 	defer func() {
 		if r := recover(); r != nil {

@@ -264,7 +264,7 @@ func TestSummariesAgreeWithTheirHistograms(t *testing.T) {
 				if *d.dist == nil || !ok {
 					continue
 				}
-				h, err := e.Decode()
+				h, err := decodePacked(e) // as a read decodes it
 				if err != nil {
 					t.Fatal(err)
 				}
