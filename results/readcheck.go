@@ -8,9 +8,9 @@ import (
 	"math"
 	"reflect"
 	"slices"
-	"sync"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
