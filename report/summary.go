@@ -299,6 +299,9 @@ func writeSessions(p *numfmt.Printer, run *results.Run) {
 		return
 	}
 	p.F("Agentic sessions (whole run): %s", numfmt.Count(len(ss.All), "session", ""))
+	if whole := ss.Whole(); whole < len(ss.All) {
+		p.F(" (%d joined mid-life: turns and lifetime over the %d whole)", len(ss.All)-whole, whole)
+	}
 	if d := ss.Turns; d != nil {
 		p.F(", turns p50 %s (max %s)", group(d.P50), group(d.Max))
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/scenario"
 	"github.com/sixpin/sixpin/verdict"
@@ -173,5 +174,23 @@ func TestCalibrationLine(t *testing.T) {
 	old := results.Calibration{Streams: 8, Requests: 16, PromptTokens: 900, OutputTokens: 100, TTFTMs: &results.Dist{P50: 2.3, P99: 9}}
 	if got, want := CalibrationLine(&old), "sixpin's own floor at 8 streams, 16 requests of 900 → 100 tokens against a loopback server: TTFT p50 2.30 ms, p99 9.00 ms"; got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+// The sessions line says how many joined mid-life (a stationary start),
+// since the turn and lifetime figures beside it leave them out.
+func TestSessionsLineCountsJoined(t *testing.T) {
+	run := &results.Run{Sessions: &results.Sessions{All: []*results.Session{{Index: 0, FirstTurn: 7}, {Index: 1}, {Index: 2}},
+		EndReasons: map[string]int{}}}
+	var b strings.Builder
+	writeSessions(&numfmt.Printer{W: &b}, run)
+	if !strings.Contains(b.String(), "Agentic sessions (whole run): 3 sessions (1 joined mid-life: turns and lifetime over the 2 whole)") {
+		t.Errorf("%s", b.String())
+	}
+	run.Sessions.All[0].FirstTurn = 0
+	b.Reset()
+	writeSessions(&numfmt.Printer{W: &b}, run)
+	if strings.Contains(b.String(), "joined") {
+		t.Errorf("%s", b.String())
 	}
 }
