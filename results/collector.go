@@ -39,6 +39,10 @@ type Collector struct {
 	tokens        Tokens
 	sessions      sessionAcc
 	rejections    []Rejection
+	// warmth follows the sessions that joined mid-life (the header's
+	// Windows.WarmSessions) as records arrive: the steady window's
+	// earliest start.
+	warmth Warmth
 }
 
 // maxRejections bounds the 429s kept for attribution.
@@ -71,7 +75,10 @@ func (c *Collector) SpillPath() string { return c.src }
 
 // Begin writes the run's header at the head of the spill, so that a run
 // that dies can be recovered from it.
-func (c *Collector) Begin(h *Header) error { return c.spill.header(h) }
+func (c *Collector) Begin(h *Header) error {
+	c.warmth = Warmth{N: h.Windows.WarmSessions}
+	return c.spill.header(h)
+}
 
 // Flush writes every record added so far through to the spill file, for a
 // checkpoint or Recover to read. When the file does not take them (a full
@@ -137,6 +144,7 @@ func (c *Collector) Add(r *record.Record) {
 	}
 	c.tokens.add(r)
 	c.sessions.add(r)
+	c.warmth.Observe(r)
 	if r.Err == record.ErrHTTP429 && len(c.rejections) < maxRejections {
 		c.rejections = append(c.rejections, Rejection{AtS: r.Sent.Seconds(), Bucket: r.RateLimitBucket})
 	}
@@ -467,20 +475,16 @@ type winAcc struct {
 }
 
 // warmAt is when the sessions that joined mid-life had all been answered
-// (spec.WarmSessions; 0 when none joined), read from the records in the
-// order they finished; the last end when they never all were.
-func (c *Collector) warmAt(spec WindowSpec) (time.Duration, error) {
-	if spec.WarmSessions <= 0 {
-		return 0, nil
+// (spec.WarmSessions; 0 when none joined); the last end when they never
+// all were.
+func (c *Collector) warmAt(spec WindowSpec) time.Duration {
+	switch {
+	case spec.WarmSessions <= 0:
+		return 0
+	case !c.warmth.Warm():
+		return c.lastEnd
 	}
-	w := Warmth{N: spec.WarmSessions}
-	if err := c.each(func(r *record.Record) { w.Observe(r) }); err != nil {
-		return 0, err
-	}
-	if !w.Warm() {
-		return c.lastEnd, nil
-	}
-	return w.At(), nil
+	return c.warmth.At()
 }
 
 // Finish cuts the windows and computes every window's figures from the
@@ -492,11 +496,7 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 	for i, v := range c.s.OutputTokens {
 		perSecond[i] = float64(v)
 	}
-	warm, err := c.warmAt(spec)
-	if err != nil {
-		return nil, err
-	}
-	ct := cutWindows(spec, perSecond, c.lastScheduled, c.lastEnd, warm)
+	ct := cutWindows(spec, perSecond, c.lastScheduled, c.lastEnd, c.warmAt(spec))
 	m := &Measurement{
 		Windows:        map[string]*Window{},
 		Series:         c.s,
@@ -530,7 +530,7 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 
 	var issued Issued
 	peers := newPeersAcc(slo)
-	err = c.each(func(r *record.Record) {
+	err := c.each(func(r *record.Record) {
 		issued.add(r)
 		peers.add(r)
 		errs.Requests++

@@ -39,7 +39,10 @@ func RecoverUpTo(path string, size int64, why string) (*Recovered, error) {
 	c := newCollector()
 	c.src = path
 	var h *Header
-	rd, err := eachRecord(path, size, -1, func(hd *Header) { h = hd }, c.Add)
+	rd, err := eachRecord(path, size, -1, func(hd *Header) {
+		h = hd
+		c.warmth = Warmth{N: hd.Windows.WarmSessions} // as Begin did in the run
+	}, c.Add)
 	if err != nil {
 		return nil, fmt.Errorf("recover %s: %w", path, err)
 	}

@@ -36,6 +36,9 @@ func finish(t testing.TB, spec WindowSpec, slo SLO, recs ...*record.Record) *Mea
 		t.Fatal(err)
 	}
 	defer c.Close()
+	if err := c.Begin(&Header{Windows: spec}); err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range recs {
 		c.Add(r)
 	}
