@@ -705,7 +705,9 @@ func WriteCapacityRepeats(w io.Writer, files []*capacity.File) error {
 	for i, f := range files {
 		seeds[i] = strconv.FormatInt(f.Plan.Seed, 10)
 	}
+	f0 := files[0]
 	p.F("\nN* over %d seeds (%s):\n", len(files), strings.Join(seeds, ", "))
+	p.F("  %s against %s, in %s; every other pin held (each seed's file carries every point's pin card)\n", f0.ScenarioName, f0.Profile, axisWords(f0.Plan.Axis))
 	for _, t := range files[0].Plan.Tiers {
 		var labels []string
 		lo, hi, all := math.Inf(1), math.Inf(-1), true
