@@ -496,7 +496,7 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 	for i, v := range c.s.OutputTokens {
 		perSecond[i] = float64(v)
 	}
-	ct := cutWindows(spec, perSecond, c.lastScheduled, c.lastEnd, c.warmAt(spec))
+	ct := cutWindows(spec, perSecond, c.lastScheduled, c.lastEnd, c.warmAt(spec), c.warmth.Starved())
 	m := &Measurement{
 		Windows:        map[string]*Window{},
 		Series:         c.s,

@@ -200,7 +200,7 @@ func TestCutWindowsAuto(t *testing.T) {
 			series[i] = float64(i) * 25
 		}
 	}
-	c := cutWindows(WindowSpec{Warmup: 5 * time.Second, Burst: 10 * time.Second, SteadyAuto: true}, series, 95*time.Second, 100*time.Second, 0)
+	c := cutWindows(WindowSpec{Warmup: 5 * time.Second, Burst: 10 * time.Second, SteadyAuto: true}, series, 95*time.Second, 100*time.Second, 0, 0)
 	st := c.spans[WindowSteady]
 	if st.Start < 15*time.Second || st.Start > 30*time.Second || st.End != 95*time.Second {
 		t.Errorf("steady = %v, want start in [15 s, 30 s], end 95 s", st)
@@ -209,7 +209,7 @@ func TestCutWindowsAuto(t *testing.T) {
 		t.Errorf("mserTrim %v inconsistent with steady start %v", c.mserTrim, st.Start)
 	}
 	// A run shorter than its warmup has an empty steady window, with a note.
-	c = cutWindows(WindowSpec{Warmup: time.Minute, SteadyAuto: true}, series[:30], 30*time.Second, 31*time.Second, 0)
+	c = cutWindows(WindowSpec{Warmup: time.Minute, SteadyAuto: true}, series[:30], 30*time.Second, 31*time.Second, 0, 0)
 	if c.spans[WindowSteady].Len() != 0 || c.notes[WindowSteady] == "" {
 		t.Errorf("short run: steady %v note %q; want empty with a note", c.spans[WindowSteady], c.notes[WindowSteady])
 	}
@@ -546,5 +546,59 @@ func TestSteadyWaitsForJoinedSessions(t *testing.T) {
 	}
 	if m := finish(t, WindowSpec{Warmup: time.Second}, SLO{}, recs...); m.Windows[WindowSteady].StartS != 1 {
 		t.Errorf("without joined sessions the steady window starts at %v s", m.Windows[WindowSteady].StartS)
+	}
+}
+
+// A session still waiting for its cold turn while half of them have had
+// three more turns answered is starved: the run is warm then, the steady
+// window starts there and says how many waited; every session answered
+// before that is warm as before.
+func TestSteadyStartsWhenJoinedSessionsStarve(t *testing.T) {
+	t.Parallel()
+	turn := func(session int, start, ttft time.Duration) *record.Record {
+		r := stream(0, start, ttft, 20*ms, 10, 1)
+		r.Session = session
+		return r
+	}
+	// Sessions 0 and 1 of 4 answer at about 2 s and 3 s, then a turn
+	// every 2 s; sessions 2 and 3 are never answered.
+	var recs []*record.Record
+	for k := range 8 {
+		for s := range 2 {
+			recs = append(recs, turn(s, time.Duration(2*k+s)*time.Second, 1800*ms))
+		}
+	}
+	var w Warmth
+	w.N = 4
+	warmAt := -1
+	for i, r := range recs {
+		if w.Observe(r) {
+			warmAt = i
+			break
+		}
+	}
+	// Records alternate sessions 0 and 1: session 0 has its fourth answer
+	// at record 6, session 1 at record 7 — half of the four are ahead.
+	if warmAt != 7 || w.Starved() != 2 || w.At() != recs[7].End {
+		t.Fatalf("warm at record %d, at %v, starved %d", warmAt, w.At(), w.Starved())
+	}
+	m := finish(t, WindowSpec{Warmup: time.Second, WarmSessions: 4}, SLO{}, recs...)
+	st := m.Windows[WindowSteady]
+	if st.StartS != recs[7].End.Seconds() || !strings.Contains(st.Note, "2 still waited for their cold turn") {
+		t.Errorf("steady window from %v s: %q", st.StartS, st.Note)
+	}
+	// No record marked the two sessions' end: the run ended them.
+	if n := m.Sessions.EndReasons[record.SessionEndRunEnded]; n != 2 {
+		t.Errorf("end reasons %v, want 2 run_ended", m.Sessions.EndReasons)
+	}
+	// Three of four answered, one starved: half have had three more.
+	w = Warmth{N: 4}
+	for _, r := range append([]*record.Record{turn(2, 0, 9*time.Second)}, recs...) {
+		if w.Observe(r) {
+			break
+		}
+	}
+	if w.Starved() != 1 {
+		t.Errorf("starved %d, want 1", w.Starved())
 	}
 }

@@ -167,6 +167,11 @@ func summarizeSessions(all []*Session) Sessions {
 	out.EndReasons = map[string]int{}
 	hTurns, hLife, hGrowth, h429 := HistSessionTurns.new(), HistSessionMin.new(), HistGrowth.new(), HistFirst429.new()
 	for _, s := range all {
+		if s.EndReason == "" {
+			// The runner marks a session's last record with its end as it
+			// sends it; the run's end between two turns comes after.
+			s.EndReason = record.SessionEndRunEnded
+		}
 		out.All = append(out.All, s)
 		out.EndReasons[s.EndReason]++
 		if s.FirstTurn == 0 {

@@ -70,8 +70,10 @@ type cut struct {
 // cutWindows computes the windows from the spec, the per-second aggregate
 // output token series, the last scheduled arrival, the end of the last
 // response and when the sessions that joined mid-life had all been
-// answered (warm; 0: none joined). It is pure arithmetic on given times.
-func cutWindows(spec WindowSpec, tokensPerSecond []float64, lastScheduled, lastEnd, warm time.Duration) cut {
+// answered (warm; 0: none joined) — or, with starved of them still
+// waiting, when Warmth deemed those starved. It is pure arithmetic on
+// given times.
+func cutWindows(spec WindowSpec, tokensPerSecond []float64, lastScheduled, lastEnd, warm time.Duration, starved int) cut {
 	c := cut{spans: map[string]Span{}, notes: map[string]string{}}
 	end := lastEnd
 	if end <= 0 {
@@ -89,7 +91,11 @@ func cutWindows(spec WindowSpec, tokensPerSecond []float64, lastScheduled, lastE
 	steadyStart := max(spec.Warmup, spec.SteadyStart)
 	if warm > steadyStart {
 		steadyStart = warm
-		c.notes[WindowSteady] = fmt.Sprintf("steady: starts at %s s, once the %d sessions that joined mid-life (start: stationary) had each had its cold turn answered", strconv.FormatFloat(warm.Seconds(), 'f', 1, 64), spec.WarmSessions)
+		at := strconv.FormatFloat(warm.Seconds(), 'f', 1, 64)
+		c.notes[WindowSteady] = fmt.Sprintf("steady: starts at %s s, once the %d sessions that joined mid-life (start: stationary) had each had its cold turn answered", at, spec.WarmSessions)
+		if starved > 0 {
+			c.notes[WindowSteady] = fmt.Sprintf("steady: starts at %s s, once half of the %d sessions that joined mid-life (start: stationary) had had %d more turns answered while %d still waited for their cold turn: the server starves those, and that is its steady state", at, spec.WarmSessions, StarvedAfter, starved)
+		}
 	}
 	if spec.SteadyAuto {
 		from := int(steadyStart / time.Second)

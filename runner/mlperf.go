@@ -69,18 +69,28 @@ func (r *Runner) mlperfTrajectory(issue, inflight context.Context, c *trace.MLPe
 	sw := r.sessionWire(trace.MLPerfSessionID(c.ID, repeat))
 	var (
 		msgs  []endpoint.Message
-		words int // of the messages' texts: the requested prompt length
-		last  *record.Record
-		end   = record.SessionEndTurns
-		k     int // client turns sent
+		words int  // of the messages' texts: the requested prompt length
+		k     int  // client turns sent
+		final = -1 // the last client row
 	)
+	for ri := range c.Rows {
+		if c.Rows[ri].Client() {
+			final = ri
+		}
+	}
+	// Each record is sent as soon as it is done (and its backoff waited),
+	// marked when it is the conversation's last; one the run ends between
+	// rows leaves its last one unmarked (run_ended).
+	emit := func(rec *record.Record, end string) {
+		rec.SessionEnd = end
+		out <- rec
+	}
 	if c.System != "" {
 		sys := trace.MLPerfSaltedSystem(c.System, repeat, c.ID)
 		msgs = append(msgs, endpoint.Message{Role: endpoint.RoleSystem, Content: sys, Cache: len(sys)})
 		words += wordCount(sys)
 	}
 	tools, maxTokens := mlperfDefaults(c)
-rows:
 	for ri := range c.Rows {
 		row := &c.Rows[ri]
 		if !row.Client() {
@@ -93,12 +103,10 @@ rows:
 		msgs = append(msgs, ms...)
 		words += n
 		if row.Delay > 0 && !backoff.Sleep(issue, r.wallTime(r.plan.TraceTime(row.Delay))) {
-			end = record.SessionEndRunEnded
-			break
+			return
 		}
 		if n := turns.Add(1) - 1; issue.Err() != nil || !r.more(int(n), r.since()) {
-			end = record.SessionEndRunEnded
-			break
+			return
 		}
 		out1 := row.MaxTokens
 		if out1 == 0 {
@@ -109,29 +117,26 @@ rows:
 		rec := r.doCall(inflight, endpoint.Call{Req: req, Msgs: msgs, Scheduled: r.since(), Extra: extra}, sw)
 		rec.Session, rec.Turn = i, k
 		k++
-		if last != nil {
-			out <- last
-		}
-		last = rec
 		switch {
 		case rec.Err == record.ErrInterrupted:
-			end = record.SessionEndInterrupted
-			break rows
+			emit(rec, record.SessionEndInterrupted)
+			return
 		case rec.Failed():
-			end = record.SessionEndError
 			if d := p.delay(rec); d > 0 {
 				r.wait(issue, rec, d, r.more(int(turns.Load()), r.since()))
 			}
-			break rows
+			emit(rec, record.SessionEndError)
+			return
 		}
 		if d := p.delay(rec); d > 0 && !r.wait(issue, rec, d, r.more(int(turns.Load()), r.since())) {
-			end = record.SessionEndRunEnded
-			break
+			emit(rec, record.SessionEndRunEnded)
+			return
 		}
-	}
-	if last != nil {
-		last.SessionEnd = end
-		out <- last
+		end := ""
+		if ri == final {
+			end = record.SessionEndTurns
+		}
+		emit(rec, end)
 	}
 }
 

@@ -50,37 +50,41 @@ func (r *Runner) traceLoop(issue, inflight context.Context, out chan<- *record.R
 // replaySession plays one recorded session.
 func (r *Runner) replaySession(issue, inflight context.Context, s scenario.TraceSession, turns *atomic.Int64, out chan<- *record.Record) {
 	var (
-		h    history
-		last *record.Record
-		end  = record.SessionEndTurns
-		p    = r.newPacer(uint64(s.Index))
-		sw   = r.sessionWire(s.ID)
+		h  history
+		p  = r.newPacer(uint64(s.Index))
+		sw = r.sessionWire(s.ID)
 	)
+	// Each record is sent as soon as it is done (and its backoff waited),
+	// marked when it is the session's last; a session the run ends
+	// between turns leaves its last one unmarked (run_ended).
+	emit := func(rec *record.Record, end string) {
+		rec.SessionEnd = end
+		out <- rec
+	}
 	for k, u := range s.Turns {
 		if k > 0 && !backoff.Sleep(issue, r.wallTime(u.Think)) {
-			end = record.SessionEndRunEnded
-			break
+			return
 		}
 		if n := turns.Add(1) - 1; issue.Err() != nil || !r.more(int(n), r.since()) {
-			end = record.SessionEndRunEnded
-			break
+			return
 		}
 		msgs := r.replayMessages(&h, u, k, s.BlockTokens, s.TextSeed)
 		req := record.Request{Index: s.Index, PromptTokens: u.InputTokens, OutputTokens: max(u.OutputTokens, 1), Seed: s.TextSeed(uint64(k), 3)}
 		rec := r.doMessages(inflight, req, msgs, r.since(), sw)
 		rec.Session, rec.Turn = s.Index, k
-		if last != nil {
-			out <- last
-		}
-		last = rec
 		if rec.Err == record.ErrInterrupted {
-			end = record.SessionEndInterrupted
-			break
+			emit(rec, record.SessionEndInterrupted)
+			return
 		}
 		if d := p.delay(rec); d > 0 && !r.wait(issue, rec, d, r.more(int(turns.Load()), r.since())) {
-			end = record.SessionEndRunEnded
-			break
+			emit(rec, record.SessionEndRunEnded)
+			return
 		}
+		end := ""
+		if k == len(s.Turns)-1 {
+			end = record.SessionEndTurns
+		}
+		emit(rec, end)
 		// The answer joins the history at the length the server gave.
 		answer := rec.Usage.CompletionTokens - rec.Usage.ReasoningTokens
 		if !rec.HasUsage || rec.Failed() {
@@ -95,10 +99,6 @@ func (r *Runner) replaySession(issue, inflight context.Context, s scenario.Trace
 		if reasoning > 0 && r.plan.KeepsReasoning() {
 			h.reason(r.prompts.Build(s.TextSeed(uint64(k), 4), reasoning), reasoning)
 		}
-	}
-	if last != nil {
-		last.SessionEnd = end
-		out <- last
 	}
 }
 

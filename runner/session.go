@@ -76,8 +76,9 @@ func (h *history) reason(text string, tokens int) {
 
 // session plays one session on a worker whose backoff is p, from the turn
 // join names (its history before that built from the plan's outputs and
-// sent cold with that turn), and emits its records, the last one marked
-// with why the session ended. After a
+// sent cold with that turn), and emits each record as it is done, the
+// last one marked with why the session ended (unmarked when the run
+// ended it between turns: the results read that as run_ended). After a
 // connect failure or an answer that asked to slow down the worker waits
 // (p), whatever comes next: the turn again, the next turn, or the next
 // session. A turn that could not connect, or was answered 503 or 529 (a
@@ -90,15 +91,27 @@ func (r *Runner) session(issue, inflight context.Context, s scenario.Session, jo
 	seed := func(k, part uint64) uint64 { return r.plan.Salt(s.Seed ^ (k<<8|part)*0x9e3779b97f4a7c15) }
 	var (
 		h    history
-		last *record.Record
 		cost float64
-		end  string
 	)
-	emit := func(rec *record.Record) {
-		if last != nil {
-			out <- last
+	// emit sends rec at once, marked with end when it is the session's
+	// last ("" when the session goes on, or when what ends it comes later:
+	// the run's end during a think time, which the results take for an
+	// unmarked last record).
+	emit := func(rec *record.Record, end string) {
+		rec.SessionEnd = end
+		out <- rec
+	}
+	// endsBefore says why the session ends before turn k, as far as it is
+	// known once turn k−1 is done: it had all its turns, or turn k's
+	// prompt would not fit ("" when it goes on).
+	endsBefore := func(k int) string {
+		switch {
+		case k >= s.Turns:
+			return record.SessionEndTurns
+		case w.MaxContextTokens > 0 && h.content+s.Growth[k]+r.tmpl.Tokens(len(h.msgs)+1)+s.Outputs[k] > w.MaxContextTokens:
+			return record.SessionEndContextWindow
 		}
-		last = rec
+		return ""
 	}
 	sw := r.sessionWire(s.ID)
 	first := max(s.FirstPromptTokens-r.tmpl.Tokens(1), 1)
@@ -111,6 +124,10 @@ func (r *Runner) session(issue, inflight context.Context, s scenario.Session, jo
 		h.add(endpoint.RoleAssistant, r.prompts.Build(seed(uint64(k), 2), s.Outputs[k]), s.Outputs[k])
 	}
 
+	// Every record is sent as soon as it is done — the judge, the live
+	// page and a crash's spill see a turn when it ends, not a turn later
+	// — so what ends the session is worked out before its last record
+	// goes.
 turns:
 	for k := join.Turn; k < s.Turns; k++ {
 		if k > 0 {
@@ -120,14 +137,12 @@ turns:
 				think = join.Wait
 			}
 			if !backoff.Sleep(issue, r.wallTime(think)) {
-				end = record.SessionEndRunEnded
-				break
+				return // the run ended
 			}
 		}
 		prompt := h.content + r.tmpl.Tokens(len(h.msgs))
 		if w.MaxContextTokens > 0 && prompt+s.Outputs[k] > w.MaxContextTokens {
-			end = record.SessionEndContextWindow
-			break
+			return // its first prompt does not fit: no record (later turns: endsBefore)
 		}
 		req := record.Request{Index: s.Index, PromptTokens: prompt, OutputTokens: s.Outputs[k], Seed: s.Seed}
 		var rec *record.Record
@@ -135,40 +150,45 @@ turns:
 		for attempt := 0; ; attempt++ {
 			// Take a request slot; the run's bounds count every attempt.
 			if n := turns.Add(1) - 1; issue.Err() != nil || !r.more(int(n), r.since()) {
-				end = record.SessionEndRunEnded
-				break turns
+				return // the run ended
 			}
 			rec = r.doMessages(inflight, req, h.msgs, r.since(), sw)
 			rec.Session, rec.Turn, rec.Attempt = s.Index, k, attempt
-			emit(rec)
 			d := p.delay(rec)
 			if !rec.Failed() {
 				break
 			}
 			if rec.Err == record.ErrInterrupted {
-				end = record.SessionEndInterrupted
-				break turns
+				emit(rec, record.SessionEndInterrupted)
+				return
 			}
 			if d > 0 && !r.wait(issue, rec, d, r.more(int(turns.Load()), r.since())) {
-				end = record.SessionEndRunEnded
-				break turns
+				emit(rec, record.SessionEndRunEnded)
+				return
 			}
 			switch {
 			case rec.Err == record.ErrConnect, slowDown(rec) && rec.Err != record.ErrHTTP429:
+				emit(rec, "")
 				continue
 			case rec.Err == record.ErrHTTP429 && w.On429 == scenario.On429CountOnly:
+				end := endsBefore(k + 1)
+				emit(rec, end)
+				if end != "" {
+					return
+				}
 				continue turns
 			case rec.Err == record.ErrHTTP429 && w.On429 == scenario.On429Backoff && limited < w.MaxRetries:
 				limited++
+				emit(rec, "")
 				continue
 			case rec.Err == record.ErrHTTP429:
-				end = record.SessionEndRateLimited
+				emit(rec, record.SessionEndRateLimited)
 			case rec.Err == record.ErrHTTP4xx && strings.Contains(strings.ToLower(rec.ErrMsg), "context length"):
-				end = record.SessionEndContextWindow
+				emit(rec, record.SessionEndContextWindow)
 			default:
-				end = record.SessionEndError
+				emit(rec, record.SessionEndError)
 			}
-			break turns
+			return
 		}
 		answer := rec.Usage.CompletionTokens - rec.Usage.ReasoningTokens
 		if !rec.HasUsage {
@@ -182,16 +202,14 @@ turns:
 		if r.pricing != nil {
 			cost += r.pricing.RequestUSD(rec.Usage)
 			if w.CostCapUSD > 0 && cost > w.CostCapUSD {
-				end = record.SessionEndCostCap
-				break
+				emit(rec, record.SessionEndCostCap)
+				return
 			}
 		}
-	}
-	if end == "" {
-		end = record.SessionEndTurns
-	}
-	if last != nil {
-		last.SessionEnd = end
-		out <- last
+		end := endsBefore(k + 1)
+		emit(rec, end)
+		if end != "" {
+			return
+		}
 	}
 }

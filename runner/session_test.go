@@ -104,7 +104,7 @@ func TestSessionsSnowball(t *testing.T) {
 		}
 		switch end := rs[len(rs)-1].SessionEnd; {
 		case len(rs) == 6 && end != record.SessionEndTurns,
-			len(rs) < 6 && end != record.SessionEndRunEnded:
+			len(rs) < 6 && end != "": // the run ended it between turns: unmarked, read as run_ended
 			t.Errorf("session %d ended %q after %d turns", s, end, len(rs))
 		}
 		for _, rec := range rs[:len(rs)-1] {
@@ -404,5 +404,31 @@ func TestSessionsStationaryPreserveReasoning(t *testing.T) {
 	}
 	if joined == 0 || later == 0 {
 		t.Fatalf("%d sessions joined mid-life, %d later turns: the test would not test it", joined, later)
+	}
+}
+
+// A turn's record is sent as soon as the turn is done, not held until the
+// session's next turn: the judge of a capacity point, the live page and a
+// crash's spill see it while the session thinks. A session the run ends
+// between turns leaves its last record unmarked (the results read it as
+// run_ended).
+func TestSessionRecordsSentAtOnce(t *testing.T) {
+	t.Parallel()
+	ts, _ := serveSim(t, sim.Config{Timing: sim.TimingNone}, nil)
+	r := newRunner(t, mustPlan(t, sessionsPlan(t, "streams: 2", "streams: 1", "think_seconds: 0.01", "think_seconds: 60")),
+		simTarget(ts), WithTemplate(endpoint.Template{Overhead: 8}))
+	issue, stop := context.WithCancel(context.Background())
+	ch := r.Run(issue, context.Background())
+	select {
+	case rec := <-ch:
+		if rec.Turn != 0 || rec.SessionEnd != "" || rec.Failed() {
+			t.Errorf("first record: turn %d, end %q, err %q", rec.Turn, rec.SessionEnd, rec.Err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first turn's record was held back while its session thought")
+	}
+	stop()
+	if rest := collect(t, ch); len(rest) != 0 {
+		t.Errorf("%d more records after the run ended in a think time", len(rest))
 	}
 }

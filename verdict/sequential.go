@@ -310,6 +310,17 @@ func (j *Judge) Broken() (broken bool, why string) {
 	return false, ""
 }
 
+// starvedNote says, when some of the sessions that joined mid-life were
+// never answered before the judging began, how many: "; 6 of the 12
+// sessions that joined mid-life were starved (still waiting for their
+// first answer)" ("" otherwise).
+func (j *Judge) starvedNote() string {
+	if n := j.warmth.Starved(); n > 0 {
+		return fmt.Sprintf("; %d of the %d sessions that joined mid-life were starved (still waiting for their first answer when half of them had had %d more)", n, j.o.WarmSessions, results.StarvedAfter)
+	}
+	return ""
+}
+
 // Seconds formats a run time in seconds to a tenth: "6", "6.3".
 func Seconds(s float64) string { return strconv.FormatFloat(math.Round(s*10)/10, 'f', -1, 64) }
 
@@ -362,7 +373,7 @@ func (j *Judge) Verdicts() []TierVerdict {
 		for _, cs := range ts.conds {
 			cv := CondVerdict{Condition: cs.c, Outcome: cs.out, Decided: cs.out != Undecided, AtS: cs.atS, N: cs.n, Beyond: cs.k}
 			if cv.Decided {
-				cv.Why = "decided at 95% by the sequential test: " + cs.evidence()
+				cv.Why = "decided at 95% by the sequential test: " + cs.evidence() + j.starvedNote()
 			}
 			tv.Conditions = append(tv.Conditions, cv)
 		}
@@ -408,7 +419,7 @@ func (j *Judge) Finish(run *results.Run) []TierVerdict {
 				cv.Outcome, cv.Decided = Passed, true
 				cv.Why = "decided at 95% by the sequential test, read when the run ended (a pass on a deepening workload waits for its end): " + cs.evidence()
 			case !cv.HasValue && !j.warmth.Warm():
-				cv.Outcome, cv.Why = Failed, fmt.Sprintf("nothing measured: %d of the %d sessions running at the start had a turn answered, and the warmup waits for them all", j.warmth.Answered(), j.o.WarmSessions)
+				cv.Outcome, cv.Why = Failed, fmt.Sprintf("nothing measured: %d of the %d sessions running at the start had a turn answered, and the warmup waits for them all (or for half of them to have had %d more)", j.warmth.Answered(), j.o.WarmSessions, results.StarvedAfter)
 			case !cv.HasValue:
 				cv.Outcome, cv.Why = Failed, "nothing measured: no value after the warmup"
 			case cs.m.kind == perSession && enough:

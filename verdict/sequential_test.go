@@ -306,3 +306,25 @@ func TestJudgeWarmSessions(t *testing.T) {
 		t.Errorf("%+v", v.Conditions[0])
 	}
 }
+
+// Sessions the server never answers do not hold the judging back for the
+// whole run: once half of them have had three more turns answered, the
+// starved ones are the steady state, the slow turns after it fail the
+// tier at once, and the evidence says how many starved.
+func TestJudgeStarvedSessions(t *testing.T) {
+	t.Parallel()
+	j := NewJudge([]Tier{tier(t, "snappy: ttft_ms.p90 <= 100")}, JudgeOptions{MinSteady: time.Second, WarmSessions: 4})
+	decidedAt := -1
+	for k := range 20 {
+		r := req(float64(k), 2*time.Second, 3*time.Second, 10)
+		r.Session = k % 2 // sessions 2 and 3 are never answered
+		if j.Observe(r) {
+			decidedAt = k
+			break
+		}
+	}
+	v := j.Verdicts()[0]
+	if decidedAt < 0 || decidedAt > 12 || v.Outcome != Failed || !strings.Contains(v.Conditions[0].Why, "2 of the 4 sessions that joined mid-life were starved") {
+		t.Errorf("decided at record %d: %+v", decidedAt, v)
+	}
+}
