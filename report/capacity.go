@@ -104,7 +104,7 @@ func capacityPlan(f *capacity.File) []planLine {
 		point = strings.Replace(point, "until its tiers are decided", "until its tiers fail", 1)
 		pass = "a pass is read when the point ends: its sessions start fresh (workload.start: fresh) and deepen as it goes, and its first minutes would flatter it; " + pass
 	case pl.SessionsStart == scenario.StartStationary:
-		point += "; its sessions start mid-life (workload.start: stationary: the i-th of N at a turn drawn from the i-th share of its life, its history sent cold), values judged once each has had that turn answered"
+		point += "; its sessions start mid-life (workload.start: stationary: the i-th of N at a turn drawn from the i-th share of its life, its history sent cold), values judged once each has had that turn answered (or, when some starve, once half have had " + strconv.Itoa(results.StarvedAfter) + " more)"
 	}
 	out = append(out, planLine{"points", []string{point + "; " + pass}})
 	step := "N*+1 is one more"
