@@ -1,0 +1,164 @@
+package benchmarks
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// The floor: the least a client can do and still stream chat completions
+// — one TCP connection per stream, kept open, a request written as
+// prepared bytes, the answer read into one buffer and its SSE events
+// counted with bytes.Count; no HTTP parsing past finding the end of the
+// answer, no JSON, no timestamps, no records. What it spends per token is
+// the kernel's and the runtime's share (the system time of reading a
+// socket, the scheduler waking a goroutine per read), which no client
+// can avoid; sixpin's excess over it is its own work.
+
+// floorRequest is the HTTP/1.1 request the floor client writes for body,
+// to the chat completions path under base (http://host:port/v1).
+func floorRequest(b *testing.B, base, body string) (host string, req []byte) {
+	u, err := url.Parse(base)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req = fmt.Appendf(nil, "POST %s/chat/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: %d\r\n\r\n%s",
+		u.Path, u.Host, len(body), body)
+	return u.Host, req
+}
+
+var (
+	sseData = []byte("data:")
+	sseDone = []byte("data: [DONE]")
+	// chunkedEnd ends a chunked answer: the last, empty chunk.
+	chunkedEnd = []byte("\r\n0\r\n\r\n")
+)
+
+// floorStream writes req on conn and reads its answer to the end of the
+// chunked body after `data: [DONE]`, into buf. It returns the number of
+// SSE data lines. A pattern split across two reads is found at the seam:
+// the previous read's last bytes (tail) and the next read's first.
+func floorStream(conn net.Conn, req, buf []byte) (int, error) {
+	if _, err := conn.Write(req); err != nil {
+		return 0, err
+	}
+	events, done := 0, false
+	var tail [16]byte
+	nt := 0
+	for {
+		n, err := conn.Read(buf)
+		if n > 0 {
+			p := buf[:n]
+			events += bytes.Count(p, sseData) + seam(tail[:nt], p, sseData)
+			done = done || bytes.Contains(p, sseDone) || seam(tail[:nt], p, sseDone) > 0
+			// The rolling last bytes of the answer, for the seam and its end.
+			if len(p) >= len(tail) {
+				nt = copy(tail[:], p[len(p)-len(tail):])
+			} else {
+				keep := min(nt, len(tail)-len(p))
+				copy(tail[:], tail[nt-keep:nt])
+				nt = keep + copy(tail[keep:], p)
+			}
+			if done && bytes.HasSuffix(tail[:nt], chunkedEnd) {
+				return events, nil
+			}
+		}
+		if err != nil {
+			return events, err
+		}
+	}
+}
+
+// seam counts pattern's occurrences that begin in prev's last bytes and
+// end in next (0 or 1: none of the patterns overlaps itself).
+func seam(prev, next, pattern []byte) int {
+	for k := 1; k < len(pattern) && k <= len(prev); k++ {
+		if len(pattern)-k <= len(next) && bytes.HasSuffix(prev, pattern[:k]) && bytes.HasPrefix(next, pattern[k:]) {
+			return 1
+		}
+	}
+	return 0
+}
+
+// floorCPUPerToken runs requests requests of body on streams connections
+// with the floor client and returns this process's CPU time per streamed
+// token, in ns; each answer must carry tokens tokens.
+func floorCPUPerToken(b *testing.B, base string, streams, requests int, body string, tokens int) float64 {
+	host, req := floorRequest(b, base, body)
+	var next, lines, failed atomic.Int64
+	var wg sync.WaitGroup
+	conns := make([]net.Conn, streams)
+	for i := range conns {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			b.Fatalf("floor client: %v", err)
+		}
+		conns[i] = c
+	}
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	cpu0 := cpuNow(b)
+	for _, conn := range conns {
+		wg.Go(func() {
+			buf := make([]byte, 4096)
+			for next.Add(1) <= int64(requests) {
+				n, err := floorStream(conn, req, buf)
+				if err != nil || n != tokens+4 { // role, tokens, finish, usage, [DONE]
+					failed.Add(1)
+					return
+				}
+				lines.Add(int64(n))
+			}
+		})
+	}
+	wg.Wait()
+	cpu := cpuNow(b) - cpu0
+	if failed.Load() > 0 {
+		b.Fatalf("the floor client failed %d of %d requests", failed.Load(), requests)
+	}
+	return float64(cpu.Nanoseconds()) / float64(lines.Load()-4*int64(requests))
+}
+
+// spread is a sample's min, median and max.
+type spread struct{ min, med, max float64 }
+
+func spreadOf(xs []float64) spread {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return spread{s[0], s[len(s)/2], s[len(s)-1]}
+}
+
+func (s spread) String() string { return fmt.Sprintf("%.0f / %.0f / %.0f", s.min, s.med, s.max) }
+
+// The floor client counts every event of an answer however the reads cut
+// it — one byte at a time included — and stops at the answer's end.
+func TestFloorStreamCounts(t *testing.T) {
+	answer := "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+		"f\r\ndata: {\"a\":1}\n\n\r\nf\r\ndata: {\"a\":2}\n\n\r\ne\r\ndata: [DONE]\n\n\r\n0\r\n\r\n"
+	for _, cut := range []int{1, 2, 3, 5, 7, 4096} {
+		server, client := net.Pipe()
+		go func() {
+			_, _ = io.ReadFull(server, make([]byte, 3))
+			for s := answer; len(s) > 0; {
+				n := min(cut, len(s))
+				_, _ = server.Write([]byte(s[:n]))
+				s = s[n:]
+			}
+		}()
+		n, err := floorStream(client, []byte("req"), make([]byte, cut))
+		if err != nil || n != 3 {
+			t.Errorf("reads of %d bytes: %d events, %v", cut, n, err)
+		}
+		client.Close()
+		server.Close()
+	}
+}
