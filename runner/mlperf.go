@@ -78,13 +78,6 @@ func (r *Runner) mlperfTrajectory(issue, inflight context.Context, c *trace.MLPe
 			final = ri
 		}
 	}
-	// Each record is sent as soon as it is done (and its backoff waited),
-	// marked when it is the conversation's last; one the run ends between
-	// rows leaves its last one unmarked (run_ended).
-	emit := func(rec *record.Record, end string) {
-		rec.SessionEnd = end
-		out <- rec
-	}
 	if c.System != "" {
 		sys := trace.MLPerfSaltedSystem(c.System, repeat, c.ID)
 		msgs = append(msgs, endpoint.Message{Role: endpoint.RoleSystem, Content: sys, Cache: len(sys)})
@@ -119,24 +112,24 @@ func (r *Runner) mlperfTrajectory(issue, inflight context.Context, c *trace.MLPe
 		k++
 		switch {
 		case rec.Err == record.ErrInterrupted:
-			emit(rec, record.SessionEndInterrupted)
+			emit(out, rec, record.SessionEndInterrupted)
 			return
 		case rec.Failed():
 			if d := p.delay(rec); d > 0 {
 				r.wait(issue, rec, d, r.more(int(turns.Load()), r.since()))
 			}
-			emit(rec, record.SessionEndError)
+			emit(out, rec, record.SessionEndError)
 			return
 		}
 		if d := p.delay(rec); d > 0 && !r.wait(issue, rec, d, r.more(int(turns.Load()), r.since())) {
-			emit(rec, record.SessionEndRunEnded)
+			emit(out, rec, record.SessionEndRunEnded)
 			return
 		}
 		end := ""
 		if ri == final {
 			end = record.SessionEndTurns
 		}
-		emit(rec, end)
+		emit(out, rec, end)
 	}
 }
 

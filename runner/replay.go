@@ -54,13 +54,6 @@ func (r *Runner) replaySession(issue, inflight context.Context, s scenario.Trace
 		p  = r.newPacer(uint64(s.Index))
 		sw = r.sessionWire(s.ID)
 	)
-	// Each record is sent as soon as it is done (and its backoff waited),
-	// marked when it is the session's last; a session the run ends
-	// between turns leaves its last one unmarked (run_ended).
-	emit := func(rec *record.Record, end string) {
-		rec.SessionEnd = end
-		out <- rec
-	}
 	for k, u := range s.Turns {
 		if k > 0 && !backoff.Sleep(issue, r.wallTime(u.Think)) {
 			return
@@ -73,18 +66,18 @@ func (r *Runner) replaySession(issue, inflight context.Context, s scenario.Trace
 		rec := r.doMessages(inflight, req, msgs, r.since(), sw)
 		rec.Session, rec.Turn = s.Index, k
 		if rec.Err == record.ErrInterrupted {
-			emit(rec, record.SessionEndInterrupted)
+			emit(out, rec, record.SessionEndInterrupted)
 			return
 		}
 		if d := p.delay(rec); d > 0 && !r.wait(issue, rec, d, r.more(int(turns.Load()), r.since())) {
-			emit(rec, record.SessionEndRunEnded)
+			emit(out, rec, record.SessionEndRunEnded)
 			return
 		}
 		end := ""
 		if k == len(s.Turns)-1 {
 			end = record.SessionEndTurns
 		}
-		emit(rec, end)
+		emit(out, rec, end)
 		// The answer joins the history at the length the server gave.
 		answer := rec.Usage.CompletionTokens - rec.Usage.ReasoningTokens
 		if !rec.HasUsage || rec.Failed() {

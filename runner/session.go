@@ -74,6 +74,16 @@ func (h *history) reason(text string, tokens int) {
 	h.content += tokens
 }
 
+// emit sends a session's record as soon as it is done — the judge, the
+// live page and a crash's spill see a turn when it ends, not a turn
+// later — marked with end when it is the session's last. "" when the
+// session goes on, or when what ends it comes after (the run's end
+// during a think time), which the results read as run_ended.
+func emit(out chan<- *record.Record, rec *record.Record, end string) {
+	rec.SessionEnd = end
+	out <- rec
+}
+
 // session plays one session on a worker whose backoff is p, from the turn
 // join names (its history before that built from the plan's outputs and
 // sent cold with that turn), and emits each record as it is done, the
@@ -93,14 +103,6 @@ func (r *Runner) session(issue, inflight context.Context, s scenario.Session, jo
 		h    history
 		cost float64
 	)
-	// emit sends rec at once, marked with end when it is the session's
-	// last ("" when the session goes on, or when what ends it comes later:
-	// the run's end during a think time, which the results take for an
-	// unmarked last record).
-	emit := func(rec *record.Record, end string) {
-		rec.SessionEnd = end
-		out <- rec
-	}
 	// endsBefore says why the session ends before turn k, as far as it is
 	// known once turn k−1 is done: it had all its turns, or turn k's
 	// prompt would not fit ("" when it goes on).
@@ -124,10 +126,8 @@ func (r *Runner) session(issue, inflight context.Context, s scenario.Session, jo
 		h.add(endpoint.RoleAssistant, r.prompts.Build(seed(uint64(k), 2), s.Outputs[k]), s.Outputs[k])
 	}
 
-	// Every record is sent as soon as it is done — the judge, the live
-	// page and a crash's spill see a turn when it ends, not a turn later
-	// — so what ends the session is worked out before its last record
-	// goes.
+	// Every record is sent as soon as it is done (emit), so what ends
+	// the session is worked out before its last record goes.
 turns:
 	for k := join.Turn; k < s.Turns; k++ {
 		if k > 0 {
@@ -159,34 +159,34 @@ turns:
 				break
 			}
 			if rec.Err == record.ErrInterrupted {
-				emit(rec, record.SessionEndInterrupted)
+				emit(out, rec, record.SessionEndInterrupted)
 				return
 			}
 			if d > 0 && !r.wait(issue, rec, d, r.more(int(turns.Load()), r.since())) {
-				emit(rec, record.SessionEndRunEnded)
+				emit(out, rec, record.SessionEndRunEnded)
 				return
 			}
 			switch {
 			case rec.Err == record.ErrConnect, slowDown(rec) && rec.Err != record.ErrHTTP429:
-				emit(rec, "")
+				emit(out, rec, "")
 				continue
 			case rec.Err == record.ErrHTTP429 && w.On429 == scenario.On429CountOnly:
 				end := endsBefore(k + 1)
-				emit(rec, end)
+				emit(out, rec, end)
 				if end != "" {
 					return
 				}
 				continue turns
 			case rec.Err == record.ErrHTTP429 && w.On429 == scenario.On429Backoff && limited < w.MaxRetries:
 				limited++
-				emit(rec, "")
+				emit(out, rec, "")
 				continue
 			case rec.Err == record.ErrHTTP429:
-				emit(rec, record.SessionEndRateLimited)
+				emit(out, rec, record.SessionEndRateLimited)
 			case rec.Err == record.ErrHTTP4xx && strings.Contains(strings.ToLower(rec.ErrMsg), "context length"):
-				emit(rec, record.SessionEndContextWindow)
+				emit(out, rec, record.SessionEndContextWindow)
 			default:
-				emit(rec, record.SessionEndError)
+				emit(out, rec, record.SessionEndError)
 			}
 			return
 		}
@@ -202,12 +202,12 @@ turns:
 		if r.pricing != nil {
 			cost += r.pricing.RequestUSD(rec.Usage)
 			if w.CostCapUSD > 0 && cost > w.CostCapUSD {
-				emit(rec, record.SessionEndCostCap)
+				emit(out, rec, record.SessionEndCostCap)
 				return
 			}
 		}
 		end := endsBefore(k + 1)
-		emit(rec, end)
+		emit(out, rec, end)
 		if end != "" {
 			return
 		}
