@@ -79,9 +79,10 @@ const (
 // times are read on.
 type call struct {
 	*Client
-	clk  Clock
-	live *Counter // nil: not counted
-	more []byte   // Call.Extra
+	clk   Clock
+	live  *Counter      // nil: not counted
+	first *atomic.Int64 // Call.First; nil: not kept
+	more  []byte        // Call.Extra
 	// hdr is the request's header (Call.Header); nil: the client's own.
 	hdr http.Header
 	// echo takes the answer's headers a session sends back (Call.Echo).
@@ -117,6 +118,10 @@ type Call struct {
 	// still streaming: a stream adds its chunks as they arrive (at most
 	// one atomic add per LiveStep) and takes them back when it ends.
 	Live *Counter
+	// First, if not nil, is set to the first token-bearing chunk's
+	// arrival (run time in ns, plus one) when it comes: one store per
+	// request.
+	First *atomic.Int64
 	// Header, if not nil, is the request's header instead of the
 	// client's own: one SessionHeader made, read only, for all the
 	// requests of a session.
@@ -157,7 +162,7 @@ func (e *Echo) take(h http.Header) {
 // inflight is cancelled the request is cut off with cause k.Cut (class
 // interrupted).
 func (c *Client) Stream(inflight context.Context, k Call) *record.Record {
-	r := &call{Client: c, clk: k.Clock, live: k.Live, more: k.Extra, hdr: k.Header, echo: k.Echo}
+	r := &call{Client: c, clk: k.Clock, live: k.Live, first: k.First, more: k.Extra, hdr: k.Header, echo: k.Echo}
 	return r.stream(inflight, k.Cut, k.Req, k.Msgs, k.Scheduled)
 }
 
@@ -467,6 +472,9 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 		chunks = append(chunks, record.Chunk{
 			At: at, Bytes: int32(n), Reasoning: c.contentBytes == 0 && !c.toolCall, ClientLagUS: lag,
 		})
+		if len(chunks) == 1 && r.first != nil {
+			r.first.Store(int64(at) + 1)
+		}
 		if rd := sr.reads(); rd != lastRead {
 			rec.TokenReads, lastRead = rec.TokenReads+1, rd
 		}

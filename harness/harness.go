@@ -293,6 +293,9 @@ type prepared struct {
 	stop   func() // the target's (nil: none)
 	// judge follows the run for abort_on or a capacity point (nil: none).
 	judge *judging
+	// pending holds the requests in flight for the judge to count those
+	// past a TTFT or E2E bound (nil: it has no such bound).
+	pending *runner.Pending
 }
 
 func (p *prepared) close() {
@@ -378,6 +381,16 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 		Backoff: 4 * runner.DefaultConnectBackoff, MaxBackoff: runner.DefaultConnectBackoffMax})
 	opts = append(opts, runner.WithTemplate(tmpl))
 	overhead := tmpl.Overhead
+	judge := cfg.judge
+	if judge == nil {
+		if judge, err = abortJudging(cfg, sc, tg.profile, plan.Streams()); err != nil {
+			return nil, err
+		}
+	}
+	if judge.censors() {
+		p.pending = runner.NewPending()
+		opts = append(opts, runner.WithPending(p.pending))
+	}
 	rn, err := runner.New(plan, client, opts...)
 	if err != nil {
 		return nil, err
@@ -421,12 +434,6 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 			return nil, err
 		}
 		fmt.Fprintf(cfg.ErrOut, "sixpin: calibration: %s\n", report.CalibrationLine(cal))
-	}
-	judge := cfg.judge
-	if judge == nil {
-		if judge, err = abortJudging(cfg, sc, tg.profile, plan.Streams()); err != nil {
-			return nil, err
-		}
 	}
 	h.ProbeFailure = probeFailure
 	if n := whole.Len(); n > 0 {
@@ -536,7 +543,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 		rows.write(rec)
 		w.observe(rec)
 		p.judge.observe(rec, stopIssuing)
-	})
+	}, func() { p.judge.censor(p.pending, rn.Clock(), stopIssuing) })
 	interrupted := ctx.Err() != nil
 	stopped := context.Cause(issue)
 	cancelInflight()

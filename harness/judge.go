@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/profiles"
 	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/runner"
 	"github.com/sixpin/sixpin/scenario"
 	verdicts "github.com/sixpin/sixpin/verdict"
 )
@@ -48,13 +50,45 @@ func (j *judging) observe(rec *record.Record, stop func(error)) {
 	if j == nil || j.stopped != nil || !j.judge.Observe(rec) {
 		return
 	}
+	j.decided(rec.End.Seconds(), stop)
+}
+
+// decided stops issuing, at run time atS, once a tier's verdict allows
+// it: the first broken tier for abort_on, every awaited tier decided for
+// a capacity point.
+func (j *judging) decided(atS float64, stop func(error)) {
 	ok, why := j.judge.Broken()
 	if !j.abort {
 		ok, why = j.judge.Decided(j.only), "decided at 95% confidence: "+strings.Join(j.only, ", ")
 	}
 	if ok {
-		j.stopped = &earlyStop{atS: rec.End.Seconds(), why: why, abort: j.abort}
+		j.stopped = &earlyStop{atS: atS, why: why, abort: j.abort}
 		stop(j.stopped)
+	}
+}
+
+// censors reports whether the judge can count requests still in flight
+// (verdict.Judge.Censors): not across shards, whose records the leader
+// judges.
+func (j *judging) censors() bool {
+	return j != nil && j.link == nil && j.judge.Censors()
+}
+
+// censor judges the requests in flight in pending at the clock's now
+// (verdict.Judge.Censor) and asks stop to end issuing once the verdict
+// allows it, as observe does. Called from the consumer of the runner's
+// channel, once a second.
+func (j *judging) censor(pending *runner.Pending, clock endpoint.Clock, stop func(error)) {
+	if pending == nil || j == nil || j.stopped != nil {
+		return
+	}
+	now := clock.Since()
+	decided := false
+	pending.Each(func(f *runner.InFlight) {
+		decided = j.judge.Censor(f.Index, f.Scheduled, now, f.Answered()) || decided
+	})
+	if decided {
+		j.decided(now.Seconds(), stop)
 	}
 }
 

@@ -1,13 +1,18 @@
 package harness
 
 import (
+	"bytes"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/sim"
 )
 
 // A ten-minute run whose TTFT breaks its abort_on from the first request
@@ -65,5 +70,54 @@ func TestAbortOnRefusals(t *testing.T) {
 		if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), c.want) || o != nil {
 			t.Errorf("%v, want bad input %q", err, c.want)
 		}
+	}
+}
+
+// A server past its cliff answers in minutes: a request still waiting
+// for its first token past the TTFT bound counts as beyond it while in
+// flight, so abort_on stops the run within a second or two, not when
+// the first answers come (here 30 s, or when the run cuts them).
+func TestAbortOnCountsRequestsInFlight(t *testing.T) {
+	t.Parallel()
+	sc := filepath.Join(t.TempDir(), "stuck.yaml")
+	src := `name: stuck
+seed: 3
+pins:
+  model: {name: m}
+  prompt: {tokens: 50}
+  output: {tokens: 8, exact: true}
+  concurrency: {mode: closed, streams: 4}
+duration: 10m
+windows: {warmup: 0s, burst: 1s}
+abort_on: [ttft_ms.p90 <= 100]
+`
+	if err := os.WriteFile(sc, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The run's requests (8 tokens out) wait 30 s before the simulator
+	// sees them, or until they are cut; the probes pass at once.
+	stuck := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(`"max_tokens":8`)) {
+				select {
+				case <-time.After(30 * time.Second):
+				case <-r.Context().Done():
+					return
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	url := simServer(t, sim.Config{Model: "m", Timing: sim.TimingNone, Tokenizer: "words"}, stuck)
+	began := time.Now()
+	o, err := run(t, Config{ScenarioPath: sc, Endpoint: url, Model: "m", Tokenizer: "words", Grace: 100 * time.Millisecond})
+	if !errors.Is(err, ErrRunFailed) || o == nil {
+		t.Fatalf("err %v", err)
+	}
+	e := o.Run.StoppedEarly
+	if e == nil || !e.Aborted || !strings.Contains(e.Reason, "3 of 3 above 100 ms") || e.AtS > 10 || time.Since(began) > 20*time.Second {
+		t.Fatalf("stopped early %+v after %v", e, time.Since(began))
 	}
 }

@@ -262,9 +262,9 @@ const spillFlushEvery = time.Second
 
 // consume adds every record to col, then hands it to observe, flushing
 // the spill every spillFlushEvery (so a run killed by SIGKILL or the OOM
-// killer loses at most that much), watching it with sw, and firing
-// checkpoints on the way.
-func consume(records <-chan *record.Record, col *results.Collector, sw *spillWatch, ck *checkpointer, observe func(*record.Record)) {
+// killer loses at most that much), watching it with sw, calling every
+// (if not nil) as often, and firing checkpoints on the way.
+func consume(records <-chan *record.Record, col *results.Collector, sw *spillWatch, ck *checkpointer, observe func(*record.Record), every func()) {
 	flush := time.NewTicker(spillFlushEvery)
 	defer flush.Stop()
 	for {
@@ -279,6 +279,9 @@ func consume(records <-chan *record.Record, col *results.Collector, sw *spillWat
 		case <-flush.C:
 			col.Flush()
 			sw.check(col.Spill())
+			if every != nil {
+				every()
+			}
 		case <-ck.ticks():
 			ck.fire()
 		}

@@ -41,6 +41,12 @@ func (r *Runner) doCall(inflight context.Context, k endpoint.Call, sw *sessionWi
 	r.stats.Issued.Add(1)
 	r.stats.InFlight.Add(1)
 	k.Clock, k.Cut, k.Live = r.clock, endpoint.ErrCutAfterGrace, &r.stats.Streaming
+	if r.pending != nil {
+		f := &InFlight{Index: k.Req.Index, Scheduled: k.Scheduled}
+		k.First = &f.first
+		r.pending.add(f)
+		defer r.pending.remove(f)
+	}
 	rec := r.client.Stream(inflight, k)
 	r.stats.InFlight.Add(-1)
 	r.stats.Done.Add(1)

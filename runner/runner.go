@@ -122,6 +122,9 @@ type Runner struct {
 	// prefixes are the shared prompt prefixes, by group (nil: none).
 	prefixes []string
 
+	// pending holds the requests in flight (WithPending; nil: not kept).
+	pending *Pending
+
 	// clock is the run's: started by Run, scaled by timeScale.
 	clock endpoint.Clock
 	stats Stats

@@ -150,6 +150,16 @@ type condState struct {
 	// value a verdict states is read from the values the test counted
 	// (nil for shares and per-session metrics).
 	sample *results.Sample
+	// censored names the requests counted beyond the bound while still
+	// in flight (Censor): their records add their values to the sample
+	// only.
+	censored map[censorKey]struct{}
+}
+
+// censorKey names a request: its plan index and when it was due.
+type censorKey struct {
+	index     int
+	scheduled time.Duration
 }
 
 // tierState is one tier's running verdict.
@@ -247,7 +257,7 @@ func (j *Judge) Observe(r *record.Record) bool {
 		pending := false
 		for i, cs := range ts.conds {
 			if cs.out == Undecided && cs.m.values != nil {
-				cs.observe(r)
+				cs.observe(r, cs.uncensor(r))
 				cs.decide(steady && !j.o.PassAtEnd, at)
 			}
 			switch cs.out {
@@ -267,13 +277,17 @@ func (j *Judge) Observe(r *record.Record) bool {
 	return decided
 }
 
-// observe counts r's values.
-func (cs *condState) observe(r *record.Record) {
+// observe counts r's values; one already counted while in flight
+// (counted) adds its value to the sample only.
+func (cs *condState) observe(r *record.Record, counted bool) {
 	cs.m.values(r, func(v float64, w int64) {
-		cs.n += w
 		if cs.sample != nil {
 			cs.sample.Add(v, w)
 		}
+		if counted {
+			return
+		}
+		cs.n += w
 		beyond := cs.c.Beyond(v)
 		if cs.m.kind == share {
 			beyond = v > 0
@@ -285,6 +299,87 @@ func (cs *condState) observe(r *record.Record) {
 			cs.llr += float64(w) * cs.llrMis
 		}
 	})
+}
+
+// uncensor reports whether r was counted while in flight, and forgets it.
+func (cs *condState) uncensor(r *record.Record) bool {
+	k := censorKey{r.Index, r.Scheduled}
+	if _, ok := cs.censored[k]; !ok {
+		return false
+	}
+	delete(cs.censored, k)
+	return true
+}
+
+// Censor judges a request still in flight at run time now: due at
+// scheduled (plan index index), its first token come (answered) or not.
+// Once it has waited past a TTFT ceiling without a first token, or past
+// an E2E ceiling, its value is beyond that bound whatever it turns out to
+// be, and the test counts it so, once — past a server's cliff the values
+// that decide would otherwise come minutes late. Its record, when it
+// ends, adds its value to the condition's sample but not again to the
+// test (a request that then fails stays counted: it did wait). Called
+// from the judge's goroutine (once a second, for every request in
+// flight); reports whether a tier was decided by it.
+func (j *Judge) Censor(index int, scheduled, now time.Duration, answered bool) bool {
+	if !j.warmth.Warm() || scheduled < max(j.o.Warmup, j.warmth.At()) {
+		return false
+	}
+	waited := msOf(float64(now - scheduled))
+	decided := false
+	for _, ts := range j.tiers {
+		if ts.out != Undecided {
+			continue
+		}
+		for i, cs := range ts.conds {
+			if cs.out != Undecided || !cs.censors(answered) || waited <= cs.c.Bound {
+				continue
+			}
+			k := censorKey{index, scheduled}
+			if _, ok := cs.censored[k]; ok {
+				continue
+			}
+			if cs.censored == nil {
+				cs.censored = map[censorKey]struct{}{}
+			}
+			cs.censored[k] = struct{}{}
+			cs.n, cs.k, cs.llr = cs.n+1, cs.k+1, cs.llr+cs.llrHit
+			cs.decide(false, now.Seconds())
+			if cs.out == Failed && ts.out != Failed {
+				ts.out, ts.atS, ts.first, decided = Failed, cs.atS, i, true
+			}
+		}
+	}
+	return decided
+}
+
+// censors reports whether a request still in flight can be counted by
+// cs once it has waited past the bound: a ceiling on TTFT before its
+// first token, or on E2E.
+func (cs *condState) censors(answered bool) bool {
+	if cs.c.Op != AtMost {
+		return false
+	}
+	switch cs.c.Metric {
+	case "ttft_ms":
+		return !answered
+	case "e2e_ms":
+		return true
+	}
+	return false
+}
+
+// Censors reports whether any condition can count requests in flight
+// (Censor): whether a run need keep them.
+func (j *Judge) Censors() bool {
+	for _, ts := range j.tiers {
+		for _, cs := range ts.conds {
+			if cs.censors(false) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // decide settles cs when the test allows: a fail at once, a pass once

@@ -328,3 +328,43 @@ func TestJudgeStarvedSessions(t *testing.T) {
 		t.Errorf("decided at record %d: %+v", decidedAt, v)
 	}
 }
+
+// A request in flight past a TTFT ceiling without its first token counts
+// as beyond it, once, however often it is looked at; its record, when it
+// ends, adds its value to the sample but not again to the test. One that
+// has its first token, or has not waited past the bound, or was due
+// before the warmup, is not counted; a floor is never censored.
+func TestJudgeCensorsRequestsInFlight(t *testing.T) {
+	t.Parallel()
+	j := NewJudge([]Tier{tier(t, "snappy: ttft_ms.p90 <= 100, decode_tok_s.p10 >= 10")}, JudgeOptions{Warmup: time.Second})
+	if !j.Censors() {
+		t.Fatal("a TTFT ceiling can count requests in flight")
+	}
+	at := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	for range 3 {
+		j.Censor(1, at(2), at(2.5), false) // waited 500 ms, no token: beyond
+	}
+	j.Censor(2, at(2), at(2.05), false) // 50 ms: not yet
+	j.Censor(3, at(2), at(3), true)     // its first token came
+	j.Censor(4, at(0.5), at(3), false)  // due in the warmup
+	v := j.Verdicts()[0].Conditions[0]
+	if v.N != 1 || v.Beyond != 1 || v.Outcome != Undecided {
+		t.Fatalf("after censoring: %+v", v)
+	}
+	r := req(2, 600*time.Millisecond, time.Second, 10)
+	r.Index = 1
+	j.Observe(r)
+	if v := j.Verdicts()[0].Conditions[0]; v.N != 1 || v.Beyond != 1 {
+		t.Errorf("the censored request's record counted again: %+v", v)
+	}
+	if d := j.Verdicts()[0].Conditions[1]; d.N != 1 {
+		t.Errorf("the decode floor judged %d values, want its record's 1", d.N)
+	}
+	// Two more past the bound decide the failure.
+	if j.Censor(5, at(3), at(4), false); !j.Censor(6, at(3), at(4), false) {
+		t.Errorf("three values beyond did not fail the tier: %+v", j.Verdicts()[0])
+	}
+	if other := NewJudge([]Tier{tier(t, "fast: decode_tok_s.p10 >= 10")}, JudgeOptions{}); other.Censors() {
+		t.Error("a floor on decode speed has nothing to censor")
+	}
+}
