@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -136,30 +135,13 @@ const cpuFloorClaim = 1.3
 
 // bareCPUPerToken runs requests requests of body on streams concurrent
 // streams with the yardstick client and returns this process's CPU time
-// per streamed token, in ns; each answer must carry tokens tokens.
+// per streamed token, in ns (cpuPerToken).
 func bareCPUPerToken(b *testing.B, url string, streams, requests int, body string, tokens int) float64 {
 	client := bareClient(streams)
 	defer client.CloseIdleConnections()
-	var next, lines, failed atomic.Int64
-	var wg sync.WaitGroup
-	cpu0 := cpuNow(b)
-	for range streams {
-		wg.Go(func() {
-			for next.Add(1) <= int64(requests) {
-				n, err := bareStream(client, url, body, nil)
-				if err != nil || n != tokens+4 { // role, tokens, finish, usage, [DONE]
-					failed.Add(1)
-				}
-				lines.Add(int64(n))
-			}
-		})
-	}
-	wg.Wait()
-	cpu := cpuNow(b) - cpu0
-	if failed.Load() > 0 {
-		b.Fatalf("the yardstick client failed %d of %d requests", failed.Load(), requests)
-	}
-	return float64(cpu.Nanoseconds()) / float64(lines.Load()-4*int64(requests))
+	return cpuPerToken(b, "the yardstick client", streams, requests, tokens, func(int) func() (int, error) {
+		return func() (int, error) { return bareStream(client, url, body, nil) }
+	})
 }
 
 // BenchmarkClientLatency1k: at about 1,000 concurrent streams (10 tok/s

@@ -6,10 +6,11 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/sixpin/sixpin/internal/stats"
 )
 
 // The floor: the least a client can do and still stream chat completions
@@ -88,11 +89,10 @@ func seam(prev, next, pattern []byte) int {
 
 // floorCPUPerToken runs requests requests of body on streams connections
 // with the floor client and returns this process's CPU time per streamed
-// token, in ns; each answer must carry tokens tokens.
+// token, in ns (cpuPerToken); the connections are opened before the
+// clock starts.
 func floorCPUPerToken(b *testing.B, base string, streams, requests int, body string, tokens int) float64 {
 	host, req := floorRequest(b, base, body)
-	var next, lines, failed atomic.Int64
-	var wg sync.WaitGroup
 	conns := make([]net.Conn, streams)
 	for i := range conns {
 		c, err := net.Dial("tcp", host)
@@ -106,13 +106,30 @@ func floorCPUPerToken(b *testing.B, base string, streams, requests int, body str
 			c.Close()
 		}
 	}()
+	return cpuPerToken(b, "the floor client", streams, requests, tokens, func(i int) func() (int, error) {
+		conn, buf := conns[i], make([]byte, 4096)
+		return func() (int, error) { return floorStream(conn, req, buf) }
+	})
+}
+
+// cpuPerToken runs requests requests on streams workers — worker i
+// sending each with the function stream(i) returns, which reports the
+// SSE data lines of the answer — and returns this process's CPU time per
+// streamed token, in ns. Each answer must carry tokens tokens: role,
+// tokens, finish, usage and [DONE] lines.
+func cpuPerToken(b *testing.B, who string, streams, requests, tokens int, stream func(i int) func() (int, error)) float64 {
+	workers := make([]func() (int, error), streams)
+	for i := range workers {
+		workers[i] = stream(i)
+	}
+	var next, lines, failed atomic.Int64
+	var wg sync.WaitGroup
 	cpu0 := cpuNow(b)
-	for _, conn := range conns {
+	for _, one := range workers {
 		wg.Go(func() {
-			buf := make([]byte, 4096)
 			for next.Add(1) <= int64(requests) {
-				n, err := floorStream(conn, req, buf)
-				if err != nil || n != tokens+4 { // role, tokens, finish, usage, [DONE]
+				n, err := one()
+				if err != nil || n != tokens+4 {
 					failed.Add(1)
 					return
 				}
@@ -123,18 +140,17 @@ func floorCPUPerToken(b *testing.B, base string, streams, requests int, body str
 	wg.Wait()
 	cpu := cpuNow(b) - cpu0
 	if failed.Load() > 0 {
-		b.Fatalf("the floor client failed %d of %d requests", failed.Load(), requests)
+		b.Fatalf("%s failed %d of %d requests", who, failed.Load(), requests)
 	}
 	return float64(cpu.Nanoseconds()) / float64(lines.Load()-4*int64(requests))
 }
 
-// spread is a sample's min, median and max.
+// spread is a repeated measurement's min, median and max.
 type spread struct{ min, med, max float64 }
 
 func spreadOf(xs []float64) spread {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return spread{s[0], s[len(s)/2], s[len(s)-1]}
+	lo, med, hi := stats.Spread(xs)
+	return spread{lo, med, hi}
 }
 
 func (s spread) String() string { return fmt.Sprintf("%.0f / %.0f / %.0f", s.min, s.med, s.max) }

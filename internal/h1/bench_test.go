@@ -4,12 +4,13 @@ import (
 	"bufio"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sixpin/sixpin/internal/stats"
 )
 
 // BenchmarkStream reads streamed answers of 256 events, each its own
@@ -54,20 +55,14 @@ func BenchmarkStream(b *testing.B) {
 				per[i] = append(per[i], float64((cpuTime(b)-cpu0).Nanoseconds())/float64(batches*streams*events))
 			}
 		}
-		std, own := spread(per[0]), spread(per[1])
+		sLo, sMed, sHi := stats.Spread(per[0])
+		hLo, hMed, hHi := stats.Spread(per[1])
 		b.Logf("CPU ns per event over %d rounds (min / median / max): net/http %.0f / %.0f / %.0f, h1 %.0f / %.0f / %.0f",
-			rounds, std[0], std[1], std[2], own[0], own[1], own[2])
-		b.ReportMetric(std[1], "net_http_cpu_ns/event")
-		b.ReportMetric(own[1], "h1_cpu_ns/event")
-		b.ReportMetric(own[1]/std[1], "h1_vs_net_http")
+			rounds, sLo, sMed, sHi, hLo, hMed, hHi)
+		b.ReportMetric(sMed, "net_http_cpu_ns/event")
+		b.ReportMetric(hMed, "h1_cpu_ns/event")
+		b.ReportMetric(hMed/sMed, "h1_vs_net_http")
 	}
-}
-
-// spread is xs's min, median and max.
-func spread(xs []float64) [3]float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return [3]float64{s[0], s[len(s)/2], s[len(s)-1]}
 }
 
 // stream posts to url and counts the answer's SSE data lines.

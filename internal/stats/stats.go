@@ -8,7 +8,10 @@
 // arrow between them.
 package stats
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Percentile reads the p-th percentile (0–100) of n sorted values at(0),
 // …, at(n−1), interpolating linearly between order statistics: the value
@@ -59,6 +62,15 @@ func MinMax(xs []float64) (lo, hi float64) {
 		lo, hi = math.Min(lo, x), math.Max(hi, x)
 	}
 	return lo, hi
+}
+
+// Spread returns the smallest, the median (Percentile's) and the largest
+// of xs — a repeated measurement's min / median / max; NaN for none.
+func Spread(xs []float64) (lo, med, hi float64) {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	lo, hi = MinMax(s)
+	return lo, Percentile(len(s), func(i int) float64 { return s[i] }, 50), hi
 }
 
 // MeanCI returns the mean of xs and the half-width of its confidence
