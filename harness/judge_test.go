@@ -79,8 +79,7 @@ func TestAbortOnRefusals(t *testing.T) {
 // the first answers come (here 30 s, or when the run cuts them).
 func TestAbortOnCountsRequestsInFlight(t *testing.T) {
 	t.Parallel()
-	sc := filepath.Join(t.TempDir(), "stuck.yaml")
-	src := `name: stuck
+	sc := scenarioFile(t, `name: stuck
 seed: 3
 pins:
   model: {name: m}
@@ -90,10 +89,7 @@ pins:
 duration: 10m
 windows: {warmup: 0s, burst: 1s}
 abort_on: [ttft_ms.p90 <= 100]
-`
-	if err := os.WriteFile(sc, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	// The run's requests (8 tokens out) wait 30 s before the simulator
 	// sees them, or until they are cut; the probes pass at once.
 	stuck := func(next http.Handler) http.Handler {
