@@ -141,8 +141,8 @@ turns:
 			}
 		}
 		prompt := h.content + r.tmpl.Tokens(len(h.msgs))
-		if w.MaxContextTokens > 0 && prompt+s.Outputs[k] > w.MaxContextTokens {
-			return // its first prompt does not fit: no record (later turns: endsBefore)
+		if k == join.Turn && w.MaxContextTokens > 0 && prompt+s.Outputs[k] > w.MaxContextTokens {
+			return // its first prompt does not fit: no record (a later turn's: endsBefore)
 		}
 		req := record.Request{Index: s.Index, PromptTokens: prompt, OutputTokens: s.Outputs[k], Seed: s.Seed}
 		var rec *record.Record

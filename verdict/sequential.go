@@ -354,19 +354,10 @@ func (j *Judge) Censor(index int, scheduled, now time.Duration, answered bool) b
 }
 
 // censors reports whether a request still in flight can be counted by
-// cs once it has waited past the bound: a ceiling on TTFT before its
-// first token, or on E2E.
+// cs once it has waited past the bound: a ceiling on a latency it is
+// still accruing (tierMetric.waiting: TTFT before its first token, E2E).
 func (cs *condState) censors(answered bool) bool {
-	if cs.c.Op != AtMost {
-		return false
-	}
-	switch cs.c.Metric {
-	case "ttft_ms":
-		return !answered
-	case "e2e_ms":
-		return true
-	}
-	return false
+	return cs.c.Op == AtMost && cs.m.waiting != nil && cs.m.waiting(answered)
 }
 
 // Censors reports whether any condition can count requests in flight

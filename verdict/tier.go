@@ -77,6 +77,17 @@ type tierMetric struct {
 	// call with 1 (beyond: the request is one of those counted) or 0. r is
 	// a finished record whose chunk tokens are assigned.
 	values func(r *record.Record, fn func(v float64, weight int64))
+	// waiting, for a latency a request in flight accrues as it waits,
+	// says whether one still in flight (its first token come, answered,
+	// or not) is still accruing it: its value is then at least the time
+	// it has waited (Judge.Censor). nil: not known before it ends.
+	waiting func(answered bool) bool
+}
+
+// accrues is m with waiting set.
+func accrues(m tierMetric, waiting func(answered bool) bool) tierMetric {
+	m.waiting = waiting
+	return m
 }
 
 // registered is the registry's figure key as a tier metric.
@@ -122,11 +133,11 @@ func decodeSpan(r *record.Record) (span float64, out int, ok bool) {
 // start, successful requests only), the server's queue time where it
 // times it, error and 429 shares, and agentic sessions' lifetime.
 var tierMetrics = []tierMetric{
-	registered("ttft_ms", perRequest, func(r *record.Record, fn func(float64, int64)) {
+	accrues(registered("ttft_ms", perRequest, func(r *record.Record, fn func(float64, int64)) {
 		if t, ok := r.TTFT(); ok && !r.Failed() {
 			fn(msOf(float64(t)), 1)
 		}
-	}),
+	}), func(answered bool) bool { return !answered }),
 	registered("itl_ms", perRequest, func(r *record.Record, fn func(float64, int64)) {
 		if !r.Failed() && r.DecodeMeasured() {
 			r.ITLs(func(g time.Duration, k int) { fn(msOf(float64(g))/float64(k), int64(k)) })
@@ -137,11 +148,11 @@ var tierMetrics = []tierMetric{
 			fn(msOf(s)/float64(out-1), 1)
 		}
 	}),
-	registered("e2e_ms", perRequest, func(r *record.Record, fn func(float64, int64)) {
+	accrues(registered("e2e_ms", perRequest, func(r *record.Record, fn func(float64, int64)) {
 		if !r.Failed() {
 			fn(msOf(float64(r.E2E())), 1)
 		}
-	}),
+	}), func(bool) bool { return true }),
 	registered("decode_tok_s", perRequest, func(r *record.Record, fn func(float64, int64)) {
 		if s, out, ok := decodeSpan(r); ok && !r.Failed() {
 			fn(float64(out-1)/(s/1e9), 1)
