@@ -13,6 +13,7 @@
 package endpoint
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"sync/atomic"
@@ -94,6 +95,8 @@ type Client struct {
 	// idPrefix and ids make the requests' X-Request-Id (Options).
 	idPrefix string
 	ids      atomic.Int64
+	// wire is the HTTP the first answer came over (Wire).
+	wire atomic.Pointer[string]
 }
 
 // New prepares a Client. It fails only on a target it cannot address: a
@@ -145,10 +148,10 @@ func New(t Target, o Options) (*Client, error) {
 	c.ep, c.url = ep, ep.api(c.proto.path())
 	c.header = requestHeader(t, auth)
 	c.rd = newRedactor(t, auth)
-	tr := newTransport(o.Conns, &c.dials)
+	tr := newTransport(o.Conns, &c.dials, t.HTTP, t.RootCAs)
 	once := tr.Clone()
 	once.DisableKeepAlives = true
-	c.httpc, c.fresh = &http.Client{Transport: streamTransport(tr, c.closedIdle)}, &http.Client{Transport: streamTransport(once, nil)}
+	c.httpc, c.fresh = &http.Client{Transport: streamTransport(tr, t.HTTP, c.closedIdle)}, &http.Client{Transport: streamTransport(once, t.HTTP, nil)}
 	return c, nil
 }
 
@@ -163,6 +166,29 @@ func (c *Client) Outages() []record.Outage { return c.health.list() }
 
 // Connections returns how many TCP connections the client has opened.
 func (c *Client) Connections() int64 { return c.dials.Load() }
+
+// Wire is the HTTP the first answer to a request of the client's came
+// over, as negotiated: "HTTP/1.1", "HTTP/1.1 over TLS 1.3", "HTTP/2.0
+// over TLS 1.3"; "" before any answer.
+func (c *Client) Wire() string {
+	if w := c.wire.Load(); w != nil {
+		return *w
+	}
+	return ""
+}
+
+// sawWire records the HTTP of an answer, the first one's only: one atomic
+// load per request after it.
+func (c *Client) sawWire(resp *http.Response) {
+	if c.wire.Load() != nil {
+		return
+	}
+	w := resp.Proto
+	if resp.TLS != nil {
+		w += " over " + tls.VersionName(resp.TLS.Version)
+	}
+	c.wire.CompareAndSwap(nil, &w)
+}
 
 // Close releases the client's idle connections.
 func (c *Client) Close() { c.httpc.CloseIdleConnections(); c.fresh.CloseIdleConnections() }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,10 +27,11 @@ import (
 // concurrency so connections are reused, never compressed (SSE must not
 // be buffered by gzip), and with dial and TLS timeouts so a dead endpoint
 // fails fast as a connect error. Every connection it opens adds one to
-// dials.
-func newTransport(conns int, dials *atomic.Int64) *http.Transport {
+// dials. It speaks HTTP/2 where a TLS server offers it under HTTP2, and
+// HTTP/1.1 only otherwise.
+func newTransport(conns int, dials *atomic.Int64, v HTTPVersion, roots *x509.CertPool) *http.Transport {
 	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	return &http.Transport{
+	tr := &http.Transport{
 		Proxy: http.ProxyFromEnvironment,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := d.DialContext(ctx, network, addr)
@@ -38,7 +40,10 @@ func newTransport(conns int, dials *atomic.Int64) *http.Transport {
 			}
 			return c, err
 		},
-		ForceAttemptHTTP2:   true,
+		// Sessions resumed on the connections after the first: a full
+		// handshake per connection is most of opening one.
+		TLSClientConfig:     &tls.Config{RootCAs: roots, ClientSessionCache: tls.NewLRUClientSessionCache(max(conns, 64))},
+		ForceAttemptHTTP2:   v == HTTP2,
 		MaxIdleConns:        0,
 		MaxIdleConnsPerHost: max(conns, 2),
 		IdleConnTimeout:     90 * time.Second,
@@ -47,17 +52,27 @@ func newTransport(conns int, dials *atomic.Int64) *http.Transport {
 		// Buffers stay at the 4 KiB default: at 10,000 streams every KiB
 		// per connection is 10 MB, and larger ones gain nothing measurable.
 	}
+	if v != HTTP2 {
+		// A non-nil, empty map: no HTTP/2, a proxied https request too.
+		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+	}
+	return tr
 }
 
 // streamTransport carries the run's requests: over plain http (a local
-// engine, the simulator) sixpin's own HTTP/1.1 transport, whose read of a
-// streamed chunk is a fraction of net/http's (internal/h1); anything else
-// (https, a proxy) through tr, with the same dialer, pool size and
-// keep-alive setting. closedIdle (nil: none) is told of each idle
-// connection the server closed, as a request was about to take it.
-func streamTransport(tr *http.Transport, closedIdle func(idle time.Duration)) http.RoundTripper {
-	return &h1.Transport{Dial: tr.DialContext, Fallback: tr, Proxy: tr.Proxy, MaxIdle: tr.MaxIdleConnsPerHost,
+// engine, the simulator), and over https under HTTP1, sixpin's own
+// HTTP/1.1 transport, whose read of a streamed chunk costs less than
+// net/http's (internal/h1); anything else (https under HTTP2, a proxy)
+// through tr, with the same dialer, TLS config, pool size and keep-alive
+// setting. closedIdle (nil: none) is told of each idle connection the
+// server closed, as a request was about to take it.
+func streamTransport(tr *http.Transport, v HTTPVersion, closedIdle func(idle time.Duration)) http.RoundTripper {
+	t := &h1.Transport{Dial: tr.DialContext, Fallback: tr, Proxy: tr.Proxy, MaxIdle: tr.MaxIdleConnsPerHost,
 		IdleTimeout: tr.IdleConnTimeout, DisableKeepAlives: tr.DisableKeepAlives, ClosedIdle: closedIdle}
+	if v == HTTP1 {
+		t.TLS, t.TLSHandshakeTimeout = tr.TLSClientConfig, tr.TLSHandshakeTimeout
+	}
+	return t
 }
 
 // attempt is what one attempt to send a request saw of its connection,
@@ -211,6 +226,7 @@ func (r *Client) send(ctx context.Context, body []byte, id string, base http.Hea
 		}
 		if s.err == nil {
 			s.freshConn = !reused
+			r.sawWire(s.resp)
 			return s
 		}
 		if ctx.Err() != nil || !unsent || s.reconnects >= maxReconnects {

@@ -250,7 +250,7 @@ func (c *Client) NewScraper(every time.Duration) *Scraper {
 	if pu, err := url.Parse(u); err == nil {
 		ep = pu.EscapedPath() // the query may hold a secret
 	}
-	s := &Scraper{c: c, hc: &http.Client{Transport: newTransport(1, &c.dials)}, url: u, ep: "GET " + ep, every: every,
+	s := &Scraper{c: c, hc: &http.Client{Transport: newTransport(1, &c.dials, c.target.HTTP, c.target.RootCAs)}, url: u, ep: "GET " + ep, every: every,
 		timeout: MaxScrapeTimeout, stop: make(chan struct{}), done: make(chan struct{})}
 	s.res.Every, s.res.Source = every, s.ep
 	return s

@@ -39,7 +39,7 @@ func NewServerTokenizer(t Target) *ServerTokenizer {
 		model:  t.Model,
 		header: h,
 		rd:     newRedactor(t, auth),
-		client: &http.Client{Transport: newTransport(16, new(atomic.Int64)), Timeout: 30 * time.Second},
+		client: &http.Client{Transport: newTransport(16, new(atomic.Int64), HTTP1, t.RootCAs), Timeout: 30 * time.Second},
 	}
 }
 

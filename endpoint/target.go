@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"crypto/x509"
 	"fmt"
 	"strings"
 )
@@ -33,7 +34,49 @@ type Target struct {
 	// Under ProtocolMessages APIKey goes in the x-api-key header, not as
 	// a bearer token.
 	Protocol Protocol
+	// HTTP is the HTTP an https target is spoken over (HTTP1 by default;
+	// plain http is always HTTP/1.1).
+	HTTP HTTPVersion
+	// RootCAs are the certificate authorities an https server's
+	// certificate is checked against (nil: the system's, which
+	// SSL_CERT_FILE and SSL_CERT_DIR replace).
+	RootCAs *x509.CertPool
 }
+
+// HTTPVersion is the HTTP spoken to an https target.
+type HTTPVersion uint8
+
+// HTTP versions.
+const (
+	// HTTP1 is HTTP/1.1 over TLS, through sixpin's own transport
+	// (internal/h1): a connection per stream in flight, each with its
+	// own TCP flow control, as over plain http and as vLLM's benchmark
+	// client and AIPerf speak it.
+	HTTP1 HTTPVersion = iota
+	// HTTP2 is HTTP/2 where the server offers it in ALPN (else
+	// HTTP/1.1), through net/http: the streams share connections, and
+	// each connection's flow-control window and its TCP stream.
+	HTTP2
+)
+
+// HTTPVersions are the spellings ParseHTTPVersion takes, as profiles
+// write them.
+func HTTPVersions() []string { return []string{"1.1", "2"} }
+
+// ParseHTTPVersion reads a profile's http: one of HTTPVersions() (""
+// is 1.1).
+func ParseHTTPVersion(s string) (HTTPVersion, error) {
+	switch s {
+	case "", "1.1":
+		return HTTP1, nil
+	case "2":
+		return HTTP2, nil
+	}
+	return HTTP1, fmt.Errorf("must be one of %s (got %q)", strings.Join(HTTPVersions(), ", "), s)
+}
+
+// String is v as profiles and results files spell it.
+func (v HTTPVersion) String() string { return HTTPVersions()[min(int(v), 1)] }
 
 // OutputControl is how an endpoint is told not to stop before max_tokens:
 // a set of controls (none, one, or both).

@@ -588,6 +588,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	run.Errors.Outages = client.Outages()
 	run.Client = clientInfo()
 	run.Client.Connections = client.Connections()
+	run.Client.Wire = client.Wire()
 	if off, at, why := client.KeepAliveOff(); off {
 		run.Client.KeepAliveOff = &results.KeepAliveOff{AtS: rn.Clock().Run(at.Sub(rn.Start())).Seconds(), Reason: why}
 	}
@@ -715,6 +716,9 @@ func resolveTarget(sc *scenario.Scenario, cfg Config) (*target, error) {
 	if t.Protocol, err = endpoint.ParseProtocol(p.Protocol); err != nil {
 		return nil, fmt.Errorf("%w: profile %s: protocol %w", ErrBadInput, p.Name, err)
 	}
+	if t.HTTP, err = endpoint.ParseHTTPVersion(p.HTTP); err != nil {
+		return nil, fmt.Errorf("%w: profile %s: http %w", ErrBadInput, p.Name, err)
+	}
 	t.ExtraBody = p.ExtraBody
 	t.Headers = p.Headers
 	model := cfg.Model
@@ -832,6 +836,7 @@ func header(sc *scenario.Scenario, tg *target, d results.Declared, disc record.D
 		APIKeySet:              tg.keySet,
 		OutputControl:          tg.OutputControl.String(),
 		Protocol:               tg.Protocol.String(),
+		HTTP:                   tg.HTTP.String(),
 		TemplateOverheadTokens: overhead,
 	}
 	if tg.profile.Simulated() {

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -118,22 +119,23 @@ type Simulator struct {
 // address ("127.0.0.1:0" for any free port), timeScale times faster than
 // real time when 0 < timeScale < 1. Errors in the profile are bad input.
 func StartSimulator(p *profiles.Profile, addr string, timeScale float64) (*Simulator, error) {
-	return startSimulator(p, addr, false, timeScale, nil)
+	return startSimulator(p, addr, false, timeScale, nil, nil)
 }
 
 // ServeSimulator serves profile p's simulator in real time on addr for
 // other tools (`sixpin sim`): by listen.Listen's rule, a loopback address
 // unless remote. requestLog, when not nil, receives one JSON line per
-// request served (sim.Config.RequestLog). Errors in the profile and a
-// refused address are bad input.
-func ServeSimulator(p *profiles.Profile, addr string, remote bool, requestLog io.Writer) (*Simulator, error) {
-	return startSimulator(p, addr, remote, 0, requestLog)
+// request served (sim.Config.RequestLog). With cert (nil: plain http) it
+// serves https, HTTP/2 and HTTP/1.1 offered in ALPN as a cloud endpoint
+// does. Errors in the profile and a refused address are bad input.
+func ServeSimulator(p *profiles.Profile, addr string, remote bool, requestLog io.Writer, cert *tls.Certificate) (*Simulator, error) {
+	return startSimulator(p, addr, remote, 0, requestLog, cert)
 }
 
 // simListener is `sixpin sim`'s rule for its address.
 var simListener = listen.Server{Flag: "--addr", RemoteFlag: "--remote", Shows: "a model server that answers whoever asks"}
 
-func startSimulator(p *profiles.Profile, addr string, remote bool, timeScale float64, requestLog io.Writer) (*Simulator, error) {
+func startSimulator(p *profiles.Profile, addr string, remote bool, timeScale float64, requestLog io.Writer, cert *tls.Certificate) (*Simulator, error) {
 	c, err := SimConfig(p)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
@@ -156,6 +158,12 @@ func startSimulator(p *profiles.Profile, addr string, remote bool, timeScale flo
 	url, reach := listen.Where(ln, "/v1")
 	sm := &Simulator{URL: url, Reach: reach, Model: sim.Defaults(c).Model, s: s,
 		srv: &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}, errc: make(chan error, 1)}
+	if cert != nil {
+		sm.URL = "https" + strings.TrimPrefix(url, "http")
+		sm.srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{*cert}}
+		go func() { sm.errc <- sm.srv.ServeTLS(ln, "", "") }()
+		return sm, nil
+	}
 	go func() { sm.errc <- sm.srv.Serve(ln) }()
 	return sm, nil
 }

@@ -56,6 +56,11 @@ type Profile struct {
 	// responses (OpenAI's Responses API) or completions (legacy
 	// /v1/completions, the prompt as one text).
 	Protocol string `yaml:"protocol"`
+	// HTTP is the HTTP spoken to an https endpoint: "1.1" (the default:
+	// a connection per stream, through sixpin's own transport) or "2"
+	// (HTTP/2 where the server offers it, through net/http: streams
+	// share connections). Plain http is always HTTP/1.1.
+	HTTP string `yaml:"http"`
 	// Model is the id to request; empty means the scenario's model pin
 	// name (or --model).
 	Model string `yaml:"model"`
@@ -194,6 +199,9 @@ func (p *Profile) validate(doc *strictyaml.Doc) strictyaml.ErrorList {
 	}
 	if _, err := endpoint.ParseProtocol(p.Protocol); err != nil {
 		bad("protocol", "%v", err)
+	}
+	if _, err := endpoint.ParseHTTPVersion(p.HTTP); err != nil {
+		bad("http", "%v", err)
 	}
 	if p.Tokenizer != "" && p.Tokenizer != TokenizerServer {
 		if _, err := tokenizer.Get(p.Tokenizer); err != nil {

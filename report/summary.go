@@ -373,8 +373,12 @@ func writeRunHead(p *numfmt.Printer, run *results.Run) {
 	if run.Target.Simulated {
 		sim = " [SIMULATED]"
 	}
-	p.F("sixpin %s · scenario %s (seed %d) · target %s%s\n", run.SixpinVersion, run.Scenario.Name,
-		run.Scenario.Seed, TargetLabel(run.Target), sim)
+	wire := ""
+	if w := run.Client.Wire; w != "" && !run.Target.Simulated {
+		wire = " · spoken in " + w
+	}
+	p.F("sixpin %s · scenario %s (seed %d) · target %s%s%s\n", run.SixpinVersion, run.Scenario.Name,
+		run.Scenario.Seed, TargetLabel(run.Target), sim, wire)
 	if e := run.StoppedEarly; e != nil {
 		p.F("STOPPED EARLY at %s s: %s\n", verdict.Seconds(e.AtS), e.Reason)
 	}

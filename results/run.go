@@ -174,6 +174,10 @@ type TargetInfo struct {
 	// responses or completions (empty in files from before it was
 	// recorded: chat).
 	Protocol string `json:"protocol,omitempty"`
+	// HTTP is the HTTP the profile asked for over TLS: "1.1" or "2"
+	// (empty in files from before it was recorded: 2); what was spoken
+	// is ClientInfo.Wire.
+	HTTP string `json:"http,omitempty"`
 	// TemplateOverheadTokens is what the chat template added to the prompt,
 	// measured by a probe request and subtracted from every prompt.
 	TemplateOverheadTokens int `json:"template_overhead_tokens"`
@@ -204,6 +208,10 @@ type ClientInfo struct {
 	// Connections is how many TCP connections the client opened to the
 	// endpoint (the probe's included).
 	Connections int64 `json:"connections,omitempty"`
+	// Wire is the HTTP the first answer came over, as negotiated:
+	// "HTTP/1.1", "HTTP/1.1 over TLS 1.3", "HTTP/2.0 over TLS 1.3"
+	// (empty: no answer, or a file from before it was recorded).
+	Wire string `json:"wire,omitempty"`
 	// KeepAliveOff is set when the client stopped reusing connections
 	// because the server hangs up on kept-alive ones without saying so.
 	KeepAliveOff *KeepAliveOff `json:"keep_alive_off,omitempty"`

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sixpin/sixpin/internal/testserve"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/sim"
 )
@@ -279,6 +282,48 @@ func TestSimCommandServes(t *testing.T) {
 	resp.Body.Close()
 	if len(models.Data) != 1 || models.Data[0].ID != "sim-instant" {
 		t.Errorf("models = %+v", models)
+	}
+	cancel()
+	if code := <-done; code != ExitOK {
+		t.Errorf("sim exit %d", code)
+	}
+}
+
+// `sixpin sim --tls-cert --tls-key` serves https, HTTP/2 offered as a
+// cloud endpoint does; the two flags go together.
+func TestSimCommandServesTLS(t *testing.T) {
+	t.Parallel()
+	cert, key := testserve.SelfSigned(t, t.TempDir())
+	var errOut bytes.Buffer
+	f := &Factory{IO: &IOStreams{Out: &bytes.Buffer{}, ErrOut: &errOut}, Getenv: os.Getenv, Hard: context.Background()}
+	if code := execute(context.Background(), f, []string{"sim", "--addr", ":0", "--tls-cert", cert}); code != ExitBadInput || !strings.Contains(errOut.String(), "--tls-cert and --tls-key go together") {
+		t.Errorf("--tls-cert alone: exit %d, stderr %q; want 2, naming both flags", code, errOut.String())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw, _ := os.Pipe()
+	f = &Factory{IO: &IOStreams{Out: &bytes.Buffer{}, ErrOut: pw}, Getenv: os.Getenv, Hard: context.Background()}
+	done := make(chan int)
+	go func() {
+		done <- execute(ctx, f, []string{"sim", "--addr", ":0", "--profile", "sim-instant", "--tls-cert", cert, "--tls-key", key})
+	}()
+	line, _ := bufio.NewReader(pr).ReadString('\n')
+	url := regexp.MustCompile(`https://127\.0\.0\.1:\d+/v1`).FindString(line)
+	if url == "" {
+		cancel()
+		t.Fatalf("no https URL in %q", line)
+	}
+	pem, _ := os.ReadFile(cert)
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pem)
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: true}}
+	resp, err := c.Get(url + "/models")
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Proto != "HTTP/2.0" {
+		t.Errorf("GET /models: %s %s; want 200 over HTTP/2.0", resp.Proto, resp.Status)
 	}
 	cancel()
 	if code := <-done; code != ExitOK {

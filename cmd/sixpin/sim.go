@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +22,8 @@ type SimOptions struct {
 	// RequestLog is a file that receives one JSON line per request
 	// served ("": none).
 	RequestLog string
+	// TLSCert and TLSKey are PEM files: with both, it serves https.
+	TLSCert, TLSKey string
 }
 
 // NewCmdSim builds `sixpin sim`.
@@ -42,6 +45,8 @@ func NewCmdSim(f *Factory, runF func(*cobra.Command, *SimOptions) error) *cobra.
 	cmd.Flags().BoolVar(&opts.Remote, "remote", false, "let --addr listen on a non-loopback address, a bare :PORT on every interface (anyone who reaches it can use the simulator)")
 	cmd.Flags().StringVar(&opts.Profile, "profile", profiles.DefaultSimulator, "simulator profile (NAME or FILE)")
 	cmd.Flags().StringVar(&opts.RequestLog, "request-log", "", "write one JSON line per request served to `FILE` (id, prompt, cached and completion tokens, finish reason): what the server counted, request by request")
+	cmd.Flags().StringVar(&opts.TLSCert, "tls-cert", "", "serve https with this PEM certificate `FILE` (with --tls-key): HTTP/2 and HTTP/1.1, as a cloud endpoint; clients trust it through SSL_CERT_FILE")
+	cmd.Flags().StringVar(&opts.TLSKey, "tls-key", "", "the PEM private key `FILE` of --tls-cert")
 	return cmd
 }
 
@@ -62,7 +67,18 @@ func simRun(cmd *cobra.Command, opts *SimOptions) error {
 		defer f.Close()
 		log = f
 	}
-	sm, err := harness.ServeSimulator(p, opts.Addr, opts.Remote, log)
+	var cert *tls.Certificate
+	switch {
+	case (opts.TLSCert == "") != (opts.TLSKey == ""):
+		return badInput(fmt.Errorf("--tls-cert and --tls-key go together: give both, or neither for plain http"))
+	case opts.TLSCert != "":
+		c, err := tls.LoadX509KeyPair(opts.TLSCert, opts.TLSKey)
+		if err != nil {
+			return badInput(fmt.Errorf("--tls-cert %s, --tls-key %s: %w", opts.TLSCert, opts.TLSKey, err))
+		}
+		cert = &c
+	}
+	sm, err := harness.ServeSimulator(p, opts.Addr, opts.Remote, log, cert)
 	if err != nil {
 		return err
 	}

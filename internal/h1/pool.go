@@ -3,6 +3,7 @@ package h1
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -26,8 +27,13 @@ func (t *Transport) get(ctx context.Context, req *http.Request, trace *httptrace
 	}
 	addr := req.URL.Host
 	if req.URL.Port() == "" {
-		addr = net.JoinHostPort(req.URL.Hostname(), "80")
+		port := "80"
+		if req.URL.Scheme == "https" {
+			port = "443"
+		}
+		addr = net.JoinHostPort(req.URL.Hostname(), port)
 	}
+	host := req.URL.Hostname()
 	if trace != nil && trace.ConnectStart != nil {
 		trace.ConnectStart("tcp", addr)
 	}
@@ -37,7 +43,7 @@ func (t *Transport) get(ctx context.Context, req *http.Request, trace *httptrace
 		}
 	}
 	if t.DisableKeepAlives { // no pool to take one from
-		nc, err := t.Dial(ctx, "tcp", addr)
+		nc, err := t.dial(ctx, req.URL.Scheme, addr, host)
 		done(err)
 		if err != nil {
 			return nil, err
@@ -51,7 +57,7 @@ func (t *Transport) get(ctx context.Context, req *http.Request, trace *httptrace
 	go func() {
 		// Not cut off with the request: it may serve another (the
 		// dialer's timeout bounds it).
-		nc, err := t.Dial(context.WithoutCancel(ctx), "tcp", addr)
+		nc, err := t.dial(context.WithoutCancel(ctx), req.URL.Scheme, addr, host)
 		dialed <- dialResult{nc, err}
 	}()
 	select {
@@ -77,6 +83,32 @@ func (t *Transport) get(ctx context.Context, req *http.Request, trace *httptrace
 		go t.pool(dialed)
 		return nil, context.Cause(ctx)
 	}
+}
+
+// dial opens a connection to addr: TCP, and for https the TLS handshake
+// over it (ALPN http/1.1 only), bounded by TLSHandshakeTimeout.
+func (t *Transport) dial(ctx context.Context, scheme, addr, host string) (net.Conn, error) {
+	nc, err := t.Dial(ctx, "tcp", addr)
+	if err != nil || scheme != "https" {
+		return nc, err
+	}
+	cfg := t.TLS.Clone()
+	if cfg.ServerName == "" {
+		cfg.ServerName = host
+	}
+	cfg.NextProtos = []string{"http/1.1"}
+	hctx := ctx
+	if t.TLSHandshakeTimeout > 0 {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithTimeout(ctx, t.TLSHandshakeTimeout)
+		defer cancel()
+	}
+	tc := tls.Client(nc, cfg)
+	if err := tc.HandshakeContext(hctx); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return tc, nil
 }
 
 // dialResult is a dial's outcome.
@@ -192,8 +224,18 @@ func (t *Transport) takeIdle() *conn {
 }
 
 // peekConn looks at what is queued on an idle connection: nothing, an
-// end of stream or a reset, or bytes no request asked for.
+// end of stream or a reset, or bytes no request asked for. On a TLS
+// connection it looks at the socket under it, where a server closing the
+// connection sends close_notify first: bytes queued there are taken as
+// the server closing it (a server sends nothing else unasked once a
+// response has been read, its session tickets having come before it).
 func peekConn(nc net.Conn) peekState {
+	if tc, ok := nc.(*tls.Conn); ok {
+		if st := peekConn(tc.NetConn()); st != peekNothing {
+			return peekClosed
+		}
+		return peekNothing
+	}
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return peekNothing
