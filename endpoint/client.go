@@ -34,6 +34,10 @@ type Options struct {
 	// Conns is how many idle connections are kept (the run's
 	// concurrency); at least 2.
 	Conns int
+	// MaxConns, if > 0, bounds the connections open and being dialled
+	// over sixpin's own transport (h1.Transport.MaxConns): a closed
+	// loop's streams, never more.
+	MaxConns int
 	// Exact enforces the output pin with the target's output control.
 	Exact bool
 	// MaxLineBytes bounds one line of a stream, and one event's data
@@ -151,7 +155,7 @@ func New(t Target, o Options) (*Client, error) {
 	tr := newTransport(o.Conns, &c.dials, t.HTTP, t.RootCAs)
 	once := tr.Clone()
 	once.DisableKeepAlives = true
-	c.httpc, c.fresh = &http.Client{Transport: streamTransport(tr, t.HTTP, c.closedIdle)}, &http.Client{Transport: streamTransport(once, t.HTTP, nil)}
+	c.httpc, c.fresh = &http.Client{Transport: streamTransport(tr, t.HTTP, o.MaxConns, c.closedIdle)}, &http.Client{Transport: streamTransport(once, t.HTTP, o.MaxConns, nil)}
 	return c, nil
 }
 

@@ -64,10 +64,11 @@ func newTransport(conns int, dials *atomic.Int64, v HTTPVersion, roots *x509.Cer
 // HTTP/1.1 transport, whose read of a streamed chunk costs less than
 // net/http's (internal/h1); anything else (https under HTTP2, a proxy)
 // through tr, with the same dialer, TLS config, pool size and keep-alive
-// setting. closedIdle (nil: none) is told of each idle connection the
-// server closed, as a request was about to take it.
-func streamTransport(tr *http.Transport, v HTTPVersion, closedIdle func(idle time.Duration)) http.RoundTripper {
-	t := &h1.Transport{Dial: tr.DialContext, Fallback: tr, Proxy: tr.Proxy, MaxIdle: tr.MaxIdleConnsPerHost,
+// setting; at most maxConns connections (≤ 0: no bound). closedIdle (nil:
+// none) is told of each idle connection the server closed, as a request
+// was about to take it.
+func streamTransport(tr *http.Transport, v HTTPVersion, maxConns int, closedIdle func(idle time.Duration)) http.RoundTripper {
+	t := &h1.Transport{Dial: tr.DialContext, Fallback: tr, Proxy: tr.Proxy, MaxIdle: tr.MaxIdleConnsPerHost, MaxConns: maxConns,
 		IdleTimeout: tr.IdleConnTimeout, DisableKeepAlives: tr.DisableKeepAlives, ClosedIdle: closedIdle}
 	if v == HTTP1 {
 		t.TLS, t.TLSHandshakeTimeout = tr.TLSClientConfig, tr.TLSHandshakeTimeout

@@ -192,20 +192,22 @@ func New(plan *scenario.Plan, c *endpoint.Client, opts ...Option) (*Runner, erro
 }
 
 // ClientOptions are the endpoint options a run of plan needs: as many
-// kept-alive connections as it has streams in closed loop (room for the
-// arrival rate in open loop), the output pin enforced when it is exact (a
-// replay keeps the recorded lengths) and the scenario's request timeout.
+// kept-alive connections as it has streams in closed loop, and never
+// more open (room for the arrival rate in open loop, unbounded), the
+// output pin enforced when it is exact (a replay keeps the recorded
+// lengths) and the scenario's request timeout.
 func ClientOptions(plan *scenario.Plan) endpoint.Options {
 	o := endpoint.Options{
 		Conns:          plan.Streams(),
+		MaxConns:       plan.Streams(),
 		Exact:          plan.ExactOutput(),
 		RequestTimeout: plan.RequestTimeout(),
 	}
 	switch plan.Mode() {
 	case scenario.ModeOpen:
-		o.Conns = max(plan.MaxInFlight(), int(plan.Rate()*4), 64)
+		o.Conns, o.MaxConns = max(plan.MaxInFlight(), int(plan.Rate()*4), 64), 0
 	case scenario.ModeTrace:
-		o.Conns = max(64, plan.Streams())
+		o.Conns, o.MaxConns = max(64, plan.Streams()), 0
 	}
 	return o
 }

@@ -209,7 +209,7 @@ func (b *body) Close() error {
 	}
 	reuse := b.done && b.keep && b.c.br.Buffered() == 0
 	if !b.stop() || !reuse { // the hook ran: the connection is closed
-		b.c.nc.Close()
+		b.t.closeConn(b.c)
 		return nil
 	}
 	b.t.put(b.c)

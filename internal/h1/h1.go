@@ -40,6 +40,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -92,11 +93,20 @@ type Transport struct {
 	// TLSHandshakeTimeout bounds a handshake (0: the dial's context
 	// alone).
 	TLSHandshakeTimeout time.Duration
+	// MaxConns, if > 0, bounds the connections open and being dialled:
+	// a request that finds none idle with as many open waits for one to
+	// be returned (handed over at once) or closed. sixpin sets it to a
+	// closed loop's streams, so that a storm of slow dials at thousands
+	// of streams never holds more descriptors than the streams need.
+	MaxConns int
 	// ClosedIdle, if not nil, is told of each idle connection found
 	// closed by the server (an end of stream or a reset) as a request was
 	// about to take it, and passed over, with how long it had been idle.
 	// It is called from the request's goroutine.
 	ClosedIdle func(idle time.Duration)
+
+	roomOnce sync.Once
+	slots    chan struct{} // MaxConns' (room)
 
 	mu   sync.Mutex
 	idle []*conn // the last returned last
@@ -116,6 +126,10 @@ type conn struct {
 	bw  *bufio.Writer
 	// idleSince is when it was returned to the pool.
 	idleSince time.Time
+	// slot: it holds one of MaxConns' slots, freed once (released) when
+	// it is closed.
+	slot     bool
+	released atomic.Bool
 }
 
 // limitedConn reads nc, at most left bytes while limit is set (the
@@ -187,10 +201,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// Cancelling the request closes its connection: a blocked write or
 	// read returns at once.
-	stop := context.AfterFunc(ctx, func() { c.nc.Close() })
+	stop := context.AfterFunc(ctx, func() { t.closeConn(c) })
 	fail := func(err error) (*http.Response, error) {
 		stop()
-		c.nc.Close()
+		t.closeConn(c)
 		if cause := context.Cause(ctx); cause != nil {
 			err = cause
 		}

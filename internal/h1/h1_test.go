@@ -12,6 +12,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -776,5 +777,111 @@ func TestDrained(t *testing.T) {
 	rest, err := io.ReadAll(resp.Body)
 	if err != nil || len(rest) == 0 {
 		t.Fatalf("after the pause: %d bytes, %v", len(rest), err)
+	}
+}
+
+// Under MaxConns the connections open and being dialled never pass the
+// bound, though dials are slow and requests keep coming (the first dial
+// is quick, the others take longer than handOverAfter, so that without
+// the bound the requests handed the first connection leave their dials
+// behind and dial again): every request is answered, on at most MaxConns
+// connections.
+func TestMaxConnsBoundsConnections(t *testing.T) {
+	for _, bound := range []int{0, 4} {
+		var open, peak atomic.Int64
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(5 * time.Millisecond)
+			io.WriteString(w, "ok")
+		}))
+		srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			switch s {
+			case http.StateNew:
+				if n := open.Add(1); n > peak.Load() {
+					peak.Store(n)
+				}
+			case http.StateClosed, http.StateHijacked:
+				open.Add(-1)
+			}
+		}
+		srv.Start()
+		tr := newTransport(nil)
+		tr.MaxIdle, tr.MaxConns = 4, bound
+		d := &net.Dialer{}
+		var dials atomic.Int64
+		tr.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if dials.Add(1) > 1 {
+				time.Sleep(6 * handOverAfter)
+			}
+			return d.DialContext(ctx, network, addr)
+		}
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for range 40 {
+					if _, text, _ := get(t, tr, http.MethodGet, srv.URL, ""); text != "ok" {
+						t.Errorf("body %q", text)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		tr.CloseIdleConnections()
+		srv.Close()
+		t.Logf("MaxConns %d: %d dials, at most %d connections open at the server", bound, dials.Load(), peak.Load())
+		if bound == 0 && dials.Load() <= 4 {
+			t.Errorf("without a bound: %d dials; the test no longer makes surplus ones", dials.Load())
+		}
+		if bound > 0 && (dials.Load() > int64(bound) || peak.Load() > int64(bound)) {
+			t.Errorf("MaxConns %d: %d dials, %d connections open at once", bound, dials.Load(), peak.Load())
+		}
+	}
+}
+
+// A failed dial and a closed connection free their slots; a request that
+// waits for room ends with its context.
+func TestMaxConnsFreesSlots(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/close" {
+			w.Header().Set("Connection", "close")
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	tr := newTransport(nil)
+	tr.MaxConns = 1
+	d := &net.Dialer{}
+	var dials atomic.Int64
+	tr.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if dials.Add(1) == 1 {
+			return nil, errors.New("refused")
+		}
+		return d.DialContext(ctx, network, addr)
+	}
+	if _, err := tr.RoundTrip(mustRequest(t, http.MethodGet, srv.URL)); err == nil {
+		t.Fatal("the first dial failed, the request did not")
+	}
+	for range 3 { // each closed after its answer: its slot is freed for the next
+		if _, text, reused := get(t, tr, http.MethodGet, srv.URL+"/close", ""); text != "ok" || reused {
+			t.Fatalf("body %q, reused %v", text, reused)
+		}
+	}
+	// One connection held by an unread body: the next request waits for
+	// room, until its context ends.
+	resp, err := tr.RoundTrip(mustRequest(t, http.MethodGet, srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	if _, err := tr.RoundTrip(req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("waiting for room: %v, want the context's deadline", err)
+	}
+	resp.Body.Close() // closed unread: the connection goes, and its slot
+	if _, text, _ := get(t, tr, http.MethodGet, srv.URL, ""); text != "ok" {
+		t.Errorf("after the slot was freed: body %q", text)
+	}
+	if n := dials.Load(); n != 6 {
+		t.Errorf("%d dials, want 6 (a failed one, three closed, one held, one after it)", n)
 	}
 }

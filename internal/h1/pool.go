@@ -43,21 +43,40 @@ func (t *Transport) get(ctx context.Context, req *http.Request, trace *httptrace
 		}
 	}
 	if t.DisableKeepAlives { // no pool to take one from
+		if t.MaxConns > 0 {
+			select {
+			case t.room() <- struct{}{}:
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+		}
 		nc, err := t.dial(ctx, req.URL.Scheme, addr, host)
 		done(err)
 		if err != nil {
+			t.release()
 			return nil, err
 		}
-		c := newConn(nc)
+		c := t.newConn(nc)
 		gotConn(trace, c, false)
 		return c, nil
 	}
 	w := t.wait()
+	if t.MaxConns > 0 {
+		if c, err := t.makeRoom(ctx, w); c != nil || err != nil {
+			if c != nil {
+				gotConn(trace, c, true)
+			}
+			return c, err
+		}
+	}
 	dialed := make(chan dialResult, 1)
 	go func() {
 		// Not cut off with the request: it may serve another (the
 		// dialer's timeout bounds it).
 		nc, err := t.dial(context.WithoutCancel(ctx), req.URL.Scheme, addr, host)
+		if err != nil {
+			t.release()
+		}
 		dialed <- dialResult{nc, err}
 	}()
 	select {
@@ -69,7 +88,7 @@ func (t *Transport) get(ctx context.Context, req *http.Request, trace *httptrace
 		if r.err != nil {
 			return nil, r.err
 		}
-		c := newConn(r.nc)
+		c := t.newConn(r.nc)
 		gotConn(trace, c, false)
 		return c, nil
 	case c := <-w.ch:
@@ -82,6 +101,64 @@ func (t *Transport) get(ctx context.Context, req *http.Request, trace *httptrace
 		}
 		go t.pool(dialed)
 		return nil, context.Cause(ctx)
+	}
+}
+
+// room is the semaphore of MaxConns: a slot held per connection open or
+// being dialled.
+func (t *Transport) room() chan struct{} {
+	t.roomOnce.Do(func() { t.slots = make(chan struct{}, t.MaxConns) })
+	return t.slots
+}
+
+// release frees a connection's slot (none without MaxConns).
+func (t *Transport) release() {
+	if t.MaxConns > 0 {
+		<-t.room()
+	}
+}
+
+// makeRoom takes a slot to dial in, for w (registered, not yet handed a
+// connection); with MaxConns connections open or dialling, it waits for
+// a returned connection, handed over at once (it returns it), or a slot.
+// It returns a connection, or the request's end, or neither: dial.
+func (t *Transport) makeRoom(ctx context.Context, w *waiter) (*conn, error) {
+	select {
+	case t.room() <- struct{}{}:
+		return nil, nil
+	default:
+	}
+	t.mu.Lock()
+	w.noDial = true
+	t.mu.Unlock()
+	// One returned before w could not dial stayed in the pool.
+	if c := t.takeIdle(); c != nil {
+		if !t.unwait(w) {
+			t.put(<-w.ch)
+		}
+		return c, nil
+	}
+	select {
+	case t.room() <- struct{}{}:
+		t.mu.Lock()
+		w.noDial = false
+		t.mu.Unlock()
+		return nil, nil
+	case c := <-w.ch:
+		return c, nil
+	case <-ctx.Done():
+		if !t.unwait(w) {
+			t.put(<-w.ch)
+		}
+		return nil, context.Cause(ctx)
+	}
+}
+
+// closeConn closes c, and frees its slot once.
+func (t *Transport) closeConn(c *conn) {
+	c.nc.Close()
+	if c.slot && c.released.CompareAndSwap(false, true) {
+		<-t.room()
 	}
 }
 
@@ -121,13 +198,13 @@ type dialResult struct {
 // the pool.
 func (t *Transport) pool(dialed <-chan dialResult) {
 	if r := <-dialed; r.err == nil {
-		t.put(newConn(r.nc))
+		t.put(t.newConn(r.nc))
 	}
 }
 
-// newConn wraps a new connection.
-func newConn(nc net.Conn) *conn {
-	c := &conn{nc: nc, src: limitedConn{nc: nc}, dst: countedConn{nc: nc}}
+// newConn wraps a new connection, which holds a slot under MaxConns.
+func (t *Transport) newConn(nc net.Conn) *conn {
+	c := &conn{nc: nc, src: limitedConn{nc: nc}, dst: countedConn{nc: nc}, slot: t.MaxConns > 0}
 	c.br = bufio.NewReaderSize(&c.src, bufferBytes)
 	c.bw = bufio.NewWriterSize(&c.dst, bufferBytes)
 	return c
@@ -151,6 +228,9 @@ type waiter struct {
 	ch    chan *conn
 	since time.Time
 	gone  bool // it stopped waiting (under Transport.mu)
+	// noDial: it waits for a connection without dialling one (MaxConns
+	// reached), and is handed one at once (under Transport.mu).
+	noDial bool
 }
 
 // handOverAfter is how long a dial waits before a returned connection is
@@ -208,7 +288,7 @@ func (t *Transport) takeIdle() *conn {
 		t.mu.Unlock()
 		idle := time.Since(c.idleSince)
 		if t.IdleTimeout > 0 && idle > t.IdleTimeout {
-			c.nc.Close()
+			t.closeConn(c)
 			continue
 		}
 		switch peekConn(c.nc) {
@@ -219,7 +299,7 @@ func (t *Transport) takeIdle() *conn {
 				t.ClosedIdle(idle)
 			}
 		}
-		c.nc.Close()
+		t.closeConn(c)
 	}
 }
 
@@ -254,7 +334,7 @@ func (t *Transport) put(c *conn) {
 	t.mu.Lock()
 	for len(t.waiting) > 0 {
 		w := t.waiting[0]
-		if !w.gone && c.idleSince.Sub(w.since) < handOverAfter {
+		if !w.gone && !w.noDial && c.idleSince.Sub(w.since) < handOverAfter {
 			break // no one has waited long: the connection stays with its stream
 		}
 		t.waiting[0] = nil
@@ -274,7 +354,7 @@ func (t *Transport) put(c *conn) {
 	}
 	t.mu.Unlock()
 	if c != nil {
-		c.nc.Close()
+		t.closeConn(c)
 	}
 }
 
@@ -285,7 +365,7 @@ func (t *Transport) CloseIdleConnections() {
 	t.idle = nil
 	t.mu.Unlock()
 	for _, c := range idle {
-		c.nc.Close()
+		t.closeConn(c)
 	}
 	if ci, ok := t.Fallback.(interface{ CloseIdleConnections() }); ok {
 		ci.CloseIdleConnections()
