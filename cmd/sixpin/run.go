@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"runtime/metrics"
 	"runtime/pprof"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,6 +24,7 @@ type RunOptions struct {
 	SeedSet    bool
 	NoProgress bool
 	CPUProfile string
+	MemProfile string
 	// Shard and StartAt are --shard I/N and --start-at T as given.
 	Shard, StartAt string
 	// ServerMetrics is --server-metrics as given.
@@ -74,6 +78,8 @@ func NewCmdRun(f *Factory, runF func(*cobra.Command, *RunOptions) error) *cobra.
 	addLiveFlags(fl, c)
 	fl.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a Go CPU profile of sixpin itself to FILE")
 	_ = fl.MarkHidden("cpuprofile")
+	fl.StringVar(&opts.MemProfile, "memprofile", "", "write a Go heap profile of sixpin itself to FILE at its largest live heap (looked at every second)")
+	_ = fl.MarkHidden("memprofile")
 	fl.Float64Var(&c.TimeScale, "time-scale", 0, "run the built-in simulator and the client this much faster (0 < k < 1), figures in simulated time (for tests and demos)")
 	_ = fl.MarkHidden("time-scale")
 	return cmd
@@ -124,8 +130,46 @@ func runRun(cmd *cobra.Command, opts *RunOptions) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if opts.MemProfile != "" {
+		stop, err := heapPeaks(opts.MemProfile)
+		if err != nil {
+			return badInput(err)
+		}
+		defer stop()
+	}
 	_, err = harness.Run(cmd.Context(), opts.F.Hard, c)
 	return err
+}
+
+// heapPeaks writes the heap profile to path each second the live heap
+// (as of the last collection) is larger than ever before; stop ends it.
+func heapPeaks(path string) (stop func(), err error) {
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		var peak uint64
+		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			if metrics.Read(s); s[0].Value.Uint64() > peak {
+				peak = s[0].Value.Uint64()
+				var b bytes.Buffer
+				if pprof.Lookup("heap").WriteTo(&b, 0) == nil {
+					_ = os.WriteFile(path, b.Bytes(), 0o644)
+				}
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }, nil
 }
 
 type negErr struct {

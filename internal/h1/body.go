@@ -158,12 +158,13 @@ func (b *body) readChunked(p []byte) (int, error) {
 		case b.direct:
 			n, err = b.nc.Read(p)
 			b.drained = n < len(p)
-		case b.c.br.Buffered() > 0:
+		case b.c.buffered() > 0:
 			// What came with the head: the connection may hold more.
 			n, err = b.c.br.Read(p[:min(len(p), b.c.br.Buffered())])
 			b.drained = false
 		default:
 			b.direct = true
+			b.c.unread()
 			n, err = b.nc.Read(p)
 			b.drained = n < len(p)
 		}
@@ -207,11 +208,12 @@ func (b *body) Close() error {
 	if b.err == nil {
 		b.err = http.ErrBodyReadAfterClose
 	}
-	reuse := b.done && b.keep && b.c.br.Buffered() == 0
+	reuse := b.done && b.keep && b.c.buffered() == 0
 	if !b.stop() || !reuse { // the hook ran: the connection is closed
 		b.t.closeConn(b.c)
 		return nil
 	}
+	b.c.unread() // an idle connection holds no buffer either
 	b.t.put(b.c)
 	return nil
 }

@@ -49,8 +49,14 @@ const (
 	// MaxHeadBytes bounds a response's status line and header (and any
 	// 1xx responses before it).
 	MaxHeadBytes = 1 << 20
-	// bufferBytes is each connection's read and write buffer: the 4 KiB
-	// net/http uses, for the same reason (10,000 streams).
+	// headBytes is the reader of a response's head, held by a request
+	// from the moment it is sent until its head is read: at thousands of
+	// streams waiting for their first byte, every KiB is megabytes. A
+	// head is a few hundred bytes; a longer line is read in pieces
+	// (textproto), and a body goes straight to the connection.
+	headBytes = 512
+	// bufferBytes is a request's write buffer, held while it is written:
+	// the 4 KiB net/http uses.
 	bufferBytes = 4 << 10
 )
 
@@ -117,13 +123,17 @@ type Transport struct {
 }
 
 // conn is one connection: its reader holds what was read and not yet
-// consumed, its writer the request being written.
+// consumed.
 type conn struct {
 	nc  net.Conn
 	src limitedConn
 	dst countedConn
-	br  *bufio.Reader
-	bw  *bufio.Writer
+	// br holds what was read and not yet consumed: taken from readers
+	// for a response's head, given back once a streamed body reads
+	// straight from the connection (nil then), so that a connection
+	// streaming an answer holds no buffer of its own — at 10,000
+	// streams, 40 MB.
+	br *bufio.Reader
 	// idleSince is when it was returned to the pool.
 	idleSince time.Time
 	// slot: it holds one of MaxConns' slots, freed once (released) when
@@ -242,7 +252,9 @@ var headerSkip = map[string]bool{"Host": true, "Content-Length": true, "Connecti
 // User-Agent (unless the header has one), Content-Length, then the
 // header's fields in key order.
 func (c *conn) write(req *http.Request, closing bool) error {
-	w := c.bw
+	w := writers.Get().(*bufio.Writer)
+	w.Reset(&c.dst)
+	defer func() { w.Reset(nil); writers.Put(w) }()
 	host := req.Host
 	if host == "" {
 		host = req.URL.Host
@@ -284,6 +296,7 @@ func (c *conn) write(req *http.Request, closing bool) error {
 // readHead reads the response's status line and header, past any 1xx
 // responses.
 func (c *conn) readHead(req *http.Request, trace *httptrace.ClientTrace) (*http.Response, error) {
+	c.reader()
 	c.src.limit, c.src.left = true, MaxHeadBytes-c.br.Buffered()
 	defer func() { c.src.limit = false }()
 	if _, err := c.br.Peek(1); err != nil {
@@ -312,6 +325,38 @@ func (c *conn) readHead(req *http.Request, trace *httptrace.ClientTrace) (*http.
 		resp.Header, resp.Request = http.Header(mh), req
 		return resp, nil
 	}
+}
+
+// The buffers connections share: a request's writer while it is written,
+// a connection's reader while it holds anything (conn.br).
+var (
+	writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, bufferBytes) }}
+	readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, headBytes) }}
+)
+
+// reader gives c a reader, if it gave its own back.
+func (c *conn) reader() {
+	if c.br == nil {
+		c.br = readers.Get().(*bufio.Reader)
+		c.br.Reset(&c.src)
+	}
+}
+
+// unread gives c's reader back, when it holds nothing.
+func (c *conn) unread() {
+	if c.br != nil && c.br.Buffered() == 0 {
+		c.br.Reset(nil)
+		readers.Put(c.br)
+		c.br = nil
+	}
+}
+
+// buffered is how many bytes c's reader holds.
+func (c *conn) buffered() int {
+	if c.br == nil {
+		return 0
+	}
+	return c.br.Buffered()
 }
 
 // headErr is a failure to read a response head: an end of stream in the

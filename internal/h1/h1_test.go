@@ -236,6 +236,11 @@ func TestRawAnswers(t *testing.T) {
 		{"chunk extension", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n0\r\n\r\n", "abc", 200},
 		{"chunked beats Content-Length", "HTTP/1.1 200 OK\r\nContent-Length: 99\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n", "hi", 200},
 		{"no reason phrase", "HTTP/1.1 204\r\n\r\n", "", 204},
+		// Longer than the head's reader (headBytes): read in pieces.
+		{"long head", "HTTP/1.1 200 " + strings.Repeat("O", 3*headBytes) + "\r\nX-Long: " + strings.Repeat("v", 5*headBytes) +
+			"\r\nTransfer-Encoding: chunked\r\n\r\n" + fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", 2*headBytes, strings.Repeat("b", 2*headBytes)),
+			strings.Repeat("b", 2*headBytes), 200},
+		{"long content-length body", "HTTP/1.1 200 OK\r\nContent-Length: 3000\r\n\r\n" + strings.Repeat("c", 3000), strings.Repeat("c", 3000), 200},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,7 +1,6 @@
 package h1
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"net"
@@ -204,10 +203,7 @@ func (t *Transport) pool(dialed <-chan dialResult) {
 
 // newConn wraps a new connection, which holds a slot under MaxConns.
 func (t *Transport) newConn(nc net.Conn) *conn {
-	c := &conn{nc: nc, src: limitedConn{nc: nc}, dst: countedConn{nc: nc}, slot: t.MaxConns > 0}
-	c.br = bufio.NewReaderSize(&c.src, bufferBytes)
-	c.bw = bufio.NewWriterSize(&c.dst, bufferBytes)
-	return c
+	return &conn{nc: nc, src: limitedConn{nc: nc}, dst: countedConn{nc: nc}, slot: t.MaxConns > 0}
 }
 
 // gotConn reports c to the trace.
