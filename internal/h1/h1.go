@@ -120,6 +120,8 @@ type Transport struct {
 	// no longer waiting.
 	waiting []*waiter
 	gone    int
+	// noDial counts the waiting that cannot dial (MaxConns reached).
+	noDial int
 }
 
 // conn is one connection: its reader holds what was read and not yet

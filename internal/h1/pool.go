@@ -129,6 +129,7 @@ func (t *Transport) makeRoom(ctx context.Context, w *waiter) (*conn, error) {
 	}
 	t.mu.Lock()
 	w.noDial = true
+	t.noDial++
 	t.mu.Unlock()
 	// One returned before w could not dial stayed in the pool.
 	if c := t.takeIdle(); c != nil {
@@ -140,7 +141,10 @@ func (t *Transport) makeRoom(ctx context.Context, w *waiter) (*conn, error) {
 	select {
 	case t.room() <- struct{}{}:
 		t.mu.Lock()
-		w.noDial = false
+		if w.noDial {
+			w.noDial = false
+			t.noDial--
+		}
 		t.mu.Unlock()
 		return nil, nil
 	case c := <-w.ch:
@@ -254,6 +258,10 @@ func (t *Transport) unwait(w *waiter) bool {
 		return false
 	}
 	w.gone = true
+	if w.noDial {
+		w.noDial = false
+		t.noDial--
+	}
 	// The list drops the ones gone when they are at its front (put);
 	// it is compacted when they are most of it.
 	if t.gone++; t.gone > len(t.waiting)/2 {
@@ -323,11 +331,24 @@ func peekConn(nc net.Conn) peekState {
 	return peek(raw)
 }
 
-// put hands c to the request that has waited longest for one, or
-// returns it to the pool, or closes it when the pool is full.
+// put hands c to a request that cannot dial (MaxConns reached), else to
+// the request that has waited longest for one, or returns it to the
+// pool, or closes it when the pool is full.
 func (t *Transport) put(c *conn) {
 	c.idleSince = time.Now()
 	t.mu.Lock()
+	if t.noDial > 0 {
+		for _, w := range t.waiting {
+			if !w.gone && w.noDial {
+				w.gone, w.noDial = true, false
+				t.gone++ // dropped from the list as the others gone are
+				t.noDial--
+				t.mu.Unlock()
+				w.ch <- c
+				return
+			}
+		}
+	}
 	for len(t.waiting) > 0 {
 		w := t.waiting[0]
 		if !w.gone && !w.noDial && c.idleSince.Sub(w.since) < handOverAfter {
@@ -340,6 +361,10 @@ func (t *Transport) put(c *conn) {
 			continue
 		}
 		w.gone = true
+		if w.noDial {
+			w.noDial = false
+			t.noDial--
+		}
 		t.mu.Unlock()
 		w.ch <- c
 		return
