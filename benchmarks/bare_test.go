@@ -88,25 +88,12 @@ func BenchmarkCPUPerToken(b *testing.B) {
 	for _, streams := range []int{64, 256, 1024} {
 		requests := max(2048, 4*streams)
 		b.Run(fmt.Sprintf("c=%d", streams), func(b *testing.B) {
-			scenario := filepath.Join(b.TempDir(), "cpu.yaml")
-			src := fmt.Sprintf(`name: bench-cpu-c%d
-description: The peer harness's CPU benchmark, %d streams.
-seed: 1
-pins:
-  model: {name: sim-peer}
-  prompt: {tokens: %d}
-  output: {tokens: %d, exact: true}
-  concurrency: {mode: closed, streams: %d}
-requests: %d
-`, streams, streams, words, tokens, streams, requests)
-			if err := os.WriteFile(scenario, []byte(src), 0o644); err != nil {
-				b.Fatal(err)
-			}
+			scenario := cpuScenario(b, streams, requests, words, tokens)
 			body := bareRequest("sim-peer", words, tokens)
 			for b.Loop() {
 				var floor, six, bare []float64
 				for range rounds {
-					floor = append(floor, floorCPUPerToken(b, url, streams, requests, body, tokens))
+					floor = append(floor, floorCPUPerToken(b, url, streams, requests, body, tokens, nil))
 					res, u := run(b, bin, scenario, "--profile", "llamacpp", "--endpoint", url, "--model", "sim-peer", "--tokenizer", "words")
 					if res.Errors.Failed > 0 {
 						b.Fatalf("%d of %d requests failed: %v", res.Errors.Failed, res.Errors.Requests, res.Errors.ByClass)
@@ -129,6 +116,27 @@ requests: %d
 	}
 }
 
+// cpuScenario writes the scenario of the CPU-per-token benchmarks: streams
+// streams, requests requests of words prompt tokens (the simulator counts
+// words) and exactly tokens output tokens, against sim-peer.
+func cpuScenario(b *testing.B, streams, requests, words, tokens int) string {
+	scenario := filepath.Join(b.TempDir(), "cpu.yaml")
+	src := fmt.Sprintf(`name: bench-cpu-c%d
+description: The peer harness's CPU benchmark, %d streams.
+seed: 1
+pins:
+  model: {name: sim-peer}
+  prompt: {tokens: %d}
+  output: {tokens: %d, exact: true}
+  concurrency: {mode: closed, streams: %d}
+requests: %d
+`, streams, streams, words, tokens, streams, requests)
+	if err := os.WriteFile(scenario, []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return scenario
+}
+
 // cpuFloorClaim is what BenchmarkCPUPerToken holds sixpin to against the
 // floor client: measured 1.17–1.19× (README, Speed); the goal is 1.15×.
 const cpuFloorClaim = 1.3
@@ -137,7 +145,11 @@ const cpuFloorClaim = 1.3
 // streams with the yardstick client and returns this process's CPU time
 // per streamed token, in ns (cpuPerToken).
 func bareCPUPerToken(b *testing.B, url string, streams, requests int, body string, tokens int) float64 {
-	client := bareClient(streams)
+	return clientCPUPerToken(b, bareClient(streams), url, streams, requests, body, tokens)
+}
+
+// clientCPUPerToken is bareCPUPerToken through client, closed after.
+func clientCPUPerToken(b *testing.B, client *http.Client, url string, streams, requests int, body string, tokens int) float64 {
 	defer client.CloseIdleConnections()
 	return cpuPerToken(b, "the yardstick client", streams, requests, tokens, func(int) func() (int, error) {
 		return func() (int, error) { return bareStream(client, url, body, nil) }

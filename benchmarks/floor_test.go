@@ -89,13 +89,16 @@ func seam(prev, next, pattern []byte) int {
 
 // floorCPUPerToken runs requests requests of body on streams connections
 // with the floor client and returns this process's CPU time per streamed
-// token, in ns (cpuPerToken); the connections are opened before the
-// clock starts.
-func floorCPUPerToken(b *testing.B, base string, streams, requests int, body string, tokens int) float64 {
+// token, in ns (cpuPerToken); the connections are opened with dial (nil:
+// TCP) before the clock starts.
+func floorCPUPerToken(b *testing.B, base string, streams, requests int, body string, tokens int, dial func(host string) (net.Conn, error)) float64 {
 	host, req := floorRequest(b, base, body)
+	if dial == nil {
+		dial = func(host string) (net.Conn, error) { return net.Dial("tcp", host) }
+	}
 	conns := make([]net.Conn, streams)
 	for i := range conns {
-		c, err := net.Dial("tcp", host)
+		c, err := dial(host)
 		if err != nil {
 			b.Fatalf("floor client: %v", err)
 		}

@@ -30,11 +30,11 @@ func binary(b *testing.B) string {
 	return out
 }
 
-// serveSim starts `sixpin sim` with profile in its own process and returns
-// its base URL.
-func serveSim(b *testing.B, bin, profile string) string {
+// serveSim starts `sixpin sim` with profile, and flags, in its own
+// process and returns its base URL.
+func serveSim(b *testing.B, bin, profile string, flags ...string) string {
 	b.Helper()
-	cmd := exec.Command(bin, "sim", "--addr", "127.0.0.1:0", "--profile", profile)
+	cmd := exec.Command(bin, append([]string{"sim", "--addr", "127.0.0.1:0", "--profile", profile}, flags...)...)
 	first := &firstLine{w: os.Stderr, line: make(chan string, 1)} // where it listens
 	cmd.Stderr = first
 	if err := cmd.Start(); err != nil {
@@ -50,7 +50,7 @@ func serveSim(b *testing.B, bin, profile string) string {
 	case <-time.After(time.Minute):
 		b.Fatal("sim: no line on stderr within a minute")
 	}
-	url := regexp.MustCompile(`http://\S+/v1`).FindString(line)
+	url := regexp.MustCompile(`https?://\S+/v1`).FindString(line)
 	if url == "" {
 		b.Fatalf("sim printed no URL: %q", line)
 	}
@@ -87,15 +87,19 @@ type usage struct {
 // the client process used.
 func run(b *testing.B, bin string, args ...string) (*results.Run, usage) {
 	b.Helper()
-	return startRun(b, bin, args...)()
+	return startRun(b, bin, nil, args...)()
 }
 
-// startRun starts `sixpin run` with args; the function it returns waits
-// for the run to end and returns its results and what the process used.
-func startRun(b *testing.B, bin string, args ...string) func() (*results.Run, usage) {
+// startRun starts `sixpin run` with args, and env added to this
+// process's environment; the function it returns waits for the run to
+// end and returns its results and what the process used.
+func startRun(b *testing.B, bin string, env []string, args ...string) func() (*results.Run, usage) {
 	b.Helper()
 	out := filepath.Join(b.TempDir(), "results.json")
 	cmd := exec.Command(bin, append([]string{"run", "--no-progress", "-o", out}, args...)...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout = nil
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
