@@ -308,7 +308,6 @@ func (r *Runner) connectDelay(rng *rand.Rand, fails int) time.Duration {
 // that fall inside the pause are withheld, never sent late, and the
 // records that made the pause come out when it is over.
 func (r *Runner) openLoop(issue, inflight context.Context, out chan<- *record.Record) {
-	var g errgroup.Group
 	var sem *semaphore.Weighted
 	if n := r.plan.MaxInFlight(); n > 0 {
 		sem = semaphore.NewWeighted(int64(n))
@@ -321,6 +320,14 @@ func (r *Runner) openLoop(issue, inflight context.Context, out chan<- *record.Re
 		}
 		return ok
 	}
+	workers := newWorkers(func(a arrival) {
+		if rec := r.do(inflight, a.req, a.text, a.at); !pause.hold(rec) {
+			out <- rec
+		}
+		if sem != nil {
+			sem.Release(1)
+		}
+	})
 	arrivals := r.plan.Arrivals()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -360,18 +367,10 @@ loop:
 				continue
 			}
 		}
-		g.Go(func() error {
-			if sem != nil {
-				defer sem.Release(1)
-			}
-			if rec := r.do(inflight, req, text, at); !pause.hold(rec) {
-				out <- rec
-			}
-			return nil
-		})
+		workers.send(arrival{req, text, at})
 	}
 	stop := r.since()
-	_ = g.Wait()
+	workers.wait()
 	if issue.Err() == nil && r.duration > 0 {
 		stop = max(stop, min(r.since(), r.duration))
 	}
