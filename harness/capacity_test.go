@@ -30,11 +30,20 @@ func twoSeqProfile(t *testing.T) string {
 	return twoSeqProfileStep(t, "30ms")
 }
 
-// twoSeqProfileStep is twoSeqProfile with each engine step taking step.
-func twoSeqProfileStep(t *testing.T, step string) string {
+// twoSeqProfileStep is twoSeqProfile with each engine step taking
+// 10 ms (its weights read at 100 GB/s) plus overhead.
+func twoSeqProfileStep(t *testing.T, overhead string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "two-seq.yaml")
-	src := "name: two-seq\noutput_control: ignore_eos\ntokenizer: words\ngpus: 2\n" + twoSeqSim(100, step)
+	return seqProfile(t, "two-seq", 2, 100, overhead)
+}
+
+// seqProfile writes a simulator profile named name: a server of at most
+// seqs sequences, peakTFLOPS for its prefill, each step taking 10 ms
+// plus overhead (seqSim).
+func seqProfile(t *testing.T, name string, seqs, peakTFLOPS int, overhead string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".yaml")
+	src := "name: " + name + "\noutput_control: ignore_eos\ntokenizer: words\ngpus: 2\n" + seqSim(seqs, peakTFLOPS, 100, overhead)
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -45,16 +54,23 @@ func twoSeqProfileStep(t *testing.T, step string) string {
 // at most two sequences, its decode steps memory-bound at bandwidthGBs
 // plus overhead.
 func twoSeqSim(bandwidthGBs int, overhead string) string {
+	return seqSim(2, 100, bandwidthGBs, overhead)
+}
+
+// seqSim is a simulator profile's kind and sim: section: a server of at
+// most seqs sequences, its decode steps memory-bound at bandwidthGBs
+// plus overhead, its prefill compute-bound at peakTFLOPS.
+func seqSim(seqs, peakTFLOPS, bandwidthGBs int, overhead string) string {
 	return fmt.Sprintf(`kind: simulator
 sim:
   model: m
   timing: roofline
   tokenizer: words
-  max_num_seqs: 2
+  max_num_seqs: %d
   max_model_len: 4096
   roofline: {params_b: 1, bytes_per_param: 1, layers: 1, heads: 1, kv_heads: 1, head_dim: 64, kv_bytes: 1,
-    peak_tflops: 100, compute_util: 1, mem_bandwidth_gbs: %d, mem_util: 1, step_overhead: %s}
-`, bandwidthGBs, overhead)
+    peak_tflops: %d, compute_util: 1, mem_bandwidth_gbs: %d, mem_util: 1, step_overhead: %s}
+`, seqs, peakTFLOPS, bandwidthGBs, overhead)
 }
 
 func runCapacity(t *testing.T, cc CapacityConfig) (*CapacityOutcome, string, string, error) {
@@ -87,29 +103,56 @@ func runCapacity(t *testing.T, cc CapacityConfig) (*CapacityOutcome, string, str
 	return o, out, errOut, err
 }
 
+// fixtureWith writes a copy of the scenario at path with each old text
+// of pairs (old, new, old, new, …) replaced by its new one, and returns
+// the copy's path; an old text the file lacks fails the test.
+func fixtureWith(t *testing.T, path string, pairs ...string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(b)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if !strings.Contains(src, pairs[i]) {
+			t.Fatalf("%s has no %q", path, pairs[i])
+		}
+		src = strings.Replace(src, pairs[i], pairs[i+1], 1)
+	}
+	return scenarioFile(t, src)
+}
+
 // Against a server that queues beyond two sequences, over real HTTP: a
 // tight TTFT tier finds N* = 2, confirmed (2 passes twice, 3 fails twice),
 // and names the server's queue as what binds at 3; a loose tier passes
 // at the largest value tried and says so with the bound. The plan comes
 // first, a line per point, and the file reads back and renders.
+//
+// The server's knee lies far from the tight bound in wall time, where
+// a busy machine's scheduling delays are: each step takes 100 ms (20 ms
+// of wall time at a fifth), so that two streams have their first token
+// within two steps (200 ms) while a third waits most of an answer of 8
+// tokens for a slot (about 800 ms); the bound, 500 ms, is 300 ms of run
+// time (60 ms of wall time) from either. The search starts at two
+// streams: a point of one would take 36 answers in a row to judge a p90.
 func TestCapacityFindsTheQueue(t *testing.T) {
 	t.Parallel()
-	o, out, errOut, err := runCapacity(t, CapacityConfig{
-		Tiers: []string{"tight: ttft_ms.p90 <= 150", "loose: ttft_ms.p90 <= 100000"}, Max: 4})
+	o, out, errOut, err := runCapacity(t, CapacityConfig{Config: Config{Profile: twoSeqProfileStep(t, "90ms")},
+		Tiers: []string{"tight: ttft_ms.p90 <= 500", "loose: ttft_ms.p90 <= 100000"}, Min: 2, Max: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
 	f := o.File
 	if !strings.HasPrefix(out, "sixpin capacity: capacity (testdata/capacity.yaml) against profile two-seq") ||
-		!strings.Contains(out, "budget:  none") || !strings.Contains(out, "tiers:   tight: ttft_ms.p90 <= 150") {
+		!strings.Contains(out, "budget:  none") || !strings.Contains(out, "tiers:   tight: ttft_ms.p90 <= 500") {
 		t.Errorf("the plan does not come first:\n%s", out)
 	}
 	tight, loose := f.Answers[0], f.Answers[1]
 	if tight.Kind != capacity.Found || tight.Lo != 2 || tight.Hi != 3 || tight.LoRuns < 2 || tight.HiRuns < 2 {
 		t.Fatalf("tight: %+v", tight)
 	}
-	if b := tight.Binding; b == nil || b.Cause != capacity.CauseQueue || b.Condition == nil || b.Condition.Key() != "ttft_ms.p90" || b.Value <= 150 {
+	if b := tight.Binding; b == nil || b.Cause != capacity.CauseQueue || b.Condition == nil || b.Condition.Key() != "ttft_ms.p90" || b.Value <= 500 {
 		t.Errorf("binding %+v", tight.Binding)
 	}
 	if loose.Kind != capacity.AtLeast || loose.Lo != 4 {
@@ -413,14 +456,24 @@ func TestCapacityCurvePoints(t *testing.T) {
 // and what binds beyond a server of two sequences is its queue — or, on
 // a machine too busy for the open loop to keep its schedule, sixpin
 // itself, said as such; an open loop behind its schedule is no
-// measurement and never a pass. The server is fast, so that each point
-// holds hundreds of requests (a p99 send lag over a few dozen would be
-// the one request a busy machine's scheduler delayed). It does not run in
-// parallel with the package's other tests: an open loop on a machine
-// loaded several times over its cores falls behind, honestly.
+// measurement and never a pass. It does not run in parallel with the
+// package's other tests: an open loop on a machine loaded several times
+// over its cores falls behind, honestly.
+//
+// The requests arrive evenly spaced, so that the server's capacity is a
+// sharp knee rather than wherever a seed's bursts put it: each answer
+// holds a slot for 8 steps of 48 ms, and two slots serve 5.2 req/s.
+// Below that no request waits (its first token within two steps, about
+// 100 ms); above it the queue grows without end. The knee lies between
+// two values the search tries, 4.76 and 5.66 req/s, 9% from each, and
+// the bound, 500 ms, is 400 ms of run time (80 ms of wall time) above a
+// passing point's TTFT. A pass needs 14 s of steady state, so that a
+// passing point holds over 50 requests and its p99 send lag is not the
+// one request a busy machine's scheduler delayed.
 func TestCapacityRateSearch(t *testing.T) {
-	o, out, _, err := runCapacity(t, CapacityConfig{Config: Config{ScenarioPath: "testdata/capacity-open-fast.yaml", Profile: twoSeqProfileStep(t, "10ms")},
-		Tiers: []string{"tight: ttft_ms.p90 <= 150"}, Min: 1, Max: 256, Resolution: 0.25})
+	sc := fixtureWith(t, "testdata/capacity-open-fast.yaml", "arrival: poisson", "arrival: constant")
+	o, out, _, err := runCapacity(t, CapacityConfig{Config: Config{ScenarioPath: sc, Profile: twoSeqProfileStep(t, "38ms")},
+		Tiers: []string{"tight: ttft_ms.p90 <= 500"}, Min: 1, Max: 256, Resolution: 0.25, MinSteady: 14 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,28 +502,34 @@ func TestCapacityRateSearch(t *testing.T) {
 // whole duration, a failing one stops. By default a capacity search
 // starts the sessions mid-life (stationary): their contexts are as deep
 // from the start, and a pass stops the point as early as a failure.
+//
+// The server runs one sequence in steps of 80 ms, its prefill of the
+// deepest context (4,000 tokens) within a step: one session has its
+// first token in about a step (100 ms), while two wait each other's
+// whole turn (an answer of 12 tokens, 960 ms). The bound, 550 ms, is
+// some 450 ms of run time (90 ms of wall time) from either. Points run
+// 50 s, so that one session answers the 36 turns a p90 needs.
 func TestCapacityAgenticPassesAtEnd(t *testing.T) {
 	t.Parallel()
-	src, err := os.ReadFile("testdata/capacity-agentic.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh := filepath.Join(t.TempDir(), "fresh.yaml")
-	if err := os.WriteFile(fresh, []byte(strings.Replace(string(src), "kind: agentic", "kind: agentic\n  start: fresh", 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	const duration = 50
+	deep := []string{"output: {tokens: 8,", "output: {tokens: 12,", "duration: 20s", "duration: " + strconv.Itoa(duration) + "s"}
 	for _, c := range []struct {
-		path, says string
+		name, says string
 		atEnd      bool
-	}{{fresh, "a pass is read when the point ends", true}, {"testdata/capacity-agentic.yaml", "its sessions start mid-life", false}} {
-		o, out, _, err := runCapacity(t, CapacityConfig{Config: Config{ScenarioPath: c.path},
-			Tiers: []string{"tight: ttft_ms.p90 <= 300"}, Max: 4})
+		path       string
+	}{
+		{"fresh", "a pass is read when the point ends", true,
+			fixtureWith(t, "testdata/capacity-agentic.yaml", append([]string{"kind: agentic", "kind: agentic\n  start: fresh"}, deep...)...)},
+		{"stationary", "its sessions start mid-life", false, fixtureWith(t, "testdata/capacity-agentic.yaml", deep...)},
+	} {
+		o, out, _, err := runCapacity(t, CapacityConfig{Config: Config{ScenarioPath: c.path, Profile: seqProfile(t, "one-seq", 1, 1000, "70ms")},
+			Tiers: []string{"tight: ttft_ms.p90 <= 550"}, Max: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
 		f := o.File
 		if f.Plan.PassAtEnd != c.atEnd || !strings.Contains(out, c.says) {
-			t.Errorf("%s: plan: %+v\n%s", c.path, f.Plan, out)
+			t.Errorf("%s: plan: %+v\n%s", c.name, f.Plan, out)
 		}
 		var passed, early, failed int
 		for _, p := range f.Points {
@@ -478,7 +537,7 @@ func TestCapacityAgenticPassesAtEnd(t *testing.T) {
 			switch {
 			case p.Passed("tight"):
 				passed++
-				if p.Run.StoppedEarly != nil || all.DurationS < 19 {
+				if p.Run.StoppedEarly != nil || all.DurationS < duration-1 {
 					early++
 				}
 			case p.Run.StoppedEarly != nil:
@@ -486,7 +545,7 @@ func TestCapacityAgenticPassesAtEnd(t *testing.T) {
 			}
 		}
 		if passed == 0 || failed == 0 || (early == 0) == !c.atEnd {
-			t.Errorf("%s: want passes that ran to their end (fresh) or stopped early (stationary), and a failure that stopped early: %d passes, %d early; %d failures\n%s", c.path, passed, early, failed, out)
+			t.Errorf("%s: want passes that ran to their end (fresh) or stopped early (stationary), and a failure that stopped early: %d passes, %d early; %d failures\n%s", c.name, passed, early, failed, out)
 		}
 	}
 }
