@@ -601,7 +601,9 @@ func classify(err, cause error, s *sent) (record.ErrorClass, string) {
 		return record.ErrTimeout, "stream stalled: no chunk within the stall timeout"
 	case errors.Is(cause, errDrained):
 		return record.ErrTimeout, "the response went on after its end: " + msg
-	case errors.Is(cause, context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(cause, context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) && !dialFailed(err):
+		// A dial's own timeout is a DeadlineExceeded too: a connect
+		// failure (below), not the request's.
 		return record.ErrTimeout, "request timed out: " + msg
 	}
 	var netErr net.Error

@@ -2,10 +2,15 @@ package endpoint
 
 import (
 	"compress/gzip"
+	"context"
+	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sixpin/sixpin/internal/testserve"
 	"github.com/sixpin/sixpin/record"
@@ -143,5 +148,23 @@ func TestStreamFailures(t *testing.T) {
 				t.Errorf("ErrMsg is %d bytes long", len(rec.ErrMsg))
 			}
 		})
+	}
+}
+
+// A connection that could not be made in time is a connect failure,
+// whatever the error wraps: Go's dial timeout is a DeadlineExceeded too,
+// and was told as "request timed out" (class timeout) though the request
+// had all its time left. Only the request's own deadline is a timeout.
+func TestDialTimeoutIsConnect(t *testing.T) {
+	_, err := (&net.Dialer{Timeout: time.Nanosecond}).Dial("tcp", "127.0.0.1:9")
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want a dial that times out, got %v", err)
+	}
+	err = &url.Error{Op: "Post", URL: "http://127.0.0.1:9/v1/chat/completions", Err: err}
+	if class, msg := classify(err, nil, &sent{}); class != record.ErrConnect || strings.Contains(msg, "request timed out") {
+		t.Errorf("a dial's timeout: %s, %q; want connect", class, msg)
+	}
+	if class, msg := classify(err, context.DeadlineExceeded, &sent{}); class != record.ErrTimeout || !strings.Contains(msg, "request timed out") {
+		t.Errorf("the request's own deadline, met while dialling: %s, %q; want timeout", class, msg)
 	}
 }
