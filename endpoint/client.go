@@ -80,6 +80,8 @@ type Client struct {
 	ep     baseURL
 	url    string
 	header http.Header
+	// tmpl is every request but its context, header and body (send).
+	tmpl *http.Request
 	// extra is the request extensions as `,"k":v` pairs for the body.
 	extra []byte
 	// rd removes the target's secrets from the server's text.
@@ -150,6 +152,9 @@ func New(t Target, o Options) (*Client, error) {
 		ep.apiPath += "/v1"
 	}
 	c.ep, c.url = ep, ep.api(c.proto.path())
+	if c.tmpl, err = http.NewRequest(http.MethodPost, c.url, nil); err != nil {
+		return nil, fmt.Errorf("target: %w", err)
+	}
 	c.header = requestHeader(t, auth)
 	c.rd = newRedactor(t, auth)
 	tr := newTransport(o.Conns, &c.dials, t.HTTP, t.RootCAs)

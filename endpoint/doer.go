@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -193,17 +194,17 @@ func (r *Client) send(ctx context.Context, body []byte, id string, base http.Hea
 	seen, _ := ctx.Value(connSeenKey{}).(*connSeen)
 	for {
 		a := &attempt{}
-		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, a.trace(seen)), http.MethodPost, r.url, bytes.NewReader(body))
-		if err != nil {
-			s.err = err
-			return s
-		}
+		// The request is the client's template (its URL parsed once,
+		// shared, read only) with this one's context, header and body.
+		req := r.tmpl.WithContext(httptrace.WithClientTrace(ctx, a.trace(seen)))
 		req.Header = header // r.header is shared, read only: the transport never writes a request's header
+		req.Body, req.ContentLength = &sentBody{Reader: *bytes.NewReader(body)}, int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return &sentBody{Reader: *bytes.NewReader(body)}, nil }
 		c := r.httpc
 		if r.keepAlive.off.Load() {
 			c = r.fresh
 		}
-		s.resp, s.err = c.Do(req)
+		s.resp, s.err = roundTrip(c.Transport, req)
 		if seen != nil {
 			seen.kept.Store(s.err == nil && !s.resp.Close)
 		}
@@ -236,6 +237,29 @@ func (r *Client) send(ctx context.Context, body []byte, id string, base http.Hea
 		s.reconnects++
 	}
 }
+
+// roundTrip sends req through rt as http.Client.Do would, its error
+// wrapped the same way ("Post \"URL\": …"), but without what a stream
+// does not need and Do pays for on every request: a copy of the header
+// and of the URL, kept for redirects. sixpin follows no redirect — one
+// would add a round trip to every request's time to first token — and
+// records it as the error it is (httpError).
+func roundTrip(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		if resp != nil && resp.Body != nil {
+			resp.Body.Close()
+		}
+		return nil, &url.Error{Op: "Post", URL: req.URL.String(), Err: err}
+	}
+	return resp, nil
+}
+
+// sentBody is a request's body: its bytes, read once (GetBody makes
+// another for a re-send).
+type sentBody struct{ bytes.Reader }
+
+func (*sentBody) Close() error { return nil }
 
 // connClosed reports whether err says the connection was closed or reset
 // (by the server, or locally after it was).

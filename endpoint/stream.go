@@ -90,6 +90,10 @@ type call struct {
 	// cutInEvent: the last stream read ended in the middle of an event
 	// (a line the body ended inside of, dropped), for the probe to say.
 	cutInEvent bool
+	// inflight is the request's parent context; cut the cause it is cut
+	// off with when inflight ends (Call.Cut).
+	inflight context.Context
+	cut      error
 }
 
 // since is the offset from the clock's start, in run time.
@@ -177,14 +181,15 @@ func (r *call) stream(inflight context.Context, cut error, req record.Request, m
 		RequestedPromptTokens: req.PromptTokens,
 		RequestedOutputTokens: req.OutputTokens,
 	}
-	// The request's context: cut off by an interrupt (inflight), by the
-	// request timeout, or by the stall watchdog.
-	ctx, cancel := context.WithCancelCause(context.WithoutCancel(inflight))
+	// The request's context: cut off by an interrupt (inflight, whose
+	// cause fail translates), by the request timeout (a timer, not a
+	// context of its own: one context and one registration with its
+	// parent per request), or by the stall watchdog.
+	ctx, cancel := context.WithCancelCause(inflight)
 	defer cancel(nil)
-	stopInterrupt := context.AfterFunc(inflight, func() { cancel(cutCause(inflight, cut)) })
-	defer stopInterrupt()
-	ctx, cancelTimeout := context.WithTimeout(ctx, r.requestTimeout)
-	defer cancelTimeout()
+	timeout := time.AfterFunc(r.requestTimeout, func() { cancel(context.DeadlineExceeded) })
+	defer timeout.Stop()
+	r.inflight, r.cut = inflight, cut
 
 	minTokens := 0
 	if r.exact && r.target.OutputControl.Has(ControlMinTokens) {
@@ -257,7 +262,7 @@ func (r *call) readResponse(ctx context.Context, cancel context.CancelCauseFunc,
 		rec.Err, rec.ErrMsg = record.ErrBadContentType, err.Error()
 		return
 	}
-	switch mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt {
+	switch mediaType(resp.Header.Get("Content-Type")) {
 	case "text/event-stream", "":
 		// One chunk per token is the common case: room for them up front
 		// spares the per-chunk path the growing appends.
@@ -273,6 +278,17 @@ func (r *call) readResponse(ctx context.Context, cancel context.CancelCauseFunc,
 		rec.Err = record.ErrBadContentType
 		rec.ErrMsg = fmt.Sprintf("HTTP %d with Content-Type %q, not an event stream: %s", resp.StatusCode, resp.Header.Get("Content-Type"), snippet)
 	}
+}
+
+// mediaType is a Content-Type's media type, lower case; an event
+// stream's plain header without parsing it (mime.ParseMediaType makes a
+// map of its parameters for every answer).
+func mediaType(ct string) string {
+	if ct == "text/event-stream" {
+		return ct
+	}
+	mt, _, _ := mime.ParseMediaType(ct)
+	return mt
 }
 
 // decoded is resp's body decoded from its Content-Encoding. sixpin asks
@@ -313,6 +329,10 @@ func (r *call) httpError(cancel context.CancelCauseFunc, resp *http.Response, bo
 	rec.End = r.since()
 	raw = r.rd.Bytes(raw)
 	rec.ErrMsg = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, errorMessage(raw))
+	if loc := resp.Header.Get("Location"); resp.StatusCode/100 == 3 && loc != "" {
+		rec.ErrMsg = fmt.Sprintf("HTTP %d: a redirect to %s, not followed (it would add a round trip to every request's time to first token): "+
+			"point the endpoint there", resp.StatusCode, r.rd.String(loc))
+	}
 	switch code := resp.StatusCode; {
 	case code == http.StatusTooManyRequests:
 		rec.Err = record.ErrHTTP429
@@ -583,7 +603,15 @@ func (w *stallWatch) stop() { w.timer.Stop() }
 // fail classifies err (with the request context's cause) onto rec; s is
 // the send that failed, nil for a failure while reading the answer.
 func (r *call) fail(rec *record.Record, ctx context.Context, err error, s *sent) {
-	rec.Err, rec.ErrMsg = classify(err, context.Cause(ctx), s)
+	cause := context.Cause(ctx)
+	if ic := context.Cause(r.inflight); ic != nil && cause == ic {
+		// Cut off by the end of inflight, whose cause it took.
+		cause = cutCause(r.inflight, r.cut)
+		if errors.Is(err, ic) {
+			err = cause
+		}
+	}
+	rec.Err, rec.ErrMsg = classify(err, cause, s)
 	if len(rec.Chunks) > 0 && rec.Err == record.ErrConnect {
 		rec.Err = record.ErrStreamCut // the connection broke mid-stream
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -148,6 +149,30 @@ func TestStreamFailures(t *testing.T) {
 				t.Errorf("ErrMsg is %d bytes long", len(rec.ErrMsg))
 			}
 		})
+	}
+}
+
+// A redirect is not followed: it would add a round trip to every
+// request's time to first token. The request fails, its message naming
+// where the redirect points, and nothing is sent there.
+func TestRedirectIsNotFollowed(t *testing.T) {
+	var followed atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/v2/chat/completions", http.StatusTemporaryRedirect)
+	})
+	mux.Handle("/v2/chat/completions", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		followed.Add(1)
+		sse(roleEvent, contentEvent(" a"), finishEvent("stop"), doneEvent).ServeHTTP(w, r)
+	}))
+	ts := serve(t, mux, nil)
+	rec := one(client(t, Target{BaseURL: ts.URL + "/v1", Model: "m"}, Options{}))
+	if rec.Err != record.ErrHTTP4xx || rec.HTTPStatus != http.StatusTemporaryRedirect ||
+		!strings.Contains(rec.ErrMsg, "redirect to /v2/chat/completions") || !strings.Contains(rec.ErrMsg, "not followed") {
+		t.Errorf("class %q, status %d, message %q", rec.Err, rec.HTTPStatus, rec.ErrMsg)
+	}
+	if n := followed.Load(); n != 0 {
+		t.Errorf("the redirect was followed %d times", n)
 	}
 }
 

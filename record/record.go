@@ -28,7 +28,8 @@ const (
 	ErrConnect ErrorClass = "connect"
 	// ErrTimeout: the request timed out or the stream stalled.
 	ErrTimeout ErrorClass = "timeout"
-	// ErrHTTP4xx: a 4xx status other than 429.
+	// ErrHTTP4xx: a 4xx status other than 429, or another status that
+	// is no answer: a redirect, which sixpin does not follow.
 	ErrHTTP4xx ErrorClass = "http_4xx"
 	// ErrHTTP429: rate limited.
 	ErrHTTP429 ErrorClass = "http_429"
