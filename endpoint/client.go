@@ -164,6 +164,9 @@ func New(t Target, o Options) (*Client, error) {
 	return c, nil
 }
 
+// PostURL is the URL the client posts its requests to.
+func (c *Client) PostURL() string { return c.url }
+
 // Target returns the client's target.
 func (c *Client) Target() Target { return c.target }
 

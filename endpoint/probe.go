@@ -54,13 +54,19 @@ type ProbeRequest struct {
 // middle of an event where the usage comes, is sent again, up to
 // probeAttempts times, after a backoff. ok is false when the probe still
 // failed, was interrupted (cut at once: there is no grace period before
-// the run), or the server reports no usage; msg says why.
-func Probe(ctx context.Context, c *Client, p ProbeRequest) (t Template, ok bool, msg string) {
+// the run), or the server reports no usage; msg says why. refused is the
+// HTTP status the server refused every attempt of the first request
+// with, when it is one that every request of a run would get as well
+// (Refusal); 0 otherwise.
+func Probe(ctx context.Context, c *Client, p ProbeRequest) (t Template, ok bool, msg string, refused int) {
 	r := &call{Client: c, clk: Clock{Start: time.Now()}}
 	var first connSeen
 	base, err := r.probe(watchConn(ctx, &first), UserMessage(p.One), 1, p)
 	if err != nil {
-		return Template{}, false, err.Error()
+		if pe, isPE := err.(*probeError); isPE && Refusal(pe.status) {
+			refused = pe.status
+		}
+		return Template{}, false, err.Error(), refused
 	}
 	t = Template{Overhead: base, PerMessage: base}
 	c.checkKeepAlive(ctx, &first, func(ctx context.Context) *record.Record {
@@ -70,11 +76,33 @@ func Probe(ctx context.Context, c *Client, p ProbeRequest) (t Template, ok bool,
 		three := []Message{{Role: RoleUser, Content: p.One}, {Role: RoleAssistant, Content: p.One}, {Role: RoleUser, Content: p.One}}
 		all, err := r.probe(ctx, three, 3, p)
 		if err != nil {
-			return t, true, "per-message overhead unknown (" + err.Error() + "); assuming each message adds as much as the first"
+			return t, true, "per-message overhead unknown (" + err.Error() + "); assuming each message adds as much as the first", 0
 		}
 		t.PerMessage = max((all-base)/2, 0)
 	}
-	return t, true, ""
+	return t, true, "", 0
+}
+
+// probeError is a probe request that failed every attempt, the last
+// with status (0: no answer).
+type probeError struct {
+	msg    string
+	status int
+}
+
+func (e *probeError) Error() string { return e.msg }
+
+// Refusal reports whether an HTTP status, given to a one-token request,
+// refuses every request of a run alike: a malformed request or one the
+// server will not take (400, 422: a body member it rejects), no or a
+// wrong key (401, 403), no such path or model (404, 405). Sending a run's
+// load into it would measure nothing and only hammer the server.
+func Refusal(status int) bool {
+	switch status {
+	case 400, 401, 403, 404, 405, 422:
+		return true
+	}
+	return false
 }
 
 // probe sends msgs (content tokens in all) for one token, again after a
@@ -97,7 +125,7 @@ func (r *call) probe(ctx context.Context, msgs []Message, content int, p ProbeRe
 			return 0, fmt.Errorf("probe request %s", rec.ErrMsg)
 		case !failed:
 		case attempt == probeAttempts:
-			return 0, fmt.Errorf("probe request failed %d times (last: %s): %s", attempt, class, why)
+			return 0, &probeError{msg: fmt.Sprintf("probe request failed %d times (last: %s): %s", attempt, class, why), status: rec.HTTPStatus}
 		case !backoff.Sleep(ctx, backoff.Jittered(rng, p.Backoff, p.MaxBackoff, attempt-1)):
 			return 0, fmt.Errorf("probe interrupted before its attempt %d (the last failed: %s: %s)", attempt+1, class, why)
 		default:

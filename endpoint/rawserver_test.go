@@ -210,7 +210,8 @@ func rawProbe(c *Client) (Template, bool, string) { return probeCtx(context.Back
 // probeCtx is rawProbe on ctx: a one-token prompt (a word to the
 // simulator), a short backoff.
 func probeCtx(ctx context.Context, c *Client) (Template, bool, string) {
-	return Probe(ctx, c, ProbeRequest{One: "tok", Backoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond})
+	tmpl, ok, msg, _ := Probe(ctx, c, ProbeRequest{One: "tok", Backoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond})
+	return tmpl, ok, msg
 }
 
 // checkReadOnce fails t for a request the server read more than once

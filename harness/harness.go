@@ -376,9 +376,13 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 	}
 
 	disc := endpoint.Discover(ctx, client)
-	tmpl, ok, msg := endpoint.Probe(ctx, client, endpoint.ProbeRequest{
+	tmpl, ok, msg, refused := endpoint.Probe(ctx, client, endpoint.ProbeRequest{
 		One: prompts.Build(endpoint.ProbeSeed, 1), Conversation: sc.Workload.Agentic() || sc.Workload.Replay(),
 		Backoff: 4 * runner.DefaultConnectBackoff, MaxBackoff: runner.DefaultConnectBackoffMax})
+	if refused != 0 {
+		return nil, fmt.Errorf("%w: the server refused sixpin's first request (%s); every request of the run would be refused alike, so no load was sent: %s",
+			ErrRunFailed, msg, refusalHint(refused, client, tg))
+	}
 	opts = append(opts, runner.WithTemplate(tmpl))
 	overhead := tmpl.Overhead
 	judge := cfg.judge

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"time"
 
 	"github.com/sixpin/sixpin/endpoint"
@@ -69,4 +70,22 @@ func waitReady(ctx context.Context, cfg Config, c *endpoint.Client) error {
 			return fmt.Errorf("%w: while waiting for the server to be ready", ErrInterrupted)
 		}
 	}
+}
+
+// refusalHint says what to check when the server refused a one-token
+// request with status (endpoint.Refusal).
+func refusalHint(status int, c *endpoint.Client, tg *target) string {
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		set := "set"
+		if !tg.keySet {
+			set = "not set"
+		}
+		return fmt.Sprintf("check the API key (profile %s reads it from %s, which is %s)", tg.profile.Name, tg.keyEnv, set)
+	case http.StatusNotFound, http.StatusMethodNotAllowed:
+		return fmt.Sprintf("sixpin posts to %s: check --endpoint (an OpenAI-compatible base URL usually ends in /v1) and the model name %q",
+			redact.URL(c.PostURL()), c.Target().Model)
+	}
+	return fmt.Sprintf("check what profile %s adds to each request (extra_body, output control %s) against what the server accepts",
+		tg.profile.Name, c.Target().OutputControl)
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -170,5 +171,55 @@ func TestReadyHonoursRetryAfter(t *testing.T) {
 	}
 	if n := looks.Load(); n > 2 {
 		t.Errorf("%d looks in 4 s at a server that asked for 5 s between them", n)
+	}
+}
+
+// A server that refuses a one-token request as it would refuse every
+// request of the run (a wrong path: 404; a wrong key: 401; a body member
+// it rejects: 400) gets no load: the run fails after the probe's attempts,
+// saying what to check, and writes no results. Before, such a run sent
+// its whole load into the refusals (563,045 requests at 19,660 a second
+// against a base URL without /v1) and reported an invalid run.
+func TestRefusedProbeSendsNoLoad(t *testing.T) {
+	t.Parallel()
+	simCfg := sim.Config{Model: "m", Timing: sim.TimingNone, Tokenizer: "words"}
+	for _, c := range []struct {
+		status int
+		body   string
+		says   string
+	}{
+		{http.StatusNotFound, "404 page not found", "check --endpoint (an OpenAI-compatible base URL usually ends in /v1)"},
+		{http.StatusUnauthorized, `{"error":{"message":"Incorrect API key provided"}}`, "check the API key"},
+		{http.StatusBadRequest, `{"error":{"message":"Unrecognized request argument supplied: ignore_eos"}}`, "output control"},
+	} {
+		t.Run(http.StatusText(c.status), func(t *testing.T) {
+			t.Parallel()
+			var chats atomic.Int64
+			refuse := func(next http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+						next.ServeHTTP(w, r)
+						return
+					}
+					chats.Add(1)
+					io.Copy(io.Discard, r.Body)
+					w.WriteHeader(c.status)
+					io.WriteString(w, c.body)
+				})
+			}
+			cfg := quiet(t, Config{Endpoint: simServer(t, simCfg, refuse), Model: "m", Tokenizer: "words"})
+			cfg.Output = t.TempDir() + "/r.json"
+			_, err := Run(t.Context(), t.Context(), cfg)
+			if !errors.Is(err, ErrRunFailed) || !strings.Contains(err.Error(), "no load was sent") ||
+				!strings.Contains(err.Error(), "HTTP "+strconv.Itoa(c.status)) || !strings.Contains(err.Error(), c.says) {
+				t.Errorf("err %v; want the run failed before load, naming HTTP %d and saying %q", err, c.status, c.says)
+			}
+			if n := chats.Load(); n > 3 {
+				t.Errorf("%d chat requests sent to a server that refused the probe", n)
+			}
+			if _, err := os.Stat(cfg.Output); err == nil {
+				t.Errorf("results written for a run that never started")
+			}
+		})
 	}
 }

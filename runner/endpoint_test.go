@@ -32,8 +32,9 @@ func probe(t testing.TB, c *endpoint.Client, conversation bool) (endpoint.Templa
 	if err != nil {
 		t.Fatal(err)
 	}
-	return endpoint.Probe(context.Background(), c, endpoint.ProbeRequest{One: b.Build(endpoint.ProbeSeed, 1), Conversation: conversation,
+	tmpl, ok, msg, _ := endpoint.Probe(context.Background(), c, endpoint.ProbeRequest{One: b.Build(endpoint.ProbeSeed, 1), Conversation: conversation,
 		Backoff: 4 * time.Millisecond, MaxBackoff: 40 * time.Millisecond})
+	return tmpl, ok, msg
 }
 
 // newProbedRunner is newRunner with the chat template probed first, as

@@ -61,7 +61,7 @@ requests: 8
 	defer client.Close()
 	ctx := context.Background()
 	disc := endpoint.Discover(ctx, client)
-	tmpl, ok, msg := endpoint.Probe(ctx, client, endpoint.ProbeRequest{One: "hello"})
+	tmpl, ok, msg, _ := endpoint.Probe(ctx, client, endpoint.ProbeRequest{One: "hello"})
 	if !ok {
 		panic(msg)
 	}
