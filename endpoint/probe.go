@@ -55,9 +55,9 @@ type ProbeRequest struct {
 // probeAttempts times, after a backoff. ok is false when the probe still
 // failed, was interrupted (cut at once: there is no grace period before
 // the run), or the server reports no usage; msg says why. refused is the
-// HTTP status the server refused every attempt of the first request
-// with, when it is one that every request of a run would get as well
-// (Refusal); 0 otherwise.
+// HTTP status the last attempt of the first request failed with, when
+// it is one that every request of a run would get as well (Refusal); 0
+// otherwise.
 func Probe(ctx context.Context, c *Client, p ProbeRequest) (t Template, ok bool, msg string, refused int) {
 	r := &call{Client: c, clk: Clock{Start: time.Now()}}
 	var first connSeen
