@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 )
 
 // DefaultMaxLineBytes bounds one SSE line, and one event's data, read from
@@ -100,6 +101,37 @@ func (s *sseReader) reads() uint32 { return s.src.n }
 // data (≤ 0: DefaultMaxLineBytes).
 func newSSEReader(r io.Reader, maxLine int) *sseReader {
 	return newSSEReaderSize(r, sseBufferBytes, maxLine)
+}
+
+// sseReaders keeps stream readers, their 4 KiB buffers with them, for
+// the next request: one made per request was a tenth of what a short
+// request allocated, and zeroing its buffer a cost of its own.
+var sseReaders = sync.Pool{New: func() any { return new(sseReader) }}
+
+// getSSEReader is newSSEReader from the pool; give it back with
+// putSSEReader once nothing it returned is held.
+func getSSEReader(r io.Reader, maxLine int) *sseReader {
+	s := sseReaders.Get().(*sseReader)
+	br, data := s.br, s.data[:0]
+	*s = sseReader{br: br, data: data, maxLine: maxLine, src: arrivals{r: r}}
+	if maxLine <= 0 {
+		s.maxLine = DefaultMaxLineBytes
+	}
+	s.src.drained, _ = r.(interface{ Drained() bool })
+	s.br.Reset(&s.src) // keeps the buffer (a new reader's is 4 KiB: sseBufferBytes)
+	return s
+}
+
+// putSSEReader gives s back to the pool, without what it read from or a
+// buffer grown for a long line or event.
+func putSSEReader(s *sseReader) {
+	s.src = arrivals{}
+	s.br.Reset(nil)
+	s.rest, s.long, s.err = nil, nil, nil
+	if cap(s.data) > sseBufferBytes {
+		s.data = nil
+	}
+	sseReaders.Put(s)
 }
 
 // newSSEReaderSize is newSSEReader with a read buffer of size bytes (at

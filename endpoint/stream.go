@@ -267,9 +267,11 @@ func (r *call) readResponse(ctx context.Context, cancel context.CancelCauseFunc,
 		// One chunk per token is the common case: room for them up front
 		// spares the per-chunk path the growing appends.
 		rec.Chunks = make([]record.Chunk, 0, min(max(rec.RequestedOutputTokens, 1), maxChunksUpFront))
-		if r.read(ctx, cancel, newSSEReader(body, r.maxLine), rec) {
+		sr := getSSEReader(body, r.maxLine)
+		if r.read(ctx, cancel, sr, rec) {
 			drain(cancel, resp.Body)
 		}
+		putSSEReader(sr)
 	case "application/json":
 		r.readJSON(ctx, body, rec)
 	default:
