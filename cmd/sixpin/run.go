@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"runtime/metrics"
 	"runtime/pprof"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/sixpin/sixpin/cmd/sixpin/internal/kube"
 	"github.com/sixpin/sixpin/harness"
+	"github.com/sixpin/sixpin/internal/atomicfile"
 	"github.com/sixpin/sixpin/scenario"
 )
 
@@ -162,10 +163,7 @@ func heapPeaks(path string) (stop func(), err error) {
 			}
 			if metrics.Read(s); s[0].Value.Uint64() > peak {
 				peak = s[0].Value.Uint64()
-				var b bytes.Buffer
-				if pprof.Lookup("heap").WriteTo(&b, 0) == nil {
-					_ = os.WriteFile(path, b.Bytes(), 0o644)
-				}
+				_ = atomicfile.Write(path, func(w io.Writer) error { return pprof.Lookup("heap").WriteTo(w, 0) })
 			}
 		}
 	})
