@@ -81,9 +81,7 @@ func (t *Transport) get(ctx context.Context, req *http.Request, trace *httptrace
 	select {
 	case r := <-dialed:
 		done(r.err)
-		if !t.unwait(w) { // handed one at the last moment: it goes back
-			t.put(<-w.ch)
-		}
+		t.leave(w)
 		if r.err != nil {
 			return nil, r.err
 		}
@@ -95,9 +93,7 @@ func (t *Transport) get(ctx context.Context, req *http.Request, trace *httptrace
 		gotConn(trace, c, true)
 		return c, nil
 	case <-ctx.Done():
-		if !t.unwait(w) {
-			t.put(<-w.ch)
-		}
+		t.leave(w)
 		go t.pool(dialed)
 		return nil, context.Cause(ctx)
 	}
@@ -128,31 +124,23 @@ func (t *Transport) makeRoom(ctx context.Context, w *waiter) (*conn, error) {
 	default:
 	}
 	t.mu.Lock()
-	w.noDial = true
-	t.noDial++
+	t.setNoDial(w, true)
 	t.mu.Unlock()
 	// One returned before w could not dial stayed in the pool.
 	if c := t.takeIdle(); c != nil {
-		if !t.unwait(w) {
-			t.put(<-w.ch)
-		}
+		t.leave(w)
 		return c, nil
 	}
 	select {
 	case t.room() <- struct{}{}:
 		t.mu.Lock()
-		if w.noDial {
-			w.noDial = false
-			t.noDial--
-		}
+		t.setNoDial(w, false)
 		t.mu.Unlock()
 		return nil, nil
 	case c := <-w.ch:
 		return c, nil
 	case <-ctx.Done():
-		if !t.unwait(w) {
-			t.put(<-w.ch)
-		}
+		t.leave(w)
 		return nil, context.Cause(ctx)
 	}
 }
@@ -249,6 +237,27 @@ func (t *Transport) wait() *waiter {
 	return w
 }
 
+// setNoDial marks w as waiting without dialling (MaxConns reached), or
+// no longer, keeping count of such waiters (under t.mu).
+func (t *Transport) setNoDial(w *waiter, on bool) {
+	if w.noDial != on {
+		w.noDial = on
+		if on {
+			t.noDial++
+		} else {
+			t.noDial--
+		}
+	}
+}
+
+// leave takes w off the waiting list; a connection handed to it
+// meanwhile, at the last moment, goes back.
+func (t *Transport) leave(w *waiter) {
+	if !t.unwait(w) {
+		t.put(<-w.ch)
+	}
+}
+
 // unwait takes w off the waiting list. It returns false when a
 // connection was handed to it already (it is then on w.ch).
 func (t *Transport) unwait(w *waiter) bool {
@@ -258,10 +267,7 @@ func (t *Transport) unwait(w *waiter) bool {
 		return false
 	}
 	w.gone = true
-	if w.noDial {
-		w.noDial = false
-		t.noDial--
-	}
+	t.setNoDial(w, false)
 	// The list drops the ones gone when they are at its front (put);
 	// it is compacted when they are most of it.
 	if t.gone++; t.gone > len(t.waiting)/2 {
@@ -333,16 +339,17 @@ func peekConn(nc net.Conn) peekState {
 
 // put hands c to a request that cannot dial (MaxConns reached), else to
 // the request that has waited longest for one, or returns it to the
-// pool, or closes it when the pool is full.
+// pool, or closes it when the pool is full. Past the first loop no
+// waiter is one that cannot dial: t.noDial counts them all.
 func (t *Transport) put(c *conn) {
 	c.idleSince = time.Now()
 	t.mu.Lock()
 	if t.noDial > 0 {
 		for _, w := range t.waiting {
 			if !w.gone && w.noDial {
-				w.gone, w.noDial = true, false
+				w.gone = true
 				t.gone++ // dropped from the list as the others gone are
-				t.noDial--
+				t.setNoDial(w, false)
 				t.mu.Unlock()
 				w.ch <- c
 				return
@@ -351,7 +358,7 @@ func (t *Transport) put(c *conn) {
 	}
 	for len(t.waiting) > 0 {
 		w := t.waiting[0]
-		if !w.gone && !w.noDial && c.idleSince.Sub(w.since) < handOverAfter {
+		if !w.gone && c.idleSince.Sub(w.since) < handOverAfter {
 			break // no one has waited long: the connection stays with its stream
 		}
 		t.waiting[0] = nil
@@ -361,10 +368,6 @@ func (t *Transport) put(c *conn) {
 			continue
 		}
 		w.gone = true
-		if w.noDial {
-			w.noDial = false
-			t.noDial--
-		}
 		t.mu.Unlock()
 		w.ch <- c
 		return
