@@ -106,19 +106,13 @@ func newSSEReader(r io.Reader, maxLine int) *sseReader {
 // sseReaders keeps stream readers, their 4 KiB buffers with them, for
 // the next request: one made per request was a tenth of what a short
 // request allocated, and zeroing its buffer a cost of its own.
-var sseReaders = sync.Pool{New: func() any { return new(sseReader) }}
+var sseReaders = sync.Pool{New: func() any { return &sseReader{br: *bufio.NewReaderSize(nil, sseBufferBytes)} }}
 
 // getSSEReader is newSSEReader from the pool; give it back with
 // putSSEReader once nothing it returned is held.
 func getSSEReader(r io.Reader, maxLine int) *sseReader {
 	s := sseReaders.Get().(*sseReader)
-	br, data := s.br, s.data[:0]
-	*s = sseReader{br: br, data: data, maxLine: maxLine, src: arrivals{r: r}}
-	if maxLine <= 0 {
-		s.maxLine = DefaultMaxLineBytes
-	}
-	s.src.drained, _ = r.(interface{ Drained() bool })
-	s.br.Reset(&s.src) // keeps the buffer (a new reader's is 4 KiB: sseBufferBytes)
+	s.reset(r, maxLine)
 	return s
 }
 
@@ -137,13 +131,20 @@ func putSSEReader(s *sseReader) {
 // newSSEReaderSize is newSSEReader with a read buffer of size bytes (at
 // least 16), for tests of lines longer than the buffer.
 func newSSEReaderSize(r io.Reader, size, maxLine int) *sseReader {
+	s := &sseReader{br: *bufio.NewReaderSize(nil, size)}
+	s.reset(r, maxLine)
+	return s
+}
+
+// reset makes s read r afresh, as newSSEReader's, keeping its read
+// buffer and the room its data buffer has.
+func (s *sseReader) reset(r io.Reader, maxLine int) {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
-	s := &sseReader{maxLine: maxLine, src: arrivals{r: r}}
+	*s = sseReader{br: s.br, data: s.data[:0], maxLine: maxLine, src: arrivals{r: r}}
 	s.src.drained, _ = r.(interface{ Drained() bool })
-	s.br = *bufio.NewReaderSize(&s.src, size)
-	return s
+	s.br.Reset(&s.src)
 }
 
 // next returns the data of the next event. The slice is valid until the
