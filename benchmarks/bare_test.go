@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,8 +118,7 @@ func BenchmarkCPUPerToken(b *testing.B) {
 // streams, requests requests of words prompt tokens (the simulator counts
 // words) and exactly tokens output tokens, against sim-peer.
 func cpuScenario(b *testing.B, streams, requests, words, tokens int) string {
-	scenario := filepath.Join(b.TempDir(), "cpu.yaml")
-	src := fmt.Sprintf(`name: bench-cpu-c%d
+	return scenarioFile(b, fmt.Sprintf(`name: bench-cpu-c%d
 description: The peer harness's CPU benchmark, %d streams.
 seed: 1
 pins:
@@ -130,11 +127,7 @@ pins:
   output: {tokens: %d, exact: true}
   concurrency: {mode: closed, streams: %d}
 requests: %d
-`, streams, streams, words, tokens, streams, requests)
-	if err := os.WriteFile(scenario, []byte(src), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	return scenario
+`, streams, streams, words, tokens, streams, requests))
 }
 
 // cpuFloorClaim is what BenchmarkCPUPerToken holds sixpin to against the

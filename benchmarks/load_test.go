@@ -169,6 +169,16 @@ func BenchmarkStreams10k(b *testing.B) {
 	}
 }
 
+// scenarioFile writes a scenario's source to a file of its own and
+// returns its path.
+func scenarioFile(b *testing.B, src string) string {
+	path := filepath.Join(b.TempDir(), "scenario.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
 // allSay reports whether every message holds s (and there is one).
 func allSay(msgs []string, s string) bool {
 	for _, m := range msgs {

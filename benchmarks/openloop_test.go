@@ -3,8 +3,6 @@ package benchmarks
 import (
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -62,7 +60,7 @@ func BenchmarkOpenLoopCeiling(b *testing.B) {
 }
 
 // The open-loop ceiling's steps and bounds, and its claim: measured
-// 0.50–0.75× over three runs (README, Speed); the goal is 0.9×.
+// 0.50–1.00× over six runs (README, Speed); the goal is 0.9×.
 const (
 	openStepSeconds = 8
 	openLagBound    = 20 * time.Millisecond
@@ -103,8 +101,7 @@ func ceilings(a, b func(rate int) (bool, string)) (stepped, stepped) {
 // sixpinOpenLoop runs `sixpin run` in open loop at rate for
 // openStepSeconds.
 func sixpinOpenLoop(b *testing.B, bin, url string, rate int) *results.Run {
-	scenario := filepath.Join(b.TempDir(), "open.yaml")
-	src := fmt.Sprintf(`name: bench-open-%d
+	scenario := scenarioFile(b, fmt.Sprintf(`name: bench-open-%d
 description: Open loop at %d requests/s of 2-token answers.
 seed: 1
 pins:
@@ -114,10 +111,7 @@ pins:
   concurrency: {mode: open, rate: %d, arrival: constant}
 duration: %ds
 windows: {warmup: 1s, burst: 1s, steady: {start: 1s}}
-`, rate, rate, rate, openStepSeconds)
-	if err := os.WriteFile(scenario, []byte(src), 0o644); err != nil {
-		b.Fatal(err)
-	}
+`, rate, rate, rate, openStepSeconds))
 	res, _ := run(b, bin, scenario, "--profile", "llamacpp", "--endpoint", url, "--model", "sim-instant")
 	return res
 }
