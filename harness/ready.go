@@ -84,8 +84,8 @@ func refusalHint(status int, c *endpoint.Client, tg *target) string {
 		return fmt.Sprintf("check the API key (profile %s reads it from %s, which is %s)", tg.profile.Name, tg.keyEnv, set)
 	case http.StatusNotFound, http.StatusMethodNotAllowed:
 		return fmt.Sprintf("sixpin posts to %s: check --endpoint (an OpenAI-compatible base URL usually ends in /v1) and the model name %q",
-			redact.URL(c.PostURL()), c.Target().Model)
+			redact.URL(c.PostURL()), tg.Model)
 	}
 	return fmt.Sprintf("check what profile %s adds to each request (extra_body, output control %s) against what the server accepts",
-		tg.profile.Name, c.Target().OutputControl)
+		tg.profile.Name, tg.OutputControl)
 }
