@@ -18,6 +18,7 @@ import (
 
 	"github.com/sixpin/sixpin/harness/internal/live"
 	"github.com/sixpin/sixpin/internal/headless"
+	"github.com/sixpin/sixpin/internal/testserve"
 )
 
 // syncBuffer is a buffer that the run writes and the test reads at once.
@@ -36,18 +37,6 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
-}
-
-// waitFor polls cond until it holds, or fails the test after a minute.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func getSnapshot(t *testing.T, url string) live.Snapshot {
@@ -97,7 +86,7 @@ func TestLiveDuringARun(t *testing.T) {
 	}()
 	var liveURL, metricsURL string
 	urls := regexp.MustCompile(`(?m)^sixpin: (live page|metrics for Prometheus) at (\S+)`)
-	waitFor(t, "the live page's and the metrics' addresses", func() bool {
+	testserve.WaitFor(t, "the live page's and the metrics' addresses", func() bool {
 		for _, m := range urls.FindAllStringSubmatch(errOut.String(), -1) {
 			if m[1] == "live page" {
 				liveURL = m[2]
@@ -125,12 +114,12 @@ func TestLiveDuringARun(t *testing.T) {
 		return r
 	}
 	var first reading
-	waitFor(t, "the page's first snapshot of the running run", func() bool {
+	testserve.WaitFor(t, "the page's first snapshot of the running run", func() bool {
 		first = read()
 		return first.Seq != "0" && first.State == "running" && first.Tokens != "0"
 	})
 	var second reading
-	waitFor(t, "the page's next snapshot", func() bool {
+	testserve.WaitFor(t, "the page's next snapshot", func() bool {
 		second = read()
 		return second.Seq != first.Seq
 	})
@@ -173,7 +162,7 @@ func TestLiveDuringARun(t *testing.T) {
 		t.Errorf("sixpin_in_flight = %v mid-run, want the 4 closed-loop streams", g)
 	}
 
-	waitFor(t, "the final report on the page", func() bool {
+	testserve.WaitFor(t, "the final report on the page", func() bool {
 		var shown bool
 		_ = b.Eval(bctx, `(() => { const f = document.getElementById("report");
 			return !document.getElementById("final").hidden && !!f.contentDocument && f.contentDocument.body.innerText.includes("Pin card"); })()`, &shown)

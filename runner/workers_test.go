@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sixpin/sixpin/internal/testserve"
 )
 
 // An arrival never waits for another request to end: with every worker
@@ -27,9 +29,9 @@ func TestWorkersNeverHoldAnArrival(t *testing.T) {
 	for i := range 3 {
 		w.send(arrival{at: time.Duration(i)})
 	}
-	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(seen) == 3 }, "three arrivals taken by three workers while all are busy")
+	testserve.WaitFor(t, "three arrivals taken by three workers while all are busy", func() bool { mu.Lock(); defer mu.Unlock(); return len(seen) == 3 })
 	close(release)
-	waitFor(t, func() bool { return done.Load() == 3 }, "the three requests ending")
+	testserve.WaitFor(t, "the three requests ending", func() bool { return done.Load() == 3 })
 	// The three workers are idle now (given a moment to wait for the
 	// next arrival): the next arrivals go to them. One more may start on
 	// a machine so loaded that a worker has not come back yet.
@@ -37,7 +39,7 @@ func TestWorkersNeverHoldAnArrival(t *testing.T) {
 	for i := 3; i < 6; i++ {
 		time.Sleep(50 * time.Millisecond)
 		w.send(arrival{at: time.Duration(i)})
-		waitFor(t, func() bool { return done.Load() == int64(i+1) }, "an arrival taken by an idle worker")
+		testserve.WaitFor(t, "an arrival taken by an idle worker", func() bool { return done.Load() == int64(i+1) })
 	}
 	if after := w.started; before != 3 || after > before+1 {
 		t.Errorf("%d workers before the later arrivals, %d after: idle workers were not reused", before, after)
@@ -45,16 +47,5 @@ func TestWorkersNeverHoldAnArrival(t *testing.T) {
 	w.wait()
 	if len(seen) != 6 {
 		t.Errorf("%d arrivals done, want 6", len(seen))
-	}
-}
-
-// waitFor polls cond for up to 10 s, failing with what it waited for.
-func waitFor(t *testing.T, cond func() bool, what string) {
-	t.Helper()
-	for end := time.Now().Add(10 * time.Second); !cond(); {
-		if time.Now().After(end) {
-			t.Fatalf("waited 10 s for %s", what)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
