@@ -1,9 +1,11 @@
 package results
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -46,43 +48,103 @@ type Shard struct {
 // (concurrency is the whole plan's: the sum of the shards'). The merged
 // run lists each shard's identity, start offset and schedule lag under
 // "merged", and is invalid if a shard fell behind its schedule or started
-// later than the tolerance. A refusal wraps ErrMergeRefused.
+// later than the tolerance. A refusal wraps ErrMergeRefused. MergeFiles
+// does the same from files, holding one shard at a time.
 func Merge(shards []Shard, opts MergeOptions) (*Run, error) {
+	heads := make([]shardHead, len(shards))
+	for i, s := range shards {
+		heads[i] = shardHead{name: s.Name, StartedAt: s.Run.StartedAt, Scenario: s.Run.Scenario, Target: s.Run.Target, Shard: s.Run.Shard}
+	}
+	return merge(heads, func(i int) (*Run, error) { return shards[i].Run, nil }, opts)
+}
+
+// MergeFiles is Merge of the shards' results files, bounded in memory:
+// a first pass reads only each file's identity (which shard, of what, and
+// when it started), then each file is read whole, checked as ReadFile
+// checks it, added into the sums and let go, so that what is held is one
+// shard and the whole, however many shards there are. A file that does
+// not read is refused as ReadFile refuses it.
+func MergeFiles(paths []string, opts MergeOptions) (*Run, error) {
+	heads := make([]shardHead, len(paths))
+	for i, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("read results: %w", err)
+		}
+		if err := json.Unmarshal(data, &heads[i]); err != nil || SchemaOf(data) == SetSchema {
+			// Read says what is wrong, at its line and column.
+			if _, rerr := Read(p, data); rerr != nil {
+				return nil, rerr
+			}
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		heads[i].name = p
+	}
+	return merge(heads, func(i int) (*Run, error) { return ReadFile(paths[i]) }, opts)
+}
+
+// shardHead is what refusals and offsets need of a shard before its
+// results are read: its identity, and when it started.
+type shardHead struct {
+	name      string
+	StartedAt time.Time    `json:"started_at"`
+	Scenario  ScenarioInfo `json:"scenario"`
+	Target    TargetInfo   `json:"target"`
+	Shard     *ShardInfo   `json:"shard"`
+}
+
+// merge checks the shards' identities, then adds the shards, loaded one
+// at a time in index order, into the whole.
+func merge(heads []shardHead, load func(int) (*Run, error), opts MergeOptions) (*Run, error) {
 	tol := opts.StartTolerance
 	if tol <= 0 {
 		tol = DefaultStartTolerance
 	}
-	if err := checkShards(shards); err != nil {
+	if err := checkShards(heads); err != nil {
 		return nil, err
 	}
-	slices.SortFunc(shards, func(a, b Shard) int { return a.Run.Shard.Index - b.Run.Shard.Index })
-	first := shards[0].Run
-	base := first.StartedAt
-	for _, s := range shards {
-		if s.Run.StartedAt.Before(base) {
-			base = s.Run.StartedAt
+	order := make([]int, len(heads))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return heads[a].Shard.Index - heads[b].Shard.Index })
+	base := heads[0].StartedAt
+	for _, h := range heads {
+		if h.StartedAt.Before(base) {
+			base = h.StartedAt
 		}
 	}
-	mg := &merger{shards: shards, base: base}
-	for _, s := range shards {
-		mg.offsets = append(mg.offsets, s.Run.StartedAt.Sub(base))
+	mg := newMerger(base, tol)
+	for _, i := range order {
+		r, err := load(i)
+		if err != nil {
+			return nil, err
+		}
+		if h := heads[i]; r.Shard == nil || r.Shard.Index != h.Shard.Index || r.Shard.RunID != h.Shard.RunID || !r.StartedAt.Equal(h.StartedAt) {
+			return nil, refuse("%s changed while it was merged", heads[i].name)
+		}
+		if err := mg.add(heads[i].name, r, heads[i].StartedAt.Sub(base)); err != nil {
+			return nil, err
+		}
 	}
-	if err := mg.checkWindows(); err != nil {
-		return nil, err
-	}
+	return mg.run()
+}
+
+// run is the whole's results, once every shard is added.
+func (mg *merger) run() (*Run, error) {
 	m, err := mg.measurement()
 	if err != nil {
 		return nil, err
 	}
-
+	first := mg.first
 	d := Declared{Declared: first.Pins.Declared()}
 	d.Concurrency = first.Shard.Whole
-	d.OverContext = mg.overContext()
+	d.OverContext = mg.overContext
 	run := &Run{
 		Schema:        Schema,
 		SixpinVersion: first.SixpinVersion,
-		StartedAt:     base.UTC(),
-		StartUnixNS:   base.UnixNano(),
+		StartedAt:     mg.base.UTC(),
+		StartUnixNS:   mg.base.UnixNano(),
 		Scenario:      first.Scenario,
 		Target:        first.Target,
 		Windows:       m.Windows,
@@ -93,20 +155,16 @@ func Merge(shards []Shard, opts MergeOptions) (*Run, error) {
 		Tokens:        m.Tokens,
 		ByContext:     m.ByContext,
 		Discovery:     first.Discovery,
-		Client:        mg.client(),
+		Client:        mg.client,
 
 		ClientAddedLatencyMs: m.ClientAddedLatency,
 	}
-	run.Parity = &Parity{Planned: mg.planned(), Served: served(m.Tokens)}
-	runs := make([]*Run, len(mg.shards))
-	for k, s := range mg.shards {
-		runs[k] = s.Run
-	}
-	if run.Peers, err = mergePeers(runs, mg.offsets); err != nil {
+	run.Parity = &Parity{Planned: mg.planned, Served: served(m.Tokens)}
+	if run.Peers, err = mg.peers.result(); err != nil {
 		return nil, err
 	}
 	if d.Concurrency.Mode == scenario.ModeOpen {
-		run.Schedule = mg.schedule(m)
+		run.Schedule = mg.scheduled(m)
 	}
 	disc := record.Discovery{}
 	if first.Discovery != nil {
@@ -114,21 +172,13 @@ func Merge(shards []Shard, opts MergeOptions) (*Run, error) {
 	}
 	// Every shard watched the same server: its metrics are the first
 	// shard's scrapes (summing them would count the server N times).
-	var serverFrom string
-	for _, s := range shards {
-		if s.Run.Server != nil {
-			run.Server, serverFrom = s.Run.Server, shardName(s)
-			break
-		}
-	}
+	run.Server = mg.server
 	run.Pins = BuildPins(d, m, disc, run.Server, run.Headline, run.Schedule)
-	for _, s := range shards {
+	if mg.unverifiable != "" && run.Pins.Prompt.Verified != Unverifiable {
 		// A shard that could not measure the chat template's overhead
 		// built its prompts without it: the whole's prompt pin can't be
 		// verified either.
-		if p := s.Run.Pins.Prompt; p.Verified == Unverifiable && run.Pins.Prompt.Verified != Unverifiable {
-			run.Pins.Prompt.Verified, run.Pins.Prompt.Reason = Unverifiable, "shard "+shardName(s)+": "+p.Reason
-		}
+		run.Pins.Prompt.Verified, run.Pins.Prompt.Reason = Unverifiable, mg.unverifiable
 	}
 	if len(m.Sessions.All) > 0 {
 		run.Sessions = &m.Sessions
@@ -139,21 +189,14 @@ func Merge(shards []Shard, opts MergeOptions) (*Run, error) {
 		run.Valid = false
 		run.Invalid = append(run.Invalid, reason)
 	}
-	att, late := mg.attestation(tol)
-	run.Merged = att
-	if len(late) > 0 {
+	run.Merged = mg.attest
+	if len(mg.late) > 0 {
 		run.Valid = false
-		run.Invalid = append(run.Invalid, late...)
+		run.Invalid = append(run.Invalid, mg.late...)
 	}
-	var partial []string
-	for _, s := range shards {
-		if s.Run.Incomplete {
-			partial = append(partial, fmt.Sprintf("shard %s (%s)", shardName(s), s.Run.IncompleteReason))
-		}
-	}
-	if len(partial) > 0 {
+	if len(mg.partial) > 0 {
 		run.Incomplete = true
-		run.IncompleteReason = "incomplete shards: " + strings.Join(partial, "; ")
+		run.IncompleteReason = "incomplete shards: " + strings.Join(mg.partial, "; ")
 	}
 	wall := time.Duration(m.Windows[WindowAll].DurationS * float64(time.Second))
 	if c := first.Cost; c != nil {
@@ -164,15 +207,16 @@ func Merge(shards []Shard, opts MergeOptions) (*Run, error) {
 		limits = &r.Limits
 	}
 	run.RateLimits = BuildRateLimits(limits, m)
-	run.Notes = mg.notes()
-	if serverFrom != "" {
-		run.Notes = append(run.Notes, "server metrics: shard "+serverFrom+"'s scrapes of the server every shard loaded (its windows are that shard's)")
+	run.Notes = append(mg.notes, fmt.Sprintf("merged from %d shards (run id %q): histograms added, series aligned on wall-clock time; max_in_flight is the sum of the shards' maxima (an upper bound)",
+		mg.attest.Count, mg.attest.RunID))
+	if mg.serverFrom != "" {
+		run.Notes = append(run.Notes, "server metrics: shard "+mg.serverFrom+"'s scrapes of the server every shard loaded (its windows are that shard's)")
 	}
 	return run, nil
 }
 
 // shardName is "I/N".
-func shardName(s Shard) string { return fmt.Sprintf("%d/%d", s.Run.Shard.Index, s.Run.Shard.Count) }
+func shardName(s *ShardInfo) string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 
 func refuse(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrMergeRefused}, args...)...)
@@ -180,22 +224,22 @@ func refuse(format string, args ...any) error {
 
 // checkShards refuses a set of shards that is not one whole distributed
 // run.
-func checkShards(shards []Shard) error {
+func checkShards(shards []shardHead) error {
 	if len(shards) == 0 {
 		return refuse("no shard given")
 	}
 	for _, s := range shards {
-		if s.Run.Shard == nil {
-			return refuse("%s: not a shard's results (no \"shard\": run it with --shard I/N --run-id ID)", s.Name)
+		if s.Shard == nil {
+			return refuse("%s: not a shard's results (no \"shard\": run it with --shard I/N --run-id ID)", s.name)
 		}
 	}
 	a := shards[0]
-	ai := a.Run.Shard
+	ai := a.Shard
 	seen := map[int]string{}
 	for _, s := range shards {
-		si := s.Run.Shard
+		si := s.Shard
 		differ := func(what string, x, y any) error {
-			return refuse("%s and %s are shards of different %s (%v and %v)", a.Name, s.Name, what, x, y)
+			return refuse("%s and %s are shards of different %s (%v and %v)", a.name, s.name, what, x, y)
 		}
 		switch {
 		case si.Count != ai.Count:
@@ -206,17 +250,17 @@ func checkShards(shards []Shard) error {
 			return differ("seeds", ai.Seed, si.Seed)
 		case si.RunID != ai.RunID:
 			return differ("run ids", ai.RunID, si.RunID)
-		case s.Run.Target.Endpoint != a.Run.Target.Endpoint || s.Run.Target.Model != a.Run.Target.Model || s.Run.Target.Profile != a.Run.Target.Profile:
-			return differ("targets", a.Run.Target.Endpoint+" "+a.Run.Target.Model, s.Run.Target.Endpoint+" "+s.Run.Target.Model)
-		case s.Run.Scenario.PromptSalt != a.Run.Scenario.PromptSalt:
-			return differ("prompt salts", a.Run.Scenario.PromptSalt, s.Run.Scenario.PromptSalt)
-		case s.Run.Scenario.Windows != a.Run.Scenario.Windows:
-			return refuse("incompatible windows: %s and %s declare different windows", a.Name, s.Name)
+		case s.Target.Endpoint != a.Target.Endpoint || s.Target.Model != a.Target.Model || s.Target.Profile != a.Target.Profile:
+			return differ("targets", a.Target.Endpoint+" "+a.Target.Model, s.Target.Endpoint+" "+s.Target.Model)
+		case s.Scenario.PromptSalt != a.Scenario.PromptSalt:
+			return differ("prompt salts", a.Scenario.PromptSalt, s.Scenario.PromptSalt)
+		case s.Scenario.Windows != a.Scenario.Windows:
+			return refuse("incompatible windows: %s and %s declare different windows", a.name, s.name)
 		}
 		if other, dup := seen[si.Index]; dup {
-			return refuse("shard %d/%d given twice (%s and %s)", si.Index, si.Count, other, s.Name)
+			return refuse("shard %d/%d given twice (%s and %s)", si.Index, si.Count, other, s.name)
 		}
-		seen[si.Index] = s.Name
+		seen[si.Index] = s.name
 	}
 	var missing []string
 	for i := range ai.Count {
@@ -226,38 +270,6 @@ func checkShards(shards []Shard) error {
 	}
 	if len(missing) > 0 {
 		return refuse("shard %s of %d missing (run id %q): a merged run needs every shard", strings.Join(missing, ", "), ai.Count, ai.RunID)
-	}
-	return nil
-}
-
-// merger holds the shards, sorted by index, and each one's start offset
-// from the earliest.
-type merger struct {
-	shards  []Shard
-	base    time.Time
-	offsets []time.Duration
-}
-
-// checkWindows refuses shards whose warmup, burst or steady windows, each
-// counted from its shard's own start, are more than windowTolerance apart
-// (steady: auto trimmed them differently, or a shard ended early): their
-// histograms would be of different spans. How late each shard started is
-// the attestation's business.
-func (mg *merger) checkWindows() error {
-	tol := windowTolerance.Seconds()
-	for _, name := range []string{WindowWarmup, WindowBurst, WindowSteady} {
-		a := mg.shards[0]
-		wa := a.Run.Windows[name]
-		for _, s := range mg.shards {
-			w := s.Run.Windows[name]
-			if w == nil || wa == nil {
-				return refuse("incompatible windows: %s has no %s window", s.Name, name)
-			}
-			if math.Abs(w.StartS-wa.StartS) > tol || math.Abs(w.EndS-wa.EndS) > tol {
-				return refuse("incompatible windows: %s is [%s, %s) s of load in %s and [%s, %s) s in %s, more than %s apart: histograms of different spans cannot be added",
-					name, num(wa.StartS), num(wa.EndS), a.Name, num(w.StartS), num(w.EndS), s.Name, windowTolerance)
-			}
-		}
 	}
 	return nil
 }
@@ -288,77 +300,6 @@ var histByName = func() map[string]HistSpec {
 	}
 	return m
 }()
-
-// measurement is the whole run's Measurement, from the shards' results.
-func (mg *merger) measurement() (*Measurement, error) {
-	m := &Measurement{Windows: map[string]*Window{}, Histograms: map[string]map[string]EncodedHistogram{}}
-	for _, name := range WindowNames {
-		w, hs, err := mg.window(name)
-		if err != nil {
-			return nil, err
-		}
-		m.Windows[name], m.Histograms[name] = w, hs
-	}
-	if e, ok := m.Histograms[WindowAll][HistClientLag.Name]; ok {
-		h, _ := e.Decode()
-		m.ClientAddedLatency = Summarize(HistClientLag, h)
-	}
-	m.Series = mg.series()
-	if b := m.Windows[WindowBurst]; b != nil {
-		perSecond := make([]float64, len(m.Series.OutputTokens))
-		for i, v := range m.Series.OutputTokens {
-			perSecond[i] = float64(v)
-		}
-		b.PeakAggregateOutputTokS, b.PeakStartS = peakRate(perSecond, secDur(b.DurationS))
-	}
-	m.Errors = mg.errors()
-	first := mg.shards[0].Run
-	m.ReportedModel = first.Pins.Model.Observed.Reported
-	var err error
-	if m.PromptDrift, err = mergeDrift(mg.shards, func(r *Run) *Drift { return r.Pins.Prompt.Observed.Drift }); err != nil {
-		return nil, err
-	}
-	if m.OutputDrift, err = mergeDrift(mg.shards, func(r *Run) *Drift { return r.Pins.Output.Observed.Drift }); err != nil {
-		return nil, err
-	}
-	var sessions []*Session
-	for k, s := range mg.shards {
-		r := s.Run
-		m.TokensFromChunks = m.TokensFromChunks || r.Pins.Output.Observed.Source == "chunks"
-		m.Tokens.Requests += r.Tokens.Requests
-		m.Tokens.Input += r.Tokens.Input
-		m.Tokens.CachedInput += r.Tokens.CachedInput
-		m.Tokens.CacheWriteInput += r.Tokens.CacheWriteInput
-		m.Tokens.Output += r.Tokens.Output
-		m.Tokens.Reasoning += r.Tokens.Reasoning
-		m.Issued.addServed(r.Pins.Prompt.Observed.Served, r.Pins.Output.Observed.Served)
-		off := mg.offsets[k].Seconds()
-		if r.Sessions != nil {
-			for _, ss := range r.Sessions.All {
-				c := *ss
-				c.StartS += off
-				c.EndS += off
-				sessions = append(sessions, &c)
-			}
-		}
-		for _, rj := range rateLimited(r) {
-			rj.AtS += off
-			if rj.Inferred {
-				rj.Bucket, rj.Inferred = "", false // the whole's meters decide again
-			}
-			m.Rejections = append(m.Rejections, rj)
-		}
-	}
-	m.Tokens.finish()
-	slices.SortFunc(sessions, func(x, y *Session) int { return x.Index - y.Index })
-	m.Sessions = summarizeSessions(sessions)
-	slices.SortFunc(m.Rejections, func(x, y Rejection) int { return cmpFloat(x.AtS, y.AtS) })
-	m.ByContext, err = mg.byContext()
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
-}
 
 func cmpFloat(a, b float64) int {
 	switch {
@@ -392,405 +333,4 @@ func (s *Issued) addServed(prompt, output *Served) {
 	s.OutputOK += int64(math.Round(output.MeanOK * ok))
 }
 
-// window merges one window of every shard: its span on the earliest
-// shard's clock, its counts summed, its in-flight figures added over the
-// span, and every distribution read from the shards' histograms added.
-func (mg *merger) window(name string) (*Window, map[string]EncodedHistogram, error) {
-	w := &Window{ErrorsByClass: map[string]int{}, StartS: math.Inf(1)}
-	hs := map[string]*hdrhistogram.Histogram{}
-	var inFlight, served, littles, good, sumE2E, sumTTFT, sumPrompt, sumOutput, sumReqOutput, sumReqPrompt float64
-	var goodput bool
-	var notes []string
-	for k, s := range mg.shards {
-		sw := s.Run.Windows[name]
-		off := mg.offsets[k].Seconds()
-		w.StartS, w.EndS = min(w.StartS, sw.StartS+off), max(w.EndS, sw.EndS+off)
-		w.Requests += sw.Requests
-		w.Completed += sw.Completed
-		w.DecodeUnmeasured += sw.DecodeUnmeasured
-		w.Failed += sw.Failed
-		w.OutputTokens += sw.OutputTokens
-		w.ReasoningTokens += sw.ReasoningTokens
-		w.MaxInFlight += sw.MaxInFlight
-		for c, n := range sw.ErrorsByClass {
-			w.ErrorsByClass[c] += n
-		}
-		// Time-weighted means over the shard's span, as areas.
-		inFlight += sw.MeanInFlight * sw.DurationS
-		served += sw.MeanServedInFlight * sw.DurationS
-		littles += sw.LittlesLawInFlight * sw.DurationS
-		if g := sw.Goodput; g != nil {
-			goodput = true
-			good += float64(g.Requests)
-		}
-		if sw.E2EMs != nil && sw.TTFTMs != nil {
-			e2e := sw.E2EMs.Mean * float64(sw.E2EMs.Count)
-			sumE2E += e2e
-			sumTTFT += sw.PrefillShare * e2e
-		}
-		if p, o := sw.PromptTokens, sw.OutputPerReq; p != nil && o != nil {
-			sumPrompt += p.Mean * float64(p.Count)
-			out := o.Mean * float64(o.Count)
-			sumOutput += out
-			sumReqOutput += out
-			sumReqPrompt += sw.RequestedInputOutputRatio * out
-		}
-		if sw.Note != "" && !slices.Contains(notes, sw.Note) {
-			notes = append(notes, sw.Note)
-		}
-		for mname, e := range s.Run.Histograms[name] {
-			mt, ok := histByName[mname]
-			if !ok {
-				return nil, nil, refuse("%s: histograms.%s.%s: unknown metric", s.Name, name, mname)
-			}
-			h := hs[mname]
-			if err := addHist(&h, mt, e, s.Name+": histograms."+name+"."+mname); err != nil {
-				return nil, nil, refuse("%v", err)
-			}
-			hs[mname] = h
-		}
-	}
-	if name == WindowAll || w.StartS > w.EndS {
-		w.StartS = max(min(w.StartS, w.EndS), 0)
-	}
-	w.DurationS = w.EndS - w.StartS
-	w.Note = strings.Join(notes, "; ")
-	if d := w.DurationS; d > 0 {
-		w.AggregateOutputTokS = float64(w.OutputTokens) / d
-		w.MeanInFlight, w.MeanServedInFlight, w.LittlesLawInFlight = inFlight/d, served/d, littles/d
-	}
-	if w.MeanInFlight > 0 {
-		w.AggregatePerStreamTokS = w.AggregateOutputTokS / w.MeanInFlight
-	}
-	if goodput && w.Requests > 0 {
-		w.Goodput = &Goodput{Requests: int(good), Fraction: good / float64(w.Requests)}
-		if w.DurationS > 0 {
-			w.Goodput.RateRPS = good / w.DurationS
-		}
-	}
-	if sumE2E > 0 {
-		w.PrefillShare = sumTTFT / sumE2E
-	}
-	if sumOutput > 0 {
-		w.InputOutputRatio = sumPrompt / sumOutput
-	}
-	if sumReqOutput > 0 {
-		w.RequestedInputOutputRatio = sumReqPrompt / sumReqOutput
-	}
-	enc := map[string]EncodedHistogram{}
-	for mname, h := range hs {
-		e, err := encode(histByName[mname], h)
-		if err != nil {
-			return nil, nil, err
-		}
-		enc[mname] = e
-	}
-	sum := func(m HistSpec) *Dist { return Summarize(m, hs[m.Name]) }
-	w.TTFTMs, w.TTFTAnswerMs, w.ITLMs, w.TPOTMs = sum(HistTTFT), sum(HistTTFTAnswer), sum(HistITL), sum(HistTPOT)
-	w.E2EMs, w.DecodeTokS, w.EffectiveTokS, w.ScheduleLagMs = sum(HistE2E), sum(HistDecode), sum(HistEffective), sum(HistLag)
-	w.ServerQueueMs, w.ServerPrefillMs, w.TTFTRestMs = sum(HistServerQueue), sum(HistServerPrefill), sum(HistTTFTRest)
-	// Token lengths: percentiles from the added histograms; count, mean,
-	// spread and extremes exact, from the shards' exact summaries.
-	w.PromptTokens = exactMoments(sum(HistPrompt), mg.dists(name, func(w *Window) *Dist { return w.PromptTokens }))
-	w.OutputPerReq = exactMoments(sum(HistOutput), mg.dists(name, func(w *Window) *Dist { return w.OutputPerReq }))
-	return w, enc, nil
-}
-
-// dists is every shard's summary of one distribution of window name.
-func (mg *merger) dists(name string, of func(*Window) *Dist) []*Dist {
-	var ds []*Dist
-	for _, s := range mg.shards {
-		if d := of(s.Run.Windows[name]); d != nil {
-			ds = append(ds, d)
-		}
-	}
-	return ds
-}
-
-// exactMoments sets d's count, mean, standard deviation and extremes to
-// those of the union of the distributions ds summarise (pooled exactly);
-// d's percentiles stay. nil when d is.
-func exactMoments(d *Dist, ds []*Dist) *Dist {
-	if d == nil || len(ds) == 0 {
-		return d
-	}
-	var n int64
-	var sum, sq float64
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, x := range ds {
-		n += x.Count
-		sum += x.Mean * float64(x.Count)
-		lo, hi = min(lo, x.Min), max(hi, x.Max)
-	}
-	mean := sum / float64(n)
-	for _, x := range ds {
-		sq += float64(x.Count) * (x.Stddev*x.Stddev + (x.Mean-mean)*(x.Mean-mean))
-	}
-	d.Count, d.Mean, d.Stddev, d.Min, d.Max = n, mean, math.Sqrt(sq/float64(n)), lo, hi
-	return d
-}
-
-// series adds the shards' per-second series, each shifted by its start
-// offset (rounded to the second) onto the earliest shard's clock.
-func (mg *merger) series() Series {
-	var s Series
-	shiftAdd := func(dst *[]int64, src []int64, k int) {
-		*dst = grow(*dst, len(src)+k)
-		for i, v := range src {
-			(*dst)[i+k] += v
-		}
-	}
-	for j, sh := range mg.shards {
-		k := int(math.Round(mg.offsets[j].Seconds()))
-		r := sh.Run.Series
-		shiftAdd(&s.OutputTokens, r.OutputTokens, k)
-		shiftAdd(&s.InputTokens, r.InputTokens, k)
-		shiftAdd(&s.CachedInputTokens, r.CachedInputTokens, k)
-		shiftAdd(&s.Started, r.Started, k)
-		shiftAdd(&s.Completed, r.Completed, k)
-		shiftAdd(&s.Failed, r.Failed, k)
-		s.InFlight = grow(s.InFlight, len(r.InFlight)+k)
-		for i, v := range r.InFlight {
-			s.InFlight[i+k] += v
-		}
-	}
-	n := 0
-	for _, x := range [][]int64{s.OutputTokens, s.InputTokens, s.CachedInputTokens, s.Started, s.Completed, s.Failed} {
-		n = max(n, len(x))
-	}
-	s.pad(max(n, len(s.InFlight)))
-	return s
-}
-
-// errors sums the shards' failures.
-func (mg *merger) errors() Errors {
-	e := Errors{ByClass: map[string]int{}, Examples: map[string][]string{}}
-	for k, s := range mg.shards {
-		r := s.Run.Errors
-		e.Requests += r.Requests
-		e.Failed += r.Failed
-		e.Reconnects += r.Reconnects
-		e.WithheldArrivals += r.WithheldArrivals
-		for c, n := range r.ByClass {
-			e.ByClass[c] += n
-		}
-		for st, n := range r.SlowDowns {
-			if e.SlowDowns == nil {
-				e.SlowDowns = map[string]int{}
-			}
-			e.SlowDowns[st] += n
-		}
-		for c, s := range r.BackoffS {
-			if e.BackoffS == nil {
-				e.BackoffS = map[string]float64{}
-			}
-			e.BackoffS[c] += s
-		}
-		for c, ex := range r.Examples {
-			for _, x := range ex {
-				if len(e.Examples[c]) < maxExamples && !slices.Contains(e.Examples[c], x) {
-					e.Examples[c] = append(e.Examples[c], x)
-				}
-			}
-		}
-		off := mg.offsets[k].Seconds()
-		for _, o := range r.Outages {
-			o.StartS += off
-			o.EndS += off
-			e.Outages = append(e.Outages, o)
-		}
-	}
-	slices.SortFunc(e.Outages, func(a, b record.Outage) int { return cmpFloat(a.StartS, b.StartS) })
-	interrupted := e.ByClass[string(record.ErrInterrupted)]
-	if n := e.Requests - interrupted; n > 0 {
-		e.Rate = float64(e.Failed-interrupted) / float64(n)
-	}
-	return e
-}
-
-// mergeDrift pools the shards' drift of one token count (nil when none
-// has any).
-func mergeDrift(shards []Shard, of func(*Run) *Drift) (*Drift, error) {
-	var d *Drift
-	var h *hdrhistogram.Histogram
-	var sum, sumAbs, obs, req float64
-	for _, s := range shards {
-		x := of(s.Run)
-		if x == nil || x.Requests == 0 {
-			continue
-		}
-		if d == nil {
-			d = &Drift{TolerancePct: x.TolerancePct}
-		}
-		n := float64(x.Requests)
-		d.Requests += x.Requests
-		d.Exact += x.Exact
-		d.Outside += x.Outside
-		d.MaxAbsPct = max(d.MaxAbsPct, x.MaxAbsPct)
-		sum += x.MeanPct * n
-		sumAbs += x.MeanAbsPct * n
-		obs += x.MeanObserved * n
-		req += x.MeanRequested * n
-		if x.Histogram != nil {
-			if err := addHist(&h, histDrift, *x.Histogram, s.Name+": drift histogram"); err != nil {
-				return nil, refuse("%v", err)
-			}
-		}
-	}
-	if d == nil {
-		return nil, nil
-	}
-	n := float64(d.Requests)
-	d.MeanPct, d.MeanAbsPct, d.MeanObserved, d.MeanRequested = sum/n, sumAbs/n, obs/n, req/n
-	if h != nil && h.TotalCount() == int64(d.Requests) {
-		d.AbsPct = Summarize(histDrift, h)
-		e, err := encode(histDrift, h)
-		if err != nil {
-			return nil, err
-		}
-		d.Histogram = &e
-	}
-	return d, nil
-}
-
-// byContext adds the shards' context-depth buckets from their histograms.
-func (mg *merger) byContext() ([]ContextBucket, error) {
-	var out []ContextBucket
-	for i, depth := range ContextDepths {
-		b := ContextBucket{ContextDepth: depth}
-		hs := map[string]*hdrhistogram.Histogram{}
-		for _, s := range mg.shards {
-			if i >= len(s.Run.ByContext) {
-				continue
-			}
-			sb := s.Run.ByContext[i]
-			b.Requests += sb.Requests
-			for _, m := range []HistSpec{HistEffective, HistDecode, HistTTFT} {
-				if e, ok := sb.Histograms[m.Name]; ok {
-					h := hs[m.Name]
-					if err := addHist(&h, m, e, s.Name+": by_context histogram"); err != nil {
-						return nil, refuse("%v", err)
-					}
-					hs[m.Name] = h
-				}
-			}
-		}
-		b.EffectiveTokS, b.DecodeTokS, b.TTFTMs = Summarize(HistEffective, hs[HistEffective.Name]), Summarize(HistDecode, hs[HistDecode.Name]), Summarize(HistTTFT, hs[HistTTFT.Name])
-		b.Histograms = encodeAll(map[HistSpec]*hdrhistogram.Histogram{HistEffective: hs[HistEffective.Name], HistDecode: hs[HistDecode.Name], HistTTFT: hs[HistTTFT.Name]})
-		out = append(out, b)
-	}
-	return out, nil
-}
-
-// schedule is the whole's open-loop pacing: the shards' rates add (each
-// carried rate/N), the lag is the added histograms', and the whole fell
-// behind if any shard did.
-func (mg *merger) schedule(m *Measurement) *Schedule {
-	s := &Schedule{}
-	var notes []string
-	for _, sh := range mg.shards {
-		r := sh.Run.Schedule
-		if r == nil {
-			continue
-		}
-		s.TargetRateRPS += r.TargetRateRPS
-		s.ScheduledRateRPS += r.ScheduledRateRPS
-		s.AchievedRateRPS += r.AchievedRateRPS
-		s.Requests += r.Requests
-		if r.Behind {
-			s.Behind = true
-			notes = append(notes, "shard "+shardName(sh)+": "+r.Note)
-		}
-	}
-	if all := m.Windows[WindowAll]; all != nil {
-		s.LagMs = all.ScheduleLagMs
-	}
-	s.Note = strings.Join(notes, "; ")
-	return s
-}
-
-// overContext sums the shards' planned over-context prompts.
-// planned is the whole plan's parity evidence, which every shard computed
-// alike (nil when any shard lacks it or they disagree).
-func (mg *merger) planned() *PlannedTokens {
-	var p *PlannedTokens
-	for _, s := range mg.shards {
-		q := s.Run.Parity
-		if q == nil || q.Planned == nil || (p != nil && *q.Planned != *p) {
-			return nil
-		}
-		p = q.Planned
-	}
-	return p
-}
-
-func (mg *merger) overContext() *OverContext {
-	var oc *OverContext
-	for _, s := range mg.shards {
-		x := s.Run.Pins.Prompt.Observed.OverContext
-		if x == nil {
-			continue
-		}
-		if oc == nil {
-			oc = &OverContext{ContextTokens: x.ContextTokens, Allowed: x.Allowed}
-		}
-		oc.Planned += x.Planned
-		oc.Exceeding += x.Exceeding
-		oc.Sampled = oc.Sampled || x.Sampled
-	}
-	return oc
-}
-
-// client sums the shards' machines.
-func (mg *merger) client() ClientInfo {
-	c := mg.shards[0].Run.Client
-	c.CPUs, c.CPUSeconds = 0, 0
-	for _, s := range mg.shards {
-		c.CPUs += s.Run.Client.CPUs
-		c.CPUSeconds += s.Run.Client.CPUSeconds
-		c.MaxRSSBytes = max(c.MaxRSSBytes, s.Run.Client.MaxRSSBytes)
-	}
-	return c
-}
-
-// attestation lists every shard's identity and start offset, and says why
-// the merged run is invalid: a shard fell behind its schedule, or started
-// later than tol after the common start (or, without one, after the
-// earliest shard).
-func (mg *merger) attestation(tol time.Duration) (*Attestation, []string) {
-	first := mg.shards[0].Run.Shard
-	a := &Attestation{RunID: first.RunID, Count: first.Count, StartToleranceMs: millis(tol)}
-	var invalid []string
-	for k, s := range mg.shards {
-		si := *s.Run.Shard
-		si.StartOffsetMs = millis(mg.offsets[k])
-		a.Shards = append(a.Shards, si)
-		late := si.StartLateMs
-		if si.StartAt == nil {
-			late = si.StartOffsetMs
-		}
-		if late > millis(tol) {
-			invalid = append(invalid, fmt.Sprintf("shard %s started %s ms late, more than the %s ms allowed: its windows are not the others'", shardName(s), num(late), num(millis(tol))))
-		}
-		if si.Behind {
-			invalid = append(invalid, fmt.Sprintf("shard %s fell behind its schedule: a merged percentile is only as good as the worst shard", shardName(s)))
-		}
-	}
-	return a, invalid
-}
-
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// notes are the shards' notes, each once, then what merging adds.
-func (mg *merger) notes() []string {
-	var out []string
-	for _, s := range mg.shards {
-		for _, n := range s.Run.Notes {
-			if !slices.Contains(out, n) && n != NoteNoHistograms {
-				out = append(out, n)
-			}
-		}
-	}
-	return append(out, fmt.Sprintf("merged from %d shards (run id %q): histograms added, series aligned on wall-clock time; max_in_flight is the sum of the shards' maxima (an upper bound)",
-		len(mg.shards), mg.shards[0].Run.Shard.RunID))
-}

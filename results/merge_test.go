@@ -1,11 +1,15 @@
 package results
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -187,4 +191,87 @@ func TestAddHistSparseEqualsDense(t *testing.T) {
 	if err := addHist(&sparse, m, EncodedHistogram{Unit: m.Unit, Scale: m.Scale, HDR: string(b)}, "wide"); err == nil || !strings.Contains(err.Error(), "1 values out of range") {
 		t.Errorf("a value beyond the range: %v", err)
 	}
+}
+
+// MergeFiles, which holds one shard at a time, writes the very results
+// Merge does from the same shards held at once; a file that does not
+// read is refused at its line and column.
+func TestMergeFilesEqualsMerge(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var paths []string
+	var runs []Shard
+	for i := range 5 {
+		r := shardRun(t, i, 5, 20+i, time.Duration(i)*700*ms)
+		p := filepath.Join(dir, fmt.Sprintf("s%d.json", i))
+		if err := WriteFile(p, r); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+		runs = append(runs, Shard{Name: p, Run: back})
+	}
+	opts := MergeOptions{StartTolerance: 5 * time.Second}
+	want, err := Merge(runs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Reverse(paths)
+	got, err := MergeFiles(paths, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := mustJSON(t, got), mustJSON(t, want); !bytes.Equal(g, w) {
+		t.Errorf("MergeFiles and Merge differ:\n%s\n%s", g, w)
+	}
+	if got.Windows[WindowAll].Requests != 20+21+22+23+24 || len(got.Merged.Shards) != 5 {
+		t.Errorf("requests %d, shards %d", got.Windows[WindowAll].Requests, len(got.Merged.Shards))
+	}
+
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte("{\n  \"schema\": \"sixpin.results/v1\",\n  \"shard\": 3\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := MergeFiles(append(paths, bad), opts); err == nil || !strings.Contains(err.Error(), "bad.json:3:") {
+		t.Errorf("a malformed shard: %v, want its file and line", err)
+	}
+}
+
+// The token lengths' count, mean, spread and extremes pooled from the
+// shards' summaries are those of all the shards' values.
+func TestPooledMomentsExact(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(3, 4))
+	var all []float64
+	var p pooled
+	for _, n := range []int{1, 7, 300, 40} {
+		vals := make([]float64, n)
+		for i := range vals {
+			vals[i] = float64(r.IntN(200_000))
+		}
+		all = append(all, vals...)
+		p.add(moments(vals))
+	}
+	got, want := p.onto(&Dist{}), moments(all)
+	if got.Count != want.Count || got.Min != want.Min || got.Max != want.Max ||
+		math.Abs(got.Mean-want.Mean) > 1e-9*want.Mean || math.Abs(got.Stddev-want.Stddev) > 1e-9*want.Stddev {
+		t.Errorf("pooled %+v, want %+v", got, want)
+	}
+}
+
+// moments is the exact summary of vals (population standard deviation).
+func moments(vals []float64) *Dist {
+	d := &Dist{Count: int64(len(vals)), Min: slices.Min(vals), Max: slices.Max(vals)}
+	for _, v := range vals {
+		d.Mean += v / float64(len(vals))
+	}
+	var sq float64
+	for _, v := range vals {
+		sq += (v - d.Mean) * (v - d.Mean)
+	}
+	d.Stddev = math.Sqrt(sq / float64(len(vals)))
+	return d
 }

@@ -75,14 +75,23 @@ func TestMergedParity(t *testing.T) {
 	p := &PlannedTokens{TokenTotals: TokenTotals{Requests: 4, InputTokens: 40, OutputTokens: 8}, SequenceSHA256: strings.Repeat("0", 64), Encoding: scenario.SequenceEncoding}
 	q := *p
 	q.InputTokens = 41
-	shard := func(pl *PlannedTokens) Shard { return Shard{Run: &Run{Parity: &Parity{Planned: pl}}} }
-	if got := (&merger{shards: []Shard{shard(p), shard(p)}}).planned(); got == nil || *got != *p {
+	planned := func(a, b *PlannedTokens) *PlannedTokens {
+		t.Helper()
+		x, y := shardRun(t, 0, 2, 4, 0), shardRun(t, 1, 2, 4, 0)
+		x.Parity, y.Parity = &Parity{Planned: a}, &Parity{Planned: b}
+		m, err := Merge(shards(x, y), MergeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Parity.Planned
+	}
+	if got := planned(p, p); got == nil || *got != *p {
 		t.Errorf("agreeing shards: %+v", got)
 	}
-	if got := (&merger{shards: []Shard{shard(p), shard(&q)}}).planned(); got != nil {
+	if got := planned(p, &q); got != nil {
 		t.Errorf("disagreeing shards kept %+v", got)
 	}
-	if got := (&merger{shards: []Shard{shard(p), {Run: &Run{}}}}).planned(); got != nil {
+	if got := planned(p, nil); got != nil {
 		t.Errorf("a shard without evidence kept %+v", got)
 	}
 }

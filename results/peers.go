@@ -1,7 +1,6 @@
 package results
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -230,64 +229,78 @@ func (a *peersAcc) result() (*Peers, error) {
 	return &p, nil
 }
 
-// mergePeers adds the shards' peer figures onto the earliest shard's
-// clock (each shard's times shifted by its start offset): counts, sums
-// and histograms add, the first send is the earliest, the last ends the
-// latest. Nil when a shard has none (a file from before they were
-// recorded): the whole cannot be given from part of it.
-func mergePeers(shards []*Run, offsets []time.Duration) (*Peers, error) {
-	out := &Peers{}
-	hs := make([]*hdrhistogram.Histogram, len(peerHists))
-	good := true
-	for k, r := range shards {
-		p := r.Peers
-		if p == nil {
-			return nil, nil
+// peersSum is the whole's peer figures as shards are added: the shards'
+// counts summed, their histograms added, each shard's span shifted onto
+// the earliest shard's clock. None when any shard has none.
+type peersSum struct {
+	out     *Peers
+	hs      []*hdrhistogram.Histogram // peerHists
+	missing bool                      // a shard had none
+	bad     bool                      // a shard lacked the good counts
+}
+
+func (s *peersSum) add(p *Peers, off float64, shard string) error {
+	if s.missing {
+		return nil
+	}
+	if p == nil {
+		s.missing, s.out = true, nil
+		return nil
+	}
+	if s.out == nil {
+		s.out = &Peers{FirstSentS: p.FirstSentS + off}
+		s.hs = make([]*hdrhistogram.Histogram, len(peerHists))
+	}
+	out := s.out
+	out.FirstSentS = min(out.FirstSentS, p.FirstSentS+off)
+	out.LastTokenS = max(out.LastTokenS, p.LastTokenS+off)
+	out.LastEndS = max(out.LastEndS, p.LastEndS+off)
+	out.Requests += p.Requests
+	out.Completed += p.Completed
+	out.Failed += p.Failed
+	out.InputTokens += p.InputTokens
+	out.OutputTokens += p.OutputTokens
+	out.SumE2ES += p.SumE2ES
+	if p.Good == nil {
+		s.bad = true
+	} else if !s.bad {
+		if out.Good == nil {
+			out.Good = &PeerGood{}
 		}
-		off := offsets[k].Seconds()
-		if k == 0 || p.FirstSentS+off < out.FirstSentS {
-			out.FirstSentS = p.FirstSentS + off
-		}
-		out.LastTokenS = max(out.LastTokenS, p.LastTokenS+off)
-		out.LastEndS = max(out.LastEndS, p.LastEndS+off)
-		out.Requests += p.Requests
-		out.Completed += p.Completed
-		out.Failed += p.Failed
-		out.InputTokens += p.InputTokens
-		out.OutputTokens += p.OutputTokens
-		out.SumE2ES += p.SumE2ES
-		if p.Good == nil {
-			good = false
-		} else if good {
-			if out.Good == nil {
-				out.Good = &PeerGood{}
-			}
-			out.Good.VLLM += p.Good.VLLM
-			out.Good.AIPerf += p.Good.AIPerf
-		}
-		for i, s := range peerHists {
-			if e, ok := p.Histograms[s.Name]; ok {
-				if err := addHist(&hs[i], s, e, fmt.Sprintf("shard %d: peer_figures.histograms.%s", k, s.Name)); err != nil {
-					return nil, err
-				}
+		out.Good.VLLM += p.Good.VLLM
+		out.Good.AIPerf += p.Good.AIPerf
+	}
+	for i, m := range peerHists {
+		if e, ok := p.Histograms[m.Name]; ok {
+			if err := addHist(&s.hs[i], m, e, shard+": peer_figures.histograms."+m.Name); err != nil {
+				return err
 			}
 		}
 	}
-	if !good {
+	return nil
+}
+
+// result is the whole's peer figures (nil when a shard had none).
+func (s *peersSum) result() (*Peers, error) {
+	out := s.out
+	if out == nil {
+		return nil, nil
+	}
+	if s.bad {
 		out.Good = nil
 	}
-	for i, s := range peerHists {
-		if hs[i] == nil {
+	for i, m := range peerHists {
+		if s.hs[i] == nil {
 			continue
 		}
-		e, err := encode(s, hs[i])
+		e, err := encode(m, s.hs[i])
 		if err != nil {
 			return nil, err
 		}
 		if out.Histograms == nil {
 			out.Histograms = map[string]EncodedHistogram{}
 		}
-		out.Histograms[s.Name] = e
+		out.Histograms[m.Name] = e
 	}
 	return out, nil
 }

@@ -63,15 +63,7 @@ func mergeRun(opts *MergeOptions) error {
 	if opts.StartTolerance < 0 {
 		return badInput(errNegative("--start-tolerance", opts.StartTolerance))
 	}
-	var shards []results.Shard
-	for _, p := range opts.Paths {
-		run, err := results.ReadFile(p)
-		if err != nil {
-			return badInput(err)
-		}
-		shards = append(shards, results.Shard{Name: p, Run: run})
-	}
-	run, err := results.Merge(shards, results.MergeOptions{StartTolerance: opts.StartTolerance})
+	run, err := results.MergeFiles(opts.Paths, results.MergeOptions{StartTolerance: opts.StartTolerance})
 	if err != nil {
 		return badInput(err)
 	}
