@@ -114,6 +114,11 @@ type Config struct {
 	// while its record spill cannot be written (a full disk); past it the
 	// run stops issuing and ends incomplete (0: DefaultSpillMemory).
 	SpillMemory int
+	// SetGCPercent, when set, is given the collector's target before load
+	// for a run of thousands of connections (see leanGCPercent): the CLI
+	// passes runtime/debug.SetGCPercent unless GOGC is set. A library
+	// caller, or a test running many runs at once, leaves it nil.
+	SetGCPercent func(percent int)
 	// Distributed makes the run one shard of a distributed run.
 	Distributed Distributed
 	// Live serves the live page at this address (HOST:PORT; "" none), a
@@ -339,6 +344,9 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 	plan, err := shardPlan(cfg, whole)
 	if err != nil {
 		return nil, err
+	}
+	if pct := gcPercent(connections(plan)); pct > 0 && cfg.SetGCPercent != nil {
+		cfg.SetGCPercent(pct)
 	}
 	if err := checkDescriptors(plan, tg.stop != nil); err != nil {
 		return nil, err

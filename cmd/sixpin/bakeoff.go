@@ -66,6 +66,7 @@ func bakeoffRun(cmd *cobra.Command, opts *BakeoffOptions) error {
 		c.Gates[name] = verdict
 	}
 	c.Getenv = opts.F.Getenv
+	c.SetGCPercent = opts.F.SetGCPercent
 	c.Out, c.ErrOut = opts.F.IO.Out, opts.F.IO.ErrOut
 	c.Progress = opts.F.IO.ErrTTY && !opts.NoProgress
 	_, err := harness.Bakeoff(cmd.Context(), opts.F.Hard, c)

@@ -151,6 +151,7 @@ func capacityRun(cmd *cobra.Command, opts *CapacityOptions) error {
 	}
 	c.ServerMetrics = sm
 	c.Getenv = opts.F.Getenv
+	c.SetGCPercent = opts.F.SetGCPercent
 	c.Out, c.ErrOut = opts.F.IO.Out, opts.F.IO.ErrOut
 	c.Progress = opts.F.IO.ErrTTY && !opts.NoProgress
 	if opts.Repeat == 1 {

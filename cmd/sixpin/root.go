@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -41,6 +42,9 @@ type Factory struct {
 	// Trap starts trapping SIGINT and SIGTERM (nil: nothing to trap, as
 	// in tests). Main calls it before a command that runs load.
 	Trap func()
+	// SetGCPercent sets the process's collector target for a run of
+	// thousands of streams (harness.Config.SetGCPercent; nil in tests).
+	SetGCPercent func(percent int)
 }
 
 // trapsSignals marks a command that runs load (cobra.Command.Annotations):
@@ -74,6 +78,11 @@ func Main() int {
 		IO:     &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, ErrTTY: term.IsTerminal(int(os.Stderr.Fd()))},
 		Getenv: os.Getenv,
 		Hard:   hard,
+		SetGCPercent: func(pct int) {
+			if os.Getenv("GOGC") == "" { // the user's own setting stands
+				debug.SetGCPercent(pct)
+			}
+		},
 		Trap: func() {
 			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 			go func() {

@@ -118,6 +118,7 @@ func runRun(cmd *cobra.Command, opts *RunOptions) error {
 		return badInput(err)
 	}
 	c.Getenv = opts.F.Getenv
+	c.SetGCPercent = opts.F.SetGCPercent
 	c.Out, c.ErrOut = opts.F.IO.Out, opts.F.IO.ErrOut
 	c.Progress = opts.F.IO.ErrTTY && !opts.NoProgress
 	if opts.CPUProfile != "" {

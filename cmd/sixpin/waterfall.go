@@ -100,6 +100,7 @@ func waterfallRun(cmd *cobra.Command, opts *WaterfallOptions) error {
 		return badInput(fmt.Errorf("--time-scale must be in (0, 1]"))
 	}
 	c.Getenv = opts.F.Getenv
+	c.SetGCPercent = opts.F.SetGCPercent
 	c.Out, c.ErrOut = opts.F.IO.Out, opts.F.IO.ErrOut
 	c.Progress = opts.F.IO.ErrTTY && !opts.NoProgress
 	_, err := harness.Waterfall(cmd.Context(), opts.F.Hard, c)
