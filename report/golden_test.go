@@ -26,6 +26,8 @@ const (
 	fixC1      = "testdata/c1-8k.json"   // one stream, 8,000-token prompts: other pins
 	fixInstant = "testdata/instant.json" // sim-instant: model and KV pins contradicted
 	fixQueued  = "testdata/queued.json"  // smoke against `sixpin sim` running 2 sequences, profile openai-compatible: the server queues, no output control
+	fixOpen    = "testdata/open.json"    // smoke as an open loop, Poisson at 3 req/s
+	fixAgentic = "testdata/agentic.json" // agentic-120k against sim-cerebras-27b: sessions, context depths, 429s, cost
 )
 
 func load(t *testing.T, paths ...string) []Input {

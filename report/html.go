@@ -78,6 +78,7 @@ table.pins td { font-size: 13px; }
 figure { margin: 0; }
 figcaption { font-size: 12px; color: #546e7a; max-width: 520px; }
 ` + chartStyle + `ul.facts { padding-left: 20px; }
+pre.summary { font: 12.5px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: #f7f9fa; border: 1px solid #eceff1; border-radius: 4px; padding: 8px 12px; overflow-x: auto; white-space: pre; }
 footer { margin-top: 40px; color: #78909c; font-size: 12px; }
 `
 
@@ -151,12 +152,14 @@ func writeHTMLRun(b *strings.Builder, in Input, idx int) error {
 	if len(card.Unverified) > 0 {
 		fmt.Fprintf(b, "<div class=\"note\"><b>Not verified: %s</b> — figures are only as strong as these pins.</div>\n", esc(strings.Join(card.Unverified, ", ")))
 	}
-	for _, n := range run.Notes {
-		fmt.Fprintf(b, "<div class=\"note\">%s</div>\n", esc(n))
-	}
 
 	writeHTMLCards(b, run)
-	writeHTMLWindows(b, run)
+	// The summary's windows, in its words.
+	for _, name := range summaryWindows(run) {
+		var t strings.Builder
+		writeWindow(&numfmt.Printer{W: &t}, run, name, run.Windows[name])
+		writeSummaryBlock(b, fmt.Sprintf("run-%d-window-%s", idx+1, name), windowTitle(name), t.String())
+	}
 
 	b.WriteString("<h3>Charts</h3>\n<div class=\"charts\">\n")
 	for _, m := range []results.HistSpec{results.HistTTFT, results.HistITL, results.HistE2E} {
@@ -181,12 +184,41 @@ func writeHTMLRun(b *strings.Builder, in Input, idx int) error {
 	}
 	b.WriteString("</div>\n")
 
+	// The summary's sections, in its order and words; notes as notes.
+	for _, sec := range SummarySections {
+		id := fmt.Sprintf("run-%d-%s", idx+1, sec.ID)
+		if sec.ID == "notes" {
+			if len(run.Notes) > 0 {
+				fmt.Fprintf(b, "<h3 id=\"%s\">%s</h3>\n", id, esc(sec.Title))
+			}
+			for _, n := range run.Notes {
+				fmt.Fprintf(b, "<div class=\"note\">%s</div>\n", esc(n))
+			}
+			continue
+		}
+		var t strings.Builder
+		if err := sec.Write(&t, run); err != nil {
+			return err
+		}
+		writeSummaryBlock(b, id, sec.Title, t.String())
+	}
+
+	writeHTMLWindows(b, run)
 	b.WriteString("<h3>Whole run</h3>\n<ul class=\"facts\">\n")
 	for _, l := range runFacts(run) {
 		fmt.Fprintf(b, "<li>%s</li>\n", esc(l))
 	}
 	b.WriteString("</ul>\n</section>\n")
 	return nil
+}
+
+// writeSummaryBlock writes one block of the text summary under its title,
+// its lines as the terminal prints them (nothing when text is empty).
+func writeSummaryBlock(b *strings.Builder, id, title, text string) {
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	fmt.Fprintf(b, "<h3 id=\"%s\">%s</h3>\n<pre class=\"summary\">%s</pre>\n", id, html.EscapeString(title), html.EscapeString(strings.TrimRight(text, "\n")))
 }
 
 func figure(b *strings.Builder, c *chart, caption string) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"html"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sixpin/sixpin/internal/headless"
+	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -200,4 +202,62 @@ func TestHTMLTTFTSplit(t *testing.T) {
 			t.Errorf("the HTML lacks %q", want)
 		}
 	}
+}
+
+// Every block of the text summary is in the page, in the summary's words
+// and order — the windows it details, then each section the run has —
+// from a run of each workload kind: a closed loop, one whose server
+// queues, an open loop, and agentic sessions against a rate-limited,
+// priced cloud.
+func TestHTMLHasEverySummarySection(t *testing.T) {
+	t.Parallel()
+	for _, fix := range []string{fixBase, fixQueued, fixOpen, fixAgentic} {
+		in := load(t, fix)[0]
+		run := in.Run
+		page := string(htmlReport(t, fix))
+		var blocks []string // each block's text, in the summary's order
+		for _, name := range summaryWindows(run) {
+			var b strings.Builder
+			writeWindow(&numfmt.Printer{W: &b}, run, name, run.Windows[name])
+			blocks = append(blocks, b.String())
+		}
+		for _, sec := range SummarySections {
+			var b strings.Builder
+			if err := sec.Write(&b, run); err != nil {
+				t.Fatal(err)
+			}
+			blocks = append(blocks, b.String())
+		}
+		var text bytes.Buffer
+		if err := WriteSummary(&text, run); err != nil {
+			t.Fatal(err)
+		}
+		at, sections := 0, 0
+		for _, block := range blocks {
+			if block == "" {
+				continue
+			}
+			sections++
+			if !strings.Contains(text.String(), block) {
+				t.Errorf("%s: the text summary does not print the block %q whole", fix, firstLine(block))
+			}
+			for _, line := range strings.Split(strings.TrimRight(block, "\n"), "\n") {
+				want := html.EscapeString(strings.TrimPrefix(line, "Note: "))
+				i := strings.Index(page[at:], want)
+				if i < 0 {
+					t.Errorf("%s: the page lacks, or has out of the summary's order, %q", fix, line)
+					continue
+				}
+				at += i + len(want)
+			}
+		}
+		if want := map[string]int{fixAgentic: 11}[fix]; want > 0 && sections < want {
+			t.Errorf("%s: %d blocks, want at least %d (sessions, context depths, rate limits and cost among them)", fix, sections, want)
+		}
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

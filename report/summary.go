@@ -14,9 +14,10 @@ import (
 )
 
 // WriteSummary renders run as the text summary `sixpin run` ends with: the
-// pin card first, then the headline (steady) and burst windows, errors and
-// notes. Every figure names its window and whether it is per stream or
-// aggregate.
+// pin card first, then the headline (steady) and burst windows, then the
+// sections (SummarySections: sessions, context depths, rate limits, cost,
+// errors, the server, notes). Every figure names its window and whether it
+// is per stream or aggregate.
 func WriteSummary(w io.Writer, run *results.Run) error {
 	p := &numfmt.Printer{W: w}
 	writeRunHead(p, run)
@@ -24,49 +25,100 @@ func WriteSummary(w io.Writer, run *results.Run) error {
 	if err := WritePinCard(w, PinCard(run)); err != nil {
 		return err
 	}
-	for _, name := range []string{run.Headline, results.WindowBurst} {
-		if win := run.Windows[name]; win != nil {
-			p.F("\n")
-			writeWindow(p, run, name, win)
-		}
+	for _, name := range summaryWindows(run) {
+		p.F("\n")
+		writeWindow(p, run, name, run.Windows[name])
 	}
 	p.F("\n")
-	writeSessions(p, run)
-	writeContext(p, run)
+	for _, sec := range SummarySections {
+		sec.write(p, run)
+	}
+	return p.Err
+}
+
+// summaryWindows are the windows the summary details, in its order: the
+// headline, then the burst.
+func summaryWindows(run *results.Run) []string {
+	var out []string
+	for _, name := range []string{run.Headline, results.WindowBurst} {
+		if run.Windows[name] != nil {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// SummarySection is one section of the text summary after its windows:
+// ID names it (the HTML page's anchor), Title heads it in the page, and
+// write prints it (nothing when the run has none of it). The HTML page
+// prints each with the same words, in the same order.
+type SummarySection struct {
+	ID, Title string
+	write     func(p *numfmt.Printer, run *results.Run)
+}
+
+// SummarySections are the summary's sections after its windows, in order.
+var SummarySections = []SummarySection{
+	{"sessions", "Agentic sessions", writeSessions},
+	{"context", "By context depth", writeContext},
+	{"rate-limits", "Rate limits", writeRateLimits},
+	{"cost", "Cost", func(p *numfmt.Printer, run *results.Run) {
+		if run.Cost != nil {
+			p.F("Cost (whole run): %s\n", costLine(run.Cost))
+		}
+	}},
+	{"tokens", "Tokens", func(p *numfmt.Printer, run *results.Run) {
+		if t := run.Tokens; t.Input > 0 {
+			p.F("Tokens (whole run, usage): %s in (%s cached, %s of input), %s out (%s reasoning)\n",
+				group(float64(t.Input)), group(float64(t.CachedInput)), pct(t.CacheHitRatio), group(float64(t.Output)), group(float64(t.Reasoning)))
+		}
+	}},
+	{"errors", "Errors", writeErrors},
+	{"server", "The server", writeServerSummary},
+	{"schedule", "Schedule", writeSchedule},
+	{"client-latency", "Client-added latency", func(p *numfmt.Printer, run *results.Run) {
+		if c := run.ClientAddedLatencyMs; c != nil {
+			p.F("Client-added latency (all windows, %s chunks; receive − server send stamp): p50 %s ms, p99 %s ms, max %s ms\n",
+				group(float64(c.Count)), num(c.P50), num(c.P99), num(c.Max))
+		}
+	}},
+	{"notes", "Notes", func(p *numfmt.Printer, run *results.Run) {
+		for _, n := range run.Notes {
+			p.F("Note: %s\n", n)
+		}
+	}},
+}
+
+// Write prints the section of run to w.
+func (s SummarySection) Write(w io.Writer, run *results.Run) error {
+	p := &numfmt.Printer{W: w}
+	s.write(p, run)
+	return p.Err
+}
+
+func writeRateLimits(p *numfmt.Printer, run *results.Run) {
 	if lines := rateLimitLines(run.RateLimits); len(lines) > 0 {
 		p.F("Rate limits (%s's limits, metered client-side over sliding windows, whole run):\n", run.Target.Profile)
 		for _, l := range lines {
 			p.F("  %s\n", l)
 		}
 	}
-	if run.Cost != nil {
-		p.F("Cost (whole run): %s\n", costLine(run.Cost))
+}
+
+func writeSchedule(p *numfmt.Printer, run *results.Run) {
+	s := run.Schedule
+	if s == nil {
+		return
 	}
-	if t := run.Tokens; t.Input > 0 {
-		p.F("Tokens (whole run, usage): %s in (%s cached, %s of input), %s out (%s reasoning)\n",
-			group(float64(t.Input)), group(float64(t.CachedInput)), pct(t.CacheHitRatio), group(float64(t.Output)), group(float64(t.Reasoning)))
+	p.F("Schedule (open loop): declared %s req/s, scheduled %s req/s, sent %s req/s", num(s.TargetRateRPS),
+		num(s.ScheduledRateRPS), num(s.AchievedRateRPS))
+	if s.LagMs != nil {
+		p.F(", send lag p50 %s ms, p99 %s ms", num(s.LagMs.P50), num(s.LagMs.P99))
 	}
-	writeErrors(p, run)
-	writeServerSummary(p, run)
-	if s := run.Schedule; s != nil {
-		p.F("Schedule (open loop): declared %s req/s, scheduled %s req/s, sent %s req/s", num(s.TargetRateRPS),
-			num(s.ScheduledRateRPS), num(s.AchievedRateRPS))
-		if s.LagMs != nil {
-			p.F(", send lag p50 %s ms, p99 %s ms", num(s.LagMs.P50), num(s.LagMs.P99))
-		}
-		p.F("\n")
-		if s.Behind {
-			p.F("  WARNING: the client fell behind its schedule: %s\n", s.Note)
-		}
+	p.F("\n")
+	if s.Behind {
+		p.F("  WARNING: the client fell behind its schedule: %s\n", s.Note)
 	}
-	if c := run.ClientAddedLatencyMs; c != nil {
-		p.F("Client-added latency (all windows, %s chunks; receive − server send stamp): p50 %s ms, p99 %s ms, max %s ms\n",
-			group(float64(c.Count)), num(c.P50), num(c.P99), num(c.Max))
-	}
-	for _, n := range run.Notes {
-		p.F("Note: %s\n", n)
-	}
-	return p.Err
 }
 
 // TargetLabel names a run's target in one phrase.
