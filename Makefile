@@ -7,7 +7,7 @@ SCENARIO ?= scenarios/agentic-120k.yaml
 # and builds it; sixpin neither links it nor downloads anything when it runs.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: help run test bench bench-go bench-load gate-check build vet fmt lint smoke
+.PHONY: help run test bench bench-go bench-load gate-check build vet fmt lint smoke vendor-uplot
 
 ## run: the main job — replay SCENARIO against the built-in simulator
 run:
@@ -54,6 +54,14 @@ gate-check: build
 	mkdir -p bench-results/gate-check
 	cd benchmarks && SIXPIN_BIN=$(CURDIR)/bin/sixpin SIXPIN_GATE_DIR=$(CURDIR)/bench-results/gate-check \
 		$(GO) test -run '^$$' -bench GateNoise -benchtime 1x -timeout 60m .
+
+## vendor-uplot: refresh internal/uplot from npm at UPLOT (a maintainer's step, never at run time;
+## then put the printed checksums in internal/uplot/uplot.go and run its test)
+UPLOT ?= 1.6.32
+vendor-uplot:
+	set -e; d=$$(mktemp -d); cd $$d; npm pack --silent uplot@$(UPLOT) >/dev/null; tar xzf uplot-$(UPLOT).tgz; \
+		sha256sum uplot-$(UPLOT).tgz package/dist/uPlot.iife.min.js package/dist/uPlot.min.css; \
+		cp package/dist/uPlot.iife.min.js package/dist/uPlot.min.css package/LICENSE $(CURDIR)/internal/uplot/; rm -rf $$d
 
 ## help: these targets and what each does
 help:
