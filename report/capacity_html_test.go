@@ -38,8 +38,10 @@ func capacityPage(t *testing.T, f *capacity.File) string {
 }
 
 // svgsOf are the svg elements of class on page.
+// (A chart's own </svg> starts a line; the svg that clips its lines to
+// the plot area closes on the line it opens.)
 func svgsOf(page, class string) []string {
-	return regexp.MustCompile(`(?s)<svg [^>]*class="chart `+class+`".*?</svg>`).FindAllString(page, -1)
+	return regexp.MustCompile(`(?s)<svg [^>]*class="chart `+class+`".*?\n</svg>`).FindAllString(page, -1)
 }
 
 // The page is self-contained and well-formed, carries the answers, the

@@ -5,18 +5,20 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"html"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sixpin/sixpin/internal/headless"
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/internal/uplot"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -26,13 +28,26 @@ func htmlReport(t *testing.T, paths ...string) []byte {
 	return render(t, func(w io.Writer) error { return WriteHTML(w, ins) })
 }
 
-// The page is self-contained (no scripts, no fetches) and well-formed as
-// XML, so that every SVG parses.
+// The page is self-contained — its scripts inline (uPlot, vendored, and
+// the charts' own), nothing fetched or linked — and well-formed as XML, so
+// that every SVG parses.
 func TestHTMLSelfContained(t *testing.T) {
 	page := htmlReport(t, fixBase, fixInstant)
 	s := string(page)
-	for _, bad := range []string{"<script", "src=", "@import", "url(", "https://", "<link rel=\"stylesheet\""} {
-		if strings.Contains(s, bad) {
+	if n := strings.Count(s, uplot.Script); n != 1 {
+		t.Errorf("uPlot is in the page %d times, want once", n)
+	}
+	// uPlot's own banner names its home; nothing else may.
+	rest := strings.Replace(s, uplot.Script, "", 1)
+	for _, code := range []string{rest, uplot.Script} {
+		for _, bad := range []string{"src=", "@import", "fetch(", "XMLHttpRequest", "WebSocket", "EventSource", "sendBeacon", "import(", "<link rel=\"stylesheet\""} {
+			if strings.Contains(code, bad) {
+				t.Errorf("page contains %q", bad)
+			}
+		}
+	}
+	for _, bad := range []string{"https://", "url(h", "url(/", "url(."} {
+		if strings.Contains(rest, bad) {
 			t.Errorf("page contains %q", bad)
 		}
 	}
@@ -41,7 +56,7 @@ func TestHTMLSelfContained(t *testing.T) {
 			t.Errorf("page links to %q", m[1])
 		}
 	}
-	if n := strings.Count(s, "<svg "); n != 2*6 {
+	if n := strings.Count(s, "<svg xmlns="); n != 2*6 {
 		t.Errorf("%d charts, want 6 per run", n)
 	}
 	for _, want := range []string{"Pin card", "✗", "Not verified: model, kv_cache", "TTFT by percentile", "ITL by percentile", "E2E by percentile",
@@ -62,37 +77,94 @@ func TestPercentileLabels(t *testing.T) {
 }
 
 // The HTML report renders in headless Chromium without a console message
-// (script errors, bad SVG attributes, failed loads all log there).
+// (script errors, bad SVG attributes, failed loads all log there): uPlot
+// draws every interactive chart, hovering a chart gives its series'
+// values, and no two texts of a chart — its title, legend entries, the
+// windows' key, its caption — overlap; nor, with the scripts' charts put
+// away, do the texts of the SVG each stands on (ticks, axis labels,
+// legend, reference lines' labels). Pages: three closed-loop runs at
+// once, an open loop, and agentic sessions against a rate-limited cloud.
 func TestHTMLRendersInChromium(t *testing.T) {
+	t.Parallel()
 	bin := headless.Find()
 	if bin == "" {
-		t.Skip("no chromium binary (apt-get install chromium)")
+		t.Skip("no chromium binary (apt-get install chromium; .ci/run installs it)")
 	}
 	dir := t.TempDir()
-	page := filepath.Join(dir, "report.html")
-	if err := os.WriteFile(page, htmlReport(t, fixBase, fixInstant, fixC1), 0o644); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	b, err := headless.Start(ctx, bin, dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append(headless.Flags(dir), "--enable-logging=stderr", "--v=0", "--dump-dom", "file://"+page)...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s: %v\n%s", bin, err, errOut.String())
-	}
-	for _, line := range strings.Split(errOut.String(), "\n") {
-		if strings.Contains(line, ":CONSOLE") || strings.Contains(line, "Uncaught") || strings.Contains(line, "Failed to load") {
-			t.Errorf("console: %s", line)
+	defer b.Close()
+	for i, fixes := range [][]string{{fixBase, fixInstant, fixC1}, {fixOpen}, {fixAgentic}} {
+		page := filepath.Join(dir, fmt.Sprintf("report-%d.html", i))
+		if err := os.WriteFile(page, htmlReport(t, fixes...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Navigate(ctx, "file://"+page); err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Figures, Live, Canvases int
+			Hover                   []string
+			Live_, SVG              []textBoxes
+		}
+		if err := b.Eval(ctx, `(() => {
+			const boxes = (sel, root) => [...root.querySelectorAll(sel)].filter(e => e.getClientRects().length && e.textContent.trim())
+				.map(e => { const r = e.getBoundingClientRect(); return {S: e.textContent.trim().slice(0, 60), X0: r.left, Y0: r.top, X1: r.right, Y1: r.bottom}; });
+			const figs = [...document.querySelectorAll("figure.ufig")];
+			// Hover the first chart's middle: its legend gives values.
+			const over = figs[0].querySelector(".u-over"), r = over.getBoundingClientRect();
+			over.dispatchEvent(new MouseEvent("mousemove", {clientX: r.left + r.width / 2, clientY: r.top + r.height / 2, bubbles: true}));
+			const hover = [...figs[0].querySelectorAll(".u-legend .u-value")].map(e => e.textContent);
+			const live = figs.map(f => ({Texts: boxes(".u-title, .u-legend th, .bandkey, figcaption", f)}));
+			figs.forEach(f => f.classList.remove("live"));
+			const svg = [...document.querySelectorAll("svg.chart")].map(s => ({Texts: boxes("text", s)}));
+			return {Figures: figs.length, Live: document.querySelectorAll("figure.ufig.live").length,
+				Canvases: document.querySelectorAll("figure.ufig .uplot canvas").length, Hover: hover, Live_: live, SVG: svg};
+		})()`, &got); err != nil {
+			t.Fatal(err)
+		}
+		name := strings.Join(fixes, ", ")
+		if got.Figures < 5*len(fixes) || got.Canvases != got.Figures {
+			t.Errorf("%s: %d interactive figures, %d drawn by uPlot", name, got.Figures, got.Canvases)
+		}
+		if len(got.Hover) < 2 || !slices.ContainsFunc(got.Hover, func(v string) bool { return v != "–" && v != "" }) {
+			t.Errorf("%s: hovering the first chart gives %q", name, got.Hover)
+		}
+		for k, f := range got.Live_ {
+			noOverlap(t, fmt.Sprintf("%s, chart %d", name, k), f.Texts)
+		}
+		for k, f := range got.SVG {
+			noOverlap(t, fmt.Sprintf("%s, SVG chart %d", name, k), f.Texts)
 		}
 	}
-	dom := out.String()
-	if n := strings.Count(dom, "<svg "); n != 3*6 {
-		t.Errorf("rendered DOM has %d charts, want 18", n)
+	for _, m := range b.Console() {
+		t.Errorf("console: %s", m)
 	}
-	for _, want := range []string{"<h1>sixpin report: 3 runs</h1>", "Pin card", "smoke-c1-8k"} {
-		if !strings.Contains(dom, want) {
-			t.Errorf("rendered DOM lacks %q", want)
+}
+
+// textBoxes are a chart's texts as drawn.
+type textBoxes struct {
+	Texts []struct {
+		S              string
+		X0, Y0, X1, Y1 float64
+	}
+}
+
+// noOverlap fails for each two texts whose boxes intersect.
+func noOverlap(t *testing.T, where string, texts []struct {
+	S              string
+	X0, Y0, X1, Y1 float64
+}) {
+	t.Helper()
+	for j, a := range texts {
+		for _, o := range texts[j+1:] {
+			if a.X0 < o.X1 && o.X0 < a.X1 && a.Y0 < o.Y1 && o.Y0 < a.Y1 {
+				t.Errorf("%s: %q and %q overlap", where, a.S, o.S)
+			}
 		}
 	}
 }
@@ -162,7 +234,7 @@ func TestSetHTML(t *testing.T) {
 				}
 			}
 			wellFormed(t, page)
-			if n := strings.Count(s, "<svg "); n != c.charts {
+			if n := strings.Count(s, "<svg xmlns="); n != c.charts {
 				t.Errorf("%d charts, want %d", n, c.charts)
 			}
 			for _, l := range c.labels {

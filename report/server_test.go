@@ -69,7 +69,7 @@ func TestServerInReports(t *testing.T) {
 	if c := serverStateChart(run); c == nil || len(c.series) != 3 || len(c.bands) == 0 {
 		t.Errorf("state chart %+v", c)
 	}
-	if c := serverThroughputChart(run); c == nil || len(c.series) != 2 {
+	if c := serverThroughputChart(run); c == nil || len(c.series) != 3 { // the raw seconds, their rolling mean, the server's
 		t.Errorf("throughput chart %+v", c)
 	}
 	run.Server = nil

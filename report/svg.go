@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"html"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -126,12 +127,59 @@ const (
 
 func (c *chart) plotW() float64 { return c.width - c.leftM() - c.right() }
 
+// leftM is the left margin: c.left, or room for the widest y tick label
+// beside the rotated axis label (chartLeft at least).
 func (c *chart) leftM() float64 {
 	if c.left > 0 {
 		return c.left
 	}
-	return chartLeft
+	w := 0.0
+	for _, t := range c.y.ticks {
+		w = max(w, tickWidth(t.label))
+	}
+	return max(chartLeft, w+6+24)
 }
+
+// xTick is an x tick as drawn: its position, its label ("" when it
+// would overprint a neighbour's) and the label's anchor.
+type xTick struct {
+	x             float64
+	label, anchor string
+}
+
+// xTickLabels lays out the x ticks' labels between x0 and x1: the ends'
+// stay inside the frame, clear of the y ticks'; one that would overprint
+// the label before it loses its label (the last tick keeps its own and
+// takes the room of the one before).
+func (c *chart) xTickLabels(x0, x1 float64) []xTick {
+	out := make([]xTick, len(c.x.ticks))
+	lo, hi := make([]float64, len(out)), make([]float64, len(out))
+	last := -1 // the last tick that kept its label
+	for i, t := range c.x.ticks {
+		x, w := c.px(t.v), tickWidth(t.label)
+		out[i] = xTick{x: x, label: t.label}
+		lo[i], hi[i] = x-w/2, x+w/2
+		switch {
+		case lo[i] < x0:
+			out[i].anchor, lo[i], hi[i] = ` style="text-anchor: start"`, x, x+w
+		case hi[i] > x1:
+			out[i].anchor, lo[i], hi[i] = ` style="text-anchor: end"`, x-w, x
+		}
+		if last >= 0 && lo[i] < hi[last]+4 {
+			if i < len(out)-1 {
+				out[i].label = ""
+				continue
+			}
+			out[last].label = ""
+		}
+		last = i
+	}
+	return out
+}
+
+// tickWidth is the width in pixels of a tick or reference-line label
+// (the charts' 11-px text).
+func tickWidth(s string) float64 { return textWidth(s, 11, false) }
 func (c *chart) plotH() float64 { return c.height - chartTop - chartBottom }
 
 func (c *chart) right() float64 {
@@ -203,10 +251,11 @@ func (c *chart) render(b *strings.Builder) {
 			fmt.Fprintf(b, `<text x="%s" y="%s" class="y2t">%s</text>`+"\n", svgNum(x1+6), svgNum(y+4), esc(t.label))
 		}
 	}
-	for _, t := range c.x.ticks {
-		x := c.px(t.v)
-		fmt.Fprintf(b, `<line x1="%s" y1="%s" x2="%s" y2="%s" class="grid"/>`, svgNum(x), svgNum(y0), svgNum(x), svgNum(y1))
-		fmt.Fprintf(b, `<text x="%s" y="%s" class="xt">%s</text>`+"\n", svgNum(x), svgNum(y1+16), esc(t.label))
+	for _, t := range c.xTickLabels(x0, x1) {
+		fmt.Fprintf(b, `<line x1="%s" y1="%s" x2="%s" y2="%s" class="grid"/>`, svgNum(t.x), svgNum(y0), svgNum(t.x), svgNum(y1))
+		if t.label != "" {
+			fmt.Fprintf(b, `<text x="%s" y="%s" class="xt"%s>%s</text>`+"\n", svgNum(t.x), svgNum(y1+16), t.anchor, esc(t.label))
+		}
 	}
 	for _, br := range c.bars {
 		c.rect(b, br.from, br.to, c.py(br.y), y1, br.color, br.title, false, nil)
@@ -224,12 +273,27 @@ func (c *chart) render(b *strings.Builder) {
 		fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="14" fill="%s" fill-opacity="0.35" stroke="%s"/><line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="2.5"/></g>`+"\n",
 			svgNum(q1), svgNum(y-7), svgNum(math.Max(q3-q1, 0.5)), bx.color, bx.color, svgNum(md), svgNum(y-7), svgNum(md), svgNum(y+7), bx.color)
 	}
+	// A reference line's label goes above it, else below, where it
+	// overprints no other; with no room it is left off (the line's own
+	// title names it on hover).
+	var placed [][4]float64
 	for _, h := range c.hlines {
 		y := c.py(h.y)
 		l, r := c.px(math.Max(h.from, c.x.min)), c.px(math.Min(h.to, c.x.max))
 		fmt.Fprintf(b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.5" stroke-dasharray="6 3"><title>%s</title></line>`+"\n",
 			svgNum(l), svgNum(y), svgNum(r), svgNum(y), h.color, esc(h.label))
-		fmt.Fprintf(b, `<text x="%s" y="%s" class="hl" fill="%s">%s</text>`+"\n", svgNum(l+4), svgNum(y-4), h.color, esc(h.label))
+		w := tickWidth(h.label)
+		for _, base := range []float64{y - 4, y + 13} {
+			box := [4]float64{l + 4, base - 11, l + 4 + w, base + 3}
+			if box[1] < y0 || box[3] > y1 || slices.ContainsFunc(placed, func(p [4]float64) bool {
+				return box[0] < p[2] && p[0] < box[2] && box[1] < p[3] && p[1] < box[3]
+			}) {
+				continue
+			}
+			placed = append(placed, box)
+			fmt.Fprintf(b, `<text x="%s" y="%s" class="hl" fill="%s">%s</text>`+"\n", svgNum(l+4), svgNum(base), h.color, esc(h.label))
+			break
+		}
 	}
 	for _, s := range c.series {
 		if len(s.pts) == 0 {
@@ -284,7 +348,12 @@ func (c *chart) render(b *strings.Builder) {
 		if s.class != "" {
 			class = ` class="` + s.class + `"`
 		}
-		fmt.Fprintf(b, `<path%s d="%s" fill="none" stroke="%s" stroke-width="2"%s><title>%s</title></path>`+"\n", class, d.String(), s.color, dash, esc(s.name))
+		// Inside the plot area only: a value past the axis (a raw second
+		// under its rolling mean) is cut at the frame, not drawn over the
+		// title. A nested svg clips what it holds, with no id to clash.
+		fmt.Fprintf(b, `<svg x="%[1]s" y="%[2]s" width="%[3]s" height="%[4]s" viewBox="%[1]s %[2]s %[3]s %[4]s" overflow="hidden">`,
+			svgNum(c.leftM()-2), svgNum(chartTop-2), svgNum(c.plotW()+4), svgNum(c.plotH()+4))
+		fmt.Fprintf(b, `<path%s d="%s" fill="none" stroke="%s" stroke-width="2"%s><title>%s</title></path></svg>`+"\n", class, d.String(), s.color, dash, esc(s.name))
 	}
 	c.renderMarks(b)
 	// Frame, axis labels, legend.
