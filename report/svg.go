@@ -180,7 +180,7 @@ func (c *chart) xTickLabels(x0, x1 float64) []xTick {
 // tickWidth is the width in pixels of a tick or reference-line label
 // (the charts' 11-px text).
 func tickWidth(s string) float64 { return textWidth(s, 11, false) }
-func (c *chart) plotH() float64 { return c.height - chartTop - chartBottom }
+func (c *chart) plotH() float64  { return c.height - chartTop - chartBottom }
 
 func (c *chart) right() float64 {
 	if c.y2 != nil {
