@@ -63,6 +63,13 @@
     }] } };
   }
 
+  // axisSize makes room for an axis's widest tick label and its title.
+  function axisSize(u, values) {
+    var w = 0;
+    (values || []).forEach(function (v) { w = Math.max(w, String(v).length); });
+    return Math.max(40, 7 * w + 30);
+  }
+
   function draw(fig) {
     var spec = JSON.parse(fig.querySelector("script.uspec").textContent);
     var el = fig.querySelector(".uchart");
@@ -81,11 +88,11 @@
     var axes = [
       { label: spec.xLabel, space: 50, values: function (u, splits) { return splits.map(pctX ? pctTick : num); },
         splits: pctX ? function (u, i, min, max) { var out = []; for (var x = Math.ceil(min); x <= max; x++) out.push(x); return out; } : undefined },
-      { label: spec.yLabel, scale: "y", size: 56, values: function (u, splits) { return splits.map(num); } }
+      { label: spec.yLabel, scale: "y", size: axisSize, values: function (u, splits) { return splits.map(num); } }
     ];
     var scales = { x: { time: false }, y: { range: function () { return spec.yRange; } } };
     if (spec.y2Label) {
-      axes.push({ label: spec.y2Label, scale: "y2", side: 1, size: 56, grid: { show: false }, values: function (u, splits) { return splits.map(num); } });
+      axes.push({ label: spec.y2Label, scale: "y2", side: 1, size: axisSize, grid: { show: false }, values: function (u, splits) { return splits.map(num); } });
       scales.y2 = { range: function () { return spec.y2Range; } };
     }
     var u = new uPlot({

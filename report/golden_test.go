@@ -28,6 +28,7 @@ const (
 	fixQueued  = "testdata/queued.json"  // smoke against `sixpin sim` running 2 sequences, profile openai-compatible: the server queues, no output control
 	fixOpen    = "testdata/open.json"    // smoke as an open loop, Poisson at 3 req/s
 	fixAgentic = "testdata/agentic.json" // agentic-120k against sim-cerebras-27b: sessions, context depths, 429s, cost
+	fixC1000   = "testdata/c1000.json"   // a thousand streams against sim-instant
 )
 
 func load(t *testing.T, paths ...string) []Input {

@@ -80,7 +80,7 @@ table.pins td { font-size: 13px; }
 figure { margin: 0; }
 figcaption { font-size: 12px; color: #546e7a; max-width: 520px; }
 ` + chartStyle + `ul.facts { padding-left: 20px; }
-pre.summary { font: 12.5px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: #f7f9fa; border: 1px solid #eceff1; border-radius: 4px; padding: 8px 12px; overflow-x: auto; white-space: pre; }
+pre.summary { font: 12.5px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: #f7f9fa; border: 1px solid #eceff1; border-radius: 4px; padding: 8px 12px; overflow-x: auto; white-space: pre-wrap; }
 footer { margin-top: 40px; color: #78909c; font-size: 12px; }
 `
 
@@ -208,11 +208,7 @@ func writeHTMLRun(b *strings.Builder, in Input, idx int) error {
 	}
 
 	writeHTMLWindows(b, run)
-	b.WriteString("<h3>Whole run</h3>\n<ul class=\"facts\">\n")
-	for _, l := range runFacts(run) {
-		fmt.Fprintf(b, "<li>%s</li>\n", esc(l))
-	}
-	b.WriteString("</ul>\n</section>\n")
+	b.WriteString("</section>\n")
 	return nil
 }
 

@@ -83,7 +83,9 @@ func TestPercentileLabels(t *testing.T) {
 // windows' key, its caption — overlap; nor, with the scripts' charts put
 // away, do the texts of the SVG each stands on (ticks, axis labels,
 // legend, reference lines' labels). Pages: three closed-loop runs at
-// once, an open loop, and agentic sessions against a rate-limited cloud.
+// once, an open loop, agentic sessions against a rate-limited cloud, and
+// a thousand streams. With SIXPIN_SCREENSHOTS=DIR set, each page's
+// screenshot is saved there (report-*.png), for a person to look at.
 func TestHTMLRendersInChromium(t *testing.T) {
 	t.Parallel()
 	bin := headless.Find()
@@ -98,7 +100,12 @@ func TestHTMLRendersInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	for i, fixes := range [][]string{{fixBase, fixInstant, fixC1}, {fixOpen}, {fixAgentic}} {
+	shots := os.Getenv("SIXPIN_SCREENSHOTS")
+	for i, fixes := range [][]string{{fixBase, fixInstant, fixC1}, {fixOpen}, {fixAgentic}, {fixC1000}} {
+		names := strings.TrimSuffix(filepath.Base(fixes[0]), ".json")
+		if len(fixes) > 1 {
+			names = "three-runs"
+		}
 		page := filepath.Join(dir, fmt.Sprintf("report-%d.html", i))
 		if err := os.WriteFile(page, htmlReport(t, fixes...), 0o644); err != nil {
 			t.Fatal(err)
@@ -128,6 +135,18 @@ func TestHTMLRendersInChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := strings.Join(fixes, ", ")
+		if shots != "" {
+			if err := b.Eval(ctx, `document.querySelectorAll("figure.ufig").forEach(f => f.classList.add("live"))`, nil); err != nil {
+				t.Fatal(err)
+			}
+			png, err := b.Screenshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(shots, "report-"+names+".png"), png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if got.Figures < 5*len(fixes) || got.Canvases != got.Figures {
 			t.Errorf("%s: %d interactive figures, %d drawn by uPlot", name, got.Figures, got.Canvases)
 		}

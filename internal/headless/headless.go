@@ -32,9 +32,9 @@ func Find() string {
 
 // Flags are the command-line flags of a quiet, headless, throwaway
 // browser whose profile lives in dir: no sandbox (CI containers), no GPU,
-// no background traffic.
+// no background traffic; a desktop's window (1,200 × 900).
 func Flags(dir string) []string {
-	return []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+	return []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--window-size=1200,900",
 		"--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir=" + filepath.Join(dir, "profile")}
 }
 
@@ -287,6 +287,24 @@ func (b *Browser) Eval(ctx context.Context, expr string, out any) error {
 		return nil
 	}
 	return json.Unmarshal(res.Result.Value, out)
+}
+
+// Screenshot captures the whole page as laid out (not only the
+// viewport), as PNG bytes.
+func (b *Browser) Screenshot(ctx context.Context) ([]byte, error) {
+	var size struct{ W, H float64 }
+	if err := b.Eval(ctx, "({W: document.documentElement.scrollWidth, H: document.documentElement.scrollHeight})", &size); err != nil {
+		return nil, err
+	}
+	var res struct {
+		Data []byte `json:"data"` // base64 in JSON: decoded by encoding/json
+	}
+	clip := map[string]any{"x": 0, "y": 0, "width": size.W, "height": size.H, "scale": 1}
+	err := b.call(ctx, b.session, "Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": true, "clip": clip}, &res)
+	if err != nil {
+		return nil, err
+	}
+	return res.Data, nil
 }
 
 // Console returns the console messages, uncaught exceptions and log
