@@ -75,13 +75,13 @@
     var el = fig.querySelector(".uchart");
     var avail = (fig.parentNode.clientWidth || spec.width) - 4;
     var pctX = spec.xKind === "percentile";
-    var series = [{ label: spec.xLabel, value: function (u, v) { return v == null ? "–" : pctX ? pctHover(v) : num(v) + " s"; } }];
+    var series = [{ label: spec.xLabel, value: function (u, v) { return v == null ? "–" : pctX ? pctHover(v) : spec.xKind === "seconds" ? num(v) + " s" : num(v); } }];
     spec.series.forEach(function (s) {
       series.push({
         label: s.label, stroke: s.color, width: s.width, alpha: s.faint ? 0.4 : 1,
         dash: s.dash ? [6, 4] : undefined, scale: s.right ? "y2" : "y", spanGaps: true,
-        paths: s.step ? uPlot.paths.stepped({ align: 1 }) : undefined,
-        points: { show: !!s.points, size: 5, fill: s.color },
+        paths: s.noLine ? function () { return null; } : s.step ? uPlot.paths.stepped({ align: 1 }) : undefined,
+        points: { show: !!s.points, size: s.noLine ? 7 : 5, fill: s.color },
         value: function (u, v) { return num(v); }
       });
     });

@@ -176,6 +176,9 @@ func writeHTMLRun(b *strings.Builder, in Input, idx int) error {
 		fig{throughputChart(run), "seconds", "Output tokens arriving per second, all streams together: faint, each second; bold, their 5-s rolling mean. Shaded: the windows. Dashed: each window's aggregate."},
 		fig{serverThroughputChart(run), "seconds", "The server's own generation rate (its /metrics counters between scrapes) over the client's output rate; shaded: the windows."},
 		fig{serverStateChart(run), "seconds", "What the server reported at each scrape: KV cache usage (left) and requests running and waiting (right); a window is labelled saturated when its KV cache was the limit (95% used, or requests waiting while over 80%), queued when requests waited at admission without KV pressure."},
+		fig{latencyOverTimeChart(run, run.Series.TTFT, "TTFT"), "seconds", "Each step's TTFT percentiles, of the requests whose first token came in it: where the tail moved, and when."},
+		fig{latencyOverTimeChart(run, run.Series.E2E, "E2E"), "seconds", "Each step's end-to-end latency percentiles, of the requests that ended in it."},
+		fig{latencyInFlightChart(run), "inflight", "Each step's TTFT p50 and p99 against the requests in flight in it: latency climbing with concurrency is where queueing shows first, before throughput stops rising."},
 		fig{perStreamChart(run), "seconds", "Per stream (aggregate ÷ requests in flight, each second) against the concurrency: as streams are added the aggregate rises while each stream slows."},
 		fig{errorsChart(run), "seconds", "Requests ending each second: failed (red) and completed (grey)."})
 	for _, f := range figs {

@@ -44,6 +44,7 @@ type uSeries struct {
 	Right  bool    `json:"right,omitempty"`
 	Faint  bool    `json:"faint,omitempty"`
 	Points bool    `json:"points,omitempty"` // a dot at each point
+	NoLine bool    `json:"noLine,omitempty"` // dots alone (a scatter)
 	Gaps   bool    `json:"spanGaps,omitempty"`
 	Width  float64 `json:"width"`
 }
@@ -111,12 +112,28 @@ func (c *chart) uplotSpec(xKind string) *uSpec {
 	pts := make([][][2]float64, 0, len(c.series)+len(c.hlines))
 	for _, s := range c.series {
 		u.Series = append(u.Series, uSeries{Label: s.name, Color: s.color, Dash: s.dash, Step: s.step, Right: s.right,
-			Faint: s.class == "faint", Points: s.marks || s.dots, Width: seriesWidth(s)})
+			Faint: s.class == "faint", Points: s.marks || s.dots, NoLine: s.noLine, Width: seriesWidth(s)})
 		pts = append(pts, s.pts)
 	}
 	for _, h := range c.hlines {
 		u.Series = append(u.Series, uSeries{Label: h.label, Color: h.color, Dash: true, Width: 1.25})
 		pts = append(pts, [][2]float64{{h.from, h.y}, {h.to, h.y}})
+	}
+	if sharedX(pts) {
+		// Rows as they are (a scatter's x may repeat).
+		u.Data = make([][]*float64, len(pts)+1)
+		for k := range u.Data {
+			u.Data[k] = make([]*float64, len(pts[0]))
+		}
+		for i, q := range pts[0] {
+			u.Data[0][i] = numOrNull(q[0])
+		}
+		for k, p := range pts {
+			for i, q := range p {
+				u.Data[k+1][i] = numOrNull(q[1])
+			}
+		}
+		return u
 	}
 	// One x array: every series' x, sorted, once.
 	var xs []float64
@@ -142,6 +159,22 @@ func (c *chart) uplotSpec(xKind string) *uSpec {
 		u.Data[k+1] = col
 	}
 	return u
+}
+
+// sharedX reports whether every series has the same x at each point,
+// ascending (then its rows are uPlot's data as they are).
+func sharedX(pts [][][2]float64) bool {
+	for _, p := range pts {
+		if len(p) != len(pts[0]) {
+			return false
+		}
+		for i, q := range p {
+			if q[0] != pts[0][i][0] || (i > 0 && q[0] < p[i-1][0]) {
+				return false
+			}
+		}
+	}
+	return len(pts) > 0
 }
 
 // seriesWidth is a series' stroke in pixels: a line the eye should follow

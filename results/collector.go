@@ -530,8 +530,15 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 
 	var issued Issued
 	peers := newPeersAcc(slo)
+	ttftOver, e2eOver := newOverTimeAcc(c.lastEnd), newOverTimeAcc(c.lastEnd)
 	err := c.each(func(r *record.Record) {
 		issued.add(r)
+		if !r.Failed() {
+			if ttft, ok := r.TTFT(); ok {
+				ttftOver.observe(r.Chunks[0].At, ttft)
+			}
+			e2eOver.observe(r.End, r.E2E())
+		}
 		peers.add(r)
 		errs.Requests++
 		errs.Reconnects += r.Reconnects
@@ -577,6 +584,7 @@ func (c *Collector) Finish(spec WindowSpec, slo SLO, tol Tolerances) (*Measureme
 	m.Errors = errs
 	m.PromptDrift, m.OutputDrift = promptDrift.result(), outputDrift.result()
 	m.Issued = issued
+	m.Series.TTFT, m.Series.E2E = ttftOver.result(), e2eOver.result()
 	if m.Peers, err = peers.result(); err != nil {
 		return nil, err
 	}
@@ -813,6 +821,11 @@ type Series struct {
 	Started   []int64 `json:"started"`
 	Completed []int64 `json:"completed"`
 	Failed    []int64 `json:"failed"`
+	// TTFT and E2E are the successful requests' latencies over time: TTFT
+	// in the step of the first token, E2E in the step of the end (nil in
+	// files from before they were kept, and when no request succeeded).
+	TTFT *OverTime `json:"ttft_over_time,omitempty"`
+	E2E  *OverTime `json:"e2e_over_time,omitempty"`
 }
 
 func grow[T int64 | float64](s []T, n int) []T {

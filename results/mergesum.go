@@ -211,6 +211,8 @@ func (mg *merger) addShard(name string, r *Run, off time.Duration) {
 // addSeries adds a shard's per-second series, shifted by its start offset
 // (k seconds, rounded) onto the earliest shard's clock.
 func (mg *merger) addSeries(r Series, k int) {
+	addOverTime(&mg.series.TTFT, r.TTFT, time.Duration(k)*time.Second)
+	addOverTime(&mg.series.E2E, r.E2E, time.Duration(k)*time.Second)
 	s := &mg.series
 	shiftAdd := func(dst *[]int64, src []int64) {
 		*dst = grow(*dst, len(src)+k)

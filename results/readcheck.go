@@ -307,6 +307,13 @@ func (c *fileCheck) errors(e Errors) {
 // negative count.
 func (c *fileCheck) series(run *Run) {
 	s := run.Series
+	for key, o := range map[string]*OverTime{"ttft_over_time": s.TTFT, "e2e_over_time": s.E2E} {
+		if o != nil {
+			if why := o.check(); why != "" {
+				c.at([]string{"series", key}, "%s", why)
+			}
+		}
+	}
 	n := len(s.OutputTokens)
 	if len(s.InFlight) != n {
 		c.at([]string{"series", "in_flight"}, "has %d seconds, output_tokens %d: the file was not written whole", len(s.InFlight), n)
