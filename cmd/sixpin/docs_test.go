@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/sixpin/sixpin/harness"
 	"github.com/sixpin/sixpin/internal/fielderr"
 	"github.com/sixpin/sixpin/profiles"
 	"github.com/sixpin/sixpin/scenario"
@@ -319,7 +320,10 @@ func checkYAMLBlock(t *testing.T, root, doc string, b codeBlock) bool {
 	case keys["pins"] || keys["workload"] || keys["sweep"]:
 		_, err = scenario.Parse(path, []byte(src))
 	case keys["base_url"] || keys["kind"] && !keys["apiVersion"]:
-		_, err = profiles.Parse(path, []byte(src))
+		var p *profiles.Profile
+		if p, err = profiles.Parse(path, []byte(src)); err == nil && p.Simulated() {
+			_, err = harness.SimConfig(p) // the sim: section, as a run reads it
+		}
 	case len(keys) > 0 && allKeys(keys, func(k string) bool { return strings.Count(k, ".") >= 1 && !strings.Contains(k, " ") }):
 		_, err = verdict.ParseRules(path, []byte(src))
 	default:
@@ -367,4 +371,31 @@ func allKeys(keys map[string]bool, ok func(string) bool) bool {
 		}
 	}
 	return true
+}
+
+// TestDocsListEveryProfile keeps the documents' lists of profiles whole:
+// docs/targets.md names every embedded profile, and docs/simulator.md
+// every simulator profile.
+func TestDocsListEveryProfile(t *testing.T) {
+	t.Parallel()
+	all, err := profiles.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string) string {
+		data, err := os.ReadFile(filepath.Join("..", "..", "docs", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	targets, simulator := read("targets.md"), read("simulator.md")
+	for _, p := range all {
+		if !strings.Contains(targets, "| `"+p.Name+"`") {
+			t.Errorf("docs/targets.md: the profile table has no row for %s", p.Name)
+		}
+		if p.Simulated() && !strings.Contains(simulator, "| `"+p.Name+"`") {
+			t.Errorf("docs/simulator.md: the profile table has no row for %s", p.Name)
+		}
+	}
 }
