@@ -50,18 +50,19 @@ func TestDocs(t *testing.T) {
 	}
 	var commands, yamls int
 	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
 		rel, _ := filepath.Rel(root, file)
-		for _, b := range codeBlocks(string(data)) {
-			switch {
-			case b.lang == "yaml":
-				if checkYAMLBlock(t, root, rel, b) {
-					yamls++
+		t.Run(rel, func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range codeBlocks(string(data)) {
+				if b.lang == "yaml" {
+					if checkYAMLBlock(t, root, rel, b) {
+						yamls++
+					}
+					continue
 				}
-			default:
 				for _, c := range commandLines(b) {
 					commands++
 					if err := parseCommand(c.args); err != nil {
@@ -69,7 +70,7 @@ func TestDocs(t *testing.T) {
 					}
 				}
 			}
-		}
+		})
 	}
 	// A parser that found nothing would pass every document.
 	if commands < 50 || yamls < 5 {
@@ -397,5 +398,37 @@ func TestDocsListEveryProfile(t *testing.T) {
 		if p.Simulated() && !strings.Contains(simulator, "| `"+p.Name+"`") {
 			t.Errorf("docs/simulator.md: the profile table has no row for %s", p.Name)
 		}
+	}
+}
+
+// splitShell reads the shell of the documents' command lines as a shell
+// would, as far as TestDocs needs.
+func TestDocsSplitShell(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		line string
+		want [][]string
+	}{
+		{"sixpin run a.yaml -o r.json", [][]string{{"sixpin", "run", "a.yaml", "-o", "r.json"}}},
+		{"sixpin run a.yaml   # a comment --nope", [][]string{{"sixpin", "run", "a.yaml"}}},
+		{"sixpin capacity s.yaml --tier 'tight: ttft_ms.p90<=3000, error_rate<=5%'",
+			[][]string{{"sixpin", "capacity", "s.yaml", "--tier", "tight: ttft_ms.p90<=3000, error_rate<=5%"}}},
+		{`sixpin report r.json --format md >> "$GITHUB_STEP_SUMMARY"`, [][]string{{"sixpin", "report", "r.json", "--format", "md"}}},
+		{"sixpin analyze opencode --export-scenario p.yaml && sixpin validate p.yaml",
+			[][]string{{"sixpin", "analyze", "opencode", "--export-scenario", "p.yaml"}, {"sixpin", "validate", "p.yaml"}}},
+		{"kubectl logs -l x=y --tail=-1 | sixpin kube collect -d shards",
+			[][]string{{"kubectl", "logs", "-l", "x=y", "--tail=-1"}, {"sixpin", "kube", "collect", "-d", "shards"}}},
+		{"sixpin sim --addr 127.0.0.1:18123 &", [][]string{{"sixpin", "sim", "--addr", "127.0.0.1:18123"}}},
+		{"sixpin run a.yaml 2>&1 | tee log", [][]string{{"sixpin", "run", "a.yaml"}, {"tee", "log"}}},
+		{"sixpin run c.yaml --shard $(JOB_COMPLETION_INDEX)/4 --start-at $T",
+			[][]string{{"sixpin", "run", "c.yaml", "--shard", "$(JOB_COMPLETION_INDEX)/4", "--start-at", "$T"}}},
+		{"T=$(( $(date +%s) + 60 ))     # every shard starts at once", [][]string{{"T=$(( $(date +%s) + 60 ))"}}},
+	} {
+		t.Run(c.line, func(t *testing.T) {
+			t.Parallel()
+			if got := splitShell(c.line); !slices.EqualFunc(got, c.want, slices.Equal) {
+				t.Errorf("splitShell(%q)\n got %q\nwant %q", c.line, got, c.want)
+			}
+		})
 	}
 }
