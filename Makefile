@@ -9,9 +9,9 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: help run test bench bench-go bench-load gate-check build vet fmt lint smoke vendor-uplot
 
-## run: the main job — replay SCENARIO against the built-in simulator
-run:
-	$(GO) run ./cmd/sixpin run $(SCENARIO)
+## run: the main job — build bin/sixpin, then replay SCENARIO with it against the built-in simulator
+run: build
+	bin/sixpin run $(SCENARIO)
 
 ## test: vet and the whole test suite (what CI runs, after fmt and lint)
 test: vet
@@ -31,13 +31,14 @@ lint:
 
 ## build: the sixpin binary in ./bin
 build:
+	@echo "building bin/sixpin (the first build takes a minute; later ones, seconds)"
 	$(GO) build -o bin/sixpin ./cmd/sixpin
 
 ## smoke: a run that finishes in seconds
 smoke:
 	$(GO) run ./cmd/sixpin run scenarios/smoke.yaml --no-progress -o /tmp/sixpin-smoke.json
 
-## bench: every speed claim in README.md — Go micro-benchmarks, the load benchmarks — and the gate's noise experiment
+## bench: every speed claim in docs/speed.md — Go micro-benchmarks, the load benchmarks — and the gate's noise experiment
 bench: bench-go bench-load gate-check
 
 ## bench-go: the Go micro-benchmarks

@@ -113,7 +113,7 @@ limits, and the bill at its prices.`,
 	}, func([]string) {}, runF)
 	fl := cmd.Flags()
 	fl.StringArrayVar(&opts.DBs, "db", nil, "opencode database (repeatable, read together; default $XDG_DATA_HOME/opencode/opencode.db, else ~/.local/share/opencode/opencode.db)")
-	fl.StringVar(&opts.ToolCut, "tool-cut", analyze.ToolCutReference, "when a generation's time ends at a tool start: "+strings.Join(analyze.ToolCuts, " or ")+" (see the README)")
+	fl.StringVar(&opts.ToolCut, "tool-cut", analyze.ToolCutReference, "when a generation's time ends at a tool start: "+strings.Join(analyze.ToolCuts, " or ")+" (see docs/analyze.md)")
 	return cmd
 }
 

@@ -60,7 +60,7 @@ Rules file (--rules), strict YAML:
   errors.rate: {max: 1%}
 
 Without one, the defaults (derived from the noise between unchanged runs,
-see the README): steady TTFT p99 may rise by 55%, TPOT p50 by 15%, E2E p99 by
+see docs/reports.md): steady TTFT p99 may rise by 55%, TPOT p50 by 15%, E2E p99 by
 20%; the steady aggregate and effective tok/s p50 may fall by 5%; the error
 rate stays at most 1%. The current run must always be valid and complete.
 
