@@ -2,6 +2,8 @@ package live
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +75,112 @@ func TestPageBadgeInChromium(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+	if msgs := b.Console(); len(msgs) > 0 {
+		t.Errorf("the live page logged to the console:\n%s", strings.Join(msgs, "\n"))
+	}
+}
+
+// With the server's series in the snapshot, the page charts them beside
+// the client's — KV usage, requests running and waiting, the server's
+// token rates — each line keyed above its plot with no text over another,
+// and figures read with thousands separated. With SIXPIN_SCREENSHOTS=DIR
+// set, the page's screenshot is saved there (live.png).
+func TestPageServerChartsInChromium(t *testing.T) {
+	bin := headless.Find()
+	if bin == "" {
+		t.Skip("no chromium binary (apt-get install chromium; .ci/run installs it)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b, err := headless.Start(ctx, bin, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ramp := func(n int, f func(i int) float64) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = f(i)
+		}
+		return out
+	}
+	var secs []Second
+	for i := range 30 {
+		secs = append(secs, Second{AtS: float64(i + 1), AggregateTokS: 12000 + 100*float64(i), InFlight: 64, PerStreamTokS: 190})
+	}
+	s, err := Start("127.0.0.1:0", func() Snapshot {
+		return Snapshot{State: "running", Scenario: "smoke", Target: "t", Seq: 1, Issued: 123456, Done: 123000, OutputTokens: 98765432,
+			Seconds: secs, Errors: map[string]int64{},
+			Server: []ServerSeries{
+				{Name: "KV cache usage", Unit: "%", Values: ramp(30, func(i int) float64 { return float64(2 * i) })},
+				{Name: "requests running", Unit: "requests", Values: ramp(30, func(int) float64 { return 48 })},
+				{Name: "requests waiting", Unit: "requests", Values: ramp(30, func(i int) float64 { return float64(i % 7) })},
+				{Name: "server generation", Unit: "tok/s", Values: ramp(29, func(i int) float64 { return 11900 + float64(i) })},
+			}}
+	}, WithInterval(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := b.Navigate(ctx, s.URL()); err != nil {
+		t.Fatal(err)
+	}
+	type box struct {
+		S              string
+		X0, Y0, X1, Y1 float64
+	}
+	var page struct {
+		Seq      string
+		Charts   map[string]int // chart id → paths drawn, for those shown
+		Texts    map[string][]box
+		Tokens   string
+		Requests string
+	}
+	deadline := time.Now().Add(time.Minute)
+	for page.Seq == "" || page.Seq == "0" || len(page.Charts) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the page drew no server charts: %+v", page)
+		}
+		time.Sleep(20 * time.Millisecond)
+		if err := b.Eval(ctx, `(() => { const charts = {}, texts = {};
+			document.querySelectorAll("svg.chart").forEach((svg) => { if (svg.closest("figure").hidden) return;
+				charts[svg.id] = svg.querySelectorAll("path").length;
+				texts[svg.id] = [...svg.querySelectorAll("text")].map((t) => { const r = t.getBoundingClientRect();
+					return {S: t.textContent, X0: r.left, Y0: r.top, X1: r.right, Y1: r.bottom}; }); });
+			return {Seq: document.body.dataset.seq, Charts: charts, Texts: texts,
+				Tokens: document.getElementById("tokens").textContent, Requests: document.getElementById("requests").textContent}; })()`, &page); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id, want := range map[string]int{"chart-kv": 1, "chart-queue": 2, "chart-server-rate": 1, "chart-agg": 1, "chart-stream": 2} {
+		if page.Charts[id] != want {
+			t.Errorf("%s: %d lines, want %d", id, page.Charts[id], want)
+		}
+	}
+	for id, texts := range page.Texts {
+		for j, a := range texts {
+			for _, o := range texts[j+1:] {
+				if a.X0 < o.X1 && o.X0 < a.X1 && a.Y0 < o.Y1 && o.Y0 < a.Y1 {
+					t.Errorf("%s: %q and %q overlap", id, a.S, o.S)
+				}
+			}
+		}
+	}
+	if page.Tokens != "98,765,432" || !strings.Contains(page.Requests, "123,000 done of 123,456") {
+		t.Errorf("figures read %q and %q, want thousands separated", page.Tokens, page.Requests)
+	}
+	if dir := os.Getenv("SIXPIN_SCREENSHOTS"); dir != "" {
+		png, err := b.Screenshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "live.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Navigate(ctx, "about:blank"); err != nil {
+		t.Fatal(err)
 	}
 	if msgs := b.Console(); len(msgs) > 0 {
 		t.Errorf("the live page logged to the console:\n%s", strings.Join(msgs, "\n"))

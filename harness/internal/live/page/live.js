@@ -4,11 +4,11 @@
 (function () {
   const $ = (id) => document.getElementById(id);
   const svgNS = "http://www.w3.org/2000/svg";
+  // fmt: three significant figures, thousands separated (1,234,567).
   const fmt = (v) => {
     if (v === null || v === undefined || !isFinite(v)) return "–";
     const a = Math.abs(v);
-    if (a >= 1e6) return (v / 1e6).toFixed(2) + "M";
-    if (a >= 1e4) return Math.round(v).toLocaleString("en-US");
+    if (a >= 1000) return Math.round(v).toLocaleString("en-US");
     if (a >= 100) return v.toFixed(0);
     if (a >= 10) return v.toFixed(1);
     return v.toFixed(2);
@@ -33,9 +33,12 @@
     rows.forEach((r) => row(tbody, r));
   };
 
-  function chart(svg, points, key, colour, label) {
+  // chart draws lines over the run clock [t0, t1]: each line's values are
+  // one a second, the latest at t1. Its labels sit in a key above the
+  // plot, one after another, so none prints over another.
+  function chart(svg, lines, t0, t1) {
     svg.replaceChildren();
-    const W = 520, H = 180, L = 48, R = 8, T = 10, B = 24;
+    const W = 520, H = 180, L = 56, R = 8, T = 22, B = 24;
     const el = (name, attrs, text) => {
       const e = document.createElementNS(svgNS, name);
       for (const k in attrs) e.setAttribute(k, attrs[k]);
@@ -44,10 +47,8 @@
       return e;
     };
     let ymax = 0;
-    points.forEach((p) => { ymax = Math.max(ymax, p[key]); });
+    lines.forEach((l) => l.values.forEach((v) => { if (isFinite(v)) ymax = Math.max(ymax, v); }));
     if (ymax <= 0) ymax = 1;
-    const t0 = points.length ? points[0].at_s - 1 : 0;
-    const t1 = points.length ? points[points.length - 1].at_s : 1;
     const x = (t) => L + ((t - t0) / Math.max(t1 - t0, 1)) * (W - L - R);
     const y = (v) => H - B - (v / ymax) * (H - T - B);
     for (let i = 0; i <= 4; i++) {
@@ -57,12 +58,26 @@
     }
     el("text", { x: L, y: H - 6 }, fmt(t0) + " s");
     el("text", { x: W - R, y: H - 6, "text-anchor": "end" }, fmt(t1) + " s");
-    el("text", { x: W - R, y: T + 10, "text-anchor": "end" }, label);
-    if (points.length) {
-      const d = points.map((p, i) => (i ? "L" : "M") + x(p.at_s).toFixed(1) + " " + y(p[key]).toFixed(1)).join(" ");
-      el("path", { d: d, class: "line", stroke: colour });
-    }
+    let kx = L;
+    lines.forEach((l) => {
+      el("rect", { x: kx, y: 6, width: 10, height: 3, fill: l.colour });
+      const t = el("text", { x: kx + 14, y: 12, class: "key" }, l.label);
+      kx += 14 + t.getComputedTextLength() + 14;
+      const n = l.values.length;
+      if (!n) return;
+      const d = l.values.map((v, i) => (i ? "L" : "M") + x(t1 - (n - 1 - i)).toFixed(1) + " " + y(v).toFixed(1)).join(" ");
+      el("path", { d: d, class: "line", stroke: l.colour });
+    });
   }
+
+  // serverCharts are the server's series as charts: KV usage, then its
+  // requests running and waiting, then its token rates — each series
+  // where its name says.
+  const serverCharts = [
+    { id: "chart-kv", match: /kv/i, colours: ["#4e342e"] },
+    { id: "chart-queue", match: /running|waiting/i, colours: ["#6a1b9a", "#c62828"] },
+    { id: "chart-server-rate", match: /^server /i, colours: ["#ad1457", "#00838f"] },
+  ];
 
   let finalShown = false;
   function render(s) {
@@ -87,8 +102,11 @@
     $("failed").textContent = String(s.failed);
     const classes = Object.keys(s.errors || {}).sort().map((k) => k + " " + s.errors[k]);
     $("errclasses").textContent = classes.length ? classes.join(" · ") : "none";
-    chart($("chart-agg"), s.seconds || [], "aggregate_tok_s", "#2e7d32", "aggregate tok/s");
-    chart($("chart-stream"), s.seconds || [], "per_stream_tok_s", "#1565c0", "per-stream tok/s");
+    const secs = s.seconds || [];
+    const t0 = secs.length ? secs[0].at_s - 1 : 0, t1 = secs.length ? secs[secs.length - 1].at_s : 1;
+    chart($("chart-agg"), [{ values: secs.map((p) => p.aggregate_tok_s), colour: "#2e7d32", label: "aggregate tok/s" }], t0, t1);
+    chart($("chart-stream"), [{ values: secs.map((p) => p.per_stream_tok_s), colour: "#1565c0", label: "per-stream tok/s" },
+      { values: secs.map((p) => p.in_flight), colour: "#9e9e9e", label: "in flight" }], t0, t1);
     const lat = [["TTFT", s.ttft_ms], ["ITL", s.itl_ms], ["E2E", s.e2e_ms], ["schedule lag", s.schedule_lag_ms]];
     fill($("latency"), lat.map(([name, p]) => [[name], [String(p.n), "n"], [p.n ? fmt(p.p50) : "–", "n"],
       [p.n ? fmt(p.p90) : "–", "n"], [p.n ? fmt(p.p99) : "–", "n"], [p.n ? fmt(p.max) : "–", "n"]]));
@@ -99,6 +117,14 @@
     $("server-none").hidden = server.length > 0;
     $("server").hidden = server.length === 0;
     fill($("server-rows"), server.map((x) => [[x.name], [x.values.length ? fmt(x.values[x.values.length - 1]) : "–", "n"], [x.unit]]));
+    serverCharts.forEach((c) => {
+      const mine = server.filter((x) => c.match.test(x.name) && !serverCharts.some((o) => o !== c && serverCharts.indexOf(o) < serverCharts.indexOf(c) && o.match.test(x.name)));
+      const fig = $(c.id).closest("figure");
+      fig.hidden = mine.length === 0;
+      if (mine.length) {
+        chart($(c.id), mine.map((x, i) => ({ values: x.values, colour: c.colours[i % c.colours.length], label: x.name + " (" + x.unit + ")" })), t0, t1);
+      }
+    });
     if (s.final && !finalShown) {
       finalShown = true;
       $("report").src = "report";
