@@ -314,16 +314,33 @@ func (c *chart) render(b *strings.Builder) {
 			}
 			b.WriteString("</g>\n")
 		}
+		// Beside the point, on the side with room; a label that would
+		// overprint another goes below it, or stacks further off (points
+		// that coincide keep each its own label).
+		var taken [][4]float64
 		for i, l := range s.labels {
 			if i >= len(s.pts) {
 				break
 			}
-			// Beside the point, on the side with room.
 			x, anchor := c.px(s.pts[i][0])+6, ""
+			w := tickWidth(l)
+			lo, hi := x, x+w
 			if x > c.leftM()+c.plotW()/2 {
 				x, anchor = x-12, ` text-anchor="end"`
+				lo, hi = x-w, x
 			}
-			fmt.Fprintf(b, `<text x="%s" y="%s" class="pl"%s>%s</text>`+"\n", svgNum(x), svgNum(c.pyOn(a, s.pts[i][1])-6), anchor, esc(l))
+			py := c.pyOn(a, s.pts[i][1])
+			for _, dy := range []float64{-6, 14, -19, 27, -32, 40, -45, 53} {
+				box := [4]float64{lo, py + dy - 11, hi, py + dy + 3}
+				if slices.ContainsFunc(taken, func(p [4]float64) bool {
+					return box[0] < p[2] && p[0] < box[2] && box[1] < p[3] && p[1] < box[3]
+				}) {
+					continue
+				}
+				taken = append(taken, box)
+				fmt.Fprintf(b, `<text x="%s" y="%s" class="pl"%s>%s</text>`+"\n", svgNum(x), svgNum(py+dy), anchor, esc(l))
+				break
+			}
 		}
 		if s.dots || s.noLine {
 			continue
