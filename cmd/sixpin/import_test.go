@@ -57,7 +57,11 @@ func importAndServe(t *testing.T, peer string, peerArgs ...string) imported {
 	defer s.Close()
 	srv := httptest.NewServer(s)
 	out := filepath.Join(dir, "out.json")
-	code, runOut, errOut := sixpin(t, nil, "run", path, "--endpoint", srv.URL+"/v1", "--no-progress", "-o", out)
+	// What is tested is what the server counted. A run this short (a
+	// few dozen requests of tens of ms) on a machine busy with the race
+	// detector and other tests can fail to keep its streams busy, which
+	// makes it invalid (exit 1) though every count stands.
+	code, runOut, errOut := sixpin(t, nil, "run", path, "--endpoint", srv.URL+"/v1", "--no-progress", "-o", out, "--allow-pin-mismatch", "concurrency")
 	srv.Close() // waits for every handler: the log is whole
 	if code != ExitOK {
 		t.Fatalf("run: exit %d\n%s\n%s", code, runOut, errOut)
