@@ -168,6 +168,7 @@ func (p *parser) choiceMember(key []byte, c *chunk) bool {
 	case "text": // legacy completions' choices[].text
 		s, ok := p.optString()
 		c.contentBytes += len(s)
+		c.content = s
 		return ok
 	case "finish_reason":
 		s, ok := p.optString()
@@ -185,6 +186,7 @@ func (p *parser) deltaMember(key []byte, c *chunk) bool {
 	case "content":
 		s, ok := p.optString()
 		c.contentBytes += len(s)
+		c.content = s
 		return ok
 	case "reasoning_content", "reasoning":
 		s, ok := p.optString()

@@ -205,6 +205,7 @@ func (p *parser) anthBlockMember(key []byte, c *chunk) bool {
 	case "text":
 		s, ok := p.optString()
 		c.contentBytes += len(s)
+		c.content = s
 		return ok
 	case "thinking", "data":
 		s, ok := p.optString()
@@ -235,6 +236,7 @@ func (p *parser) anthDeltaMember(key []byte, c *chunk) bool {
 	case "text":
 		s, ok := p.optString()
 		c.contentBytes += len(s)
+		c.content = s
 		return ok
 	case "thinking":
 		s, ok := p.optString()

@@ -112,7 +112,10 @@ func UserMessage(text string) []Message { return []Message{{Role: RoleUser, Cont
 // lengths are of the raw JSON string bodies (escapes counted as written);
 // they only apportion token counts across chunks, so that is close enough.
 type chunk struct {
-	contentBytes   int
+	contentBytes int
+	// content is the event's answer text (a raw JSON string body,
+	// aliasing the input line), for a request that keeps its text.
+	content        []byte
 	reasoningBytes int
 	toolBytes      int  // tool calls' names and arguments
 	toolCall       bool // a delta carried tool_calls

@@ -64,14 +64,14 @@ func (responses) event(b []byte, c *chunk) error {
 	// A "delta" was read as content, an "item" as a tool call (and its
 	// content, which a stream's deltas carry instead): what counts is the
 	// event's type.
-	d := c.contentBytes
-	c.contentBytes, c.reasoningBytes = 0, 0
+	d, text := c.contentBytes, c.content
+	c.contentBytes, c.reasoningBytes, c.content = 0, 0, nil
 	if string(c.typ) != respItemAdded {
 		c.toolCall, c.toolBytes = false, 0
 	}
 	switch string(c.typ) {
 	case "response.output_text.delta", "response.refusal.delta":
-		c.contentBytes = d
+		c.contentBytes, c.content = d, text
 	case "response.reasoning_text.delta", "response.reasoning_summary_text.delta":
 		c.reasoningBytes = d
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
@@ -91,7 +91,7 @@ func (p *parser) respMember(key []byte, c *chunk) bool {
 		return ok
 	case "delta":
 		s, ok := p.strOrSkip()
-		c.contentBytes = len(s)
+		c.contentBytes, c.content = len(s), s
 		return ok
 	case "item":
 		return p.object(p.respItemMember, c)

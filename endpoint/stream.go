@@ -87,6 +87,8 @@ type call struct {
 	hdr http.Header
 	// echo takes the answer's headers a session sends back (Call.Echo).
 	echo *Echo
+	// keepText keeps the answer's text in the record (Call.KeepText).
+	keepText bool
 	// cutInEvent: the last stream read ended in the middle of an event
 	// (a line the body ended inside of, dropped), for the probe to say.
 	cutInEvent bool
@@ -133,6 +135,10 @@ type Call struct {
 	// Echo, if not nil, takes the answer's headers that its session sends
 	// back (Echo.Names), once per request as the answer's header arrives.
 	Echo *Echo
+	// KeepText keeps the answer's text in the record (record.Record.Text,
+	// at most record.MaxTextBytes): one append per chunk, for a sample
+	// of requests (record.KeepsText).
+	KeepText bool
 }
 
 // Echo is what a session sends back of its answers' headers: a router's
@@ -166,7 +172,7 @@ func (e *Echo) take(h http.Header) {
 // inflight is cancelled the request is cut off with cause k.Cut (class
 // interrupted).
 func (c *Client) Stream(inflight context.Context, k Call) *record.Record {
-	r := &call{Client: c, clk: k.Clock, live: k.Live, first: k.First, more: k.Extra, hdr: k.Header, echo: k.Echo}
+	r := &call{Client: c, clk: k.Clock, live: k.Live, first: k.First, more: k.Extra, hdr: k.Header, echo: k.Echo, keepText: k.KeepText}
 	return r.stream(inflight, k.Cut, k.Req, k.Msgs, k.Scheduled)
 }
 
@@ -479,6 +485,9 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 		if c.timings.has {
 			rec.Server = c.timings.results(clk)
 		}
+		if r.keepText && len(c.content) > 0 {
+			rec.Text = keepText(rec.Text, c.content)
+		}
 		n := c.contentBytes + c.reasoningBytes + c.toolBytes
 		if c.toolCall {
 			rec.ToolCalls = true
@@ -559,6 +568,9 @@ func (r *call) readJSON(ctx context.Context, body io.Reader, rec *record.Record)
 			rec.Server = c.timings.results(r.clk)
 		}
 		rec.ToolCalls = c.toolCall
+		if r.keepText && len(c.content) > 0 {
+			rec.Text = keepText(rec.Text, c.content)
+		}
 		if n := c.contentBytes + c.reasoningBytes + c.toolBytes; n > 0 || c.toolCall {
 			rec.Chunks = append(rec.Chunks, record.Chunk{At: rec.End, Bytes: int32(max(n, 1)),
 				Reasoning: c.contentBytes == 0 && !c.toolCall, ClientLagUS: -1})
@@ -567,6 +579,15 @@ func (r *call) readJSON(ctx context.Context, body io.Reader, rec *record.Record)
 		}
 		ended(rec, c.finished)
 	}
+}
+
+// keepText appends an event's answer text to the record's, up to
+// record.MaxTextBytes (the first append sizes the buffer once).
+func keepText(text, add []byte) []byte {
+	if text == nil {
+		text = make([]byte, 0, min(record.MaxTextBytes, 4<<10))
+	}
+	return append(text, add[:min(len(add), record.MaxTextBytes-len(text))]...)
 }
 
 // stallWatch cancels a stream that has sent no chunk for a timeout. A

@@ -872,6 +872,7 @@ func scenarioInfo(sc *scenario.Scenario) results.ScenarioInfo {
 	si.Windows.Steady = sc.Windows.Steady.String()
 	si.SLO.TTFTMs, si.SLO.TPOTMs, si.SLO.E2EMs = sc.SLO.TTFTMs, sc.SLO.TPOTMs, sc.SLO.E2EMs
 	si.SLO.MaxErrorRate = sc.SLO.MaxErrorRate
+	si.SLO.MaxDegenerateShare = sc.SLO.MaxDegenerateShare
 	return si
 }
 

@@ -155,6 +155,15 @@ type Record struct {
 	// the spill).
 	RequestID string
 	IDEcho    IDEcho
+
+	// Text is the answer's text, kept for a sample of requests (see
+	// KeepsText; at most MaxTextBytes, the raw JSON string bodies of its
+	// content): the collector scores it into Output and lets it go (it is
+	// never spilled).
+	Text []byte
+	// Output is the sampled answer's text scored (nil: not sampled, or
+	// no word in it).
+	Output *OutputScore
 }
 
 // ServerTimings is a request as the server timed it, in run time.

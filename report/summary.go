@@ -180,10 +180,28 @@ func writeWindow(p *numfmt.Printer, run *results.Run, name string, w *results.Wi
 	if g := w.Goodput; g != nil {
 		p.F("  goodput (%s window, SLO %s): %s req/s, %s of requests\n", name, SLOLabel(run), num(g.RateRPS), pct(g.Fraction))
 	}
+	writeAnswers(p, name, w.Output)
 	if len(w.ErrorsByClass) > 0 {
 		p.F("  errors in window: %s\n", results.ClassList(w.ErrorsByClass))
 	}
 	writeServerWindow(p, run, name)
+}
+
+// writeAnswers says what the window's sampled answers were: how many
+// were degenerate (a loop), how repetitive they ran, and how fast each
+// kind decoded.
+func writeAnswers(p *numfmt.Printer, name string, o *results.OutputWindow) {
+	if o == nil {
+		return
+	}
+	p.F("  answers (%s window, %s sampled): %s degenerate", name, group(float64(o.Scored)), pct(o.DegenerateShare))
+	if r, d, c := o.RepeatShareP50, o.Distinct2P50, o.CompressionP50; r != nil && d != nil && c != nil {
+		p.F("; p50 %s of an answer its longest repeated phrase, distinct word pairs %s, compresses %s×", pct(*r), pct(*d), num(*c))
+	}
+	if d, h := o.DecodeTokSP50Degenerate, o.DecodeTokSP50Healthy; d != nil && h != nil {
+		p.F("; decode p50 %s tok/s degenerate against %s healthy", num(*d), num(*h))
+	}
+	p.F("\n")
 }
 
 // DecodeUnmeasuredWhy says why requests are left out of decode tok/s,

@@ -116,6 +116,9 @@ func (c *Collector) Requests() int { return c.n }
 // or, when that cannot take it, to memory (see Spill).
 func (c *Collector) Add(r *record.Record) {
 	assignChunkTokens(r)
+	if len(r.Text) > 0 {
+		r.Output, r.Text = record.ScoreOutput(r.Text), nil
+	}
 	c.n++
 	c.lastScheduled = max(c.lastScheduled, r.Scheduled)
 	if c.firstSched < 0 || r.Scheduled < c.firstSched {
@@ -371,6 +374,9 @@ type Window struct {
 	PeakStartS              float64 `json:"peak_start_s,omitempty"`
 	// Goodput counts successful requests that met the SLO (nil without one).
 	Goodput *Goodput `json:"goodput,omitempty"`
+	// Output is what the sampled answers of the window's successful
+	// requests were (nil: none was sampled).
+	Output *OutputWindow `json:"output,omitempty"`
 	// PrefillShare is Σ TTFT / Σ E2E over successful requests.
 	PrefillShare float64 `json:"prefill_share"`
 	// InputOutputRatio is Σ prompt tokens / Σ output tokens (successful,
@@ -472,6 +478,7 @@ type winAcc struct {
 	// prompts and outputs count the exact token lengths (value → requests):
 	// lengths are integers and are shown exactly, not through a histogram.
 	prompts, outputs exactCounts
+	output           outputAcc
 }
 
 // warmAt is when the sessions that joined mid-life had all been answered
@@ -636,6 +643,7 @@ func (a *winAcc) add(r *record.Record, slo SLO) {
 		return
 	}
 	w.Completed++
+	a.output.add(r)
 	w.ReasoningTokens += int64(r.Usage.ReasoningTokens)
 	out := r.OutputTokens()
 	e2e := r.End - r.Scheduled
@@ -698,7 +706,9 @@ func (a *winAcc) add(r *record.Record, slo SLO) {
 	default:
 		tpot := decodeSpan / time.Duration(out-1)
 		observeValue(a.h[HistTPOT.Name], float64(tpot.Microseconds()), 1)
-		observeValue(a.h[HistDecode.Name], float64(out-1)/decodeSpan.Seconds()*1e3, 1)
+		dec := float64(out-1) / decodeSpan.Seconds()
+		observeValue(a.h[HistDecode.Name], dec*1e3, 1)
+		a.output.decode(r, dec)
 		if slo.TPOT > 0 && tpot > slo.TPOT {
 			good = false
 		}
@@ -714,6 +724,7 @@ func (a *winAcc) add(r *record.Record, slo SLO) {
 // finish computes the window's derived figures.
 func (a *winAcc) finish(slo SLO, events, okEvents []int64) {
 	w := a.w
+	w.Output = a.output.result()
 	d := a.span.Len().Seconds()
 	if d > 0 {
 		w.AggregateOutputTokS = float64(w.OutputTokens) / d

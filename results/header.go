@@ -141,6 +141,10 @@ func Assemble(h *Header, m *Measurement, e Ending) *Run {
 		run.Valid = false
 		run.Invalid = append(run.Invalid, reason)
 	}
+	if reason := degenerateReason(h.Scenario.SLO.MaxDegenerateShare, run.Headline, run.Windows[run.Headline]); reason != "" {
+		run.Valid = false
+		run.Invalid = append(run.Invalid, reason)
+	}
 	run.Discovery = &disc
 	run.Tokens, run.ByContext = m.Tokens, m.ByContext
 	run.Parity = &Parity{Planned: h.Planned, Served: served(m.Tokens)}

@@ -189,6 +189,10 @@ func (mg *merger) run() (*Run, error) {
 		run.Valid = false
 		run.Invalid = append(run.Invalid, reason)
 	}
+	if reason := degenerateReason(first.Scenario.SLO.MaxDegenerateShare, run.Headline, run.Windows[run.Headline]); reason != "" {
+		run.Valid = false
+		run.Invalid = append(run.Invalid, reason)
+	}
 	run.Merged = mg.attest
 	if len(mg.late) > 0 {
 		run.Valid = false

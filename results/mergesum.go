@@ -368,6 +368,7 @@ func (ws *windowSum) add(shard, name string, sw *Window, hists map[string]Encode
 	w.OutputTokens += sw.OutputTokens
 	w.ReasoningTokens += sw.ReasoningTokens
 	w.MaxInFlight += sw.MaxInFlight
+	addOutput(&w.Output, sw.Output)
 	for c, n := range sw.ErrorsByClass {
 		w.ErrorsByClass[c] += n
 	}

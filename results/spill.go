@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"time"
 	"unicode/utf8"
@@ -244,7 +245,10 @@ func (s *spill) put(r *record.Record) {
 		flags |= 128 // the request's id follows the token reads
 	}
 	if r.ErrMsg != "" {
-		flags |= 256 // the failure's message comes last
+		flags |= 256 // the failure's message follows the request's id
+	}
+	if r.Output != nil {
+		flags |= 512 // the answer's score comes last
 	}
 	b = binary.AppendUvarint(b, uint64(r.Index))
 	b = binary.AppendUvarint(b, ids[0])
@@ -307,11 +311,21 @@ func (s *spill) put(r *record.Record) {
 	if flags&256 != 0 {
 		b = appendString(b, r.ErrMsg, maxSpillErrMsg)
 	}
+	if o := r.Output; o != nil {
+		b = binary.AppendUvarint(b, uint64(o.Words))
+		b = binary.AppendUvarint(b, uint64(math.Round(o.RepeatShare*scoreScale)))
+		b = binary.AppendUvarint(b, uint64(math.Round(o.Distinct2*scoreScale)))
+		b = binary.AppendUvarint(b, uint64(math.Round(o.Compression*scoreScale)))
+	}
 	s.buf = b
 	s.n++
 	s.pendingRecs++
 	s.frame(frameRecord, b)
 }
+
+// scoreScale is the fixed point of an answer's score in the spill (six
+// decimal places).
+const scoreScale = 1e6
 
 // intern returns the id of a short string in the spill's table, writing
 // a string frame the first time it is seen.
@@ -555,6 +569,10 @@ func (s *spillReader) decode(b []byte, r *record.Record) error {
 	}
 	if flags&256 != 0 {
 		r.ErrMsg = d.str()
+	}
+	if flags&512 != 0 {
+		r.Output = &record.OutputScore{Words: int(d.u()), RepeatShare: float64(d.u()) / scoreScale,
+			Distinct2: float64(d.u()) / scoreScale, Compression: float64(d.u()) / scoreScale}
 	}
 	if d.err != nil {
 		return errSpillCorrupt

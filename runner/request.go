@@ -38,7 +38,7 @@ func (r *Runner) doCall(inflight context.Context, k endpoint.Call, sw *sessionWi
 	if sw != nil {
 		k.Header, k.Echo = sw.header(), sw.echo
 	}
-	r.stats.Issued.Add(1)
+	k.KeepText = record.KeepsText(r.stats.Issued.Add(1) - 1)
 	r.stats.InFlight.Add(1)
 	k.Clock, k.Cut, k.Live = r.clock, endpoint.ErrCutAfterGrace, &r.stats.Streaming
 	if r.pending != nil {

@@ -253,6 +253,11 @@ type SLO struct {
 	// MaxErrorRate is the error budget as a fraction (0.01 = 1%); a run
 	// whose error rate exceeds it fails (exit 1). Zero means no budget.
 	MaxErrorRate float64 `yaml:"max_error_rate"`
+	// MaxDegenerateShare bounds the share of the sampled answers that may
+	// be degenerate (one phrase looping over half of it or more) before
+	// the run is invalid: a drafter guesses repeated text best, so such a
+	// run measures the drafter (0: the default, 10%).
+	MaxDegenerateShare float64 `yaml:"max_degenerate_share"`
 }
 
 // Sweepable pins.

@@ -835,6 +835,9 @@ func (v *validator) slo() {
 	if s.MaxErrorRate < 0 || s.MaxErrorRate > 1 {
 		v.errorf("slo.max_error_rate", "must be in [0, 1], a fraction: 0.01 = 1%% (got %s)", num(s.MaxErrorRate))
 	}
+	if s.MaxDegenerateShare < 0 || s.MaxDegenerateShare > 1 {
+		v.errorf("slo.max_degenerate_share", "must be in [0, 1], a fraction: 0.1 = 10%% (got %s)", num(s.MaxDegenerateShare))
+	}
 }
 
 func (v *validator) target() {
