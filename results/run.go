@@ -151,9 +151,9 @@ type ScenarioInfo struct {
 		Steady  string  `json:"steady"`
 	} `json:"windows"`
 	SLO struct {
-		TTFTMs       float64 `json:"ttft_ms,omitempty"`
-		TPOTMs       float64 `json:"tpot_ms,omitempty"`
-		E2EMs        float64 `json:"e2e_ms,omitempty"`
+		TTFTMs             float64 `json:"ttft_ms,omitempty"`
+		TPOTMs             float64 `json:"tpot_ms,omitempty"`
+		E2EMs              float64 `json:"e2e_ms,omitempty"`
 		MaxErrorRate       float64 `json:"max_error_rate,omitempty"`
 		MaxDegenerateShare float64 `json:"max_degenerate_share,omitempty"`
 	} `json:"slo"`
