@@ -321,7 +321,7 @@ func setTables(set *results.Set) []setTable {
 		}
 		return []setTable{t}
 	case results.SetBakeoff:
-		return bakeoffTables(set, ps, hs)
+		return bakeoffTables(set)
 	}
 	return repeatTables(ps, hs)
 }
@@ -360,56 +360,6 @@ func repeatTables(ps []verdict.Point, hs []headline) []setTable {
 		means.rows = append(means.rows, []string{m.name, cell(mean), "± " + cell(half), cell(lo), cell(hi)})
 	}
 	return []setTable{runs, means}
-}
-
-// bakeoffTables are each vendor's figures, then the "usable" view —
-// intelligence as a gate the user declares, then throughput, context
-// lifetime, cost and reliability each in its own column, the best of each
-// marked, so that a reader sees where each vendor wins and loses; no
-// blended score.
-func bakeoffTables(set *results.Set, ps []verdict.Point, hs []headline) []setTable {
-	name := func(i int) string { return strings.TrimPrefix(ps[i].Key, "profile=") }
-	figs := setTable{title: "Figures (each vendor's steady window; per stream unless marked aggregate)",
-		head: []string{"profile", "effective tok/s p50", "decode tok/s p50", "aggregate tok/s", "TTFT ms p50",
-			"context lifetime", "$/hour", "$/M output", "errors", "429s", "valid"}}
-	for i, h := range hs {
-		figs.rows = append(figs.rows, []string{name(i), cell(h.effective), cell(h.decode), cell(h.aggregate), cell(h.ttft),
-			lifetime(h), moneyCell(h.costHour), moneyCell(h.costMOutput), pct(h.errorRate), pct(h.rate429), yesNo(h.valid)})
-	}
-	best := func(get func(headline) float64, higher bool) int {
-		bi := -1
-		for i, h := range hs {
-			v := get(h)
-			if math.IsNaN(v) || v <= 0 && higher {
-				continue
-			}
-			if bi < 0 || (higher && v > get(hs[bi])) || (!higher && v < get(hs[bi])) {
-				bi = i
-			}
-		}
-		return bi
-	}
-	mark := func(i, b int, s string) string {
-		if i == b {
-			return s + " ★"
-		}
-		return s
-	}
-	bThr := best(func(h headline) float64 { return h.effective }, true)
-	bLife := best(func(h headline) float64 { return lifeOrNaN(h) }, true)
-	bCost := best(func(h headline) float64 { return costOrNaN(h) }, false)
-	bRel := best(func(h headline) float64 { return 1 - h.errorRate }, true)
-	usable := setTable{title: "Usable? Intelligence is a gate, not a multiplier; then each dimension on its own (★ the best)",
-		head: []string{"profile", "intelligence gate", "effective throughput", "context lifetime", "cost", "reliability"}}
-	for i, h := range hs {
-		gate := set.Gates[name(i)]
-		if gate == "" {
-			gate = "not declared"
-		}
-		usable.rows = append(usable.rows, []string{name(i), gate, mark(i, bThr, cell(h.effective)+" tok/s"), mark(i, bLife, lifetime(h)),
-			mark(i, bCost, moneyCell(h.costMOutput)+" /M out"), mark(i, bRel, pct(1-h.errorRate))})
-	}
-	return []setTable{figs, usable}
 }
 
 func value(set *results.Set, i int) string {
@@ -688,27 +638,6 @@ func pointChart(title, xl, yl string, s series, joined bool) *chart {
 		y:      axis{min: y0, max: y1, ticks: yt},
 		series: []series{s},
 	}
-}
-
-func lifetime(h headline) string {
-	if h.lifetimeMin <= 0 {
-		return "–"
-	}
-	return num(h.lifetimeMin) + " min"
-}
-
-func lifeOrNaN(h headline) float64 {
-	if h.lifetimeMin <= 0 {
-		return math.NaN()
-	}
-	return h.lifetimeMin
-}
-
-func costOrNaN(h headline) float64 {
-	if h.costMOutput <= 0 {
-		return math.NaN()
-	}
-	return h.costMOutput
 }
 
 // moneyCell is an amount in a table cell: numfmt.Money, or "–" for none.

@@ -1,0 +1,91 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/verdict"
+)
+
+// fixBakeoffAgentic is agentic-120k for 2 minutes against sim-local-27b
+// and sim-cerebras-27b, whose rate limit refuses some turns; no session
+// ends before the run does.
+const fixBakeoffAgentic = "testdata/bakeoff-agentic.json"
+
+// usableRows are the usable view's rows of set, by profile.
+func usableRows(t *testing.T, set *results.Set) map[string][]string {
+	t.Helper()
+	ts := bakeoffTables(set)
+	rows := map[string][]string{}
+	for _, r := range ts[len(ts)-1].rows {
+		rows[r[0]] = r
+	}
+	return rows
+}
+
+// Every vendor whose printed value equals the best printed value holds
+// the ★: reliability of two vendors with no error is a tie, and so is a
+// throughput made equal.
+func TestBakeoffStarsEveryTie(t *testing.T) {
+	t.Parallel()
+	set := loadSet(t, fixBakeoff).Set
+	steady := func(r *results.Run) *results.Window { return r.Windows[r.Headline] }
+	if a, b := set.Runs[0].Errors.Rate, set.Runs[1].Errors.Rate; a != b {
+		t.Fatalf("fixture: error rates %v and %v, want a tie", a, b)
+	}
+	eff := *steady(set.Runs[1]).EffectiveTokS
+	eff.P50 = steady(set.Runs[0]).EffectiveTokS.P50 + 0.01 // within the printed precision
+	steady(set.Runs[1]).EffectiveTokS = &eff
+	rows := usableRows(t, set)
+	for _, name := range set.Profiles {
+		row := rows[name]
+		if !strings.HasSuffix(row[5], "★") {
+			t.Errorf("%s: reliability %q, a tie, not starred", name, row[5])
+		}
+		if !strings.HasSuffix(row[2], "★") {
+			t.Errorf("%s: throughput %q, a tie at the printed precision, not starred", name, row[2])
+		}
+	}
+	if strings.HasSuffix(rows[set.Profiles[1]][4], "★") {
+		t.Errorf("the dearer vendor's cost %q is starred", rows[set.Profiles[1]][4])
+	}
+}
+
+// A context lifetime that the run's length capped says so in the figures
+// and is no vendor's best; a throttled, invalid vendor says why it lost
+// what it lost.
+func TestBakeoffSaysWhatCappedAndWhy(t *testing.T) {
+	t.Parallel()
+	set := loadSet(t, fixBakeoffAgentic).Set
+	ts := bakeoffTables(set)
+	for _, r := range ts[0].rows {
+		if life := r[5]; !strings.HasPrefix(life, "≥ ") || !strings.HasSuffix(life, "min — the run's length; no session ended") {
+			t.Errorf("%s: context lifetime %q does not say the run capped it", r[0], life)
+		}
+	}
+	rows := usableRows(t, set)
+	for name, row := range rows {
+		if strings.Contains(row[3], "★") || !strings.Contains(row[3], "capped") {
+			t.Errorf("%s: lifetime %q: a bound is marked best or not marked capped", name, row[3])
+		}
+	}
+	for _, v := range verdict.Vendors(set) {
+		why := rows[v.Profile][6]
+		for _, r := range v.Runs {
+			if !r.Valid {
+				pin, _, _ := strings.Cut(r.Invalid[0], ":")
+				if !strings.Contains(why, "invalid: "+pin) || !strings.Contains(rows[v.Profile][2], "(invalid)") {
+					t.Errorf("%s: invalid (%s) but its row says %q", v.Profile, pin, rows[v.Profile])
+				}
+			}
+			if n := r.Errors.ByClass["http_429"]; n > 0 {
+				if !strings.Contains(why, "throttled: ") || !strings.Contains(rows[v.Profile][5], "throttled") {
+					t.Errorf("%s: %d 429s but its row says %q", v.Profile, n, rows[v.Profile])
+				}
+			} else if strings.Contains(why, "throttled") {
+				t.Errorf("%s: no 429 but throttled: %q", v.Profile, why)
+			}
+		}
+	}
+}
