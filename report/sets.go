@@ -401,6 +401,14 @@ func setTitle(set *results.Set, md bool) string {
 func WriteSetText(w io.Writer, set *results.Set, md bool) error {
 	p := &numfmt.Printer{W: w}
 	p.F("%s\n\n", setTitle(set, md))
+	if set.Kind == results.SetBakeoff {
+		line := bakeoffVerdict(set, viewBakeoff(set))
+		if md {
+			p.F("**Verdict:** %s\n\n", line)
+		} else {
+			p.F("VERDICT: %s\n\n", line)
+		}
+	}
 	if set.Incomplete {
 		p.F("INCOMPLETE: %s\n\n", set.IncompleteReason)
 	}
@@ -550,6 +558,9 @@ func WriteSetHTML(w io.Writer, set *results.Set) error {
 		}
 	}
 	b.WriteString("</p>\n")
+	if set.Kind == results.SetBakeoff {
+		fmt.Fprintf(&b, "<p class=\"verdict\"><b>Verdict:</b> %s</p>\n", esc(bakeoffVerdict(set, viewBakeoff(set))))
+	}
 	if set.Incomplete {
 		fmt.Fprintf(&b, "<div class=\"warn\"><b>INCOMPLETE:</b> %s</div>\n", esc(set.IncompleteReason))
 	}
