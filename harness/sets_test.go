@@ -1,8 +1,10 @@
 package harness
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -121,5 +123,63 @@ func TestRepeat(t *testing.T) {
 	}
 	if s0, s2 := o.Set.Runs[0].Scenario.Seed, o.Set.Runs[2].Scenario.Seed; s2 != s0+2 {
 		t.Errorf("seeds %d … %d, want consecutive", s0, s2)
+	}
+}
+
+// throttledProfile writes a simulator profile like fixedProfile's whose
+// server allows perMinute requests a minute and answers 429 beyond.
+func throttledProfile(t *testing.T, name string, perMinute int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".yaml")
+	src := "name: " + name + "\nkind: simulator\noutput_control: ignore_eos\ntokenizer: words\n" +
+		"sim: {model: m, timing: fixed, fixed: {ttft: 10ms, itl: 2ms}, rate_limits: {requests_per_minute: " + strconv.Itoa(perMinute) + "}}\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A bake-off that ran whole says what it found: every vendor kept is no
+// error; a vendor throttled into invalidity beside a valid one is
+// ErrVendorLost (the bake-off ran; it lost a vendor), with both memos
+// written; every vendor lost is ErrRunFailed (there is nothing to
+// compare).
+func TestBakeoffOutcome(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name     string
+		profiles func(t *testing.T) []string
+		want     error
+	}{
+		{"all kept", func(t *testing.T) []string {
+			return []string{fixedProfile(t, "a", "10ms", "2ms"), fixedProfile(t, "b", "20ms", "3ms")}
+		}, nil},
+		{"one throttled", func(t *testing.T) []string {
+			return []string{fixedProfile(t, "a", "10ms", "2ms"), throttledProfile(t, "limited", 2)}
+		}, ErrVendorLost},
+		{"all throttled", func(t *testing.T) []string {
+			return []string{throttledProfile(t, "x", 2), throttledProfile(t, "y", 2)}
+		}, ErrRunFailed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "bo")
+			cfg := BakeoffConfig{Config: quiet(t, Config{TimeScale: 0.01}), Profiles: c.profiles(t), Dir: dir}
+			o, err := Bakeoff(t.Context(), t.Context(), cfg)
+			if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
+				t.Fatalf("error %v, want %v", err, c.want)
+			}
+			if c.want == ErrVendorLost && errors.Is(err, ErrRunFailed) {
+				t.Errorf("error %v is also a failed run", err)
+			}
+			if o == nil || len(o.Set.Runs) != 2 {
+				t.Fatalf("outcome %+v: want both vendors run", o)
+			}
+			for _, f := range []string{"bakeoff.md", "bakeoff.html"} {
+				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+					t.Errorf("missing %s", f)
+				}
+			}
+		})
 	}
 }

@@ -23,6 +23,14 @@ func NewCmdBakeoff(f *Factory, runF func(*cobra.Command, *BakeoffOptions) error)
 	cmd := &cobra.Command{
 		Use:   "bakeoff SCENARIO.yaml --profile A --profile B...",
 		Short: "Run one scenario against several profiles and compare vendors, dimension by dimension",
+		Long: `Run one scenario against several profiles, one after the other, and write
+each profile's results, bakeoff.json, bakeoff.md and bakeoff.html: a verdict
+line, the pins the vendors shared, each vendor's figures and the usable view.
+
+Exit codes: 0 every vendor ran whole, valid and unthrottled; 3 the bake-off
+ran and lost a vendor (invalid, failed or throttled) while another's figures
+stand; 1 it failed (interrupted, or no vendor's figures stand); 2 bad input.
+Every exit but 2 writes the results.`,
 		Example: `  sixpin bakeoff scenarios/agentic-120k.yaml --profile sim-local-27b --profile sim-cerebras-27b \
       --intelligence sim-local-27b=pass --intelligence sim-cerebras-27b=pass -o bakeoff/`,
 		Annotations: trapSignals,
