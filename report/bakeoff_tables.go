@@ -15,21 +15,34 @@ import (
 // loses and why it lost what it lost; no blended score.
 func bakeoffTables(set *results.Set) []setTable {
 	bv := viewBakeoff(set)
-	figs := setTable{title: "Figures (each vendor's steady window; per stream unless marked aggregate)",
-		head: []string{"profile", "effective tok/s p50", "decode tok/s p50", "aggregate tok/s", "TTFT ms p50",
-			"context lifetime", "$/hour", "$/M output", "errors", "429s", "valid"}}
+	speed := setTable{title: "Speed (each vendor's steady window; per stream unless marked aggregate)",
+		head: []string{"profile", "effective tok/s p50", "decode tok/s p50", "aggregate tok/s",
+			"TTFT ms p50", "TTFT ms p99", "E2E ms p50", "E2E ms p99"}}
+	money := setTable{title: "Lifetime, cost and reliability",
+		head: []string{"profile", "context lifetime", "$/hour", "$/agent-hour", "$/session", "$/M output", "errors", "429s", "valid"}}
 	for _, v := range bv.vendors {
-		f := func(get func(headline) float64, positive bool) fig { return figOf(v.hs, get, positive) }
-		figs.rows = append(figs.rows, []string{v.Profile,
-			f(func(h headline) float64 { return h.effective }, true).text(num),
-			f(func(h headline) float64 { return h.decode }, true).text(num),
-			f(func(h headline) float64 { return h.aggregate }, true).text(num),
-			f(func(h headline) float64 { return h.ttft }, true).text(num),
+		f := func(get func(headline) float64) string { return figOf(v.hs, get, true).text(num) }
+		speed.rows = append(speed.rows, []string{v.Profile,
+			f(func(h headline) float64 { return h.effective }),
+			f(func(h headline) float64 { return h.decode }),
+			f(func(h headline) float64 { return h.aggregate }),
+			f(func(h headline) float64 { return h.ttft }),
+			f(func(h headline) float64 { return h.ttftP99 }),
+			f(func(h headline) float64 { return h.e2e }),
+			f(func(h headline) float64 { return h.e2eP99 })})
+		usd := func(get func(headline) float64) string { return figOf(v.hs, get, true).text(moneyCell) }
+		session := usd(func(h headline) float64 { return h.costSession })
+		if v.lifeCapped && session != "–" {
+			session = "≥ " + session + " (sessions cut short)"
+		}
+		money.rows = append(money.rows, []string{v.Profile,
 			v.lifetimeText(),
-			f(func(h headline) float64 { return h.costHour }, true).text(moneyCell),
+			usd(func(h headline) float64 { return h.costHour }),
+			usd(func(h headline) float64 { return h.costAgentHour }),
+			session,
 			v.costM.text(moneyCell),
-			f(func(h headline) float64 { return h.errorRate }, false).text(pct),
-			f(func(h headline) float64 { return h.rate429 }, false).text(pct),
+			figOf(v.hs, func(h headline) float64 { return h.errorRate }, false).text(pct),
+			figOf(v.hs, func(h headline) float64 { return h.rate429 }, false).text(pct),
 			validText(v)})
 	}
 	usable := setTable{title: "Usable? Intelligence is a gate, not a multiplier; then each dimension on its own (★ the best, ties included)",
@@ -55,7 +68,7 @@ func bakeoffTables(set *results.Set) []setTable {
 			star(v.reliability.text(pct), bv.best[dimReliable][i]) + tags(when(throttled, "throttled"), tag),
 			lostWhy(v)})
 	}
-	return []setTable{figs, usable}
+	return []setTable{speed, money, usable}
 }
 
 // validText is "yes", "NO", or with repeats how many runs were valid

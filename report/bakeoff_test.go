@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/verdict"
 )
@@ -59,8 +60,8 @@ func TestBakeoffSaysWhatCappedAndWhy(t *testing.T) {
 	t.Parallel()
 	set := loadSet(t, fixBakeoffAgentic).Set
 	ts := bakeoffTables(set)
-	for _, r := range ts[0].rows {
-		if life := r[5]; !strings.HasPrefix(life, "≥ ") || !strings.HasSuffix(life, "min — the run's length; no session ended") {
+	for _, r := range ts[1].rows {
+		if life := column(t, ts[1], r[0], "context lifetime"); !strings.HasPrefix(life, "≥ ") || !strings.HasSuffix(life, "min — the run's length; no session ended") {
 			t.Errorf("%s: context lifetime %q does not say the run capped it", r[0], life)
 		}
 	}
@@ -86,6 +87,55 @@ func TestBakeoffSaysWhatCappedAndWhy(t *testing.T) {
 			} else if strings.Contains(why, "throttled") {
 				t.Errorf("%s: no 429 but throttled: %q", v.Profile, why)
 			}
+		}
+	}
+}
+
+// column is the cell under head in t's row for profile.
+func column(t *testing.T, tb setTable, profile, head string) string {
+	t.Helper()
+	for j, h := range tb.head {
+		if h != head {
+			continue
+		}
+		for _, r := range tb.rows {
+			if r[0] == profile {
+				return r[j]
+			}
+		}
+	}
+	t.Fatalf("table %q has no %q for %s (head %q)", tb.title, head, profile, tb.head)
+	return ""
+}
+
+// The figures give TTFT and E2E at p50 and p99 from each vendor's
+// headline window, and its cost per agent-hour (its $/hour over its
+// agents) and per session beside $/M output; a per-session cost of
+// sessions the run cut short says so.
+func TestBakeoffLatencyAndCost(t *testing.T) {
+	t.Parallel()
+	set := loadSet(t, fixBakeoffAgentic).Set
+	ts := bakeoffTables(set)
+	speed, money := ts[0], ts[1]
+	for i, name := range set.Profiles {
+		r := set.Runs[i]
+		w := r.Windows[r.Headline]
+		for head, want := range map[string]float64{"TTFT ms p50": w.TTFTMs.P50, "TTFT ms p99": w.TTFTMs.P99,
+			"E2E ms p50": w.E2EMs.P50, "E2E ms p99": w.E2EMs.P99} {
+			if got := column(t, speed, name, head); got != num(want) {
+				t.Errorf("%s %s = %q, want %q", name, head, got, num(want))
+			}
+		}
+		agents := float64(r.Pins.Concurrency.Declared.Streams)
+		if got, want := column(t, money, name, "$/agent-hour"), numfmt.Money(r.Cost.PerHourUSD/agents); got != want {
+			t.Errorf("%s $/agent-hour = %q, want %q", name, got, want)
+		}
+		got := column(t, money, name, "$/session")
+		if want := numfmt.Money(r.Cost.PerSessionUSD); !strings.Contains(got, want) || !strings.Contains(got, "sessions cut short") {
+			t.Errorf("%s $/session = %q, want %s marked cut short (no session ended)", name, got, want)
+		}
+		if got, want := column(t, money, name, "$/M output"), numfmt.Money(r.Cost.PerMOutputTokensUSD); got != want {
+			t.Errorf("%s $/M output = %q, want %q", name, got, want)
 		}
 	}
 }

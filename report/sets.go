@@ -13,6 +13,7 @@ import (
 	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/scenario"
 	"github.com/sixpin/sixpin/verdict"
 	"github.com/sixpin/sixpin/waterfall"
 )
@@ -167,11 +168,16 @@ type headline struct {
 	perStream             float64
 	decode, effective     float64
 	ttft, ttftP99, tpot   float64
+	e2e, e2eP99           float64
 	promptP50             float64
 	errorRate, rate429    float64
 	valid                 bool
 	lifetimeMin           float64
 	costHour, costMOutput float64
+	// costSession is $ per agentic session; costAgentHour $ per hour of
+	// one closed-loop stream or agent (the run's $/hour over its declared
+	// streams); 0 when unknown.
+	costSession, costAgentHour float64
 }
 
 func headlineOf(r *results.Run) headline {
@@ -189,6 +195,10 @@ func headlineOf(r *results.Run) headline {
 		if w.TTFTMs != nil {
 			h.ttftP99 = w.TTFTMs.P99
 		}
+		h.e2e, h.e2eP99 = p50(w.E2EMs), math.NaN()
+		if w.E2EMs != nil {
+			h.e2eP99 = w.E2EMs.P99
+		}
 		if w.PromptTokens != nil {
 			h.promptP50 = w.PromptTokens.P50
 		}
@@ -200,7 +210,10 @@ func headlineOf(r *results.Run) headline {
 		h.lifetimeMin = r.Sessions.LifetimeMin.P50
 	}
 	if c := r.Cost; c != nil {
-		h.costHour, h.costMOutput = c.PerHourUSD, c.PerMOutputTokensUSD
+		h.costHour, h.costMOutput, h.costSession = c.PerHourUSD, c.PerMOutputTokensUSD, c.PerSessionUSD
+		if n := r.Pins.Concurrency.Declared.Streams; n > 0 && r.Pins.Concurrency.Declared.Mode == scenario.ModeClosed {
+			h.costAgentHour = c.PerHourUSD / float64(n)
+		}
 	}
 	return h
 }
