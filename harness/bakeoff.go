@@ -19,7 +19,10 @@ type BakeoffConfig struct {
 	Config
 	// Profiles are run in turn, each against the same scenario.
 	Profiles []string
-	// Dir receives each profile's results, bakeoff.json and bakeoff.md.
+	// Dir receives each profile's results (NAME.json, or NAME.K.json for
+	// run K of a repeat), bakeoff.json, bakeoff.md and bakeoff.html.
+	// Config.Repeat, when above one, runs every profile that many times
+	// in rounds (each round every profile once, with seed seed+round).
 	Dir string
 	// Gates are the user's intelligence verdicts by profile ("pass" or
 	// "fail"): a gate, not a multiplier.
@@ -48,6 +51,9 @@ func bakeoff(ctx, hard context.Context, bc BakeoffConfig) (*Outcome, error) {
 	if len(bc.Profiles) < 2 {
 		return nil, fmt.Errorf("%w: a bake-off needs at least two --profile", ErrBadInput)
 	}
+	if cfg.Repeat < 0 {
+		return nil, fmt.Errorf("%w: --repeat %d: want 1 or more", ErrBadInput, cfg.Repeat)
+	}
 	for name, g := range bc.Gates {
 		if g != "pass" && g != "fail" {
 			return nil, fmt.Errorf("%w: --intelligence %s=%s: want pass or fail", ErrBadInput, name, g)
@@ -74,10 +80,19 @@ func bakeoff(ctx, hard context.Context, bc BakeoffConfig) (*Outcome, error) {
 	}
 	ms := &members{set: set, path: path}
 	defer func() { ms.spills.release() }()
-	for i, prof := range bc.Profiles {
+	repeats := max(cfg.Repeat, 1)
+	total := repeats * len(bc.Profiles)
+	for i := range total {
+		round, prof := i/len(bc.Profiles), bc.Profiles[i%len(bc.Profiles)]
 		one := cfg
 		one.Profile, one.Endpoint, one.Model = prof, "", ""
-		run, err := ms.run(ctx, hard, one, sc, i, len(bc.Profiles), "profile "+prof)
+		seeded, label := sc, "profile "+prof
+		if repeats > 1 {
+			s := *sc
+			s.Seed = sc.Seed + int64(round)
+			seeded, label = &s, fmt.Sprintf("profile %s, run %d (seed %d)", prof, round+1, s.Seed)
+		}
+		run, err := ms.run(ctx, hard, one, seeded, i, total, label)
 		if err != nil {
 			return nil, err
 		}
@@ -85,12 +100,16 @@ func bakeoff(ctx, hard context.Context, bc BakeoffConfig) (*Outcome, error) {
 			continue
 		}
 		name := run.Target.Profile
-		if _, err := save(cfg, filepath.Join(dir, name+".json"), run); err != nil {
+		file := name + ".json"
+		if repeats > 1 {
+			file = fmt.Sprintf("%s.%d.json", name, round+1)
+		}
+		if _, err := save(cfg, filepath.Join(dir, file), run); err != nil {
 			return nil, err
 		}
 		set.Profiles = append(set.Profiles, name)
 	}
-	markIncomplete(set, "profiles")
+	markIncomplete(set, map[bool]string{true: "runs", false: "profiles"}[repeats > 1])
 	if _, err := saveSet(cfg, path, set, ms.spills); err != nil {
 		return nil, err
 	}
@@ -107,7 +126,7 @@ func bakeoff(ctx, hard context.Context, bc BakeoffConfig) (*Outcome, error) {
 		return nil, err
 	}
 	fmt.Fprintf(cfg.Out, "\nResults: %s (each profile's results, bakeoff.json, bakeoff.md and bakeoff.html)\n", dir)
-	return &Outcome{Set: set, Path: dir}, bakeoffOutcome(ctx, len(bc.Profiles), set)
+	return &Outcome{Set: set, Path: dir}, bakeoffOutcome(ctx, total, set)
 }
 
 // bakeoffOutcome is a bake-off's error: interrupted (some profile not

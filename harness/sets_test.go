@@ -183,3 +183,44 @@ func TestBakeoffOutcome(t *testing.T) {
 		})
 	}
 }
+
+// bakeoff --repeat N runs every profile N times, interleaved (a round of
+// every profile per seed, so that drift falls on all alike), with seeds
+// seed…seed+N−1 shared across profiles, and keeps each run's results.
+func TestBakeoffRepeat(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "bo")
+	a, b := fixedProfile(t, "a", "10ms", "2ms"), fixedProfile(t, "b", "20ms", "3ms")
+	cfg := BakeoffConfig{Config: quiet(t, Config{TimeScale: 0.1, Repeat: 2}), Profiles: []string{a, b}, Dir: dir}
+	o, err := Bakeoff(t.Context(), t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := o.Set
+	if got := strings.Join(set.Profiles, ","); got != "a,b,a,b" || len(set.Runs) != 4 {
+		t.Fatalf("profiles %s, %d runs: want a round of both per seed", got, len(set.Runs))
+	}
+	s0 := set.Runs[0].Scenario.Seed
+	for i, r := range set.Runs {
+		if want := s0 + int64(i/2); r.Scenario.Seed != want {
+			t.Errorf("run %d seed %d, want %d", i, r.Scenario.Seed, want)
+		}
+	}
+	for _, f := range []string{"a.1.json", "a.2.json", "b.1.json", "b.2.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("missing %s", f)
+		}
+	}
+	if md := string(readSet(t, filepath.Join(dir, "bakeoff.md"))); !strings.Contains(md, "2 runs each") || !strings.Contains(md, " ± ") {
+		t.Errorf("bakeoff.md has no intervals:\n%s", md)
+	}
+}
+
+// A repeat count below one is bad input.
+func TestBakeoffRepeatRefused(t *testing.T) {
+	t.Parallel()
+	cfg := BakeoffConfig{Config: quiet(t, Config{Repeat: -1}), Profiles: []string{"sim-instant", "sim-instant"}, Dir: t.TempDir()}
+	if _, err := Bakeoff(t.Context(), t.Context(), cfg); !errors.Is(err, ErrBadInput) {
+		t.Errorf("error %v, want bad input", err)
+	}
+}

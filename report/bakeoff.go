@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
@@ -172,4 +173,29 @@ func star(s string, on bool) string {
 		return s + " ★"
 	}
 	return s
+}
+
+// bakeoffRepeats is how many runs each profile of a bake-off had (the
+// most any had).
+func bakeoffRepeats(set *results.Set) int {
+	n := 0
+	for _, v := range verdict.Vendors(set) {
+		n = max(n, len(v.Runs))
+	}
+	return n
+}
+
+// repeatsLine says what a repeated bake-off's figures are: "3 runs each
+// (seeds 42–44); every figure is the mean ± its 95% interval across
+// them (Student's t)"; "" for one run each.
+func repeatsLine(set *results.Set) string {
+	n := bakeoffRepeats(set)
+	if n < 2 {
+		return ""
+	}
+	lo, hi := set.Runs[0].Scenario.Seed, set.Runs[0].Scenario.Seed
+	for _, r := range set.Runs {
+		lo, hi = min(lo, r.Scenario.Seed), max(hi, r.Scenario.Seed)
+	}
+	return fmt.Sprintf("%d runs each (seeds %d–%d); every figure is the mean ± its 95%% interval across them (Student's t)", n, lo, hi)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/verdict"
 )
@@ -137,5 +138,62 @@ func TestBakeoffLatencyAndCost(t *testing.T) {
 		if got, want := column(t, money, name, "$/M output"), numfmt.Money(r.Cost.PerMOutputTokensUSD); got != want {
 			t.Errorf("%s $/M output = %q, want %q", name, got, want)
 		}
+	}
+}
+
+// repeated is the agentic bake-off as if run twice, each vendor's second
+// run 10% faster in effective throughput (a copy, its headline window's
+// own).
+func repeated(t *testing.T) *results.Set {
+	t.Helper()
+	set := loadSet(t, fixBakeoffAgentic).Set
+	again := loadSet(t, fixBakeoffAgentic).Set
+	for _, r := range again.Runs {
+		w := r.Windows[r.Headline]
+		d := *w.EffectiveTokS
+		d.P50 *= 1.1
+		w.EffectiveTokS = &d
+		r.Scenario.Seed++
+	}
+	set.Runs = append(set.Runs, again.Runs...)
+	set.Profiles = append(set.Profiles, again.Profiles...)
+	return set
+}
+
+// With repeats every figure is a vendor's mean with its 95% interval
+// across its runs (Student's t, as a repeat set's), the title says so,
+// and a point is named by its profile and seed.
+func TestBakeoffRepeatIntervals(t *testing.T) {
+	t.Parallel()
+	set := repeated(t)
+	ts := bakeoffTables(set)
+	for i, name := range set.Profiles[:2] {
+		a, b := set.Runs[i], set.Runs[i+2]
+		xs := []float64{a.Windows[a.Headline].EffectiveTokS.P50, b.Windows[b.Headline].EffectiveTokS.P50}
+		mean, half := stats.MeanCI(xs, 0.95)
+		if got, want := column(t, ts[0], name, "effective tok/s p50"), num(mean)+" ± "+num(half); got != want {
+			t.Errorf("%s effective = %q, want %q", name, got, want)
+		}
+		// A figure both runs share has a zero-width interval, still shown.
+		if got := column(t, ts[0], name, "TTFT ms p99"); !strings.HasSuffix(got, " ± 0") {
+			t.Errorf("%s TTFT p99 = %q, want an interval of 0", name, got)
+		}
+		if got := column(t, ts[1], name, "valid"); !strings.HasSuffix(got, " of 2") {
+			t.Errorf("%s valid = %q, want a count of 2 runs", name, got)
+		}
+	}
+	var b strings.Builder
+	if err := WriteSetText(&b, set, true); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "2 runs each (seeds 42–43); every figure is the mean ± its 95% interval") {
+		t.Errorf("memo does not say it holds repeats:\n%s", b.String()[:400])
+	}
+	keys := map[string]bool{}
+	for _, p := range verdict.Points(set) {
+		if keys[p.Key] {
+			t.Errorf("two points keyed %q", p.Key)
+		}
+		keys[p.Key] = true
 	}
 }

@@ -148,6 +148,16 @@ func RenderSet(w io.Writer, f Format, in SetInput) error {
 	return WriteSetText(w, in.Set, false)
 }
 
+// setWords names a set's kind and its members as kindWords does, but a
+// bake-off that ran each profile more than once holds runs.
+func setWords(set *results.Set) (title, members string) {
+	title, members = kindWords(set.Kind)
+	if set.Kind == results.SetBakeoff && bakeoffRepeats(set) > 1 {
+		members = "runs"
+	}
+	return title, members
+}
+
 // kindWords names a set's kind and its members: "sweep", "points".
 func kindWords(kind string) (title, members string) {
 	switch kind {
@@ -421,6 +431,9 @@ func WriteSetText(w io.Writer, set *results.Set, md bool) error {
 		} else {
 			p.F("VERDICT: %s\n\n", line)
 		}
+		if r := repeatsLine(set); r != "" {
+			p.F("%s\n\n", r)
+		}
 	}
 	if set.Incomplete {
 		p.F("INCOMPLETE: %s\n\n", set.IncompleteReason)
@@ -431,7 +444,7 @@ func WriteSetText(w io.Writer, set *results.Set, md bool) error {
 		t.write(p, md)
 	}
 	if invalid := invalidMembers(set); invalid > 0 {
-		_, members := kindWords(set.Kind)
+		_, members := setWords(set)
 		p.F("\n%d of %d %s were invalid or incomplete: see their results.\n", invalid, len(set.Runs), members)
 	}
 	return p.Err
@@ -515,7 +528,7 @@ func sweptPin(set *results.Set) string {
 // writeSharedPins writes the pins the set's members share, with each
 // member's verdict mark, and the members at which a pin is not verified.
 func writeSharedPins(p *numfmt.Printer, set *results.Set, md bool) {
-	_, members := kindWords(set.Kind)
+	_, members := setWords(set)
 	pins := sharedPins(set)
 	if md {
 		p.F("**Pins shared by the %d %s** (declared; verdict per %s in order: ✓ verified, ✗ contradicted, ? unverifiable)\n\n",
@@ -560,7 +573,7 @@ func writeSharedPins(p *numfmt.Printer, set *results.Set, md bool) {
 func WriteSetHTML(w io.Writer, set *results.Set) error {
 	var b strings.Builder
 	esc := html.EscapeString
-	kind, members := kindWords(set.Kind)
+	kind, members := setWords(set)
 	title := "sixpin " + kind + ": " + set.Scenario
 	writePageHead(&b, title, "")
 	fmt.Fprintf(&b, "<h1>%s</h1>\n<p class=\"ident\">%s", esc(title), esc(strings.TrimPrefix(setTitle(set, false), strings.ToUpper(strings.TrimSuffix(kind, "s"))+" ")))
@@ -573,6 +586,9 @@ func WriteSetHTML(w io.Writer, set *results.Set) error {
 	b.WriteString("</p>\n")
 	if set.Kind == results.SetBakeoff {
 		fmt.Fprintf(&b, "<p class=\"verdict\"><b>Verdict:</b> %s</p>\n", esc(bakeoffVerdict(set, viewBakeoff(set))))
+		if r := repeatsLine(set); r != "" {
+			fmt.Fprintf(&b, "<p>%s</p>\n", esc(r))
+		}
 	}
 	if set.Incomplete {
 		fmt.Fprintf(&b, "<div class=\"warn\"><b>INCOMPLETE:</b> %s</div>\n", esc(set.IncompleteReason))

@@ -26,6 +26,8 @@ func NewCmdBakeoff(f *Factory, runF func(*cobra.Command, *BakeoffOptions) error)
 		Long: `Run one scenario against several profiles, one after the other, and write
 each profile's results, bakeoff.json, bakeoff.md and bakeoff.html: a verdict
 line, the pins the vendors shared, each vendor's figures and the usable view.
+--repeat N runs every profile N times, in rounds, and gives every figure
+its mean and 95% confidence interval across the runs.
 
 Exit codes: 0 every vendor ran whole, valid and unthrottled; 3 the bake-off
 ran and lost a vendor (invalid, failed or throttled) while another's figures
@@ -51,6 +53,7 @@ Every exit but 2 writes the results.`,
 	fl.StringVar(&c.Tokenizer, "tokenizer", "", "override every profile's tokenizer")
 	fl.DurationVar(&c.Duration, "duration", 0, "override the scenario's duration")
 	fl.IntVar(&c.Requests, "requests", 0, "override the scenario's request count")
+	fl.IntVar(&c.Repeat, "repeat", 1, "run every profile N times, in rounds (seeds seed, seed+1, …): every figure gets its 95% confidence interval")
 	fl.DurationVar(&c.Grace, "grace", harness.DefaultGrace, "after an interrupt, how long in-flight requests may finish")
 	addReadyFlag(fl, &c.Config)
 	addLiveFlags(fl, &c.Config)
@@ -64,6 +67,9 @@ func bakeoffRun(cmd *cobra.Command, opts *BakeoffOptions) error {
 	c := opts.Config
 	if c.ReadyTimeout < 0 {
 		return badInput(errNegative("--ready-timeout", c.ReadyTimeout))
+	}
+	if c.Repeat < 1 {
+		return badInput(fmt.Errorf("--repeat %d: want 1 or more", c.Repeat))
 	}
 	c.Gates = map[string]string{}
 	for _, kv := range opts.Intelligence {

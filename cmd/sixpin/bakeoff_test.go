@@ -49,21 +49,28 @@ func TestBakeoffExitCodes(t *testing.T) {
 	fast, slow := boProfile(t, dir, "fast", ""), boProfile(t, dir, "slow", "")
 	lim1, lim2 := boProfile(t, dir, "limited", "2"), boProfile(t, dir, "limited-too", "2")
 	for _, c := range []struct {
-		name     string
-		profiles []string
-		code     int
-		stderr   string
+		name string
+		// args are profile files (each given as --profile) and flags.
+		args   []string
+		code   int
+		stderr string
 	}{
 		{"every vendor kept", []string{fast, slow}, ExitOK, ""},
 		{"one vendor throttled", []string{fast, lim1}, ExitVendorLost, "bake-off lost a vendor: limited: invalid"},
 		{"no vendor stands", []string{lim1, lim2}, ExitFailed, "no vendor's figures stand"},
 		{"one profile", []string{fast}, ExitBadInput, "at least two --profile"},
+		{"no run", []string{fast, slow, "--repeat", "0"}, ExitBadInput, "--repeat 0: want 1 or more"},
+		{"repeated", []string{fast, slow, "--repeat", "2"}, ExitOK, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			out := filepath.Join(t.TempDir(), "bo")
 			args := []string{"bakeoff", sc, "--time-scale", "0.01", "--no-progress", "-o", out}
-			for _, p := range c.profiles {
+			for _, p := range c.args {
+				if strings.HasPrefix(p, "-") || !strings.HasSuffix(p, ".yaml") {
+					args = append(args, p) // a flag or its value
+					continue
+				}
 				args = append(args, "--profile", p)
 			}
 			code, stdout, stderr := sixpin(t, nil, args...)
@@ -72,6 +79,9 @@ func TestBakeoffExitCodes(t *testing.T) {
 			}
 			if c.code == ExitBadInput {
 				return
+			}
+			if strings.Contains(strings.Join(args, " "), "--repeat 2") && !strings.Contains(stdout, "2 runs each (seeds 5–6)") {
+				t.Errorf("stdout does not say it repeated:\n%s", stdout)
 			}
 			if !strings.Contains(stdout, "VERDICT: for bo at 2 streams: ") {
 				t.Errorf("stdout lacks the verdict:\n%s", stdout)
