@@ -19,7 +19,8 @@ func bakeoffTables(set *results.Set) []setTable {
 		head: []string{"profile", "effective tok/s p50", "decode tok/s p50", "aggregate tok/s",
 			"TTFT ms p50", "TTFT ms p99", "E2E ms p50", "E2E ms p99"}}
 	money := setTable{title: "Lifetime, cost and reliability",
-		head: []string{"profile", "context lifetime", "$/hour", "$/agent-hour", "$/session", "$/M output", "errors", "429s", "valid"}}
+		head: []string{"profile", "context lifetime", "$/hour", "$/agent-hour", "$/session", "$/M output", "errors", "429s", "valid"},
+		text: map[int]bool{1: true}}
 	for _, v := range bv.vendors {
 		f := func(get func(headline) float64) string { return figOf(v.hs, get, true).text(num) }
 		speed.rows = append(speed.rows, []string{v.Profile,
@@ -46,7 +47,8 @@ func bakeoffTables(set *results.Set) []setTable {
 			validText(v)})
 	}
 	usable := setTable{title: "Usable? Intelligence is a gate, not a multiplier; then each dimension on its own (★ the best, ties included)",
-		head: []string{"profile", "intelligence gate", "effective throughput", "context lifetime", "cost", "reliability", "lost, and why"}}
+		head: []string{"profile", "intelligence gate", "effective throughput", "context lifetime", "cost", "reliability", "lost, and why"},
+		text: map[int]bool{6: true}}
 	for i, v := range bv.vendors {
 		gate := v.Gate
 		if gate == "" {

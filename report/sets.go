@@ -259,6 +259,9 @@ type setTable struct {
 	title string
 	head  []string
 	rows  [][]string
+	// text marks the columns HTML lays out as wrapping text rather
+	// than numbers (the first always is).
+	text map[int]bool
 }
 
 // write lays t out as aligned text or a Markdown table.
@@ -317,7 +320,7 @@ func (t setTable) html(b *strings.Builder) {
 		b.WriteString("<tr>")
 		for i, c := range r {
 			class := ""
-			if i > 0 {
+			if i > 0 && !t.text[i] {
 				class = ` class="n"`
 			}
 			fmt.Fprintf(b, "<td%s>%s</td>", class, esc(c))
@@ -634,20 +637,33 @@ func WriteSetHTML(w io.Writer, set *results.Set) error {
 		}
 	}
 	var charts []*chart
+	var captions []string
+	caption := "One point per " + one + ", labelled; figures from its steady window."
 	if len(pareto.pts) > 0 {
 		charts = append(charts, pointChart("Aggregate vs per-stream throughput, one point per "+one,
 			"per-stream output tok/s (aggregate / mean in flight)", "aggregate output tok/s", pareto, set.Kind == results.SetSweep))
+		captions = append(captions, caption)
 	}
 	// Against context only when the members' contexts differ (a sweep of
-	// prompt lengths, say): a line along one context says nothing.
-	if len(context.pts) > 1 && hiP > 1.1*loP {
+	// prompt lengths, say): a line along one context says nothing. A
+	// bake-off's vendors share one scenario: its by-depth chart says how
+	// each one's speed falls with the context instead.
+	if len(context.pts) > 1 && hiP > 1.1*loP && set.Kind != results.SetBakeoff {
 		charts = append(charts, pointChart("Effective throughput vs context length", "prompt tokens (p50, usage)",
 			"effective tok/s per stream (p50)", context, set.Kind == results.SetSweep))
+		captions = append(captions, caption)
+	}
+	if set.Kind == results.SetBakeoff {
+		if c := bakeoffContextChart(viewBakeoff(set)); c != nil {
+			charts = append(charts, c)
+			captions = append(captions, "Each vendor's p50 over the requests whose prompt fell in each context band, whole run"+
+				map[bool]string{true: "; with repeats, the mean of its runs' p50s.", false: "."}[bakeoffRepeats(set) > 1])
+		}
 	}
 	if len(charts) > 0 {
 		b.WriteString("<h3>Charts</h3>\n<div class=\"charts\">\n")
-		for _, c := range charts {
-			figure(&b, c, "One point per "+one+", labelled; figures from its steady window.")
+		for i, c := range charts {
+			figure(&b, c, captions[i])
 		}
 		b.WriteString("</div>\n")
 	}
