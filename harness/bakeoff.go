@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sixpin/sixpin/profiles"
 	"github.com/sixpin/sixpin/report"
 	"github.com/sixpin/sixpin/results"
 	verdicts "github.com/sixpin/sixpin/verdict"
@@ -53,6 +54,13 @@ func bakeoff(ctx, hard context.Context, bc BakeoffConfig) (*Outcome, error) {
 	}
 	if cfg.Repeat < 0 {
 		return nil, fmt.Errorf("%w: --repeat %d: want 1 or more", ErrBadInput, cfg.Repeat)
+	}
+	// Every profile resolves before the first runs: a typo in the last
+	// is bad input, not a vendor lost after the others ran.
+	for _, prof := range bc.Profiles {
+		if _, err := profiles.Resolve(prof); err != nil {
+			return nil, fmt.Errorf("%w: --profile %s: %w", ErrBadInput, prof, err)
+		}
 	}
 	for name, g := range bc.Gates {
 		if g != "pass" && g != "fail" {

@@ -60,6 +60,7 @@ func TestBakeoffExitCodes(t *testing.T) {
 		{"no vendor stands", []string{lim1, lim2}, ExitFailed, "no vendor's figures stand"},
 		{"one profile", []string{fast}, ExitBadInput, "at least two --profile"},
 		{"no run", []string{fast, slow, "--repeat", "0"}, ExitBadInput, "--repeat 0: want 1 or more"},
+		{"an unknown profile, refused before any vendor runs", []string{fast, filepath.Join(dir, "nowhere.yaml")}, ExitBadInput, "nowhere.yaml"},
 		{"repeated", []string{fast, slow, "--repeat", "2"}, ExitOK, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -78,6 +79,9 @@ func TestBakeoffExitCodes(t *testing.T) {
 				t.Fatalf("exit %d, want %d; stderr lacks %q:\n%s", code, c.code, c.stderr, stderr)
 			}
 			if c.code == ExitBadInput {
+				if _, err := os.Stat(filepath.Join(out, "fast.json")); err == nil {
+					t.Error("bad input, but a vendor ran")
+				}
 				return
 			}
 			if strings.Contains(strings.Join(args, " "), "--repeat 2") && !strings.Contains(stdout, "2 runs each (seeds 5–6)") {
