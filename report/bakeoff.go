@@ -40,7 +40,10 @@ func (f fig) text(format func(float64) string) string {
 	if !finite(f.mean) {
 		return "–"
 	}
-	if f.n > 1 && finite(f.half) {
+	switch {
+	case f.n > 1 && finite(f.half) && f.half <= 1e-9*math.Abs(f.mean):
+		return format(f.mean) + " ± 0" // the same every run, to rounding
+	case f.n > 1 && finite(f.half):
 		return format(f.mean) + " ± " + format(f.half)
 	}
 	return format(f.mean)

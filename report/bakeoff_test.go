@@ -197,3 +197,33 @@ func TestBakeoffRepeatIntervals(t *testing.T) {
 		keys[p.Key] = true
 	}
 }
+
+// A repeated bake-off names each vendor once in its title, says a pin
+// text once with the runs that share it, and prints an interval of
+// nothing (a cost by the hour, the same every run) as "± 0".
+func TestBakeoffRepeatReadsOnce(t *testing.T) {
+	t.Parallel()
+	set := repeated(t)
+	var b strings.Builder
+	if err := WriteSetText(&b, set, false); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if title, _, _ := strings.Cut(out, "\n"); title != "BAKE-OFF agentic-120k: sim-local-27b vs sim-cerebras-27b" {
+		t.Errorf("title %q", title)
+	}
+	for _, sp := range sharedPins(set) {
+		seen := map[string]bool{}
+		for _, part := range strings.Split(sp.Text, "; profile ") {
+			_, text, _ := strings.Cut(part, ": ")
+			if seen[text] {
+				t.Errorf("pin %s says %q twice", sp.Pin, text)
+			}
+			seen[text] = true
+		}
+	}
+	money := bakeoffTables(set)[1]
+	if got := column(t, money, "sim-local-27b", "$/hour"); !strings.HasSuffix(got, " ± 0") {
+		t.Errorf("$/hour %q, want an interval of 0", got)
+	}
+}

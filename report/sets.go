@@ -413,7 +413,11 @@ func setTitle(set *results.Set, md bool) string {
 	case set.Kind == results.SetBakeoff && md:
 		return "# sixpin bake-off: " + set.Scenario
 	case set.Kind == results.SetBakeoff:
-		return fmt.Sprintf("BAKE-OFF %s: %s", set.Scenario, strings.Join(set.Profiles, " vs "))
+		var names []string
+		for _, v := range verdict.Vendors(set) {
+			names = append(names, v.Profile)
+		}
+		return fmt.Sprintf("BAKE-OFF %s: %s", set.Scenario, strings.Join(names, " vs "))
 	case md:
 		return fmt.Sprintf("# sixpin repeats: %s, %d runs", set.Scenario, len(set.Runs))
 	}
@@ -508,9 +512,18 @@ func sharedPins(set *results.Set) []sharedPin {
 		case out[j].Pin == swept:
 			out[j].Text = "varies: the swept pin (" + set.Pin + ", see the table)"
 		default:
-			var each []string
+			// Each text once, after the members that share it.
+			var order []string
+			who := map[string][]string{}
 			for i, t := range texts[j] {
-				each = append(each, ps[i].Label+": "+t)
+				if _, ok := who[t]; !ok {
+					order = append(order, t)
+				}
+				who[t] = append(who[t], ps[i].Label)
+			}
+			var each []string
+			for _, t := range order {
+				each = append(each, strings.Join(who[t], ", ")+": "+t)
 			}
 			_, members := kindWords(set.Kind)
 			out[j].Text = "varies by " + strings.TrimSuffix(members, "s") + ": " + strings.Join(each, "; ")
