@@ -525,7 +525,7 @@ func sharedPins(set *results.Set) []sharedPin {
 			for _, t := range order {
 				each = append(each, strings.Join(who[t], ", ")+": "+t)
 			}
-			_, members := kindWords(set.Kind)
+			_, members := setWords(set)
 			out[j].Text = "varies by " + strings.TrimSuffix(members, "s") + ": " + strings.Join(each, "; ")
 		}
 	}
