@@ -76,3 +76,19 @@ func bakeoffContextChart(bv bakeoffView) *chart {
 	c.y.ticks, c.y.min, c.y.max = niceTicks(0, top*1.15, 5, tickLabel)
 	return c
 }
+
+// bakeoffPareto is one point per vendor, labelled "profile NAME": its
+// per-stream throughput (aggregate / mean in flight) against its
+// aggregate output tok/s, each the mean over its runs.
+func bakeoffPareto(bv bakeoffView) series {
+	s := series{color: colStream, marks: true}
+	for _, v := range bv.vendors {
+		per := figOf(v.hs, func(h headline) float64 { return h.perStream }, true)
+		agg := figOf(v.hs, func(h headline) float64 { return h.aggregate }, true)
+		if finite(per.mean) && finite(agg.mean) {
+			s.pts = append(s.pts, [2]float64{per.mean, agg.mean})
+			s.labels = append(s.labels, "profile "+v.Profile)
+		}
+	}
+	return s
+}

@@ -46,3 +46,29 @@ func TestBakeoffContextChart(t *testing.T) {
 		t.Errorf("%d lines, want one per vendor", n)
 	}
 }
+
+// With repeats the page's throughput scatter has one point per vendor
+// (the mean of its runs), not one per run whose labels overprint.
+func TestBakeoffParetoOnePointPerVendor(t *testing.T) {
+	t.Parallel()
+	set := repeated(t)
+	var b bytes.Buffer
+	if err := WriteSetHTML(&b, set); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	at := strings.Index(page, "Aggregate vs per-stream throughput")
+	if at < 0 {
+		t.Fatal("page lacks the throughput scatter")
+	}
+	svg := page[at:]
+	svg = svg[:strings.Index(svg, "</svg>")]
+	labels := regexp.MustCompile(`<text [^>]*class="pl"[^>]*>([^<]*)</text>`).FindAllStringSubmatch(svg, -1)
+	var got []string
+	for _, l := range labels {
+		got = append(got, l[1])
+	}
+	if strings.Join(got, ",") != "profile sim-local-27b,profile sim-cerebras-27b" {
+		t.Errorf("point labels %q, want one per vendor", got)
+	}
+}

@@ -48,7 +48,7 @@ func bakeoffTables(set *results.Set) []setTable {
 	}
 	usable := setTable{title: "Usable? Intelligence is a gate, not a multiplier; then each dimension on its own (★ the best, ties included)",
 		head: []string{"profile", "intelligence gate", "effective throughput", "context lifetime", "cost", "reliability", "lost, and why"},
-		text: map[int]bool{6: true}}
+		text: map[int]bool{2: true, 3: true, 4: true, 5: true, 6: true}}
 	for i, v := range bv.vendors {
 		gate := v.Gate
 		if gate == "" {

@@ -652,6 +652,12 @@ func WriteSetHTML(w io.Writer, set *results.Set) error {
 	var charts []*chart
 	var captions []string
 	caption := "One point per " + one + ", labelled; figures from its steady window."
+	if set.Kind == results.SetBakeoff {
+		pareto = bakeoffPareto(viewBakeoff(set))
+		if bakeoffRepeats(set) > 1 {
+			caption = "One point per vendor (the mean of its runs), labelled; figures from each run's steady window."
+		}
+	}
 	if len(pareto.pts) > 0 {
 		charts = append(charts, pointChart("Aggregate vs per-stream throughput, one point per "+one,
 			"per-stream output tok/s (aggregate / mean in flight)", "aggregate output tok/s", pareto, set.Kind == results.SetSweep))
