@@ -31,8 +31,10 @@ its mean and 95% confidence interval across the runs.
 
 Exit codes: 0 every vendor ran whole, valid and unthrottled; 3 the bake-off
 ran and lost a vendor (invalid, failed or throttled) while another's figures
-stand; 1 it failed (interrupted, or no vendor's figures stand); 2 bad input.
-Every exit but 2 writes the results.`,
+stand; 1 it failed (interrupted, or no vendor's figures stand); 2 bad input,
+found before any vendor runs. 0, 3 and 1 write the results and the memo,
+except that a vendor whose server cannot be run at all (never ready) stops
+the bake-off with 1 and no memo.`,
 		Example: `  sixpin bakeoff scenarios/agentic-120k.yaml --profile sim-local-27b --profile sim-cerebras-27b \
       --intelligence sim-local-27b=pass --intelligence sim-cerebras-27b=pass -o bakeoff/`,
 		Annotations: trapSignals,
