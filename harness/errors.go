@@ -21,3 +21,9 @@ var ErrInterrupted = errors.New("run interrupted")
 // ErrInvalid marks a run whose pins did not hold within tolerance: its
 // results were written, marked valid: false (exit code 1).
 var ErrInvalid = errors.New("run invalid")
+
+// ErrVendorLost marks a bake-off that ran whole and compared its vendors
+// but lost some of them — a vendor invalid, failed, or throttled by its
+// rate limit — while at least one vendor's figures stand. Every result
+// and the memo were written (exit code 3: not a failed bake-off).
+var ErrVendorLost = errors.New("bake-off lost a vendor")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -191,96 +190,4 @@ func setPath(cfg Config, name, kind string) string {
 		return cfg.Output
 	}
 	return fmt.Sprintf("sixpin-%s-%s-%s.json", name, kind, time.Now().UTC().Format("20060102-150405"))
-}
-
-// BakeoffConfig is one `sixpin bakeoff`: a scenario against each profile.
-type BakeoffConfig struct {
-	Config
-	// Profiles are run in turn, each against the same scenario.
-	Profiles []string
-	// Dir receives each profile's results, bakeoff.json and bakeoff.md.
-	Dir string
-	// Gates are the user's intelligence verdicts by profile ("pass" or
-	// "fail"): a gate, not a multiplier.
-	Gates map[string]string
-}
-
-// Bakeoff runs one scenario against each profile in turn and writes one
-// report: the shared pins, each vendor's figures, and the usable view
-// (the intelligence gate, then throughput, context lifetime, cost and
-// reliability, each its own column).
-func Bakeoff(ctx, hard context.Context, bc BakeoffConfig) (*Outcome, error) {
-	bc.Config = withDefaults(bc.Config)
-	obs, err := startObservers(bc.Config)
-	if err != nil {
-		return nil, err
-	}
-	bc.Config.obs = obs
-	out, err := bakeoff(ctx, hard, bc)
-	obs.done(ctx)
-	return out, err
-}
-
-// bakeoff is Bakeoff with its observers started.
-func bakeoff(ctx, hard context.Context, bc BakeoffConfig) (*Outcome, error) {
-	cfg := bc.Config
-	if len(bc.Profiles) < 2 {
-		return nil, fmt.Errorf("%w: a bake-off needs at least two --profile", ErrBadInput)
-	}
-	for name, g := range bc.Gates {
-		if g != "pass" && g != "fail" {
-			return nil, fmt.Errorf("%w: --intelligence %s=%s: want pass or fail", ErrBadInput, name, g)
-		}
-	}
-	sc, err := loadScenario(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if sc.Sweep != nil {
-		return nil, fmt.Errorf("%w: a bake-off runs one scenario, not a sweep", ErrBadInput)
-	}
-	dir := bc.Dir
-	if dir == "" {
-		dir = fmt.Sprintf("sixpin-bakeoff-%s-%s", sc.Name, time.Now().UTC().Format("20060102-150405"))
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("bake-off: %w", err)
-	}
-	set := &results.Set{Schema: results.SetSchema, Kind: results.SetBakeoff, Scenario: sc.Name, Gates: bc.Gates}
-	path := filepath.Join(dir, "bakeoff.json")
-	if err := checkWritable(path); err != nil {
-		return nil, err
-	}
-	ms := &members{set: set, path: path}
-	defer func() { ms.spills.release() }()
-	for i, prof := range bc.Profiles {
-		one := cfg
-		one.Profile, one.Endpoint, one.Model = prof, "", ""
-		run, err := ms.run(ctx, hard, one, sc, i, len(bc.Profiles), "profile "+prof)
-		if err != nil {
-			return nil, err
-		}
-		if run == nil {
-			continue
-		}
-		name := run.Target.Profile
-		if _, err := save(cfg, filepath.Join(dir, name+".json"), run); err != nil {
-			return nil, err
-		}
-		set.Profiles = append(set.Profiles, name)
-	}
-	markIncomplete(set, "profiles")
-	if _, err := saveSet(cfg, path, set, ms.spills); err != nil {
-		return nil, err
-	}
-	md := filepath.Join(dir, "bakeoff.md")
-	if err := report.WriteFile(md, func(w io.Writer) error { return report.WriteSetText(w, set, true) }); err != nil {
-		return nil, err
-	}
-	fmt.Fprintln(cfg.Out)
-	if err := report.WriteSetText(cfg.Out, set, false); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(cfg.Out, "\nResults: %s (each profile's results, bakeoff.json and bakeoff.md)\n", dir)
-	return &Outcome{Set: set, Path: dir}, setVerdict(ctx, len(set.Runs), len(bc.Profiles), set, ms.failed)
 }

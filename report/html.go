@@ -62,6 +62,7 @@ h3 { font-size: 16px; margin: 24px 0 8px; }
 .ident { color: #455a64; margin: 4px 0 12px; }
 .badge { display: inline-block; font-size: 12px; font-weight: 600; padding: 1px 8px; border-radius: 10px; background: #eceff1; color: #37474f; margin-left: 6px; }
 .badge.sim { background: #fff3e0; color: #e65100; }
+.verdict { background: #e8f5e9; border-left: 4px solid #2e7d32; padding: 8px 12px; margin: 8px 0; font-size: 1.1em; }
 .warn { background: #ffebee; border-left: 4px solid #c62828; padding: 8px 12px; margin: 8px 0; }
 .note { background: #fff8e1; border-left: 4px solid #f9a825; padding: 8px 12px; margin: 8px 0; }
 table { border-collapse: collapse; margin: 8px 0 16px; }

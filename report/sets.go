@@ -13,6 +13,7 @@ import (
 	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/scenario"
 	"github.com/sixpin/sixpin/verdict"
 	"github.com/sixpin/sixpin/waterfall"
 )
@@ -147,6 +148,16 @@ func RenderSet(w io.Writer, f Format, in SetInput) error {
 	return WriteSetText(w, in.Set, false)
 }
 
+// setWords names a set's kind and its members as kindWords does, but a
+// bake-off that ran each profile more than once holds runs.
+func setWords(set *results.Set) (title, members string) {
+	title, members = kindWords(set.Kind)
+	if set.Kind == results.SetBakeoff && bakeoffRepeats(set) > 1 {
+		members = "runs"
+	}
+	return title, members
+}
+
 // kindWords names a set's kind and its members: "sweep", "points".
 func kindWords(kind string) (title, members string) {
 	switch kind {
@@ -167,11 +178,16 @@ type headline struct {
 	perStream             float64
 	decode, effective     float64
 	ttft, ttftP99, tpot   float64
+	e2e, e2eP99           float64
 	promptP50             float64
 	errorRate, rate429    float64
 	valid                 bool
 	lifetimeMin           float64
 	costHour, costMOutput float64
+	// costSession is $ per agentic session; costAgentHour $ per hour of
+	// one closed-loop stream or agent (the run's $/hour over its declared
+	// streams); 0 when unknown.
+	costSession, costAgentHour float64
 }
 
 func headlineOf(r *results.Run) headline {
@@ -189,6 +205,10 @@ func headlineOf(r *results.Run) headline {
 		if w.TTFTMs != nil {
 			h.ttftP99 = w.TTFTMs.P99
 		}
+		h.e2e, h.e2eP99 = p50(w.E2EMs), math.NaN()
+		if w.E2EMs != nil {
+			h.e2eP99 = w.E2EMs.P99
+		}
 		if w.PromptTokens != nil {
 			h.promptP50 = w.PromptTokens.P50
 		}
@@ -200,7 +220,10 @@ func headlineOf(r *results.Run) headline {
 		h.lifetimeMin = r.Sessions.LifetimeMin.P50
 	}
 	if c := r.Cost; c != nil {
-		h.costHour, h.costMOutput = c.PerHourUSD, c.PerMOutputTokensUSD
+		h.costHour, h.costMOutput, h.costSession = c.PerHourUSD, c.PerMOutputTokensUSD, c.PerSessionUSD
+		if n := r.Pins.Concurrency.Declared.Streams; n > 0 && r.Pins.Concurrency.Declared.Mode == scenario.ModeClosed {
+			h.costAgentHour = c.PerHourUSD / float64(n)
+		}
 	}
 	return h
 }
@@ -236,6 +259,9 @@ type setTable struct {
 	title string
 	head  []string
 	rows  [][]string
+	// text marks the columns HTML lays out as wrapping text rather
+	// than numbers (the first always is).
+	text map[int]bool
 }
 
 // write lays t out as aligned text or a Markdown table.
@@ -294,7 +320,7 @@ func (t setTable) html(b *strings.Builder) {
 		b.WriteString("<tr>")
 		for i, c := range r {
 			class := ""
-			if i > 0 {
+			if i > 0 && !t.text[i] {
 				class = ` class="n"`
 			}
 			fmt.Fprintf(b, "<td%s>%s</td>", class, esc(c))
@@ -321,7 +347,7 @@ func setTables(set *results.Set) []setTable {
 		}
 		return []setTable{t}
 	case results.SetBakeoff:
-		return bakeoffTables(set, ps, hs)
+		return bakeoffTables(set)
 	}
 	return repeatTables(ps, hs)
 }
@@ -362,56 +388,6 @@ func repeatTables(ps []verdict.Point, hs []headline) []setTable {
 	return []setTable{runs, means}
 }
 
-// bakeoffTables are each vendor's figures, then the "usable" view —
-// intelligence as a gate the user declares, then throughput, context
-// lifetime, cost and reliability each in its own column, the best of each
-// marked, so that a reader sees where each vendor wins and loses; no
-// blended score.
-func bakeoffTables(set *results.Set, ps []verdict.Point, hs []headline) []setTable {
-	name := func(i int) string { return strings.TrimPrefix(ps[i].Key, "profile=") }
-	figs := setTable{title: "Figures (each vendor's steady window; per stream unless marked aggregate)",
-		head: []string{"profile", "effective tok/s p50", "decode tok/s p50", "aggregate tok/s", "TTFT ms p50",
-			"context lifetime", "$/hour", "$/M output", "errors", "429s", "valid"}}
-	for i, h := range hs {
-		figs.rows = append(figs.rows, []string{name(i), cell(h.effective), cell(h.decode), cell(h.aggregate), cell(h.ttft),
-			lifetime(h), moneyCell(h.costHour), moneyCell(h.costMOutput), pct(h.errorRate), pct(h.rate429), yesNo(h.valid)})
-	}
-	best := func(get func(headline) float64, higher bool) int {
-		bi := -1
-		for i, h := range hs {
-			v := get(h)
-			if math.IsNaN(v) || v <= 0 && higher {
-				continue
-			}
-			if bi < 0 || (higher && v > get(hs[bi])) || (!higher && v < get(hs[bi])) {
-				bi = i
-			}
-		}
-		return bi
-	}
-	mark := func(i, b int, s string) string {
-		if i == b {
-			return s + " ★"
-		}
-		return s
-	}
-	bThr := best(func(h headline) float64 { return h.effective }, true)
-	bLife := best(func(h headline) float64 { return lifeOrNaN(h) }, true)
-	bCost := best(func(h headline) float64 { return costOrNaN(h) }, false)
-	bRel := best(func(h headline) float64 { return 1 - h.errorRate }, true)
-	usable := setTable{title: "Usable? Intelligence is a gate, not a multiplier; then each dimension on its own (★ the best)",
-		head: []string{"profile", "intelligence gate", "effective throughput", "context lifetime", "cost", "reliability"}}
-	for i, h := range hs {
-		gate := set.Gates[name(i)]
-		if gate == "" {
-			gate = "not declared"
-		}
-		usable.rows = append(usable.rows, []string{name(i), gate, mark(i, bThr, cell(h.effective)+" tok/s"), mark(i, bLife, lifetime(h)),
-			mark(i, bCost, moneyCell(h.costMOutput)+" /M out"), mark(i, bRel, pct(1-h.errorRate))})
-	}
-	return []setTable{figs, usable}
-}
-
 func value(set *results.Set, i int) string {
 	if i < len(set.Values) {
 		return strconv.FormatFloat(set.Values[i], 'f', -1, 64)
@@ -437,7 +413,11 @@ func setTitle(set *results.Set, md bool) string {
 	case set.Kind == results.SetBakeoff && md:
 		return "# sixpin bake-off: " + set.Scenario
 	case set.Kind == results.SetBakeoff:
-		return fmt.Sprintf("BAKE-OFF %s: %s", set.Scenario, strings.Join(set.Profiles, " vs "))
+		var names []string
+		for _, v := range verdict.Vendors(set) {
+			names = append(names, v.Profile)
+		}
+		return fmt.Sprintf("BAKE-OFF %s: %s", set.Scenario, strings.Join(names, " vs "))
 	case md:
 		return fmt.Sprintf("# sixpin repeats: %s, %d runs", set.Scenario, len(set.Runs))
 	}
@@ -451,6 +431,17 @@ func setTitle(set *results.Set, md bool) string {
 func WriteSetText(w io.Writer, set *results.Set, md bool) error {
 	p := &numfmt.Printer{W: w}
 	p.F("%s\n\n", setTitle(set, md))
+	if set.Kind == results.SetBakeoff {
+		line := bakeoffVerdict(set, viewBakeoff(set))
+		if md {
+			p.F("**Verdict:** %s\n\n", line)
+		} else {
+			p.F("VERDICT: %s\n\n", line)
+		}
+		if r := repeatsLine(set); r != "" {
+			p.F("%s\n\n", r)
+		}
+	}
 	if set.Incomplete {
 		p.F("INCOMPLETE: %s\n\n", set.IncompleteReason)
 	}
@@ -460,7 +451,7 @@ func WriteSetText(w io.Writer, set *results.Set, md bool) error {
 		t.write(p, md)
 	}
 	if invalid := invalidMembers(set); invalid > 0 {
-		_, members := kindWords(set.Kind)
+		_, members := setWords(set)
 		p.F("\n%d of %d %s were invalid or incomplete: see their results.\n", invalid, len(set.Runs), members)
 	}
 	return p.Err
@@ -521,11 +512,20 @@ func sharedPins(set *results.Set) []sharedPin {
 		case out[j].Pin == swept:
 			out[j].Text = "varies: the swept pin (" + set.Pin + ", see the table)"
 		default:
-			var each []string
+			// Each text once, after the members that share it.
+			var order []string
+			who := map[string][]string{}
 			for i, t := range texts[j] {
-				each = append(each, ps[i].Label+": "+t)
+				if _, ok := who[t]; !ok {
+					order = append(order, t)
+				}
+				who[t] = append(who[t], ps[i].Label)
 			}
-			_, members := kindWords(set.Kind)
+			var each []string
+			for _, t := range order {
+				each = append(each, strings.Join(who[t], ", ")+": "+t)
+			}
+			_, members := setWords(set)
 			out[j].Text = "varies by " + strings.TrimSuffix(members, "s") + ": " + strings.Join(each, "; ")
 		}
 	}
@@ -544,7 +544,7 @@ func sweptPin(set *results.Set) string {
 // writeSharedPins writes the pins the set's members share, with each
 // member's verdict mark, and the members at which a pin is not verified.
 func writeSharedPins(p *numfmt.Printer, set *results.Set, md bool) {
-	_, members := kindWords(set.Kind)
+	_, members := setWords(set)
 	pins := sharedPins(set)
 	if md {
 		p.F("**Pins shared by the %d %s** (declared; verdict per %s in order: ✓ verified, ✗ contradicted, ? unverifiable)\n\n",
@@ -589,7 +589,7 @@ func writeSharedPins(p *numfmt.Printer, set *results.Set, md bool) {
 func WriteSetHTML(w io.Writer, set *results.Set) error {
 	var b strings.Builder
 	esc := html.EscapeString
-	kind, members := kindWords(set.Kind)
+	kind, members := setWords(set)
 	title := "sixpin " + kind + ": " + set.Scenario
 	writePageHead(&b, title, "")
 	fmt.Fprintf(&b, "<h1>%s</h1>\n<p class=\"ident\">%s", esc(title), esc(strings.TrimPrefix(setTitle(set, false), strings.ToUpper(strings.TrimSuffix(kind, "s"))+" ")))
@@ -600,6 +600,12 @@ func WriteSetHTML(w io.Writer, set *results.Set) error {
 		}
 	}
 	b.WriteString("</p>\n")
+	if set.Kind == results.SetBakeoff {
+		fmt.Fprintf(&b, "<p class=\"verdict\"><b>Verdict:</b> %s</p>\n", esc(bakeoffVerdict(set, viewBakeoff(set))))
+		if r := repeatsLine(set); r != "" {
+			fmt.Fprintf(&b, "<p>%s</p>\n", esc(r))
+		}
+	}
 	if set.Incomplete {
 		fmt.Fprintf(&b, "<div class=\"warn\"><b>INCOMPLETE:</b> %s</div>\n", esc(set.IncompleteReason))
 	}
@@ -644,20 +650,39 @@ func WriteSetHTML(w io.Writer, set *results.Set) error {
 		}
 	}
 	var charts []*chart
+	var captions []string
+	caption := "One point per " + one + ", labelled; figures from its steady window."
+	if set.Kind == results.SetBakeoff {
+		pareto = bakeoffPareto(viewBakeoff(set))
+		if bakeoffRepeats(set) > 1 {
+			caption = "One point per vendor (the mean of its runs), labelled; figures from each run's steady window."
+		}
+	}
 	if len(pareto.pts) > 0 {
 		charts = append(charts, pointChart("Aggregate vs per-stream throughput, one point per "+one,
 			"per-stream output tok/s (aggregate / mean in flight)", "aggregate output tok/s", pareto, set.Kind == results.SetSweep))
+		captions = append(captions, caption)
 	}
 	// Against context only when the members' contexts differ (a sweep of
-	// prompt lengths, say): a line along one context says nothing.
-	if len(context.pts) > 1 && hiP > 1.1*loP {
+	// prompt lengths, say): a line along one context says nothing. A
+	// bake-off's vendors share one scenario: its by-depth chart says how
+	// each one's speed falls with the context instead.
+	if len(context.pts) > 1 && hiP > 1.1*loP && set.Kind != results.SetBakeoff {
 		charts = append(charts, pointChart("Effective throughput vs context length", "prompt tokens (p50, usage)",
 			"effective tok/s per stream (p50)", context, set.Kind == results.SetSweep))
+		captions = append(captions, caption)
+	}
+	if set.Kind == results.SetBakeoff {
+		if c := bakeoffContextChart(viewBakeoff(set)); c != nil {
+			charts = append(charts, c)
+			captions = append(captions, "Each vendor's p50 over the requests whose prompt fell in each context band, whole run"+
+				map[bool]string{true: "; with repeats, the mean of its runs' p50s.", false: "."}[bakeoffRepeats(set) > 1])
+		}
 	}
 	if len(charts) > 0 {
 		b.WriteString("<h3>Charts</h3>\n<div class=\"charts\">\n")
-		for _, c := range charts {
-			figure(&b, c, "One point per "+one+", labelled; figures from its steady window.")
+		for i, c := range charts {
+			figure(&b, c, captions[i])
 		}
 		b.WriteString("</div>\n")
 	}
@@ -688,27 +713,6 @@ func pointChart(title, xl, yl string, s series, joined bool) *chart {
 		y:      axis{min: y0, max: y1, ticks: yt},
 		series: []series{s},
 	}
-}
-
-func lifetime(h headline) string {
-	if h.lifetimeMin <= 0 {
-		return "–"
-	}
-	return num(h.lifetimeMin) + " min"
-}
-
-func lifeOrNaN(h headline) float64 {
-	if h.lifetimeMin <= 0 {
-		return math.NaN()
-	}
-	return h.lifetimeMin
-}
-
-func costOrNaN(h headline) float64 {
-	if h.costMOutput <= 0 {
-		return math.NaN()
-	}
-	return h.costMOutput
 }
 
 // moneyCell is an amount in a table cell: numfmt.Money, or "–" for none.

@@ -58,7 +58,9 @@ type SetInput struct {
 // bake-off's profile.
 type Point struct {
 	// Key names the point in machine-read names (a CSV file column, a
-	// JUnit suite): "concurrency.streams=4", "seed=8", "profile=vllm".
+	// JUnit suite): "concurrency.streams=4", "seed=8", "profile=vllm",
+	// "profile=vllm,seed=43" in a bake-off that ran each profile more than
+	// once.
 	Key string
 	// Label names it for people: "concurrency.streams = 4", "seed 8",
 	// "profile vllm".
@@ -84,9 +86,25 @@ func Points(set *results.Set) []Point {
 				name = set.Profiles[i]
 			}
 			ps[i] = Point{Key: "profile=" + name, Label: "profile " + name, Run: r}
+			if repeated(set, name) {
+				ps[i].Key += fmt.Sprintf(",seed=%d", r.Scenario.Seed)
+				ps[i].Label += fmt.Sprintf(", seed %d", r.Scenario.Seed)
+			}
 		default:
 			ps[i] = Point{Key: fmt.Sprintf("seed=%d", r.Scenario.Seed), Label: fmt.Sprintf("seed %d", r.Scenario.Seed), Run: r}
 		}
 	}
 	return ps
+}
+
+// repeated reports whether a bake-off ran profile more than once
+// (bakeoff --repeat): its points are then keyed by profile and seed.
+func repeated(set *results.Set, profile string) bool {
+	n := 0
+	for _, p := range set.Profiles {
+		if p == profile {
+			n++
+		}
+	}
+	return n > 1
 }

@@ -22,6 +22,10 @@ const (
 	ExitOK       = 0
 	ExitFailed   = 1
 	ExitBadInput = 2
+	// ExitVendorLost is a bake-off that ran whole and compared its
+	// vendors but lost some — invalid, failed or throttled — while
+	// another's figures stand (harness.ErrVendorLost).
+	ExitVendorLost = 3
 )
 
 // IOStreams are a command's input and outputs. Only Main touches os.Stdout.
@@ -111,6 +115,8 @@ func execute(ctx context.Context, f *Factory, args []string) int {
 	switch {
 	case errors.As(err, &bad), errors.Is(err, harness.ErrBadInput):
 		return ExitBadInput
+	case errors.Is(err, harness.ErrVendorLost):
+		return ExitVendorLost
 	}
 	return ExitFailed
 }
