@@ -31,7 +31,7 @@ func TestSetHTMLInChromium(t *testing.T) {
 	}
 	defer b.Close()
 	shots := os.Getenv("SIXPIN_SCREENSHOTS")
-	for _, fix := range []string{fixSweep, fixRepeat, fixBakeoff} {
+	for _, fix := range []string{fixSweep, fixRepeat, fixBakeoff, fixBakeoffAgentic} {
 		name := strings.TrimSuffix(filepath.Base(fix), ".json")
 		page := filepath.Join(dir, name+".html")
 		html := render(t, func(w io.Writer) error { return RenderSet(w, FormatHTML, loadSet(t, fix)) })
