@@ -20,6 +20,7 @@ import (
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/internal/uplot"
 	"github.com/sixpin/sixpin/results"
+	"github.com/sixpin/sixpin/verdict"
 )
 
 func htmlReport(t *testing.T, paths ...string) []byte {
@@ -233,14 +234,31 @@ func wellFormed(t *testing.T, page []byte) {
 
 // A set's page is self-contained and well-formed like a run's, shows its
 // tables as HTML (not Markdown in a <pre>, as it once did) and labels
-// every point of its charts.
+// every point of its charts; a sweep's latency–throughput curve puts
+// each point's TTFT p90 at the aggregate it reached.
 func TestSetHTML(t *testing.T) {
+	t.Run("latency-throughput", func(t *testing.T) {
+		set := loadSet(t, fixSweep).Set
+		c := latencyThroughputChart(verdict.Points(set))
+		if c == nil || len(c.series) != 2 || c.y2 == nil {
+			t.Fatalf("sweep curve %+v", c)
+		}
+		for i, r := range set.Runs {
+			w := r.Windows[r.Headline]
+			if p := c.series[0].pts[i]; p[0] != w.AggregateOutputTokS || p[1] != w.TTFTMs.P90 {
+				t.Errorf("point %d at %v, want (%v, %v)", i, p, w.AggregateOutputTokS, w.TTFTMs.P90)
+			}
+			if p := c.series[1].pts[i]; p[1] != w.AggregatePerStreamTokS {
+				t.Errorf("point %d per stream %v, want %v", i, p[1], w.AggregatePerStreamTokS)
+			}
+		}
+	})
 	for _, c := range []struct {
 		file   string
 		charts int
 		labels []string
 	}{
-		{fixSweep, 1, []string{"concurrency.streams = 1", "concurrency.streams = 4"}},
+		{fixSweep, 2, []string{"concurrency.streams = 1", "concurrency.streams = 4"}}, // and the latency–throughput curve
 		{fixRepeat, 1, []string{"seed 7", "seed 8"}},
 		{fixBakeoff, 1, []string{"profile sim-local-27b", "profile sim-local-27b-slow"}},
 	} {

@@ -663,6 +663,12 @@ func WriteSetHTML(w io.Writer, set *results.Set) error {
 			"per-stream output tok/s (aggregate / mean in flight)", "aggregate output tok/s", pareto, set.Kind == results.SetSweep))
 		captions = append(captions, caption)
 	}
+	if set.Kind == results.SetSweep {
+		if c := latencyThroughputChart(ps); c != nil {
+			charts = append(charts, c)
+			captions = append(captions, "The latency–throughput curve: each swept value's TTFT p90 (left) and per-stream tok/s (right, dashed) against the aggregate it reached, steady window. Where the aggregate stops rising and TTFT climbs, the server is saturated.")
+		}
+	}
 	// Against context only when the members' contexts differ (a sweep of
 	// prompt lengths, say): a line along one context says nothing. A
 	// bake-off's vendors share one scenario: its by-depth chart says how
@@ -696,6 +702,37 @@ func WriteSetHTML(w io.Writer, set *results.Set) error {
 
 // pointChart plots labelled points on axes from zero that fit them; a
 // sweep's points are joined in order.
+// latencyThroughputChart draws a sweep's TTFT p90 (left axis) and
+// per-stream tok/s (right) against the aggregate tok/s each point
+// reached, in the sweep's order (nil: fewer than two points have them).
+func latencyThroughputChart(ps []verdict.Point) *chart {
+	ttft := series{name: "TTFT p90 (ms)", color: colP90, marks: true}
+	per := series{name: "per-stream tok/s (right axis)", color: colStream, marks: true, dash: true, right: true}
+	var hix, hiy, hiy2 float64
+	for _, p := range ps {
+		h := headlineOf(p.Run)
+		w := p.Run.Windows[h.window]
+		if w == nil || w.TTFTMs == nil || h.aggregate <= 0 || math.IsNaN(h.perStream) {
+			continue
+		}
+		ttft.pts = append(ttft.pts, [2]float64{h.aggregate, w.TTFTMs.P90})
+		ttft.labels = append(ttft.labels, p.Label)
+		per.pts = append(per.pts, [2]float64{h.aggregate, h.perStream})
+		hix, hiy, hiy2 = math.Max(hix, h.aggregate), math.Max(hiy, w.TTFTMs.P90), math.Max(hiy2, h.perStream)
+	}
+	if len(ttft.pts) < 2 {
+		return nil
+	}
+	xt, x0, x1 := niceTicks(0, hix*1.1, 6, tickLabel)
+	yt, y0, y1 := niceTicks(0, hiy*1.15, 5, tickLabel)
+	y2 := axis{label: "per-stream tok/s"}
+	y2.ticks, y2.min, y2.max = niceTicks(0, hiy2*1.15, 5, tickLabel)
+	return &chart{title: "Latency against throughput, one point per swept value", width: 720, height: 340,
+		xLabel: "aggregate output tok/s (all streams)", yLabel: "TTFT p90 ms",
+		x: axis{min: x0, max: x1, ticks: xt}, y: axis{min: y0, max: y1, ticks: yt}, y2: &y2,
+		series: []series{ttft, per}}
+}
+
 func pointChart(title, xl, yl string, s series, joined bool) *chart {
 	var hix, hiy float64
 	for _, p := range s.pts {
