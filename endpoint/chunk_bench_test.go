@@ -85,32 +85,15 @@ func perChunk(b *testing.B, n int, ms0 *runtime.MemStats) {
 func BenchmarkChunkPath(b *testing.B) {
 	for _, n := range []int{64, 512, 4096} {
 		body := simStream(n)
-		b.Run(fmt.Sprintf("client/chunks=%d", n), func(b *testing.B) {
-			c, err := New(Target{
-				BaseURL: "http://sim.invalid/v1", Model: "sim-model", APIKey: "sk-bench",
-				ExtraBody: map[string]any{"top_k": 20}, OutputControl: ControlIgnoreEOS,
-			}, Options{Exact: true})
-			if err != nil {
-				b.Fatal(err)
+		for _, keep := range []bool{false, true} {
+			name := "client"
+			if keep {
+				name = "client-keeptext" // a sampled request: its answer's text kept
 			}
-			c.httpc.Transport = memTransport{body}
-			clk := Clock{Start: time.Now()}
-			var live Counter
-			req := record.Request{PromptTokens: 64, OutputTokens: n, Seed: 1}
-			msgs := UserMessage(strings.Repeat("word ", 64))
-			ctx := context.Background()
-			b.SetBytes(int64(len(body)))
-			b.ReportAllocs()
-			var ms0 runtime.MemStats
-			runtime.ReadMemStats(&ms0)
-			for b.Loop() {
-				rec := c.Stream(ctx, Call{Req: req, Msgs: msgs, Clock: clk, Cut: ErrCutAfterGrace, Live: &live})
-				if rec.Failed() || len(rec.Chunks) != n || rec.Usage.CompletionTokens != n {
-					b.Fatalf("record: %s %s, %d chunks, usage %+v", rec.Err, rec.ErrMsg, len(rec.Chunks), rec.Usage)
-				}
-			}
-			perChunk(b, n, &ms0)
-		})
+			b.Run(fmt.Sprintf("%s/chunks=%d", name, n), func(b *testing.B) {
+				benchClient(b, body, n, keep)
+			})
+		}
 		b.Run(fmt.Sprintf("sse/chunks=%d", n), func(b *testing.B) {
 			rd := bytes.NewReader(body)
 			b.SetBytes(int64(len(body)))
@@ -134,4 +117,33 @@ func BenchmarkChunkPath(b *testing.B) {
 			perChunk(b, n, &ms0)
 		})
 	}
+}
+
+// benchClient streams body (n chunks) through a client, keeping the
+// answer's text when keep is set.
+func benchClient(b *testing.B, body []byte, n int, keep bool) {
+	c, err := New(Target{
+		BaseURL: "http://sim.invalid/v1", Model: "sim-model", APIKey: "sk-bench",
+		ExtraBody: map[string]any{"top_k": 20}, OutputControl: ControlIgnoreEOS,
+	}, Options{Exact: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.httpc.Transport = memTransport{body}
+	clk := Clock{Start: time.Now()}
+	var live Counter
+	req := record.Request{PromptTokens: 64, OutputTokens: n, Seed: 1}
+	msgs := UserMessage(strings.Repeat("word ", 64))
+	ctx := context.Background()
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	var ms0 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	for b.Loop() {
+		rec := c.Stream(ctx, Call{Req: req, Msgs: msgs, Clock: clk, Cut: ErrCutAfterGrace, Live: &live, KeepText: keep})
+		if rec.Failed() || len(rec.Chunks) != n || rec.Usage.CompletionTokens != n {
+			b.Fatalf("record: %s %s, %d chunks, usage %+v", rec.Err, rec.ErrMsg, len(rec.Chunks), rec.Usage)
+		}
+	}
+	perChunk(b, n, &ms0)
 }

@@ -209,3 +209,33 @@ func TestMessagesBaseURL(t *testing.T) {
 		}
 	}
 }
+
+// A request that keeps its text gets its answer's text in the record,
+// over every protocol, and its words are the answer's tokens; a request
+// that does not keep its text gets none; and the text stops at
+// record.MaxTextBytes.
+func TestKeepText(t *testing.T) {
+	base := simServer(t, sim.Config{TokensPerChunk: 3, Tokenizer: "words"})
+	for _, p := range []Protocol{ProtocolChat, ProtocolMessages, ProtocolResponses, ProtocolCompletions} {
+		t.Run(p.String(), func(t *testing.T) {
+			c := protoClient(t, base, p, "", nil)
+			call := Call{Req: record.Request{Index: 1, PromptTokens: 40, OutputTokens: 30}, Msgs: UserMessage("say something"),
+				Clock: Clock{Start: time.Now()}, Cut: ErrCutAfterGrace, KeepText: true}
+			rec := c.Stream(context.Background(), call)
+			if rec.Failed() {
+				t.Fatalf("%s: %s", rec.Err, rec.ErrMsg)
+			}
+			if n, answer := len(strings.Fields(string(rec.Text))), rec.Usage.CompletionTokens; n != answer || answer == 0 {
+				t.Errorf("kept %d words (%q), the answer has %d tokens of one word each", n, rec.Text, answer)
+			}
+			call.KeepText = false
+			if rec := c.Stream(context.Background(), call); rec.Text != nil {
+				t.Errorf("a request that keeps no text kept %q", rec.Text)
+			}
+			call.KeepText, call.Req.OutputTokens = true, 8000
+			if rec := c.Stream(context.Background(), call); len(rec.Text) != record.MaxTextBytes {
+				t.Errorf("a long answer kept %d bytes, want the cap %d", len(rec.Text), record.MaxTextBytes)
+			}
+		})
+	}
+}
