@@ -71,8 +71,10 @@ func TestReportSets(t *testing.T) {
 		for _, l := range labels {
 			got = append(got, l[1])
 		}
-		if strings.Join(got, ",") != "concurrency.streams = 1,concurrency.streams = 4" {
-			t.Errorf("point labels %q, want each point named", got)
+		// Each chart (throughput, then latency against throughput)
+		// names each point.
+		if want := "concurrency.streams = 1,concurrency.streams = 4"; strings.Join(got, ",") != want+","+want {
+			t.Errorf("point labels %q, want each point named on each chart", got)
 		}
 	})
 	t.Run("sweep csv", func(t *testing.T) {
