@@ -64,7 +64,7 @@ windows: {warmup: 0s, burst: 1s, steady: {start: 0s}}
 	}{{"healthy", nil}, {"looping", looping}} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			o, err := run(t, Config{ScenarioPath: path, Endpoint: simServer(t, simCfg, c.wrap), Model: "m", Tokenizer: "words", Requests: 24})
+			o, err := run(t, Config{ScenarioPath: path, Profile: "vllm", Endpoint: simServer(t, simCfg, c.wrap), Model: "m", Tokenizer: "words", Requests: 24})
 			if o == nil || o.Run == nil {
 				t.Fatalf("no results: %v", err)
 			}
