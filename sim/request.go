@@ -31,6 +31,9 @@ type genRequest struct {
 	// (turn.mark), as Anthropic's cache_control does; otherwise every
 	// whole block is cached, as vLLM's automatic prefix caching does.
 	markedOnly bool
+	// tools is set when the request declares tools or carries tool
+	// calls: its content class is tool-calls (see classify).
+	tools bool
 }
 
 // turn is one message of a prompt: its role and its text parts, in order.
