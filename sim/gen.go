@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -387,17 +386,11 @@ func appendHex(b []byte, v uint64) []byte {
 	return b
 }
 
-// word is the text of output token i: one word, one token.
-func (rp *reply) word(i int) string {
-	return words[((rp.j.hash^saltWords)+uint64(i)*0x9e3779b97f4a7c15)>>58]
-}
-
-// appendWords appends the text of tokens [from, to): each word after a
-// space. Words need no JSON escaping.
+// appendWords appends the text of tokens [from, to), JSON-escaped: each
+// a space and one word (see outText).
 func (rp *reply) appendWords(b []byte, from, to int) []byte {
 	for i := from; i < to; i++ {
-		b = append(b, ' ')
-		b = append(b, rp.word(i)...)
+		b = rp.j.text.appendToken(b, i, true)
 	}
 	return b
 }
@@ -405,12 +398,11 @@ func (rp *reply) appendWords(b []byte, from, to int) []byte {
 // text is the text of tokens [from, to), as the streamed deltas of them
 // concatenate to.
 func (rp *reply) text(from, to int) string {
-	var sb strings.Builder
+	var b []byte
 	for i := from; i < to; i++ {
-		sb.WriteByte(' ')
-		sb.WriteString(rp.word(i))
+		b = rp.j.text.appendToken(b, i, false)
 	}
-	return sb.String()
+	return string(b)
 }
 
 // chunkEnd is where the next chunk ends: TokensPerChunk tokens on, but not

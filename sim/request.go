@@ -54,6 +54,7 @@ type job struct {
 	finish    string   // "length" or "stop"
 	hash      uint64   // of (Seed, prompt text)
 	fault     string   // "" or a Fault class
+	text      outText  // how its output tokens read
 }
 
 // refusalKind is why a request is refused before any output.
@@ -173,6 +174,7 @@ func (s *Server) plan(g *genRequest) (job, *refusal) {
 	}
 
 	out := naturalLength(mix(h^saltLength), s.cfg.NaturalOutputTokens)
+	natural := out
 	if g.ignoreEOS && maxTok != nil {
 		out = *maxTok
 	}
@@ -182,6 +184,13 @@ func (s *Server) plan(g *genRequest) (job, *refusal) {
 		out, j.finish = capTok, "length"
 	}
 	j.out = out
+	j.text = outText{hash: h}
+	if s.cfg.SpecDecode != nil {
+		j.text.class = classify(g)
+	}
+	if s.cfg.LoopPastEOS && out > natural {
+		j.text.loopFrom = max(natural, LoopPhraseTokens)
+	}
 	if !g.noReasoning {
 		j.reasoning = int(math.Round(s.cfg.ReasoningShare * float64(out)))
 		if g.reasoningBudget > 0 {
