@@ -300,6 +300,9 @@ func (s *Server) runEngine(rp *reply) bool {
 		}
 	}
 	q := newSeq(rp.j.prompt, rp.j.out, rp.j.hashes)
+	if s.cfg.SpecDecode != nil {
+		q.spec = newSeqSpec(rp.j.alpha, rp.j.hash)
+	}
 	rp.q = q
 	rp.submitted = time.Now().UnixNano()
 	defer q.gone.Store(true)
@@ -574,6 +577,9 @@ type timings struct {
 	cached  int           // prompt tokens found in the prefix cache
 	prompt  int           // prompt tokens computed: the prompt less cached
 	out     int           // output tokens, reasoning included
+	// Speculative decoding: tokens drafted and accepted (llama.cpp's
+	// draft_n and draft_n_accepted); 0 without.
+	drafted, accepted int
 }
 
 // timings computes the response's timings once its output is complete.
@@ -599,6 +605,9 @@ func (rp *reply) timings() timings {
 	}
 	if rp.j.out == 0 {
 		t.ttft = 0
+	}
+	if rp.q != nil && rp.q.spec != nil {
+		t.drafted, t.accepted = int(rp.q.spec.drafted.Load()), int(rp.q.spec.accepted.Load())
 	}
 	return t
 }

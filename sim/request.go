@@ -55,6 +55,7 @@ type job struct {
 	hash      uint64   // of (Seed, prompt text)
 	fault     string   // "" or a Fault class
 	text      outText  // how its output tokens read
+	alpha     float64  // speculative decoding's acceptance rate, 0–1 (SpecDecode.acceptance)
 }
 
 // refusalKind is why a request is refused before any output.
@@ -190,6 +191,9 @@ func (s *Server) plan(g *genRequest) (job, *refusal) {
 	}
 	if s.cfg.LoopPastEOS && out > natural {
 		j.text.loopFrom = max(natural, LoopPhraseTokens)
+	}
+	if d := s.cfg.SpecDecode; d != nil {
+		j.alpha = d.acceptance(j.text.class, j.text.repetitiveness(out))
 	}
 	if !g.noReasoning {
 		j.reasoning = int(math.Round(s.cfg.ReasoningShare * float64(out)))
