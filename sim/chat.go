@@ -102,7 +102,7 @@ func (chatProto) decode(r *http.Request, body io.Reader) (*genRequest, encoder, 
 		minTokens: req.MinTokens,
 		ignoreEOS: req.IgnoreEOS,
 		stream:    req.Stream,
-		tools:     len(req.Tools) > 0 && string(req.Tools) != "null",
+		tools:     declared(req.Tools),
 	}
 	if req.MaxCompletionTokens != nil {
 		g.maxTokens = req.MaxCompletionTokens

@@ -24,9 +24,10 @@ const (
 )
 
 // classify is the content class of a request, from what a server can see:
-// tool-calls when the request declares tools (chat's tools) or carries
-// tool calls or tool results (chat's tool_calls, a tool or function
-// message, Responses' function_call_output); otherwise the class of its
+// tool-calls when the request declares tools (a non-empty tools list, in
+// any protocol) or carries tool calls or tool results (chat's tool_calls,
+// a tool or function message, Messages' tool_use and tool_result blocks,
+// Responses' function_call_output); otherwise the class of its
 // last user message's text (a legacy completion's prompt), by
 // classifyText. It is deterministic and looks at nothing else.
 func classify(g *genRequest) string {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -34,6 +35,46 @@ func TestClassify(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := classify(&tc.g); got != tc.want {
 				t.Errorf("classify = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestToolsAcrossProtocols checks each protocol tells the classifier of
+// tools (declared, or tool blocks in Messages) — the output then reads as
+// tool calls — and that the escaped output keeps every body and event
+// valid JSON, streamed or not.
+func TestToolsAcrossProtocols(t *testing.T) {
+	_, ts := start(t, specConfig(2))
+	tools := []any{map[string]any{"name": "weather"}}
+	toolBlock := map[string]any{"role": "user", "content": []any{
+		map[string]any{"type": "tool_result", "tool_use_id": "t1", "content": "sunny"}}}
+	for _, tc := range []struct {
+		name, path string
+		body       map[string]any
+		want       bool
+	}{
+		{"chat", "/v1/chat/completions", map[string]any{"messages": userMsg("weather?"), "tools": tools, "max_tokens": 30}, true},
+		{"chat, empty tools", "/v1/chat/completions", map[string]any{"messages": userMsg("weather?"), "tools": []any{}, "max_tokens": 30}, false},
+		{"messages", "/v1/messages", map[string]any{"model": "m", "messages": []any{msg("user", "weather?")}, "tools": tools, "max_tokens": 30}, true},
+		{"messages, tool result", "/v1/messages", map[string]any{"model": "m", "messages": []any{toolBlock}, "max_tokens": 30}, true},
+		{"responses", "/v1/responses", map[string]any{"input": "weather?", "tools": tools, "max_output_tokens": 30}, true},
+		{"responses, no tools", "/v1/responses", map[string]any{"input": "weather?", "max_output_tokens": 30}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.body["ignore_eos"] = true
+			_, b := readAll(t, ts.URL, tc.path, tc.body, nil)
+			if !json.Valid(b) {
+				t.Fatalf("invalid JSON body: %s", b)
+			}
+			if got := strings.Contains(string(b), `{\"name\":`); got != tc.want {
+				t.Errorf("tool-call output %v, want %v: %s", got, tc.want, b)
+			}
+			_, evs := streamEvents(t, ts.URL, tc.path, tc.body)
+			for _, e := range evs {
+				if e.data != "[DONE]" && !json.Valid([]byte(e.data)) {
+					t.Errorf("invalid JSON event: %s", e.data)
+				}
 			}
 		})
 	}

@@ -81,6 +81,13 @@ func stringOrList(b []byte, s *string, list any) (bool, error) {
 	return false, fmt.Errorf("must be a string or an array, got %.20s", b)
 }
 
+// declared reports whether b, a request's JSON list of tools, declares
+// any: not absent, null or [].
+func declared(b json.RawMessage) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && string(b) != "null" && !(b[0] == '[' && len(bytes.TrimSpace(b[1:])) == 1)
+}
+
 // serve is the handler of one protocol's generation endpoint.
 func (s *Server) serve(p protocol) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
