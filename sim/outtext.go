@@ -13,8 +13,13 @@ import "strconv"
 const LoopPhraseTokens = 6
 
 // repeatNgram is the n-gram (in tokens) whose repeats repetitiveness
-// counts.
-const repeatNgram = 8
+// counts; repetitivenessTokens bounds the tokens it reads, so that a
+// request's cost at admission stays bounded (a map of at most that many
+// n-grams).
+const (
+	repeatNgram          = 8
+	repetitivenessTokens = 16384
+)
 
 // outText makes the output tokens of one response. It is a value, safe
 // for concurrent use.
@@ -125,10 +130,12 @@ func appendEscaped(b []byte, s string, esc bool) []byte {
 	return b
 }
 
-// repetitiveness is the share (0–1) of the first n output tokens that end
-// an 8-token sequence already seen earlier in the output: 0 for text that
-// never repeats itself, near 1 for a phrase over and over.
+// repetitiveness is the share (0–1) of the first n output tokens (at most
+// the first 16,384) that end an 8-token sequence already seen earlier in
+// the output: 0 for text that never repeats itself, near 1 for a phrase
+// over and over.
 func (o *outText) repetitiveness(n int) float64 {
+	n = min(n, repetitivenessTokens)
 	if n <= repeatNgram {
 		return 0
 	}

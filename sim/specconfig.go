@@ -30,9 +30,11 @@ var contentClasses = []string{ClassProse, ClassCode, ClassJSON, ClassToolCalls, 
 // verifying K + 1 tokens (weights are read once, so at a small batch the
 // step takes about as long as a plain decode step).
 //
-// α is the request's acceptance rate: its content class's (Acceptance,
-// the class from classify), raised by the repetitiveness r (0–1) of its
-// own output (see repetitiveness) towards the repetitive class's:
+// α is the request's acceptance rate per draft token (the chance a draft
+// token is accepted when those before it were): its content class's
+// (Acceptance, the class from classify), raised by the repetitiveness r
+// (0–1) of its own output (see outText.repetitiveness) towards the
+// repetitive class's:
 //
 //	α = α_class + (α_repetitive − α_class) · r
 //
