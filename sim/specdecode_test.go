@@ -161,3 +161,31 @@ func TestSpecDecodeAbsent(t *testing.T) {
 		t.Errorf("spec-decode series without spec_decode")
 	}
 }
+
+// TestSpecDecodePerClass checks each class's decode speed by the
+// server's own clock (timings.predicted_per_second) against prose's: the
+// ratio is that of their expected tokens per step at the configured
+// acceptances, within 5% — what a content check should find.
+func TestSpecDecodePerClass(t *testing.T) {
+	const k, out = 4, 4000
+	c := specConfig(k)
+	_, ts := start(t, c)
+	tokS := map[string]float64{}
+	for class, prompt := range classPrompts {
+		body := req{"max_tokens": out, "ignore_eos": true}
+		for key, v := range prompt {
+			body[key] = v
+		}
+		_, cm := nonStream(t, ts.URL, body)
+		tokS[class] = cm.Timings.PredictedPerSecond
+	}
+	a := c.SpecDecode.Acceptance
+	for class, v := range tokS {
+		got := v / tokS[ClassProse]
+		want := ExpectedTokensPerStep(a[class], k) / ExpectedTokensPerStep(a[ClassProse], k)
+		t.Logf("%s: %.3f× prose (want %.3f)", class, got, want)
+		if math.Abs(got/want-1) > 0.05 {
+			t.Errorf("%s decodes %.3f× prose, want %.3f× within 5%%", class, got, want)
+		}
+	}
+}
