@@ -17,7 +17,7 @@ func TestEmbeddedProfilesLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"anthropic", "llamacpp", "ollama", "openai", "openai-compatible", "openai-responses", "sglang",
-		"sim-cerebras-27b", "sim-instant", "sim-local-27b", "vllm"}
+		"sim-cerebras-27b", "sim-instant", "sim-local-27b", "sim-spec-degenerate", "sim-spec-healthy", "vllm"}
 	var got []string
 	for _, p := range list {
 		got = append(got, p.Name)

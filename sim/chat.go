@@ -102,6 +102,7 @@ func (chatProto) decode(r *http.Request, body io.Reader) (*genRequest, encoder, 
 		minTokens: req.MinTokens,
 		ignoreEOS: req.IgnoreEOS,
 		stream:    req.Stream,
+		tools:     declared(req.Tools),
 	}
 	if req.MaxCompletionTokens != nil {
 		g.maxTokens = req.MaxCompletionTokens
@@ -117,6 +118,7 @@ func (chatProto) decode(r *http.Request, body io.Reader) (*genRequest, encoder, 
 		parts = append(parts, string(m.Content))
 		if len(m.ToolCalls) > 0 && string(m.ToolCalls) != "null" {
 			parts = append(parts, string(m.ToolCalls))
+			g.tools = true
 		}
 		g.turns[i] = turn{role: m.Role, parts: parts}
 	}

@@ -194,6 +194,16 @@ type Config struct {
 	// see FaultStreamError). On /v1/messages, http_503 answers as
 	// Anthropic signals overload: 529 overloaded_error.
 	Faults map[string]float64 `yaml:"faults"`
+	// SpecDecode models speculative decoding (default: none, every
+	// decode step yields one token per sequence). See SpecDecode.
+	SpecDecode *SpecDecode `yaml:"spec_decode"`
+	// LoopPastEOS makes a request whose length is forced (ignore_eos or
+	// min_tokens) beyond its natural length (see NaturalOutputTokens)
+	// repeat, past that length, its last LoopPhraseTokens tokens over and
+	// over, as a model stuck in a loop under ignore_eos does (default
+	// false: the output goes on as before). The loop is output repetitiveness,
+	// which SpecDecode turns into a higher acceptance.
+	LoopPastEOS bool `yaml:"loop_past_eos"`
 
 	// RequestLog, when set, receives one JSON line per generation request
 	// the Server admitted, as it ends (RequestLogEntry): a per-run count
@@ -454,6 +464,9 @@ func (c Config) Validate() error {
 		errs = append(errs, c.Roofline.validate()...)
 	}
 	errs = append(errs, validateFaults(c.Faults)...)
+	if c.SpecDecode != nil {
+		errs = append(errs, c.SpecDecode.validate(c.Timing)...)
+	}
 	return errors.Join(errs...)
 }
 

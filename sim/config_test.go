@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -137,5 +138,61 @@ func TestTimeScaleFixed(t *testing.T) {
 			t.Errorf("scale %g: request overhead %v, want %v", tc.scale, got, tc.overhead)
 		}
 		s.Close()
+	}
+}
+
+func TestValidateSpecDecode(t *testing.T) {
+	all := func(a float64) map[string]float64 {
+		return map[string]float64{"prose": a, "code": a, "json": a, "tool-calls": a, "repetitive": a}
+	}
+	for _, tc := range []struct {
+		name string
+		c    Config
+		want []string // substrings of the error; none means valid
+	}{
+		{"valid", Config{SpecDecode: &SpecDecode{DraftTokens: 4, Acceptance: all(0.5)}}, nil},
+		{"edges", Config{SpecDecode: &SpecDecode{DraftTokens: 1, Acceptance: all(1)}}, nil},
+		{"no drafts", Config{SpecDecode: &SpecDecode{Acceptance: all(0.5)}},
+			[]string{"spec_decode.draft_tokens: must be ≥ 1, got 0"}},
+		{"fixed timing", Config{Timing: TimingFixed, SpecDecode: &SpecDecode{DraftTokens: 2, Acceptance: all(0.5)}},
+			[]string{`spec_decode: needs timing "roofline"`}},
+		{"bad rate", Config{SpecDecode: &SpecDecode{DraftTokens: 2, Acceptance: func() map[string]float64 {
+			m := all(0.5)
+			m["code"] = 1.5
+			return m
+		}()}}, []string{"spec_decode.acceptance.code: must be a rate in [0, 1], got 1.5"}},
+		{"unknown and missing class", Config{SpecDecode: &SpecDecode{DraftTokens: 2, Acceptance: map[string]float64{
+			"prose": 0.5, "code": 0.5, "json": 0.5, "tool-calls": 0.5, "poetry": 0.5}}},
+			[]string{"spec_decode.acceptance.poetry: unknown content class", "spec_decode.acceptance.repetitive: missing"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.c.Validate()
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatalf("Validate() = %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("Validate() = nil")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate() = %q, want it to contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestExpectedTokensPerStep(t *testing.T) {
+	for _, tc := range []struct {
+		alpha float64
+		k     int
+		want  float64
+	}{{0, 4, 1}, {0.5, 1, 1.5}, {0.5, 3, 1.875}, {1, 4, 5}, {0.95, 4, 4.524}} {
+		if got := ExpectedTokensPerStep(tc.alpha, tc.k); math.Abs(got-tc.want) > 1e-3 {
+			t.Errorf("ExpectedTokensPerStep(%g, %d) = %g, want %g", tc.alpha, tc.k, got, tc.want)
+		}
 	}
 }

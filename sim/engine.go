@@ -17,6 +17,7 @@ type seq struct {
 	prompt int      // prompt tokens
 	out    int      // output tokens to generate, ≥ 1
 	hashes []uint64 // chain hashes of the prompt's full blocks; nil without prefix caching
+	spec   *seqSpec // speculative decoding; nil without
 
 	fill      int            // tokens to compute before decoding: prompt + generated at (re)admission
 	prefilled int            // of fill, computed (or found cached) so far
@@ -61,7 +62,7 @@ type prefillChunk struct {
 type step struct {
 	dur     time.Duration
 	prefill []prefillChunk // FIFO
-	decode  []*seq         // one token each
+	decode  []*seq         // one token each, or more with speculative decoding
 }
 
 func (st *step) idle() bool { return len(st.prefill) == 0 && len(st.decode) == 0 }
@@ -77,17 +78,20 @@ type sched struct {
 	maxBatched int // prefill tokens per step
 	static     bool
 	kv         *kvCache
+	k          int // draft tokens per decode step (SpecDecode); 0: none
 
 	waiting     []*seq // not yet admitted, or preempted (at the head), in order
 	running     []*seq // admitted, in admission order
 	preemptions int64
+	spec        specStats
+	stepTokens  int // tokens the last apply generated
 
 	st      step   // reused by plan
 	touched []*seq // reused by apply
 }
 
 func newSched(c Config) *sched {
-	return &sched{
+	s := &sched{
 		rl:         c.Roofline,
 		scale:      c.TimeScale,
 		maxSeqs:    c.MaxNumSeqs,
@@ -95,6 +99,11 @@ func newSched(c Config) *sched {
 		static:     c.Batching == BatchingStatic,
 		kv:         newKVCache(c.KVBudgetTokens, c.BlockSize, *c.PrefixCaching),
 	}
+	if c.SpecDecode != nil {
+		s.k = c.SpecDecode.DraftTokens
+		s.spec.perPos = make([]int64, s.k)
+	}
+	return s
 }
 
 // add queues q at the end of the waiting line.
@@ -105,7 +114,8 @@ func (s *sched) add(q *seq) { s.waiting = append(s.waiting, q) }
 // admitted ones when none is free), admits waiting ones if nothing was
 // preempted, and returns the next step: up to maxBatched prompt tokens
 // across sequences still in prefill (FIFO) plus one decode token for each
-// sequence past its prefill, timed by the roofline of both together. The
+// sequence past its prefill (with speculative decoding, 1 + its drafts,
+// all verified in the step), timed by the roofline of both together. The
 // step is valid until the next call of plan; an idle step means there is
 // nothing to run.
 func (s *sched) plan() *step {
@@ -135,7 +145,12 @@ func (s *sched) plan() *step {
 		}
 		ctx := q.prompt + q.generated
 		st.decode = append(st.decode, q)
-		dflops += 2*s.rl.params() + s.rl.attnFLOPsPerToken()*float64(ctx)
+		n := 1
+		if q.spec != nil {
+			q.spec.draft = s.drafts(q)
+			n += q.spec.draft
+		}
+		dflops += float64(n) * (2*s.rl.params() + s.rl.attnFLOPsPerToken()*float64(ctx))
 		bytes += kvb * float64(ctx)
 	}
 	if st.idle() {
@@ -158,7 +173,7 @@ func (s *sched) reserveDecode() bool {
 		if q.prefilled < q.fill {
 			continue // its blocks were taken at admission
 		}
-		for s.kv.blocks(q.prompt+q.generated) > len(q.blocks)+q.own {
+		for s.kv.blocks(q.prompt+q.generated+s.drafts(q)) > len(q.blocks)+q.own {
 			if s.kv.grow(q, len(s.running) == 1) {
 				continue
 			}
@@ -190,22 +205,27 @@ func (s *sched) preempt(q *seq) {
 // apply completes st, the step plan returned: prefilled chunks commit
 // their full blocks to the prefix cache, a sequence whose prefill
 // completes gets its next token (its first, or the next after a
-// preemption), every decoding one its next token, and a sequence with all
+// preemption), every decoding one its next token (or, speculating, 1 +
+// the drafts it accepted), and a sequence with all
 // its tokens leaves and frees its blocks. It returns the sequences whose
 // generated count changed (valid until the next apply).
 func (s *sched) apply(st *step) []*seq {
 	s.touched = s.touched[:0]
+	s.stepTokens = 0
 	for _, c := range st.prefill {
 		q := c.q
 		q.prefilled += c.n
 		s.kv.commit(q)
 		if q.prefilled == q.fill {
 			q.generated++
+			s.stepTokens++
 			s.touched = append(s.touched, q)
 		}
 	}
 	for _, q := range st.decode {
-		q.generated++
+		n := s.verify(q)
+		q.generated += n
+		s.stepTokens += n
 		s.touched = append(s.touched, q)
 	}
 	kept := s.running[:0]
@@ -294,6 +314,9 @@ type engineStats struct {
 	preemptions      atomic.Int64
 	queries, hits    atomic.Int64 // prefix cache, in tokens
 	blocksUsed       atomic.Int64
+	// vLLM's spec-decode counters (see specStats); perPos has K entries.
+	drafts, draftTokens, accepted atomic.Int64
+	perPos                        []atomic.Int64
 }
 
 // startEngine starts an engine for c that stops when done is closed and
@@ -306,6 +329,7 @@ func startEngine(c Config, done <-chan struct{}, m *serverMetrics) *engine {
 		done:   done,
 		exited: make(chan struct{}),
 	}
+	e.stats.perPos = make([]atomic.Int64, e.s.k)
 	go e.run()
 	return e
 }
@@ -363,6 +387,12 @@ func (e *engine) publish() {
 	st.queries.Store(e.s.kv.queries)
 	st.hits.Store(e.s.kv.hits)
 	st.blocksUsed.Store(int64(e.s.kv.used))
+	st.drafts.Store(e.s.spec.drafts)
+	st.draftTokens.Store(e.s.spec.draftTokens)
+	st.accepted.Store(e.s.spec.accepted)
+	for i, n := range e.s.spec.perPos {
+		st.perPos[i].Store(n)
+	}
 }
 
 // run steps until done is closed. Each step ends at an absolute deadline
@@ -409,7 +439,7 @@ func (e *engine) run() {
 		e.publish()
 		e.mu.Unlock()
 		end := deadline.UnixNano()
-		e.m.generationTokens.Add(int64(len(touched)))
+		e.m.generationTokens.Add(int64(e.s.stepTokens))
 		for _, q := range touched {
 			if prev := q.last.Load(); prev == 0 {
 				q.first.Store(end)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -80,6 +79,13 @@ func stringOrList(b []byte, s *string, list any) (bool, error) {
 		return true, json.Unmarshal(b, list)
 	}
 	return false, fmt.Errorf("must be a string or an array, got %.20s", b)
+}
+
+// declared reports whether b, a request's JSON list of tools, declares
+// any: not absent, null or [].
+func declared(b json.RawMessage) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && string(b) != "null" && !(b[0] == '[' && len(bytes.TrimSpace(b[1:])) == 1)
 }
 
 // serve is the handler of one protocol's generation endpoint.
@@ -301,6 +307,9 @@ func (s *Server) runEngine(rp *reply) bool {
 		}
 	}
 	q := newSeq(rp.j.prompt, rp.j.out, rp.j.hashes)
+	if s.cfg.SpecDecode != nil {
+		q.spec = newSeqSpec(rp.j.alpha, rp.j.hash)
+	}
 	rp.q = q
 	rp.submitted = time.Now().UnixNano()
 	defer q.gone.Store(true)
@@ -387,17 +396,11 @@ func appendHex(b []byte, v uint64) []byte {
 	return b
 }
 
-// word is the text of output token i: one word, one token.
-func (rp *reply) word(i int) string {
-	return words[((rp.j.hash^saltWords)+uint64(i)*0x9e3779b97f4a7c15)>>58]
-}
-
-// appendWords appends the text of tokens [from, to): each word after a
-// space. Words need no JSON escaping.
+// appendWords appends the text of tokens [from, to), JSON-escaped: each
+// a space and one word (see outText).
 func (rp *reply) appendWords(b []byte, from, to int) []byte {
 	for i := from; i < to; i++ {
-		b = append(b, ' ')
-		b = append(b, rp.word(i)...)
+		b = rp.j.text.appendToken(b, i, true)
 	}
 	return b
 }
@@ -405,12 +408,11 @@ func (rp *reply) appendWords(b []byte, from, to int) []byte {
 // text is the text of tokens [from, to), as the streamed deltas of them
 // concatenate to.
 func (rp *reply) text(from, to int) string {
-	var sb strings.Builder
+	var b []byte
 	for i := from; i < to; i++ {
-		sb.WriteByte(' ')
-		sb.WriteString(rp.word(i))
+		b = rp.j.text.appendToken(b, i, false)
 	}
-	return sb.String()
+	return string(b)
 }
 
 // chunkEnd is where the next chunk ends: TokensPerChunk tokens on, but not
@@ -582,6 +584,9 @@ type timings struct {
 	cached  int           // prompt tokens found in the prefix cache
 	prompt  int           // prompt tokens computed: the prompt less cached
 	out     int           // output tokens, reasoning included
+	// Speculative decoding: tokens drafted and accepted (llama.cpp's
+	// draft_n and draft_n_accepted); 0 without.
+	drafted, accepted int
 }
 
 // timings computes the response's timings once its output is complete.
@@ -607,6 +612,9 @@ func (rp *reply) timings() timings {
 	}
 	if rp.j.out == 0 {
 		t.ttft = 0
+	}
+	if rp.q != nil && rp.q.spec != nil {
+		t.drafted, t.accepted = int(rp.q.spec.drafted.Load()), int(rp.q.spec.accepted.Load())
 	}
 	return t
 }

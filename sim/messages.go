@@ -41,6 +41,8 @@ type messagesRequest struct {
 	Thinking    *messagesThought `json:"thinking"`
 	IgnoreEOS   bool             `json:"ignore_eos"`
 	MinTokens   int              `json:"min_tokens"`
+	// Tools make the request's content class tool-calls (see classify).
+	Tools json.RawMessage `json:"tools"`
 }
 
 type messagesThought struct {
@@ -61,6 +63,7 @@ type anthMessage struct {
 type anthContent struct {
 	parts []string
 	mark  int
+	tools bool // a tool_use or tool_result block
 }
 
 // anthBlock is one content block, as far as the simulator reads it.
@@ -97,7 +100,9 @@ func (c *anthContent) UnmarshalJSON(b []byte) error {
 			c.parts[i] = bl.Thinking
 		case "tool_use":
 			c.parts[i] = bl.Name + " " + string(bl.Input)
+			c.tools = true
 		case "tool_result":
+			c.tools = true
 			if bl.Content != nil {
 				c.parts[i] = strings.Join(bl.Content.parts, "\n")
 			}
@@ -131,6 +136,7 @@ func (messagesProto) decode(r *http.Request, body io.Reader) (*genRequest, encod
 		noReasoning: true,
 		stream:      req.Stream,
 		markedOnly:  true,
+		tools:       declared(req.Tools),
 	}
 	if t := req.Thinking; t != nil {
 		switch t.Type {
@@ -157,6 +163,7 @@ func (messagesProto) decode(r *http.Request, body io.Reader) (*genRequest, encod
 			return nil, nil, invalid("messages.%d.role: Input should be 'user' or 'assistant'", i)
 		}
 		g.turns = append(g.turns, turn{role: m.Role, parts: m.Content.parts, mark: m.Content.mark})
+		g.tools = g.tools || m.Content.tools
 	}
 	return g, &messagesEncoder{block: -1}, nil
 }

@@ -131,7 +131,9 @@ func promFloat(v float64) string {
 // from the engine (or, without it, from the requests being served): the
 // request gauges, KV cache usage (and its older name), preemptions,
 // token counters, prefix cache queries and hits (in tokens), requests
-// finished by reason, the latency histograms, and vllm:cache_config_info,
+// finished by reason, the latency histograms, the speculative-decoding
+// counters when the simulator speculates (specmetrics.go), and
+// vllm:cache_config_info,
 // whose labels carry the KV cache's settings (block size, blocks, the KV
 // budget in tokens, gpu_memory_utilization, prefix caching) for sixpin's
 // discovery.
@@ -180,6 +182,9 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	m.prefill.write(bw, "vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.", labels)
 	m.decode.write(bw, "vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.", labels)
 	m.itl.write(bw, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", labels)
+	if s.eng != nil && s.cfg.SpecDecode != nil {
+		writeSpecMetrics(bw, &s.eng.stats, labels)
+	}
 	fmt.Fprintf(bw, "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n")
 	fmt.Fprintf(bw, "# TYPE vllm:cache_config_info gauge\n")
 	fmt.Fprintf(bw, "vllm:cache_config_info{%s} 1.0\n", s.metricsLabels())

@@ -230,7 +230,9 @@ func oaiUsage(rp *reply) usageJSON {
 // server's own clock (see timings), plus the simulator's queue_ms: the
 // wait in the engine's waiting list until it first scheduled the request
 // (not the request overhead, which waits for no other request). Times
-// are in milliseconds; a rate whose time is 0 is 0.
+// are in milliseconds; a rate whose time is 0 is 0. As llama.cpp does,
+// draft_n (draft tokens proposed) and draft_n_accepted (those accepted)
+// are there only when draft_n > 0 (speculative decoding, SpecDecode).
 type timingsJSON struct {
 	CacheN              int     `json:"cache_n"`
 	PromptN             int     `json:"prompt_n"`
@@ -242,6 +244,8 @@ type timingsJSON struct {
 	PredictedPerTokenMS float64 `json:"predicted_per_token_ms"`
 	PredictedPerSecond  float64 `json:"predicted_per_second"`
 	QueueMS             float64 `json:"queue_ms"`
+	DraftN              int     `json:"draft_n,omitempty"`
+	DraftNAccepted      *int    `json:"draft_n_accepted,omitempty"`
 }
 
 func newTimingsJSON(t *timings) timingsJSON {
@@ -262,6 +266,9 @@ func newTimingsJSON(t *timings) timingsJSON {
 		PredictedN:  t.out,
 		PredictedMS: ms(t.decode),
 		QueueMS:     ms(t.queue),
+	}
+	if t.drafted > 0 {
+		j.DraftN, j.DraftNAccepted = t.drafted, &t.accepted
 	}
 	j.PromptPerTokenMS, j.PromptPerSecond = per(t.prompt, t.prefill)
 	j.PredictedPerTokenMS, j.PredictedPerSecond = per(t.out, t.decode)

@@ -31,6 +31,9 @@ type genRequest struct {
 	// (turn.mark), as Anthropic's cache_control does; otherwise every
 	// whole block is cached, as vLLM's automatic prefix caching does.
 	markedOnly bool
+	// tools is set when the request declares tools or carries tool
+	// calls: its content class is tool-calls (see classify).
+	tools bool
 }
 
 // turn is one message of a prompt: its role and its text parts, in order.
@@ -51,6 +54,8 @@ type job struct {
 	finish    string   // "length" or "stop"
 	hash      uint64   // of (Seed, prompt text)
 	fault     string   // "" or a Fault class
+	text      outText  // how its output tokens read
+	alpha     float64  // speculative decoding's acceptance rate, 0–1 (SpecDecode.acceptance)
 }
 
 // refusalKind is why a request is refused before any output.
@@ -170,6 +175,7 @@ func (s *Server) plan(g *genRequest) (job, *refusal) {
 	}
 
 	out := naturalLength(mix(h^saltLength), s.cfg.NaturalOutputTokens)
+	natural := out
 	if g.ignoreEOS && maxTok != nil {
 		out = *maxTok
 	}
@@ -179,6 +185,16 @@ func (s *Server) plan(g *genRequest) (job, *refusal) {
 		out, j.finish = capTok, "length"
 	}
 	j.out = out
+	j.text = outText{hash: h}
+	if s.cfg.SpecDecode != nil {
+		j.text.class = classify(g)
+	}
+	if s.cfg.LoopPastEOS && out > natural {
+		j.text.loopFrom = max(natural, LoopPhraseTokens)
+	}
+	if d := s.cfg.SpecDecode; d != nil {
+		j.alpha = d.acceptance(j.text.class, j.text.repetitiveness(out))
+	}
 	if !g.noReasoning {
 		j.reasoning = int(math.Round(s.cfg.ReasoningShare * float64(out)))
 		if g.reasoningBudget > 0 {

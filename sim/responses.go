@@ -33,6 +33,8 @@ type responsesRequest struct {
 	PreviousResponseID *string           `json:"previous_response_id"`
 	IgnoreEOS          bool              `json:"ignore_eos"`
 	MinTokens          int               `json:"min_tokens"`
+	// Tools make the request's content class tool-calls (see classify).
+	Tools json.RawMessage `json:"tools"`
 }
 
 type respReasoning struct {
@@ -127,6 +129,7 @@ func (responsesProto) decode(r *http.Request, body io.Reader) (*genRequest, enco
 		minTokens: req.MinTokens,
 		ignoreEOS: req.IgnoreEOS,
 		stream:    req.Stream,
+		tools:     declared(req.Tools),
 	}
 	if req.Instructions != nil {
 		g.turns = append(g.turns, turn{role: "system", parts: []string{*req.Instructions}})
