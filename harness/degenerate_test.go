@@ -2,6 +2,7 @@ package harness
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -88,5 +89,39 @@ windows: {warmup: 0s, burst: 1s, steady: {start: 0s}}
 				t.Errorf("the whole run scored %+v, want all 24 answers (the first 256 are sampled)", all)
 			}
 		})
+	}
+}
+
+// The issue's claim, on the simulator's speculative-decoding twins: the
+// profile whose answers loop past their natural end (and whose drafter
+// therefore runs about 2× faster) makes the run invalid, naming its
+// degenerate answers, under every one of 20 seeds; its healthy twin
+// never does.
+func TestDegenerateTwinAcrossSeeds(t *testing.T) {
+	t.Parallel()
+	for _, twin := range []string{"sim-spec-healthy", "sim-spec-degenerate"} {
+		path := scenarioFile(t, `name: twin
+pins:
+  model: {name: `+twin+`, params_b: 8}
+  prompt: {tokens: 200}
+  output: {tokens: 256, exact: true}
+  concurrency: {mode: closed, streams: 2}
+duration: 10m
+windows: {warmup: 0s, burst: 1s, steady: {start: 0s}}
+`)
+		for seed := range int64(20) {
+			t.Run(fmt.Sprintf("%s/seed=%d", twin, seed+1), func(t *testing.T) {
+				t.Parallel()
+				s := seed + 1
+				o, _ := run(t, Config{ScenarioPath: path, Profile: twin, Seed: &s, Requests: 8, TimeScale: 0.05})
+				if o == nil || o.Run == nil {
+					t.Fatal("no results")
+				}
+				said := strings.Contains(strings.Join(o.Run.Invalid, "; "), "are degenerate")
+				if out := o.Run.Windows[o.Run.Headline].Output; out == nil || said != (twin == "sim-spec-degenerate") {
+					t.Errorf("degenerate named %v; sampled answers %+v; invalid: %v", said, out, o.Run.Invalid)
+				}
+			})
+		}
 	}
 }

@@ -127,7 +127,7 @@ func degenerateReason(max float64, headline string, w *Window) string {
 	}
 	speed := ""
 	if d, h := o.DecodeTokSP50Degenerate, o.DecodeTokSP50Healthy; d != nil && h != nil && *h > 0 {
-		speed = fmt.Sprintf("; they decoded at %s tok/s (p50) against %s for the others, %s×", numfmt.Plain(*d), numfmt.Plain(*h), numfmt.Plain(*d / *h))
+		speed = fmt.Sprintf("; they decoded at %s tok/s (p50) against %s for the others, %s×", num(*d), num(*h), num(*d / *h))
 	}
 	return fmt.Sprintf("output: %s of the sampled answers (%d of %d, %s window) are degenerate — one phrase looping over half of each or more%s — over %s%% (%s): "+
 		"a speculative drafter guesses repeated text best, so their tok/s measures the drafter, not the server; forcing the output length (ignore_eos) on a model that would have stopped is the usual cause",
