@@ -9,11 +9,13 @@ import (
 
 // timings is a response's own timing of itself, as llama.cpp sends it in
 // its last chunk ("timings": prompt_n, prompt_ms, predicted_n,
-// predicted_ms, cache_n) and the simulator too, with its queue_ms. It is
-// read once per request (the last chunk), never per token.
+// predicted_ms, cache_n; draft_n and draft_n_accepted when it speculated)
+// and the simulator too, with its queue_ms. It is read once per request
+// (the last chunk), never per token.
 type timings struct {
 	has, hasQueue                bool
 	promptN, cacheN, predictedN  int
+	draftN, draftAccepted        int
 	promptMS, predictedMS, queue float64
 }
 
@@ -32,6 +34,14 @@ func (p *parser) timingsMember(key []byte, c *chunk) bool {
 			}
 		case 'c':
 			t.cacheN = int(v)
+		}
+		return ok
+	case "draft_n", "draft_n_accepted":
+		v, ok := p.integer()
+		if len(key) == len("draft_n") {
+			t.draftN = int(v)
+		} else {
+			t.draftAccepted = int(v)
 		}
 		return ok
 	case "prompt_ms", "predicted_ms", "queue_ms":
@@ -63,5 +73,6 @@ func (p *parser) timingsMember(key []byte, c *chunk) bool {
 func (t *timings) results(clk Clock) record.ServerTimings {
 	ms := func(v float64) time.Duration { return clk.Run(time.Duration(v * float64(time.Millisecond))) }
 	return record.ServerTimings{Has: true, QueueKnown: t.hasQueue, Queue: ms(t.queue), Prefill: ms(t.promptMS),
-		Decode: ms(t.predictedMS), PromptTokens: t.promptN, CachedTokens: t.cacheN, PredictedTokens: t.predictedN}
+		Decode: ms(t.predictedMS), PromptTokens: t.promptN, CachedTokens: t.cacheN, PredictedTokens: t.predictedN,
+		DraftTokens: t.draftN, DraftAccepted: t.draftAccepted}
 }

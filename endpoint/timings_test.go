@@ -47,6 +47,36 @@ func TestParseTimings(t *testing.T) {
 	}
 }
 
+// TestParseDraftTimings reads llama.cpp's speculative-decoding counts
+// (draft_n and draft_n_accepted, sent only when it drafted) into the
+// record's, without allocating; without them they are 0.
+func TestParseDraftTimings(t *testing.T) {
+	tests := []struct {
+		name, chunk           string
+		drafted, acceptedToks int
+	}{
+		{"drafted", `{"choices":[],"timings":{"cache_n":0,"prompt_n":12,"prompt_ms":4.5,"predicted_n":64,"predicted_ms":120.25,"draft_n":84,"draft_n_accepted":41}}`, 84, 41},
+		{"accepted first", `{"timings":{"draft_n_accepted":3,"predicted_n":9,"draft_n":8}}`, 8, 3},
+		{"none drafted", llamaLastChunk, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c chunk
+			if err := parseChunk([]byte(tt.chunk), &c); err != nil {
+				t.Fatal(err)
+			}
+			got := c.timings.results(Clock{})
+			if got.DraftTokens != tt.drafted || got.DraftAccepted != tt.acceptedToks {
+				t.Errorf("draft %d accepted %d, want %d and %d", got.DraftTokens, got.DraftAccepted, tt.drafted, tt.acceptedToks)
+			}
+			b := []byte(tt.chunk)
+			if n := testing.AllocsPerRun(100, func() { _ = parseChunk(b, &c) }); n != 0 {
+				t.Errorf("the last chunk's parse allocates %v times", n)
+			}
+		})
+	}
+}
+
 // TestStreamServerTimings: over HTTP, the simulator's timings (with its
 // queue_ms) land on the record.
 func TestStreamServerTimings(t *testing.T) {

@@ -178,6 +178,11 @@ type ServerTimings struct {
 	// PromptTokens the server computed, CachedTokens it found in its
 	// prefix cache, PredictedTokens it generated.
 	PromptTokens, CachedTokens, PredictedTokens int
+	// DraftTokens its speculative decoding proposed (llama.cpp's draft_n)
+	// and DraftAccepted of them it accepted (draft_n_accepted), in tokens:
+	// 0 when the server sent none (llama.cpp sends them only when it
+	// drafted).
+	DraftTokens, DraftAccepted int
 }
 
 // IDEcho is how an answer echoed the request's X-Request-Id.
