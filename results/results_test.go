@@ -305,6 +305,8 @@ func TestSpillRoundTrip(t *testing.T) {
 	// its own flag bit (both once took bit 4).
 	in[0].Server = record.ServerTimings{Has: true, QueueKnown: true, Queue: 2 * ms, Prefill: 30 * ms, Decode: 90 * ms, PromptTokens: 40, CachedTokens: 16, PredictedTokens: 2}
 	in[1].Server = record.ServerTimings{Has: true, Prefill: 4 * ms}
+	// llama.cpp's draft counts, after the answer's score: their own bit.
+	in[0].Server.DraftTokens, in[0].Server.DraftAccepted = 84, 41
 	// The token reads beside a backoff and withheld arrivals: each has its
 	// own flag bit (both once took bit 32).
 	in[0].TokenReads, in[0].Backoff, in[0].Withheld = 17, 2*time.Second, 3

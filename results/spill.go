@@ -248,7 +248,10 @@ func (s *spill) put(r *record.Record) {
 		flags |= 256 // the failure's message follows the request's id
 	}
 	if r.Output != nil {
-		flags |= 512 // the answer's score comes last
+		flags |= 512 // the answer's score follows the failure's message
+	}
+	if r.Server.Has && (r.Server.DraftTokens > 0 || r.Server.DraftAccepted > 0) {
+		flags |= 1024 // the server's draft counts come last
 	}
 	b = binary.AppendUvarint(b, uint64(r.Index))
 	b = binary.AppendUvarint(b, ids[0])
@@ -316,6 +319,10 @@ func (s *spill) put(r *record.Record) {
 		b = binary.AppendUvarint(b, uint64(math.Round(o.RepeatShare*scoreScale)))
 		b = binary.AppendUvarint(b, uint64(math.Round(o.Distinct2*scoreScale)))
 		b = binary.AppendUvarint(b, uint64(math.Round(o.Compression*scoreScale)))
+	}
+	if flags&1024 != 0 {
+		b = binary.AppendUvarint(b, uint64(max(r.Server.DraftTokens, 0)))
+		b = binary.AppendUvarint(b, uint64(max(r.Server.DraftAccepted, 0)))
 	}
 	s.buf = b
 	s.n++
@@ -573,6 +580,9 @@ func (s *spillReader) decode(b []byte, r *record.Record) error {
 	if flags&512 != 0 {
 		r.Output = &record.OutputScore{Words: int(d.u()), RepeatShare: float64(d.u()) / scoreScale,
 			Distinct2: float64(d.u()) / scoreScale, Compression: float64(d.u()) / scoreScale}
+	}
+	if flags&1024 != 0 {
+		r.Server.DraftTokens, r.Server.DraftAccepted = int(d.u()), int(d.u())
 	}
 	if d.err != nil {
 		return errSpillCorrupt
