@@ -26,6 +26,14 @@ type ServerSample struct {
 	// TTFT, E2E, Queue and Prefill are the server's latency histograms,
 	// in seconds.
 	TTFT, E2E, Queue, Prefill *ServerHist
+	// SpecDrafts, SpecDraftTokens and SpecAccepted are speculative
+	// decoding's counters (vLLM's spec_decode_num_drafts,
+	// _num_draft_tokens, _num_accepted_tokens): verification steps with
+	// drafts, draft tokens proposed, draft tokens accepted.
+	// SpecAcceptedPerPos are the accepted tokens by draft position (0 to
+	// K−1; _num_accepted_tokens_per_pos). nil when the server has none.
+	SpecDrafts, SpecDraftTokens, SpecAccepted *float64
+	SpecAcceptedPerPos                        []float64
 }
 
 // ServerHist is a cumulative Prometheus histogram: Bounds are the bucket

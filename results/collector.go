@@ -377,6 +377,11 @@ type Window struct {
 	// Output is what the sampled answers of the window's successful
 	// requests were (nil: none was sampled).
 	Output *OutputWindow `json:"output,omitempty"`
+	// SpecDecode is the server's speculative decoding by the draft counts
+	// in its timings of the window's successful requests (llama.cpp's),
+	// summed; state unknown when none carried any. vLLM's counters are
+	// in the server's window (ServerWindow.SpecDecode).
+	SpecDecode *SpecDecode `json:"spec_decode,omitempty"`
 	// PrefillShare is Σ TTFT / Σ E2E over successful requests.
 	PrefillShare float64 `json:"prefill_share"`
 	// InputOutputRatio is Σ prompt tokens / Σ output tokens (successful,
@@ -479,6 +484,7 @@ type winAcc struct {
 	// lengths are integers and are shown exactly, not through a histogram.
 	prompts, outputs exactCounts
 	output           outputAcc
+	spec             specAcc
 }
 
 // warmAt is when the sessions that joined mid-life had all been answered
@@ -644,6 +650,7 @@ func (a *winAcc) add(r *record.Record, slo SLO) {
 	}
 	w.Completed++
 	a.output.add(r)
+	a.spec.add(r)
 	w.ReasoningTokens += int64(r.Usage.ReasoningTokens)
 	out := r.OutputTokens()
 	e2e := r.End - r.Scheduled
@@ -725,6 +732,7 @@ func (a *winAcc) add(r *record.Record, slo SLO) {
 func (a *winAcc) finish(slo SLO, events, okEvents []int64) {
 	w := a.w
 	w.Output = a.output.result()
+	w.SpecDecode = a.spec.result()
 	d := a.span.Len().Seconds()
 	if d > 0 {
 		w.AggregateOutputTokS = float64(w.OutputTokens) / d

@@ -124,6 +124,10 @@ type ServerWindow struct {
 	// RegimePreempting ("": no scrape in the window exposed the gauges it
 	// is judged by).
 	KVRegime string `json:"kv_regime,omitempty"`
+	// SpecDecode is the rise of the server's speculative-decoding
+	// counters over the window (vLLM's spec_decode series); nil when it
+	// has none.
+	SpecDecode *SpecDecode `json:"spec_decode,omitempty"`
 }
 
 // MeanPeak is a gauge's mean and peak over a window's scrapes.
@@ -223,6 +227,7 @@ func serverWindow(samples []record.ServerSample, w *Window) *ServerWindow {
 		sw.E2EMs = histDelta(a.E2E, b.E2E)
 		sw.QueueMs = histDelta(a.Queue, b.Queue)
 		sw.PrefillMs = histDelta(a.Prefill, b.Prefill)
+		sw.SpecDecode = serverSpec(a, b)
 	}
 	if sw.PrefixCacheHitPct == nil {
 		var g gauge

@@ -1,0 +1,91 @@
+package results
+
+import (
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sixpin/sixpin/record"
+)
+
+// TestSpecDecodeFromTimings: a window's llama.cpp draft counts are the
+// sum over its successful requests that sent them; none sent, unknown.
+func TestSpecDecodeFromTimings(t *testing.T) {
+	timed := func(drafted, accepted int) *record.Record {
+		return &record.Record{Server: record.ServerTimings{Has: true, DraftTokens: drafted, DraftAccepted: accepted}}
+	}
+	tests := []struct {
+		name                string
+		recs                []*record.Record
+		state               string
+		requests            int
+		draftTokens, accept int64
+		ratePct             float64
+	}{
+		{"summed", []*record.Record{timed(84, 41), timed(16, 9), timed(0, 0), {}}, SpecOn, 2, 100, 50, 50},
+		{"timed but no drafts", []*record.Record{timed(0, 0)}, SpecUnknown, 0, 0, 0, 0},
+		{"no timings", []*record.Record{{}}, SpecUnknown, 0, 0, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var a specAcc
+			for _, r := range tt.recs {
+				a.add(r)
+			}
+			s := a.result()
+			if s.State != tt.state || s.Requests != tt.requests || s.DraftTokens != tt.draftTokens || s.AcceptedTokens != tt.accept {
+				t.Fatalf("got %+v", s)
+			}
+			if tt.state == SpecUnknown {
+				if s.Source != "" || s.AcceptanceRatePct != nil {
+					t.Errorf("unknown says %+v", s)
+				}
+				return
+			}
+			if s.Source != SpecSourceLlamaCpp || s.AcceptanceRatePct == nil || *s.AcceptanceRatePct != tt.ratePct {
+				t.Errorf("source %q, rate %v; want %q, %v", s.Source, s.AcceptanceRatePct, SpecSourceLlamaCpp, tt.ratePct)
+			}
+			if s.Drafts != nil || s.MeanAcceptanceLength != nil || s.PerPositionAcceptancePct != nil {
+				t.Errorf("llama.cpp does not count drafts, yet %+v", s)
+			}
+		})
+	}
+}
+
+// TestServerSpecDecode: a server window's speculative decoding is the
+// rise of vLLM's counters between the scrapes at or before its ends:
+// acceptance rate accepted ÷ draft tokens, mean acceptance length 1 +
+// accepted ÷ drafts, per position accepted ÷ drafts.
+func TestServerSpecDecode(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	sample := func(s time.Duration, drafts, tokens, accepted float64, perPos ...float64) record.ServerSample {
+		return record.ServerSample{T: s * time.Second, SpecDrafts: f(drafts), SpecDraftTokens: f(tokens), SpecAccepted: f(accepted), SpecAcceptedPerPos: perPos}
+	}
+	samples := []record.ServerSample{
+		sample(0, 100, 400, 200, 80, 60, 40, 20),
+		sample(1, 200, 800, 420, 170, 125, 85, 40),
+		sample(2, 600, 2400, 1380, 520, 395, 295, 170),
+	}
+	srv := BuildServer("vllm GET /metrics", time.Second, samples, 0, "", map[string]*Window{
+		"w": {StartS: 1, EndS: 2}, "none": {StartS: 0, EndS: 0.5}})
+	s := srv.Windows["w"].SpecDecode
+	if s == nil || s.State != SpecOn || s.Source != SpecSourceVLLM || s.Drafts == nil || *s.Drafts != 400 ||
+		s.DraftTokens != 1600 || s.AcceptedTokens != 960 {
+		t.Fatalf("got %+v", s)
+	}
+	if *s.AcceptanceRatePct != 60 || math.Abs(*s.MeanAcceptanceLength-3.4) > 1e-12 {
+		t.Errorf("rate %v%%, length %v; want 60%%, 3.4", *s.AcceptanceRatePct, *s.MeanAcceptanceLength)
+	}
+	if want := []float64{87.5, 67.5, 52.5, 32.5}; !slices.Equal(s.PerPositionAcceptancePct, want) {
+		t.Errorf("per position %v, want %v", s.PerPositionAcceptancePct, want)
+	}
+	if s := srv.Windows["none"].SpecDecode; s != nil {
+		t.Errorf("a window inside one scrape: %+v", s)
+	}
+	plain := BuildServer("vllm GET /metrics", time.Second, []record.ServerSample{{T: 0}, {T: time.Second}}, 0, "",
+		map[string]*Window{"w": {StartS: 0, EndS: 1}})
+	if s := plain.Windows["w"].SpecDecode; s != nil {
+		t.Errorf("a server without the series: %+v", s)
+	}
+}
