@@ -84,6 +84,7 @@ func PinCard(run *results.Run) Card {
 	if proto := run.Target.Protocol; proto != "" {
 		observed[0].text += "; spoken to in protocol " + proto
 	}
+	observed[0].text += "; " + specObserved(run)
 	for i, d := range DeclaredPins(p.Declared()) {
 		o := observed[i]
 		add(d.N, d.Pin, d.Text, o.text, o.v, o.reason)

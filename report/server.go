@@ -153,6 +153,7 @@ func writeServerSummary(p *numfmt.Printer, run *results.Run) {
 	if l := requestIDLine(run.RequestIDs); l != "" {
 		p.F("%s\n", l)
 	}
+	writeSpecSummary(p, run)
 	s := run.Server
 	if s == nil {
 		return

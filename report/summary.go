@@ -181,6 +181,7 @@ func writeWindow(p *numfmt.Printer, run *results.Run, name string, w *results.Wi
 		p.F("  goodput (%s window, SLO %s): %s req/s, %s of requests\n", name, SLOLabel(run), num(g.RateRPS), pct(g.Fraction))
 	}
 	writeAnswers(p, name, w.Output)
+	writeSpecWindow(p, run, name)
 	if len(w.ErrorsByClass) > 0 {
 		p.F("  errors in window: %s\n", results.ClassList(w.ErrorsByClass))
 	}

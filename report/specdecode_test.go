@@ -1,0 +1,66 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/sixpin/sixpin/results"
+)
+
+// TestSpecObserved: the card and the summary's server section say what
+// the server speculated in the headline window — vLLM's counters first,
+// then llama.cpp's per-request counts — and "unknown", never "off", when
+// it said nothing.
+func TestSpecObserved(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	drafts := int64(400)
+	vllm := &results.SpecDecode{State: results.SpecOn, Source: results.SpecSourceVLLM, Drafts: &drafts, DraftTokens: 1600,
+		AcceptedTokens: 656, AcceptanceRatePct: f(41), MeanAcceptanceLength: f(2.64), PerPositionAcceptancePct: []float64{70, 45, 30, 19}}
+	llama := &results.SpecDecode{State: results.SpecOn, Source: results.SpecSourceLlamaCpp, Requests: 12, DraftTokens: 840, AcceptedTokens: 462, AcceptanceRatePct: f(55)}
+	unknown := &results.SpecDecode{State: results.SpecUnknown}
+	run := func(client *results.SpecDecode, server *results.SpecDecode, scraped bool) *results.Run {
+		r := &results.Run{Headline: results.WindowSteady, Windows: map[string]*results.Window{results.WindowSteady: {SpecDecode: client}}}
+		if scraped {
+			r.Server = &results.Server{Source: "vllm GET /metrics", Windows: map[string]*results.ServerWindow{results.WindowSteady: {Scrapes: 5, SpecDecode: server}}}
+		}
+		return r
+	}
+	tests := []struct {
+		name       string
+		run        *results.Run
+		card, summ string
+	}{
+		{"vllm", run(unknown, vllm, true),
+			"speculative decoding: on, 2.64 tokens per step, acceptance 41% (steady window, vllm /metrics)",
+			"Speculative decoding (steady window, vllm /metrics): on, 2.64 tokens per step, acceptance 41%; 656 of 1,600 draft tokens accepted in 400 drafts; by draft position 70% 45% 30% 19%"},
+		{"vllm before llama.cpp", run(llama, vllm, true),
+			"speculative decoding: on, 2.64 tokens per step, acceptance 41% (steady window, vllm /metrics)", "in 400 drafts"},
+		{"llama.cpp", run(llama, nil, true),
+			"speculative decoding: on, acceptance 55% (steady window, llama.cpp timings)",
+			"Speculative decoding (steady window, llama.cpp timings): on, acceptance 55%; 462 of 840 draft tokens accepted over 12 requests"},
+		{"says nothing", run(unknown, nil, true),
+			"speculative decoding: unknown (the server exposes no counters)", "Speculative decoding: unknown (the server exposes no counters)"},
+		{"not scraped", run(unknown, nil, false),
+			"speculative decoding: unknown (no draft counts in the server's timings; its /metrics was not scraped)", "Speculative decoding: unknown"},
+		{"an older results file", run(nil, nil, true),
+			"speculative decoding: unknown (the server exposes no counters)", "Speculative decoding: unknown"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := specObserved(tt.run); got != tt.card {
+				t.Errorf("card:\n got %s\nwant %s", got, tt.card)
+			}
+			var b bytes.Buffer
+			if err := (SummarySection{write: writeServerSummary}).Write(&b, tt.run); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), tt.summ) {
+				t.Errorf("summary:\n%s\nwant it to hold %q", b.String(), tt.summ)
+			}
+			if strings.Contains(b.String()+tt.card, "off") {
+				t.Errorf("says off: %s", b.String())
+			}
+		})
+	}
+}
