@@ -125,8 +125,10 @@ type ServerWindow struct {
 	// is judged by).
 	KVRegime string `json:"kv_regime,omitempty"`
 	// SpecDecode is the rise of the server's speculative-decoding
-	// counters over the window (vLLM's spec_decode series); nil when it
-	// has none.
+	// counters (vLLM's spec_decode series) over the scrapes that cover
+	// the window: from the last at or before its start to the first at or
+	// after its end, as vLLM's own benchmark brackets a run; nil when
+	// the server has none.
 	SpecDecode *SpecDecode `json:"spec_decode,omitempty"`
 }
 
@@ -227,7 +229,11 @@ func serverWindow(samples []record.ServerSample, w *Window) *ServerWindow {
 		sw.E2EMs = histDelta(a.E2E, b.E2E)
 		sw.QueueMs = histDelta(a.Queue, b.Queue)
 		sw.PrefillMs = histDelta(a.Prefill, b.Prefill)
-		sw.SpecDecode = serverSpec(a, b)
+	}
+	if a != nil {
+		if c := sampleAfter(samples, end); c.T > a.T {
+			sw.SpecDecode = serverSpec(a, c)
+		}
 	}
 	if sw.PrefixCacheHitPct == nil {
 		var g gauge
@@ -293,6 +299,12 @@ func sampleAt(samples []record.ServerSample, t time.Duration) *record.ServerSamp
 		return &samples[0]
 	}
 	return &samples[i-1]
+}
+
+// sampleAfter is the first sample at or after t, else the last one.
+func sampleAfter(samples []record.ServerSample, t time.Duration) *record.ServerSample {
+	i := sort.Search(len(samples), func(i int) bool { return samples[i].T >= t })
+	return &samples[min(i, len(samples)-1)]
 }
 
 // gauge accumulates a gauge's mean and peak.

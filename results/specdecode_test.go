@@ -54,7 +54,8 @@ func TestSpecDecodeFromTimings(t *testing.T) {
 }
 
 // TestServerSpecDecode: a server window's speculative decoding is the
-// rise of vLLM's counters between the scrapes at or before its ends:
+// rise of vLLM's counters over the scrapes that cover it (the last at or
+// before its start, the first at or after its end):
 // acceptance rate accepted ÷ draft tokens, mean acceptance length 1 +
 // accepted ÷ drafts, per position accepted ÷ drafts.
 func TestServerSpecDecode(t *testing.T) {
@@ -68,7 +69,7 @@ func TestServerSpecDecode(t *testing.T) {
 		sample(2, 600, 2400, 1380, 520, 395, 295, 170),
 	}
 	srv := BuildServer("vllm GET /metrics", time.Second, samples, 0, "", map[string]*Window{
-		"w": {StartS: 1, EndS: 2}, "none": {StartS: 0, EndS: 0.5}})
+		"w": {StartS: 1, EndS: 2}, "inside": {StartS: 1.2, EndS: 1.8}, "across": {StartS: 0.5, EndS: 1.5}})
 	s := srv.Windows["w"].SpecDecode
 	if s == nil || s.State != SpecOn || s.Source != SpecSourceVLLM || s.Drafts == nil || *s.Drafts != 400 ||
 		s.DraftTokens != 1600 || s.AcceptedTokens != 960 {
@@ -80,8 +81,15 @@ func TestServerSpecDecode(t *testing.T) {
 	if want := []float64{87.5, 67.5, 52.5, 32.5}; !slices.Equal(s.PerPositionAcceptancePct, want) {
 		t.Errorf("per position %v, want %v", s.PerPositionAcceptancePct, want)
 	}
-	if s := srv.Windows["none"].SpecDecode; s != nil {
-		t.Errorf("a window inside one scrape: %+v", s)
+	if s := srv.Windows["inside"].SpecDecode; s == nil || *s.Drafts != 400 || s.AcceptedTokens != 960 {
+		t.Errorf("a window between two scrapes: %+v, want the rise between them", s)
+	}
+	if s := srv.Windows["across"].SpecDecode; s == nil || *s.Drafts != 500 || s.DraftTokens != 2000 || s.AcceptedTokens != 1180 {
+		t.Errorf("a window across a scrape: %+v, want the rise from the first to the last", s)
+	}
+	one := BuildServer("vllm GET /metrics", time.Second, samples[:1], 0, "", map[string]*Window{"w": {StartS: 0, EndS: 1}})
+	if s := one.Windows["w"].SpecDecode; s != nil {
+		t.Errorf("one scrape: %+v", s)
 	}
 	plain := BuildServer("vllm GET /metrics", time.Second, []record.ServerSample{{T: 0}, {T: time.Second}}, 0, "",
 		map[string]*Window{"w": {StartS: 0, EndS: 1}})
