@@ -350,6 +350,7 @@ type windowSum struct {
 	goodput                                                           bool
 	notes                                                             []string
 	prompt, output                                                    pooled
+	spec                                                              specAcc
 }
 
 func newWindowSum() *windowSum {
@@ -369,6 +370,7 @@ func (ws *windowSum) add(shard, name string, sw *Window, hists map[string]Encode
 	w.ReasoningTokens += sw.ReasoningTokens
 	w.MaxInFlight += sw.MaxInFlight
 	addOutput(&w.Output, sw.Output)
+	ws.spec.addWindow(sw.SpecDecode)
 	for c, n := range sw.ErrorsByClass {
 		w.ErrorsByClass[c] += n
 	}
@@ -457,6 +459,7 @@ func (ws *windowSum) result(name string) (*Window, map[string]EncodedHistogram, 
 	// spread and extremes exact, from the shards' exact summaries.
 	w.PromptTokens = ws.prompt.onto(sum(HistPrompt))
 	w.OutputPerReq = ws.output.onto(sum(HistOutput))
+	w.SpecDecode = ws.spec.result()
 	return w, enc, nil
 }
 

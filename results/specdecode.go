@@ -94,6 +94,16 @@ func (a *specAcc) add(r *record.Record) {
 	}
 }
 
+// addWindow adds a shard's window (a merge): nil (an older sixpin) and
+// unknown add nothing.
+func (a *specAcc) addWindow(s *SpecDecode) {
+	if s != nil && s.State == SpecOn && s.Source == SpecSourceLlamaCpp {
+		a.requests += s.Requests
+		a.draftTokens += s.DraftTokens
+		a.accept += s.AcceptedTokens
+	}
+}
+
 // result is the window's speculative decoding by its requests' timings:
 // unknown when none carried draft counts.
 func (a *specAcc) result() *SpecDecode {

@@ -97,3 +97,45 @@ func TestServerSpecDecode(t *testing.T) {
 		t.Errorf("a server without the series: %+v", s)
 	}
 }
+
+// TestMergeSpecDecode: a merged window's llama.cpp draft counts are its
+// shards' sums; a shard that said nothing (or an older sixpin's, without
+// the field) adds nothing, and none said anything leaves it unknown.
+func TestMergeSpecDecode(t *testing.T) {
+	t.Parallel()
+	on := func(requests int, draft, accepted int64) *SpecDecode {
+		return newSpecDecodeLlama(requests, draft, accepted)
+	}
+	tests := []struct {
+		name                string
+		a, b                *SpecDecode
+		state               string
+		requests            int
+		draftTokens, accept int64
+	}{
+		{"both", on(10, 800, 300), on(6, 400, 200), SpecOn, 16, 1200, 500},
+		{"one unknown", on(10, 800, 300), &SpecDecode{State: SpecUnknown}, SpecOn, 10, 800, 300},
+		{"one older", nil, on(6, 400, 200), SpecOn, 6, 400, 200},
+		{"none", &SpecDecode{State: SpecUnknown}, nil, SpecUnknown, 0, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := shardRun(t, 0, 2, 10, 0), shardRun(t, 1, 2, 6, 3*ms)
+			a.Windows[WindowAll].SpecDecode, b.Windows[WindowAll].SpecDecode = tt.a, tt.b
+			m, err := Merge(shards(a, b), MergeOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := m.Windows[WindowAll].SpecDecode
+			if s == nil || s.State != tt.state || s.Requests != tt.requests || s.DraftTokens != tt.draftTokens || s.AcceptedTokens != tt.accept {
+				t.Errorf("merged %+v", s)
+			}
+		})
+	}
+}
+
+// newSpecDecodeLlama is a window's figures from llama.cpp's counts.
+func newSpecDecodeLlama(requests int, draft, accepted int64) *SpecDecode {
+	a := specAcc{requests: requests, draftTokens: draft, accept: accepted}
+	return a.result()
+}
