@@ -57,6 +57,7 @@ var Columns = []string{
 	"ttft_ms", "tpot_ms", "itl_mean_ms", "itl_p50_ms", "itl_max_ms", "e2e_ms", "chunks",
 	"requested_input_tokens", "requested_output_tokens",
 	"input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens",
+	"draft_tokens", "draft_accepted_tokens",
 	"http_status", "error", "error_message",
 }
 
@@ -88,6 +89,8 @@ const (
 	colCacheWrite
 	colOutput
 	colReasoning
+	colDraft
+	colDraftAccepted
 	colHTTPStatus
 	colError
 	colErrorMessage
@@ -250,6 +253,10 @@ func (rw *RecordWriter) fill(r *record.Record) {
 		num(colCacheWrite, int64(u.CacheWriteTokens))
 		num(colOutput, int64(u.CompletionTokens))
 		num(colReasoning, int64(u.ReasoningTokens))
+	}
+	if t := r.Server; t.Has && t.DraftTokens > 0 {
+		num(colDraft, int64(t.DraftTokens))
+		num(colDraftAccepted, int64(t.DraftAccepted))
 	}
 	if r.HTTPStatus != 0 {
 		num(colHTTPStatus, int64(r.HTTPStatus))

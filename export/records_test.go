@@ -88,3 +88,28 @@ func FuzzRowJSON(f *testing.F) {
 		}
 	})
 }
+
+// A request the server drafted for (llama.cpp's timings) has its draft
+// and accepted tokens; one it did not has neither, never a zero.
+func TestRowsDraftTokens(t *testing.T) {
+	t.Parallel()
+	drafted := &record.Record{Index: 1, Session: -1, Scheduled: time.Second, Sent: time.Second, End: 2 * time.Second,
+		Server: record.ServerTimings{Has: true, DraftTokens: 84, DraftAccepted: 41}}
+	plain := &record.Record{Index: 2, Session: -1, Scheduled: time.Second, Sent: time.Second, End: 2 * time.Second,
+		Server: record.ServerTimings{Has: true}}
+	lines := strings.Split(strings.TrimSpace(rowsOf(t, RecordsJSONL, drafted, plain)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	for i, want := range []map[string]any{{"draft_tokens": 84.0, "draft_accepted_tokens": 41.0}, {}} {
+		var row map[string]any
+		if err := json.Unmarshal([]byte(lines[i]), &row); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"draft_tokens", "draft_accepted_tokens"} {
+			if v, ok := row[k]; v != want[k] || ok != (len(want) > 0) {
+				t.Errorf("row %d: %s = %v, want %v", i, k, v, want[k])
+			}
+		}
+	}
+}
