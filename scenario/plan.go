@@ -56,6 +56,7 @@ type effectiveClass struct {
 	name           string
 	weight         float64
 	prompt, output Dist
+	content        string // a ContentClasses name, never empty
 }
 
 // planClass is an effectiveClass prepared for drawing.
@@ -63,20 +64,24 @@ type planClass struct {
 	name           string
 	weight         float64
 	prompt, output sampler
+	content        string
 }
 
 // effectiveClasses returns s's classes with their own or the top-level
 // token pins; a mix without classes is one unnamed class of weight 1.
 func (s *Scenario) effectiveClasses() []effectiveClass {
-	top := effectiveClass{weight: 1, prompt: s.Pins.Prompt.Tokens, output: s.Pins.Output.Tokens}
+	top := effectiveClass{weight: 1, prompt: s.Pins.Prompt.Tokens, output: s.Pins.Output.Tokens, content: s.Pins.Prompt.ContentClass()}
 	if len(s.Pins.Mix.Classes) == 0 {
 		return []effectiveClass{top}
 	}
 	cs := make([]effectiveClass, len(s.Pins.Mix.Classes))
 	for i, c := range s.Pins.Mix.Classes {
-		cs[i] = effectiveClass{name: c.Name, weight: c.Weight, prompt: top.prompt, output: top.output}
-		if c.Prompt != nil {
+		cs[i] = effectiveClass{name: c.Name, weight: c.Weight, prompt: top.prompt, output: top.output, content: top.content}
+		if c.ownsPromptTokens() {
 			cs[i].prompt = c.Prompt.Tokens
+		}
+		if c.Prompt != nil && c.Prompt.Content != "" {
+			cs[i].content = c.Prompt.Content
 		}
 		if c.Output != nil {
 			cs[i].output = c.Output.Tokens
@@ -132,7 +137,7 @@ func NewPlan(s *Scenario, opts ...PlanOption) *Plan {
 	for _, c := range s.effectiveClasses() {
 		c.prompt.Values, c.prompt.Weights = slices.Clone(c.prompt.Values), slices.Clone(c.prompt.Weights)
 		c.output.Values, c.output.Weights = slices.Clone(c.output.Values), slices.Clone(c.output.Weights)
-		p.classes = append(p.classes, planClass{name: c.name, weight: c.weight, prompt: c.prompt.prepare(), output: c.output.prepare()})
+		p.classes = append(p.classes, planClass{name: c.name, weight: c.weight, prompt: c.prompt.prepare(), output: c.output.prepare(), content: c.content})
 		total += c.weight
 		p.cum = append(p.cum, total)
 	}
@@ -165,6 +170,7 @@ func (p *Plan) Request(i int) record.Request {
 	req := record.Request{
 		Index:        i,
 		Class:        c.name,
+		Content:      c.content,
 		PromptTokens: c.prompt.sampleInt(r),
 		OutputTokens: c.output.sampleInt(r),
 		Seed:         p.Salt(r.Uint64()),
