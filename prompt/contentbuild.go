@@ -17,16 +17,26 @@ type linePool struct {
 	// err is why the class cannot be built with this tokenizer (nil: it
 	// can).
 	err error
+	// bytesPerToken is the lines' mean length in bytes per token, and
+	// maxLineBytes the longest line's (for preallocation).
+	bytesPerToken float64
+	maxLineBytes  int
 }
 
 // newLinePool counts opener and lines with c; lines that add no token are
 // dropped (they would not advance a text).
 func newLinePool(opener item, lines []item) *linePool {
 	p := &linePool{opener: opener}
+	var bytes, tokens int
 	for _, l := range lines {
 		if l.tokens > 0 {
 			p.lines = append(p.lines, l)
+			bytes, tokens = bytes+len(l.text), tokens+l.tokens
+			p.maxLineBytes = max(p.maxLineBytes, len(l.text))
 		}
+	}
+	if tokens > 0 {
+		p.bytesPerToken = float64(bytes) / float64(tokens)
 	}
 	if len(p.lines) < 2 {
 		p.err = fmt.Errorf("%d of its lines add a token with this tokenizer", len(p.lines))
@@ -67,7 +77,9 @@ func (b *Builder) BuildContent(c Content, seed uint64, n int) string {
 		sb.Grow(n * (b.maxItemBytes + 1))
 		b.buildRepetitive(&sb, seed, n)
 	case p != nil && p.err == nil:
-		sb.Grow(n * 8)
+		// The mean with a quarter's margin: a text's lines are the pool's
+		// in a seeded order, so its bytes per token stay near the mean.
+		sb.Grow(len(p.opener.text) + int(1.25*p.bytesPerToken*float64(n)) + max(p.maxLineBytes, b.maxItemBytes))
 		b.buildLines(&sb, p, seed, n)
 	default:
 		sb.Grow(n * (b.maxItemBytes + 1))
@@ -118,7 +130,8 @@ func gcd(a, b int) int {
 // repeats it to the length, finishing with one-token words.
 func (b *Builder) buildRepetitive(sb *strings.Builder, seed uint64, n int) {
 	rng := rand.New(rand.NewPCG(seed, 0x736978_70696e))
-	phrase := []item{b.upper[rng.IntN(len(b.upper))]}
+	phrase := make([]item, 1, 13)
+	phrase[0] = b.upper[rng.IntN(len(b.upper))]
 	for range 5 + rng.IntN(7) {
 		phrase = append(phrase, b.lower[rng.IntN(len(b.lower))])
 	}
