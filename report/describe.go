@@ -78,8 +78,8 @@ func DescribeScenario(w io.Writer, s *scenario.Scenario) error {
 		if cl.Prompt != nil && !cl.Prompt.Tokens.IsZero() {
 			prompt = cl.Prompt.Tokens.String()
 		}
-		if cl.Prompt != nil && cl.Prompt.Content != "" {
-			content = ", content " + cl.Prompt.Content
+		if cl.Prompt != nil && len(cl.Prompt.Content) > 0 {
+			content = ", content " + cl.Prompt.Content.String()
 		}
 		if cl.Output != nil {
 			output = cl.Output.Tokens.String()
