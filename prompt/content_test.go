@@ -175,3 +175,31 @@ func BenchmarkBuildContent(b *testing.B) {
 		})
 	}
 }
+
+// Two seeds' prompts differ within their first lines, and a prompt uses
+// every line of its pool once before it repeats one.
+func TestBuildContentUniqueLines(t *testing.T) {
+	b := builder(t, wordCount)
+	for _, class := range []Content{Code, JSON, ToolCalls} {
+		seen := map[string]uint64{}
+		for seed := uint64(0); seed < 5000; seed++ {
+			p := b.BuildContent(class, seed, 40)
+			if other, dup := seen[p]; dup {
+				t.Fatalf("%s: seeds %d and %d share their first 40 tokens", class, other, seed)
+			}
+			seen[p] = seed
+		}
+		size := len(b.pools[class].lines)
+		lines := strings.SplitAfter(b.BuildContent(class, 1, 20*size), "\n")
+		if class != Code {
+			lines = lines[1:] // the opener
+		}
+		once := map[string]bool{}
+		for _, l := range lines[:size] {
+			if once[l] {
+				t.Fatalf("%s: line %q repeats within the first %d lines", class, l, size)
+			}
+			once[l] = true
+		}
+	}
+}

@@ -38,8 +38,8 @@ func newLinePool(opener item, lines []item) *linePool {
 	if tokens > 0 {
 		p.bytesPerToken = float64(bytes) / float64(tokens)
 	}
-	if len(p.lines) < 2 {
-		p.err = fmt.Errorf("%d of its lines add a token with this tokenizer", len(p.lines))
+	if len(p.lines) < 2 || len(p.lines) > maxPoolLines {
+		p.err = fmt.Errorf("%d of its lines add a token with this tokenizer (want 2 to %d)", len(p.lines), maxPoolLines)
 	}
 	p.bySize = slices.Clone(p.lines)
 	slices.SortStableFunc(p.bySize, func(a, b item) int { return a.tokens - b.tokens })
@@ -88,9 +88,11 @@ func (b *Builder) BuildContent(c Content, seed uint64, n int) string {
 	return sb.String()
 }
 
-// buildLines writes p's opener, then p's lines from a seeded start with a
-// seeded stride (no line repeats before the pool is spent), then, when
-// the next line does not fit, lines that do, then one-token words.
+// buildLines writes p's opener, then p's lines in a seeded shuffle (Fisher
+// and Yates', one draw per line: no line repeats before the pool is
+// spent, and two seeds share their first k lines one time in about
+// len(lines)^k), shuffled again for each pass over the pool; when the
+// next line does not fit, lines that do, then one-token words.
 func (b *Builder) buildLines(sb *strings.Builder, p *linePool, seed uint64, n int) {
 	rng := rand.New(rand.NewPCG(seed, 0x736978_70696e))
 	left := n
@@ -98,32 +100,29 @@ func (b *Builder) buildLines(sb *strings.Builder, p *linePool, seed uint64, n in
 		sb.WriteString(p.opener.text)
 		left -= p.opener.tokens
 	}
+	var perm [maxPoolLines]uint16
 	size := len(p.lines)
-	at, stride := rng.IntN(size), 1+rng.IntN(size-1)
-	for gcd(stride, size) != 1 {
-		stride++
+	for i := range size {
+		perm[i] = uint16(i)
 	}
-	for left > 0 {
-		it := p.lines[at]
-		at = (at + stride) % size
+	for k := 0; left > 0; k++ {
+		if k == size {
+			k = 0
+		}
+		j := k + rng.IntN(size-k)
+		perm[k], perm[j] = perm[j], perm[k]
+		it := p.lines[perm[k]]
 		if it.tokens > left {
-			k, _ := slices.BinarySearchFunc(p.bySize, left+1, func(l item, t int) int { return l.tokens - t })
-			if k == 0 {
+			i, _ := slices.BinarySearchFunc(p.bySize, left+1, func(l item, t int) int { return l.tokens - t })
+			if i == 0 {
 				it = b.ones[rng.IntN(len(b.ones))]
 			} else {
-				it = p.bySize[rng.IntN(k)]
+				it = p.bySize[rng.IntN(i)]
 			}
 		}
 		sb.WriteString(it.text)
 		left -= it.tokens
 	}
-}
-
-func gcd(a, b int) int {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
 }
 
 // buildRepetitive draws one sentence of 6–12 words from the seed and

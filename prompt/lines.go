@@ -19,6 +19,8 @@ const (
 	codeLines     = 384
 	jsonLines     = 256
 	toolCallLines = 256
+	// maxPoolLines bounds a pool (a build shuffles it on the stack).
+	maxPoolLines = 512
 	// jsonOpener starts the json and tool-calls classes' text: an array,
 	// so that the text begins with "[" after its leading space.
 	jsonOpener = " [\n"
@@ -68,46 +70,54 @@ var codeTemplates = []string{
 	"\t{a} := &{T}{{b}: {n}}\n",
 }
 
-// codePool returns the code class's lines.
+// codePool returns the code class's lines, all different.
 func codePool() []string {
 	r := rand.New(rand.NewPCG(poolSeed, 1))
-	out := make([]string, codeLines)
-	for i := range out {
+	return distinct(codeLines, func() string {
 		t := codeTemplates[r.IntN(len(codeTemplates))]
-		out[i] = strings.NewReplacer("{a}", ident(r, false), "{b}", ident(r, false), "{c}", ident(r, false),
+		return strings.NewReplacer("{a}", ident(r, false), "{b}", ident(r, false), "{c}", ident(r, false),
 			"{T}", ident(r, true), "{n}", strconv.Itoa(r.IntN(1000))).Replace(t)
+	})
+}
+
+// distinct returns n different lines from line, in the order drawn.
+func distinct(n int, line func() string) []string {
+	out := make([]string, 0, n)
+	seen := make(map[string]bool, n)
+	for len(out) < n {
+		if l := line(); !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
 	}
 	return out
 }
 
-// jsonPool returns the json class's records: an id, two or three string
-// fields, a number and a flag.
+// jsonPool returns the json class's records, all different: an id, two
+// or three string fields, a number and a flag.
 func jsonPool() []string {
 	r := rand.New(rand.NewPCG(poolSeed, 2))
 	keys := []string{"name", "city", "owner", "status", "group", "source", "kind", "title"}
-	out := make([]string, jsonLines)
-	for i := range out {
+	return distinct(jsonLines, func() string {
 		var sb strings.Builder
 		fmt.Fprintf(&sb, `  {"id": %d`, 1000+r.IntN(9000))
 		for _, k := range r.Perm(len(keys))[:2+r.IntN(2)] {
 			fmt.Fprintf(&sb, `, %q: %q`, keys[k], words[r.IntN(len(words))])
 		}
 		fmt.Fprintf(&sb, `, "score": %d.%02d, "active": %t},`+"\n", r.IntN(100), r.IntN(100), r.IntN(2) == 0)
-		out[i] = sb.String()
-	}
-	return out
+		return sb.String()
+	})
 }
 
-// toolCallPool returns the tool-calls class's calls, OpenAI's shape.
+// toolCallPool returns the tool-calls class's calls, all different, in
+// OpenAI's shape.
 func toolCallPool() []string {
 	r := rand.New(rand.NewPCG(poolSeed, 3))
 	verbs := []string{"get", "list", "search", "update", "create", "read"}
-	out := make([]string, toolCallLines)
-	for i := range out {
+	return distinct(toolCallLines, func() string {
 		name := verbs[r.IntN(len(verbs))] + "_" + words[r.IntN(len(words))]
 		args := fmt.Sprintf(`{"%s": "%s", "limit": %d}`, words[r.IntN(len(words))], words[r.IntN(len(words))], 1+r.IntN(50))
-		out[i] = fmt.Sprintf(`  {"id": "call_%04x", "type": "function", "function": {"name": %q, "arguments": %q}},`+"\n",
+		return fmt.Sprintf(`  {"id": "call_%04x", "type": "function", "function": {"name": %q, "arguments": %q}},`+"\n",
 			r.IntN(1<<16), name, args)
-	}
-	return out
+	})
 }
