@@ -11,6 +11,11 @@
 // sum of its items' counts, so a Builder counts each of its ~1,800 items
 // once, with the model's tokenizer, and afterwards builds any length by
 // arithmetic. NewBuilder checks that sum property on a sample before use.
+//
+// That is prose, Build's text. BuildContent builds the other content
+// classes (Code, JSON, ToolCalls, Repetitive) the same way: from lines
+// that start with whitespace and end with a newline, which no such
+// pre-tokenizer joins either, each counted once (see content.go).
 package prompt
 
 import (
