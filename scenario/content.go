@@ -187,6 +187,9 @@ func (s *Scenario) contentDeclared() string {
 	for _, c := range s.effectiveClasses() {
 		total += c.weight
 	}
+	if total <= 0 { // no valid weights: Validate says so
+		return ""
+	}
 	for _, c := range s.effectiveClasses() {
 		for _, x := range c.content.classes() {
 			share[x.class] += c.weight / total * x.share
