@@ -11,6 +11,11 @@
 // sum of its items' counts, so a Builder counts each of its ~1,800 items
 // once, with the model's tokenizer, and afterwards builds any length by
 // arithmetic. NewBuilder checks that sum property on a sample before use.
+//
+// That is prose, Build's text. BuildContent builds the other content
+// classes (Code, JSON, ToolCalls, Repetitive) the same way: from lines
+// that start with whitespace and end with a newline, which no such
+// pre-tokenizer joins either, each counted once (see content.go).
 package prompt
 
 import (
@@ -54,6 +59,17 @@ type Builder struct {
 	ones []item
 	// maxItemBytes bounds an item's length (for preallocation).
 	maxItemBytes int
+	// pools are the line-built content classes' lines (code, json,
+	// tool-calls); prose and repetitive are built from the words above.
+	pools map[Content]*linePool
+}
+
+// newGroup is an errgroup counting up to 16 items at once (a server's
+// /tokenize answers one text per request).
+func newGroup() *errgroup.Group {
+	g := &errgroup.Group{}
+	g.SetLimit(16)
+	return g
 }
 
 // NewBuilder counts every item with count (a tokenizer's Count, or a
@@ -86,8 +102,7 @@ func NewBuilder(count func(text string) (int, error)) (*Builder, error) {
 	// text per request).
 	b.lower, b.upper = make([]item, len(words)), make([]item, len(words))
 	markItems := make([]item, len(marks))
-	var g errgroup.Group
-	g.SetLimit(16)
+	g := newGroup()
 	for i, w := range words {
 		g.Go(func() (err error) {
 			r, size := utf8.DecodeRuneInString(w)
@@ -126,15 +141,26 @@ func NewBuilder(count func(text string) (int, error)) (*Builder, error) {
 	if len(b.ones) == 0 {
 		return nil, errors.New("the tokenizer has no one-token word in sixpin's vocabulary: exact prompt lengths are impossible")
 	}
-	// The sum property, checked on a sample.
-	for _, n := range []int{1, 37, 2000} {
-		text := b.Build(0x5eed, n)
-		got, err := count(text)
-		if err != nil {
-			return nil, fmt.Errorf("verify prompt synthesis: %w", err)
-		}
-		if got != n {
-			return nil, fmt.Errorf("verify prompt synthesis: a %d-token prompt counts %d tokens: this tokenizer merges across words, so lengths cannot be built by arithmetic", n, got)
+	if b.pools, err = countPools(c); err != nil {
+		return nil, err
+	}
+	// The sum property, checked on a sample of each class: prose's failure
+	// fails the builder; another class's only that class (see Supports).
+	for _, class := range Contents() {
+		for _, n := range []int{1, 37, 2000} {
+			text := b.BuildContent(class, 0x5eed, n)
+			got, err := count(text)
+			if err != nil {
+				return nil, fmt.Errorf("verify prompt synthesis: %w", err)
+			}
+			if got == n {
+				continue
+			}
+			if b.pools[class] == nil {
+				return nil, fmt.Errorf("verify prompt synthesis: a %d-token %s prompt counts %d tokens: this tokenizer merges across words, so lengths cannot be built by arithmetic", n, class, got)
+			}
+			b.pools[class].err = fmt.Errorf("a %d-token %s prompt counts %d tokens: this tokenizer merges across its lines, so lengths cannot be built by arithmetic", n, class, got)
+			break
 		}
 	}
 	return b, nil

@@ -9,6 +9,10 @@ type Request struct {
 	Index int
 	// Class is the mix class's name; empty when the mix has no classes.
 	Class string
+	// Content is the class of the prompt's text ("prose", "code", "json",
+	// "tool-calls", "repetitive"; see scenario.ContentClasses); empty is
+	// prose.
+	Content string
 	// PromptTokens and OutputTokens are the pinned lengths in tokens.
 	PromptTokens int
 	OutputTokens int

@@ -74,9 +74,12 @@ func DescribeScenario(w io.Writer, s *scenario.Scenario) error {
 		total += cl.Weight
 	}
 	for _, cl := range pins.Mix.Classes {
-		prompt, output := "inherited", "inherited"
-		if cl.Prompt != nil {
+		prompt, output, content := "inherited", "inherited", ""
+		if cl.Prompt != nil && !cl.Prompt.Tokens.IsZero() {
 			prompt = cl.Prompt.Tokens.String()
+		}
+		if cl.Prompt != nil && len(cl.Prompt.Content) > 0 {
+			content = ", content " + cl.Prompt.Content.String()
 		}
 		if cl.Output != nil {
 			output = cl.Output.Tokens.String()
@@ -84,8 +87,8 @@ func DescribeScenario(w io.Writer, s *scenario.Scenario) error {
 				output += " exact"
 			}
 		}
-		d.F("  %-10s weight %s (%s%%): prompt %s, output %s\n",
-			cl.Name, numfmt.Plain(cl.Weight), numfmt.Short(100*cl.Weight/total), prompt, output)
+		d.F("  %-10s weight %s (%s%%): prompt %s, output %s%s\n",
+			cl.Name, numfmt.Plain(cl.Weight), numfmt.Short(100*cl.Weight/total), prompt, output, content)
 	}
 
 	var run []string

@@ -17,7 +17,7 @@ func TestDescribeScenario(t *testing.T) {
 		want []string // regexps, each matching a whole line of the output
 	}{
 		{"agentic-open.yaml", []string{
-			`prompt       lognormal\(median 50000, σ 0\.6\) in \[11000, 120000\] tokens \(mean 5\d,\d{3}\); drift ≤ 2% per request`,
+			`prompt       lognormal\(median 50000, σ 0\.6\) in \[11000, 120000\] tokens \(mean 5\d,\d{3}\), content prose; drift ≤ 2% per request`,
 			`output       uniform \[150, 500\] tokens \(mean 3[23]\d\); mean drift ≤ 10%`,
 			`concurrency  open loop, 2\.5 req/s gamma arrivals \(burstiness 0\.5\), at most 64 in flight`,
 			`mix          input:output 150; the plan's requests average 1\d\d`,
@@ -28,7 +28,7 @@ func TestDescribeScenario(t *testing.T) {
 			`target       endpoint http://127\.0\.0\.1:8000/v1, model qwen3\.8-27b`,
 		}},
 		{"mix-classes.yaml", []string{
-			`prompt       per class \(see mix\): mean [\d,]+ tokens over the mix; drift ≤ 2% per request`,
+			`prompt       per class \(see mix\): mean [\d,]+ tokens over the mix, content prose; drift ≤ 2% per request`,
 			`output       200 tokens \(mean 1\d\d\); mean drift ≤ 10%`,
 			`concurrency  closed loop, 4 concurrent streams`,
 			`mix          input:output [\d.]+; classes chat×0\.7 agent×0\.3`,

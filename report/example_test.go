@@ -34,7 +34,7 @@ slo: {ttft_ms: 2000, tpot_ms: 50, max_error_rate: 0.01}
 	// file         scenarios/chat-8k-c16.yaml (sha256 5f0483c71269)
 	// seed         42
 	// model        qwen3.8-27b, 27B params, bf16
-	// prompt       8000 tokens; drift ≤ 2% per request
+	// prompt       8000 tokens, content prose; drift ≤ 2% per request
 	// output       4000 tokens, exact
 	// concurrency  closed loop, 16 concurrent streams
 	// kv_cache     max_model_len 32,768, max_num_seqs 8, continuous batching

@@ -14,8 +14,8 @@ import (
 // cancellation cuts the request off as interrupted.
 func (r *Runner) do(inflight context.Context, req record.Request, text string, scheduled time.Duration) *record.Record {
 	msgs := endpoint.UserMessage(text)
-	if g := req.PrefixGroup; g >= 0 && g < len(r.prefixes) {
-		msgs[0].Cache = len(r.prefixes[g]) // the shared prefix: a prompt-caching breakpoint after it
+	if p, g := r.prefixesOf(req), req.PrefixGroup; g >= 0 && g < len(p) {
+		msgs[0].Cache = len(p[g]) // the shared prefix: a prompt-caching breakpoint after it
 	}
 	return r.doMessages(inflight, req, msgs, scheduled, nil)
 }

@@ -119,8 +119,10 @@ type Runner struct {
 	backoff time.Duration
 	// timeScale is run time's speed-up (1: real time; see WithTimeScale).
 	timeScale float64
-	// prefixes are the shared prompt prefixes, by group (nil: none).
-	prefixes []string
+	// prefixes are the shared prompt prefixes, by content class and group
+	// (none: no shared prefix): requests share a prefix when they share
+	// both.
+	prefixes map[string][]string
 
 	// pending holds the requests in flight (WithPending; nil: not kept).
 	pending *Pending
@@ -184,9 +186,17 @@ func New(plan *scenario.Plan, c *endpoint.Client, opts ...Option) (*Runner, erro
 		}
 		r.prompts = b
 	}
+	for _, c := range plan.Contents() {
+		if err := r.prompts.Supports(prompt.Content(c)); err != nil {
+			return nil, fmt.Errorf("pins.prompt.content %s: %w", c, err)
+		}
+	}
+	r.prefixes = map[string][]string{}
 	for g := range plan.PrefixGroups() {
 		n, seed := plan.SharedPrefix(g)
-		r.prefixes = append(r.prefixes, r.prompts.Build(seed, n))
+		for _, c := range plan.Contents() {
+			r.prefixes[c] = append(r.prefixes[c], r.prompts.BuildContent(prompt.Content(c), seed, n))
+		}
 	}
 	return r, nil
 }
@@ -384,12 +394,26 @@ loop:
 // minus the template's overhead.
 func (r *Runner) promptText(req record.Request) string {
 	n := max(req.PromptTokens-r.tmpl.Overhead, 1)
-	if req.PrefixGroup < 0 || req.PrefixGroup >= len(r.prefixes) {
-		return r.prompts.Build(req.Seed, n)
+	c := prompt.Content(contentOf(req))
+	prefixes := r.prefixesOf(req)
+	if req.PrefixGroup < 0 || req.PrefixGroup >= len(prefixes) {
+		return r.prompts.BuildContent(c, req.Seed, n)
 	}
 	shared, _ := r.plan.SharedPrefix(req.PrefixGroup)
-	return r.prefixes[req.PrefixGroup] + r.prompts.Build(req.Seed, max(n-shared, 1))
+	return prefixes[req.PrefixGroup] + r.prompts.BuildContent(c, req.Seed, max(n-shared, 1))
 }
+
+// contentOf is the request's content class (empty: prose).
+func contentOf(req record.Request) string {
+	if req.Content == "" {
+		return scenario.ContentProse
+	}
+	return req.Content
+}
+
+// prefixesOf returns the shared prefixes of the request's content class,
+// by group.
+func (r *Runner) prefixesOf(req record.Request) []string { return r.prefixes[contentOf(req)] }
 
 var (
 	wordsOnce    sync.Once

@@ -45,6 +45,11 @@ type TokensDeclared struct {
 	Mean float64 `json:"mean"`
 	// TolerancePct is the drift allowed before the run is invalid.
 	TolerancePct float64 `json:"tolerance_pct"`
+	// Content is the class of the prompts' text (prompt pin only): one of
+	// ContentClasses, or each class's share of a mix whose classes differ
+	// ("code 70%, prose 30%"); empty for agentic sessions, trace replays
+	// and results files from before the pin.
+	Content string `json:"content,omitempty"`
 	// Tokenizer is whose count the prompts were built to (prompt pin only;
 	// "" before a target is resolved).
 	Tokenizer string `json:"tokenizer,omitempty"`
@@ -172,6 +177,7 @@ func (p *Plan) Declared(w Wire) Declared {
 	}
 	d.Concurrency.SessionAffinity = strings.Join(p.Affinity(), ", ")
 	d.Concurrency.SessionEcho = strings.Join(p.AffinityEcho(), ", ")
+	d.Prompt.Content = s.contentDeclared()
 	if !s.Workload.MLPerfReplay() { // its texts are the dataset's, not built by a tokenizer
 		d.Prompt.Tokenizer = w.Tokenizer
 	}

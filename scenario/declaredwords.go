@@ -14,8 +14,8 @@ import (
 
 // TokensWords words a token-count pin as declared: "uniform [400, 600]
 // tokens (mean 500)", "64 tokens" (a fixed length), an agentic history's
-// mean over turns, a mix's mean over its classes; and the tokenizer the
-// prompts are built to, once known.
+// mean over turns, a mix's mean over its classes; the tokenizer the
+// prompts are built to, once known; and their content ("content prose").
 func TokensWords(d TokensDeclared) string {
 	var s string
 	switch {
@@ -30,6 +30,9 @@ func TokensWords(d TokensDeclared) string {
 	}
 	if d.Tokenizer != "" {
 		s += ", built by tokenizer " + d.Tokenizer
+	}
+	if d.Content != "" {
+		s += ", content " + d.Content
 	}
 	if r := d.PreserveReasoning; r != nil {
 		s += "; " + ReasoningWords(*r)

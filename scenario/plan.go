@@ -56,6 +56,7 @@ type effectiveClass struct {
 	name           string
 	weight         float64
 	prompt, output Dist
+	content        Content // nil: prose
 }
 
 // planClass is an effectiveClass prepared for drawing.
@@ -63,20 +64,27 @@ type planClass struct {
 	name           string
 	weight         float64
 	prompt, output sampler
+	// contents are the class's content classes with their shares,
+	// largest first, and cumContent their cumulative shares.
+	contents   []contentShare
+	cumContent []float64
 }
 
 // effectiveClasses returns s's classes with their own or the top-level
 // token pins; a mix without classes is one unnamed class of weight 1.
 func (s *Scenario) effectiveClasses() []effectiveClass {
-	top := effectiveClass{weight: 1, prompt: s.Pins.Prompt.Tokens, output: s.Pins.Output.Tokens}
+	top := effectiveClass{weight: 1, prompt: s.Pins.Prompt.Tokens, output: s.Pins.Output.Tokens, content: s.Pins.Prompt.Content}
 	if len(s.Pins.Mix.Classes) == 0 {
 		return []effectiveClass{top}
 	}
 	cs := make([]effectiveClass, len(s.Pins.Mix.Classes))
 	for i, c := range s.Pins.Mix.Classes {
-		cs[i] = effectiveClass{name: c.Name, weight: c.Weight, prompt: top.prompt, output: top.output}
-		if c.Prompt != nil {
+		cs[i] = effectiveClass{name: c.Name, weight: c.Weight, prompt: top.prompt, output: top.output, content: top.content}
+		if c.ownsPromptTokens() {
 			cs[i].prompt = c.Prompt.Tokens
+		}
+		if c.Prompt != nil && len(c.Prompt.Content) > 0 {
+			cs[i].content = c.Prompt.Content
 		}
 		if c.Output != nil {
 			cs[i].output = c.Output.Tokens
@@ -132,7 +140,13 @@ func NewPlan(s *Scenario, opts ...PlanOption) *Plan {
 	for _, c := range s.effectiveClasses() {
 		c.prompt.Values, c.prompt.Weights = slices.Clone(c.prompt.Values), slices.Clone(c.prompt.Weights)
 		c.output.Values, c.output.Weights = slices.Clone(c.output.Values), slices.Clone(c.output.Weights)
-		p.classes = append(p.classes, planClass{name: c.name, weight: c.weight, prompt: c.prompt.prepare(), output: c.output.prepare()})
+		pc := planClass{name: c.name, weight: c.weight, prompt: c.prompt.prepare(), output: c.output.prepare(), contents: c.content.classes()}
+		var cum float64
+		for _, x := range pc.contents {
+			cum += x.share
+			pc.cumContent = append(pc.cumContent, cum)
+		}
+		p.classes = append(p.classes, pc)
 		total += c.weight
 		p.cum = append(p.cum, total)
 	}
@@ -172,6 +186,16 @@ func (p *Plan) Request(i int) record.Request {
 	}
 	if pp := p.s.Pins.Prompt; pp.SharedPrefixTokens > 0 {
 		req.PrefixGroup = r.IntN(max(pp.PrefixGroups, 1))
+	}
+	// The content is drawn last, and only from a mix of contents, so
+	// that declaring one leaves every other draw of the plan as it was.
+	if len(c.contents) > 0 {
+		req.Content = c.contents[0].class
+	}
+	if len(c.contents) > 1 {
+		u := r.Float64() * c.cumContent[len(c.cumContent)-1]
+		j := sort.Search(len(c.cumContent), func(j int) bool { return c.cumContent[j] > u })
+		req.Content = c.contents[min(j, len(c.contents)-1)].class
 	}
 	return req
 }

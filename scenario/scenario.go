@@ -92,6 +92,11 @@ type PromptPin struct {
 	// the pinned length, per request, in percent (default 2; at least one
 	// token). Beyond it the run is invalid. Top-level pin only.
 	TolerancePct *float64 `yaml:"tolerance_pct"`
+	// Content is the class of the prompts' text: one of ContentClasses,
+	// or weights over them drawn per request (nil: a mix class inherits
+	// the top-level one, which defaults to ContentProse). Independent
+	// requests only (workload kind requests).
+	Content Content `yaml:"content"`
 }
 
 // DefaultPromptTolerancePct and DefaultOutputTolerancePct are the drift

@@ -145,6 +145,7 @@ func (s *Scenario) validate(has func(path string) bool) (errs, warns ErrorList) 
 	v.model()
 	v.limits()
 	v.affinity()
+	v.content()
 	if s.Workload.Replay() {
 		v.replay()
 		v.kvCache(false)
@@ -237,11 +238,11 @@ func (v *validator) model() {
 func (v *validator) tokens() bool {
 	n := len(v.errs)
 	pins := v.s.Pins
-	v.topTokens("pins.prompt.tokens", pins.Prompt.Tokens, "prompt", func(c Class) bool { return c.Prompt != nil })
+	v.topTokens("pins.prompt.tokens", pins.Prompt.Tokens, "prompt", func(c Class) bool { return c.ownsPromptTokens() })
 	v.topTokens("pins.output.tokens", pins.Output.Tokens, "output", func(c Class) bool { return c.Output != nil })
 	for i, c := range pins.Mix.Classes {
 		cp := fmt.Sprintf("pins.mix.classes[%d]", i)
-		if c.Prompt != nil {
+		if c.ownsPromptTokens() || c.Prompt != nil && v.has(cp+".prompt.tokens") {
 			v.classDist(cp+".prompt.tokens", c.Prompt.Tokens)
 		}
 		if c.Output != nil {

@@ -87,6 +87,17 @@ func TestPinMismatchesDeclared(t *testing.T) {
 	if ms := PinMismatches(load(t, fixBase)[0].Run, other, st); len(ms) != 0 {
 		t.Errorf("1%% off a 2%% tolerance: mismatches %q", JoinMismatches(ms))
 	}
+	// The prompts' content: named when both runs declare it; a run from
+	// before the pin declares none and is not judged.
+	a, b := load(t, fixBase)[0].Run, load(t, fixBase)[0].Run
+	b.Pins.Prompt.Declared.Content = "code"
+	if ms := PinMismatches(a, b, st); len(ms) != 0 {
+		t.Errorf("content against a run from before the pin: mismatches %q", JoinMismatches(ms))
+	}
+	a.Pins.Prompt.Declared.Content = "prose"
+	if ms := PinMismatches(a, b, st); len(ms) != 1 || ms[0].String() != "prompt content: prose vs code" {
+		t.Errorf("content prose vs code: mismatches %q", JoinMismatches(ms))
+	}
 }
 
 func TestCompare(t *testing.T) {

@@ -1,0 +1,217 @@
+package scenario
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/sixpin/sixpin/internal/numfmt"
+	"gopkg.in/yaml.v3"
+)
+
+// Content classes of prompt text (pins.prompt.content): what the model is
+// asked to read, which decides how well a speculative drafter guesses
+// what it writes. Package prompt builds each to exact lengths.
+const (
+	ContentProse      = "prose"
+	ContentCode       = "code"
+	ContentJSON       = "json"
+	ContentToolCalls  = "tool-calls"
+	ContentRepetitive = "repetitive"
+)
+
+// ContentClasses lists the content classes, the default (ContentProse)
+// first.
+var ContentClasses = []string{ContentProse, ContentCode, ContentJSON, ContentToolCalls, ContentRepetitive}
+
+// Content is pins.prompt.content: the class of the prompts' text, one
+// class or weights over classes, drawn per request. In YAML it is a class
+// name ("code") or a mapping of class names to weights ({code: 3, prose:
+// 1}); a name is that class at weight 1. nil (unset) is prose at the top
+// level and the top level's content in a mix class.
+type Content map[string]float64
+
+// Shorthand lets the strict decoder accept a class name.
+func (c *Content) Shorthand(n *yaml.Node) string {
+	*c = Content{n.Value: 1}
+	return ""
+}
+
+// YAMLWant describes Content's YAML forms for messages.
+func (c *Content) YAMLWant() string {
+	return "a content class or a mapping of content classes to weights"
+}
+
+// UnmarshalYAML accepts a class name or a mapping, for plain yaml.v3
+// decoding. It is lenient and does not validate; Load is strict.
+func (c *Content) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		*c = Content{n.Value: 1}
+		return nil
+	}
+	var m map[string]float64
+	if err := n.Decode(&m); err != nil {
+		return err
+	}
+	*c = m
+	return nil
+}
+
+// MarshalYAML writes one class as its name and several as a mapping, so
+// that it reads back through Load.
+func (c Content) MarshalYAML() (any, error) {
+	switch len(c) {
+	case 0:
+		return nil, nil
+	case 1:
+		for k := range c {
+			return k, nil
+		}
+	}
+	return map[string]float64(c), nil
+}
+
+// classes returns c's classes of positive weight with their shares of
+// the total (0–1), the largest share first (ties in ContentClasses order,
+// then by name); nil c is prose alone.
+func (c Content) classes() []contentShare {
+	if len(c) == 0 {
+		return []contentShare{{ContentProse, 1}}
+	}
+	var total float64
+	for _, w := range c {
+		total += max(w, 0)
+	}
+	var out []contentShare
+	for k, w := range c {
+		if w > 0 && total > 0 {
+			out = append(out, contentShare{k, w / total})
+		}
+	}
+	slices.SortFunc(out, func(a, b contentShare) int {
+		if a.share != b.share {
+			return cmp.Compare(b.share, a.share)
+		}
+		return cmp.Or(cmp.Compare(contentRank(a.class), contentRank(b.class)), strings.Compare(a.class, b.class))
+	})
+	return out
+}
+
+// contentShare is a content class and its share of requests (0–1).
+type contentShare struct {
+	class string
+	share float64
+}
+
+// contentRank is a class's position in ContentClasses (unknown ones last).
+func contentRank(c string) int {
+	if i := slices.Index(ContentClasses, c); i >= 0 {
+		return i
+	}
+	return len(ContentClasses)
+}
+
+// String words the content: "code", or "code 75%, prose 25%".
+func (c Content) String() string { return sharesWords(c.classes()) }
+
+func sharesWords(cs []contentShare) string {
+	if len(cs) == 1 {
+		return cs[0].class
+	}
+	parts := make([]string, len(cs))
+	for i, x := range cs {
+		parts[i] = fmt.Sprintf("%s %s%%", x.class, numfmt.Short(100*x.share))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// content checks pins.prompt.content and each mix class's: known classes,
+// weights ≥ 0 and not all 0, and only where prompts are built for
+// independent requests.
+func (v *validator) content() {
+	check := func(path string, c Content) {
+		if len(c) == 0 {
+			return
+		}
+		if !independent(v.s.Workload) {
+			v.errorf(path, "only for workload kind requests: an agentic session's or a trace's turns are prose")
+			return
+		}
+		var total float64
+		for _, k := range slices.Sorted(maps.Keys(c)) {
+			switch w := c[k]; {
+			case !slices.Contains(ContentClasses, k) && len(c) == 1:
+				v.errorf(path, "must be one of %s (got %q)", strings.Join(ContentClasses, ", "), k)
+			case !slices.Contains(ContentClasses, k):
+				v.errorf(path+"."+k, "not a content class (want %s)", strings.Join(ContentClasses, ", "))
+			case w < 0:
+				v.errorf(path+"."+k, "weight must be ≥ 0 (got %s)", num(w))
+			default:
+				total += w
+			}
+		}
+		if total == 0 && len(c) > 1 {
+			v.errorf(path, "weights must not all be 0")
+		}
+	}
+	check("pins.prompt.content", v.s.Pins.Prompt.Content)
+	for i, c := range v.s.Pins.Mix.Classes {
+		if c.Prompt != nil {
+			check(fmt.Sprintf("pins.mix.classes[%d].prompt.content", i), c.Prompt.Content)
+		}
+	}
+}
+
+// ownsPromptTokens reports whether the class pins its own prompt length:
+// it has a prompt pin that is not only a content class.
+func (c Class) ownsPromptTokens() bool {
+	return c.Prompt != nil && (len(c.Prompt.Content) == 0 || !c.Prompt.Tokens.IsZero())
+}
+
+// independent reports whether w's prompts are built per request (kind
+// requests, or unset).
+func independent(w Workload) bool { return !w.Agentic() && !w.Replay() }
+
+// contentDeclared is the prompt's declared content: the one class every
+// request's prompt is, or each class's share of requests over the mix's
+// classes and their contents ("code 75%, prose 25%"). Empty for
+// workloads that are not independent requests.
+func (s *Scenario) contentDeclared() string {
+	if !independent(s.Workload) {
+		return ""
+	}
+	share := Content{}
+	var total float64
+	for _, c := range s.effectiveClasses() {
+		total += c.weight
+	}
+	if total <= 0 { // no valid weights: Validate says so
+		return ""
+	}
+	for _, c := range s.effectiveClasses() {
+		for _, x := range c.content.classes() {
+			share[x.class] += c.weight / total * x.share
+		}
+	}
+	return share.String()
+}
+
+// Contents returns the content classes the plan's requests use, in
+// ContentClasses order.
+func (p *Plan) Contents() []string {
+	used := map[string]bool{}
+	for _, c := range p.classes {
+		for _, x := range c.contents {
+			used[x.class] = true
+		}
+	}
+	var out []string
+	for _, c := range ContentClasses {
+		if used[c] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
