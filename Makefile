@@ -43,7 +43,7 @@ bench: bench-go bench-load gate-check
 
 ## bench-go: the Go micro-benchmarks
 bench-go:
-	$(GO) test -run '^$$' -bench . -benchmem ./endpoint/ ./internal/h1/ ./prompt/ ./tokenizer/ ./sim/ ./analyze/ ./results/
+	$(GO) test -run '^$$' -bench . -benchmem ./endpoint/ ./internal/h1/ ./prompt/ ./tokenizer/ ./sim/ ./analyze/ ./results/ ./record/
 
 ## bench-load: whole runs of bin/sixpin against `sixpin sim` in a second process
 bench-load: build

@@ -3,7 +3,6 @@ package record
 import (
 	"compress/flate"
 	"hash/maphash"
-	"sync"
 )
 
 // What the model wrote, scored. Speculative decoding makes tok/s depend
@@ -62,28 +61,45 @@ func (s *OutputScore) Degenerate() bool {
 	return s != nil && s.Words >= DegenerateMinWords && s.RepeatShare >= DegenerateRepeatShare
 }
 
-// ScoreOutput scores text (nil when it holds no word). It allocates per
-// call, a few KB: it runs once per sampled request, never per chunk.
-func ScoreOutput(text []byte) *OutputScore {
+// ScoreOutput scores text (nil when it holds no word) with a Scorer of
+// its own; a collector keeps one Scorer instead.
+func ScoreOutput(text []byte) *OutputScore { return new(Scorer).Score(text) }
+
+// Scorer scores answers, reusing its word buffer, maps and DEFLATE writer
+// (one is ~1 MB to make) from one answer to the next: it runs once per
+// sampled request, never per chunk. Not safe for concurrent use.
+type Scorer struct {
+	seed  maphash.Seed
+	ws    []uint64 // each word's hash
+	pairs map[[2]uint64]struct{}
+	seen  map[uint64]int
+	fw    *flate.Writer
+}
+
+// Score scores text (nil when it holds no word).
+func (sc *Scorer) Score(text []byte) *OutputScore {
 	text = text[:min(len(text), MaxTextBytes)]
-	seed := maphash.MakeSeed()
-	var ws []uint64 // each word's hash
-	eachWord(text, func(w []byte) { ws = append(ws, maphash.Bytes(seed, w)) })
+	if sc.pairs == nil {
+		sc.seed, sc.pairs, sc.seen = maphash.MakeSeed(), map[[2]uint64]struct{}{}, map[uint64]int{}
+	}
+	ws := sc.ws[:0]
+	eachWord(text, func(w []byte) { ws = append(ws, maphash.Bytes(sc.seed, w)) })
+	sc.ws = ws
 	if len(ws) == 0 {
 		return nil
 	}
 	s := &OutputScore{Words: len(ws), Distinct2: 1}
 	if len(ws) > 1 {
-		pairs := make(map[[2]uint64]struct{}, len(ws))
+		clear(sc.pairs)
 		for i := 1; i < len(ws); i++ {
-			pairs[[2]uint64{ws[i-1], ws[i]}] = struct{}{}
+			sc.pairs[[2]uint64{ws[i-1], ws[i]}] = struct{}{}
 		}
-		s.Distinct2 = float64(len(pairs)) / float64(len(ws)-1)
+		s.Distinct2 = float64(len(sc.pairs)) / float64(len(ws)-1)
 	}
-	if l, at := longestRepeat(ws); l > 0 {
+	if l, at := sc.longestRepeat(ws); l > 0 {
 		s.RepeatShare = min(1, float64(l*occurrences(ws, at, l))/float64(len(ws)))
 	}
-	s.Compression = compression(text)
+	s.Compression = sc.compression(text)
 	return s
 }
 
@@ -120,11 +136,11 @@ func eachWord(text []byte, fn func(w []byte)) {
 // occurs at least twice (occurrences may overlap), and where its first
 // occurrence starts: a binary search over the length, each length checked
 // by hashing every window of it (Rabin–Karp).
-func longestRepeat(ws []uint64) (length, at int) {
+func (sc *Scorer) longestRepeat(ws []uint64) (length, at int) {
 	lo, hi := 0, len(ws)-1 // lo repeats (0 trivially); hi+1 cannot
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if i := repeatOf(ws, mid); i >= 0 {
+		if i := sc.repeatOf(ws, mid); i >= 0 {
 			lo, at = mid, i
 		} else {
 			hi = mid - 1
@@ -135,14 +151,15 @@ func longestRepeat(ws []uint64) (length, at int) {
 
 // repeatOf is where a word sequence of length l that occurs again first
 // starts, or −1 when none of length l does.
-func repeatOf(ws []uint64, l int) int {
+func (sc *Scorer) repeatOf(ws []uint64, l int) int {
 	const base = 1099511628211
 	var h, pow uint64 = 0, 1
 	for i := 0; i < l; i++ {
 		h = h*base + ws[i]
 		pow *= base
 	}
-	seen := make(map[uint64]int, len(ws)-l+1)
+	seen := sc.seen
+	clear(seen)
 	seen[h] = 0
 	for i := l; i < len(ws); i++ {
 		h = h*base + ws[i] - pow*ws[i-l]
@@ -180,20 +197,16 @@ func occurrences(ws []uint64, at, l int) int {
 	return n
 }
 
-// flaters are DEFLATE writers reused across scores (one is ~1 MB).
-var flaters = sync.Pool{New: func() any {
-	w, _ := flate.NewWriter(nil, flate.DefaultCompression)
-	return w
-}}
-
 // compression is len(text) ÷ its DEFLATE-compressed length.
-func compression(text []byte) float64 {
+func (sc *Scorer) compression(text []byte) float64 {
 	var out countWriter
-	w := flaters.Get().(*flate.Writer)
-	defer flaters.Put(w)
-	w.Reset(&out)
-	_, _ = w.Write(text)
-	_ = w.Close()
+	if sc.fw == nil {
+		sc.fw, _ = flate.NewWriter(&out, flate.DefaultCompression)
+	} else {
+		sc.fw.Reset(&out)
+	}
+	_, _ = sc.fw.Write(text)
+	_ = sc.fw.Close()
 	if out == 0 {
 		return 1
 	}

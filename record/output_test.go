@@ -58,3 +58,24 @@ func TestKeepsText(t *testing.T) {
 		t.Errorf("%d of 10,000 kept, want %d", kept, want)
 	}
 }
+
+// BenchmarkScore scores a 16 KiB answer with a Scorer kept across
+// answers, as the collector does; the yardstick, BenchmarkScoreFresh,
+// makes one per answer (its DEFLATE writer and maps each time). Their
+// ratio is what keeping one saves.
+func BenchmarkScore(b *testing.B) {
+	text := []byte(strings.Repeat("the server answers every request with a different phrase number ", 260))[:MaxTextBytes]
+	var sc Scorer
+	b.ReportAllocs()
+	for b.Loop() {
+		sc.Score(text)
+	}
+}
+
+func BenchmarkScoreFresh(b *testing.B) {
+	text := []byte(strings.Repeat("the server answers every request with a different phrase number ", 260))[:MaxTextBytes]
+	b.ReportAllocs()
+	for b.Loop() {
+		ScoreOutput(text)
+	}
+}

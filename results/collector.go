@@ -18,6 +18,8 @@ import (
 // one goroutine (the consumer of the runner's channel): it is not safe for
 // concurrent use, and needs no locks.
 type Collector struct {
+	// scorer scores the sampled answers' text as their records arrive.
+	scorer record.Scorer
 	// spill is where Add writes records (nil when replaying a spill file:
 	// see Recover); src is the file Finish reads them back from.
 	spill *spill
@@ -117,7 +119,7 @@ func (c *Collector) Requests() int { return c.n }
 func (c *Collector) Add(r *record.Record) {
 	assignChunkTokens(r)
 	if len(r.Text) > 0 {
-		r.Output, r.Text = record.ScoreOutput(r.Text), nil
+		r.Output, r.Text = c.scorer.Score(r.Text), nil
 	}
 	c.n++
 	c.lastScheduled = max(c.lastScheduled, r.Scheduled)
