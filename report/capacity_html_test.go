@@ -1,7 +1,6 @@
 package report
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"math"
@@ -10,10 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sixpin/sixpin/capacity"
-	"github.com/sixpin/sixpin/internal/headless"
 )
 
 // Capacity files of real searches against the built-in simulator, made
@@ -184,18 +181,7 @@ func TestCapacityCurveLayout(t *testing.T) {
 // points' and N*'s labels — overlap as drawn.
 func TestCapacityHTMLInChromium(t *testing.T) {
 	t.Parallel()
-	bin := headless.Find()
-	if bin == "" {
-		t.Skip("no chromium binary (apt-get install chromium; .ci/run installs it)")
-	}
-	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	b, err := headless.Start(ctx, bin, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b, ctx, dir := chromium(t)
 	for _, path := range []string{fixCapTwo, fixCapThree} {
 		f := loadCapacity(t, path)
 		page := filepath.Join(dir, filepath.Base(path)+".html")

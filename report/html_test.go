@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -14,9 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/sixpin/sixpin/internal/headless"
 	"github.com/sixpin/sixpin/internal/numfmt"
 	"github.com/sixpin/sixpin/internal/uplot"
 	"github.com/sixpin/sixpin/results"
@@ -89,18 +86,7 @@ func TestPercentileLabels(t *testing.T) {
 // screenshot is saved there (report-*.png), for a person to look at.
 func TestHTMLRendersInChromium(t *testing.T) {
 	t.Parallel()
-	bin := headless.Find()
-	if bin == "" {
-		t.Skip("no chromium binary (apt-get install chromium; .ci/run installs it)")
-	}
-	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	b, err := headless.Start(ctx, bin, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b, ctx, dir := chromium(t)
 	shots := os.Getenv("SIXPIN_SCREENSHOTS")
 	for i, fixes := range [][]string{{fixBase, fixInstant, fixC1}, {fixOpen}, {fixAgentic}, {fixC1000}} {
 		names := strings.TrimSuffix(filepath.Base(fixes[0]), ".json")
@@ -140,13 +126,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 			if err := b.Eval(ctx, `document.querySelectorAll("figure.ufig").forEach(f => f.classList.add("live"))`, nil); err != nil {
 				t.Fatal(err)
 			}
-			png, err := b.Screenshot(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(shots, "report-"+names+".png"), png, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			saveScreenshot(t, ctx, b, "report-"+names+".png")
 		}
 		if got.Figures < 5*len(fixes) || got.Canvases != got.Figures {
 			t.Errorf("%s: %d interactive figures, %d drawn by uPlot", name, got.Figures, got.Canvases)

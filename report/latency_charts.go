@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -77,7 +78,7 @@ func latencyInFlightChart(run *results.Run) *chart {
 	if len(rows) < 3 {
 		return nil
 	}
-	slices.SortStableFunc(rows, func(a, b row) int { return cmpF(a.x, b.x) })
+	slices.SortStableFunc(rows, func(a, b row) int { return cmp.Compare(a.x, b.x) })
 	c := &chart{title: fmt.Sprintf("TTFT against requests in flight (each %d-s step)", o.StepS), width: 520, height: 300,
 		xLabel: "requests in flight (mean over the step)", yLabel: "TTFT ms"}
 	p50 := series{name: "TTFT p50", color: colP50, dots: true, noLine: true}
@@ -92,14 +93,4 @@ func latencyInFlightChart(run *results.Run) *chart {
 	c.x.ticks, c.x.min, c.x.max = niceTicks(0, math.Max(xmax*1.05, 1), 6, tickLabel)
 	c.y.ticks, c.y.min, c.y.max = niceTicks(0, ymax*1.1, 6, tickLabel)
 	return c
-}
-
-func cmpF(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

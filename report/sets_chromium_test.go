@@ -1,15 +1,11 @@
 package report
 
 import (
-	"context"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/sixpin/sixpin/internal/headless"
 )
 
 // A set's page — a sweep, repeats, a bake-off — renders in headless
@@ -18,19 +14,7 @@ import (
 // SIXPIN_SCREENSHOTS=DIR set, each page's screenshot is saved there.
 func TestSetHTMLInChromium(t *testing.T) {
 	t.Parallel()
-	bin := headless.Find()
-	if bin == "" {
-		t.Skip("no chromium binary (apt-get install chromium; .ci/run installs it)")
-	}
-	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	b, err := headless.Start(ctx, bin, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	shots := os.Getenv("SIXPIN_SCREENSHOTS")
+	b, ctx, dir := chromium(t)
 	for _, fix := range []string{fixSweep, fixRepeat, fixBakeoff, fixBakeoffAgentic} {
 		name := strings.TrimSuffix(filepath.Base(fix), ".json")
 		page := filepath.Join(dir, name+".html")
@@ -53,15 +37,7 @@ func TestSetHTMLInChromium(t *testing.T) {
 		for k, c := range charts {
 			noOverlap(t, name+" chart "+string(rune('0'+k)), c.Texts)
 		}
-		if shots != "" {
-			png, err := b.Screenshot(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(shots, "set-"+name+".png"), png, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		saveScreenshot(t, ctx, b, "set-"+name+".png")
 	}
 	for _, m := range b.Console() {
 		t.Errorf("console: %s", m)

@@ -305,16 +305,6 @@ var histByName = func() map[string]HistSpec {
 	return m
 }()
 
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // rateLimited is a run's 429s.
 func rateLimited(r *Run) []Rejection {
 	if r.RateLimits == nil {

@@ -14,17 +14,7 @@ import (
 // yardstick, only reads them, all held at once. The ratio of the two is
 // merging's cost beyond reading the files. Both report the live heap's
 // high-water mark (peak-heap-MiB, sampled every millisecond).
-func BenchmarkMerge100Shards(b *testing.B) {
-	paths := benchShards(b, 100)
-	peak := watchHeap(b)
-	b.ResetTimer()
-	for range b.N {
-		if _, err := MergeFiles(paths, MergeOptions{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	peak()
-}
+func BenchmarkMerge100Shards(b *testing.B) { benchMergeFiles(b, 100) }
 
 func BenchmarkRead100Shards(b *testing.B) {
 	paths := benchShards(b, 100)
@@ -40,18 +30,22 @@ func BenchmarkRead100Shards(b *testing.B) {
 // of the two is what a merge's memory growing with its shards would show.
 func BenchmarkMergeShards(b *testing.B) {
 	for _, n := range []int{100, 400} {
-		b.Run(fmt.Sprintf("shards=%d", n), func(b *testing.B) {
-			paths := benchShards(b, n)
-			peak := watchHeap(b)
-			b.ResetTimer()
-			for range b.N {
-				if _, err := MergeFiles(paths, MergeOptions{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			peak()
-		})
+		b.Run(fmt.Sprintf("shards=%d", n), func(b *testing.B) { benchMergeFiles(b, n) })
 	}
+}
+
+// benchMergeFiles merges n shards' files as `sixpin merge` does,
+// reporting the live heap's peak.
+func benchMergeFiles(b *testing.B, n int) {
+	paths := benchShards(b, n)
+	peak := watchHeap(b)
+	b.ResetTimer()
+	for range b.N {
+		if _, err := MergeFiles(paths, MergeOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	peak()
 }
 
 // watchHeap samples the heap's live and unswept objects every millisecond

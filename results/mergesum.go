@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -297,7 +298,7 @@ func (mg *merger) measurement() (*Measurement, error) {
 		b.PeakAggregateOutputTokS, b.PeakStartS = peakRate(perSecond, secDur(b.DurationS))
 	}
 	m.Errors = mg.errors
-	slices.SortFunc(m.Errors.Outages, func(a, b record.Outage) int { return cmpFloat(a.StartS, b.StartS) })
+	slices.SortFunc(m.Errors.Outages, func(a, b record.Outage) int { return cmp.Compare(a.StartS, b.StartS) })
 	interrupted := m.Errors.ByClass[string(record.ErrInterrupted)]
 	if n := m.Errors.Requests - interrupted; n > 0 {
 		m.Errors.Rate = float64(m.Errors.Failed-interrupted) / float64(n)
@@ -316,7 +317,7 @@ func (mg *merger) measurement() (*Measurement, error) {
 	slices.SortFunc(mg.sessions, func(x, y *Session) int { return x.Index - y.Index })
 	m.Sessions = summarizeSessions(mg.sessions)
 	m.Rejections = mg.rejections
-	slices.SortFunc(m.Rejections, func(x, y Rejection) int { return cmpFloat(x.AtS, y.AtS) })
+	slices.SortFunc(m.Rejections, func(x, y Rejection) int { return cmp.Compare(x.AtS, y.AtS) })
 	for i, depth := range ContextDepths {
 		m.ByContext = append(m.ByContext, mg.byContext[i].result(depth))
 	}

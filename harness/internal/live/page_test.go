@@ -15,17 +15,7 @@ import (
 // simulator and not on a run against a real endpoint; nothing the page
 // marks hidden is drawn, whatever its style sheet says of it.
 func TestPageBadgeInChromium(t *testing.T) {
-	bin := headless.Find()
-	if bin == "" {
-		t.Skip("no chromium binary (apt-get install chromium; .ci/run installs it)")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	b, err := headless.Start(ctx, bin, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b, ctx := browser(t)
 	for _, c := range []struct {
 		name      string
 		simulated bool
@@ -87,17 +77,7 @@ func TestPageBadgeInChromium(t *testing.T) {
 // and figures read with thousands separated. With SIXPIN_SCREENSHOTS=DIR
 // set, the page's screenshot is saved there (live.png).
 func TestPageServerChartsInChromium(t *testing.T) {
-	bin := headless.Find()
-	if bin == "" {
-		t.Skip("no chromium binary (apt-get install chromium; .ci/run installs it)")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	b, err := headless.Start(ctx, bin, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b, ctx := browser(t)
 	ramp := func(n int, f func(i int) float64) []float64 {
 		out := make([]float64, n)
 		for i := range out {
@@ -185,4 +165,22 @@ func TestPageServerChartsInChromium(t *testing.T) {
 	if msgs := b.Console(); len(msgs) > 0 {
 		t.Errorf("the live page logged to the console:\n%s", strings.Join(msgs, "\n"))
 	}
+}
+
+// browser starts a headless Chromium for t (skipping t without one); it
+// ends with t.
+func browser(t *testing.T) (*headless.Browser, context.Context) {
+	t.Helper()
+	bin := headless.Find()
+	if bin == "" {
+		t.Skip("no chromium binary (apt-get install chromium; .ci/run installs it)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	b, err := headless.Start(ctx, bin, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b, ctx
 }
