@@ -141,6 +141,13 @@ type Config struct {
 	KVFit string
 	// Calibrate measures sixpin's own floor before the run (calibrate).
 	Calibrate bool
+	// ContentCheck runs, after the run, a slice per content class at its
+	// pins (ContentCheckSlice long each, DefaultContentCheckSlice when 0)
+	// and marks the run content-sensitive when their decode tok/s spread
+	// passes ContentSpreadPct (0: results.DefaultContentSpreadPct).
+	ContentCheck      bool
+	ContentCheckSlice time.Duration
+	ContentSpreadPct  float64
 	// AbortOn are conditions (--abort-on, each "COND, COND, …") added to
 	// the scenario's abort_on: the run stops as soon as one is broken at
 	// 95% confidence, marked as stopped early, and fails.
@@ -212,6 +219,9 @@ func runObserved(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 	if err := checkDistributed(cfg, sc); err != nil {
 		return nil, err
 	}
+	if err := checkContentCheck(cfg, sc); err != nil {
+		return nil, err
+	}
 	switch {
 	case sc.Sweep != nil && cfg.Repeat > 1:
 		return nil, fmt.Errorf("%w: --repeat with a sweep: repeat each point as its own scenario", ErrBadInput)
@@ -231,6 +241,12 @@ func runObserved(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.ContentCheck && !run.Incomplete {
+		if run.ContentCheck, err = contentCheck(ctx, hard, cfg, sc, path); err != nil {
+			sp.keep(cfg.Out)
+			return nil, err
+		}
+	}
 	fmt.Fprintln(cfg.Out)
 	if err := report.WriteSummary(cfg.Out, run); err != nil {
 		return nil, err
@@ -242,7 +258,11 @@ func runObserved(ctx, hard context.Context, cfg Config) (*Outcome, error) {
 	}
 	sp.remove()
 	fmt.Fprintf(cfg.Out, "\nResults: %s\n", written)
-	return &Outcome{Run: run, Path: written}, verdict(run)
+	err = verdict(run)
+	if cc := run.ContentCheck; err == nil && cc != nil && cc.Incomplete && ctx.Err() != nil {
+		err = fmt.Errorf("%w: the content check was interrupted (%s not measured)", ErrInterrupted, strings.Join(cc.Missing, ", "))
+	}
+	return &Outcome{Run: run, Path: written}, err
 }
 
 // verdict maps a finished run to Run's error: interrupted, invalid (a pin

@@ -68,7 +68,7 @@ func TestDescribeSharesTheCardsWords(t *testing.T) {
 	if err := DescribeScenario(&b, s); err != nil {
 		t.Fatal(err)
 	}
-	for _, row := range PinCard(run).Rows {
+	for _, row := range PinCard(run).Rows[:6] { // the seventh, content, is the content check's
 		text := row.Declared
 		// What the run resolved and validate cannot know yet.
 		text = strings.TrimSuffix(text, `; requested as "sim-local-27b"`)

@@ -71,7 +71,7 @@ th { background: #f5f7f8; font-weight: 600; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.pins td { font-size: 13px; }
 .mark { font-weight: 700; text-align: center; font-size: 16px; }
-.v-true { color: #2e7d32; } .v-false { color: #c62828; } .v-unverifiable { color: #f57f17; }
+.v-true { color: #2e7d32; } .v-false { color: #c62828; } .v-unverifiable { color: #f57f17; } .v-sensitive { color: #6a1b9a; }
 .cards { display: flex; flex-wrap: wrap; gap: 12px; margin: 8px 0 16px; }
 .card { border: 1px solid #cfd8dc; border-radius: 6px; padding: 8px 14px; min-width: 180px; }
 .card .k { font-size: 12px; color: #607d8b; text-transform: uppercase; letter-spacing: .03em; }
@@ -145,7 +145,7 @@ func writeHTMLRun(b *strings.Builder, in Input, idx int) error {
 	}
 
 	card := PinCard(run)
-	fmt.Fprintf(b, "<h3>Pin card</h3>\n<p>Headline figures from the %s. <span class=\"v-true\">✓ verified</span> · <span class=\"v-false\">✗ contradicted</span> · <span class=\"v-unverifiable\">? unverifiable</span></p>\n", esc(card.Window))
+	fmt.Fprintf(b, "<h3>Pin card</h3>\n<p>Headline figures from the %s. <span class=\"v-true\">✓ verified</span> · <span class=\"v-false\">✗ contradicted</span> · <span class=\"v-unverifiable\">? unverifiable</span> · <span class=\"v-sensitive\">! content-sensitive</span></p>\n", esc(card.Window))
 	b.WriteString("<table class=\"pins\">\n<thead><tr><th></th><th>pin</th><th>declared</th><th>observed</th><th>verification</th></tr></thead>\n<tbody>\n")
 	for _, r := range card.Rows {
 		fmt.Fprintf(b, "<tr><td class=\"mark v-%s\">%s</td><td>%d&#160;%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
@@ -154,6 +154,9 @@ func writeHTMLRun(b *strings.Builder, in Input, idx int) error {
 	b.WriteString("</tbody>\n</table>\n")
 	if len(card.Unverified) > 0 {
 		fmt.Fprintf(b, "<div class=\"note\"><b>Not verified: %s</b> — figures are only as strong as these pins.</div>\n", esc(strings.Join(card.Unverified, ", ")))
+	}
+	if card.Sensitive != "" {
+		fmt.Fprintf(b, "<div class=\"warn\"><b>%s</b></div>\n", esc(card.Sensitive))
 	}
 
 	writeHTMLCards(b, run)

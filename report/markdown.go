@@ -94,6 +94,9 @@ func writeMarkdownPinCard(p *numfmt.Printer, c Card) {
 	}
 	if len(c.Unverified) > 0 {
 		p.F("\n> **Not verified: %s** — figures are only as strong as these pins.\n", strings.Join(c.Unverified, ", "))
+	}
+	if c.Sensitive != "" {
+		p.F("\n> **%s**\n", c.Sensitive)
 	} else {
 		p.F("\nAll six pins verified.\n")
 	}

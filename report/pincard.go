@@ -25,6 +25,8 @@ type Card struct {
 	// Unverified names the pins not verified (contradicted or
 	// unverifiable), for a warning line.
 	Unverified []string
+	// Sensitive, when set, says the run is content-sensitive and why.
+	Sensitive string
 }
 
 // CardRow is one pin on the card.
@@ -44,6 +46,8 @@ func (r CardRow) Mark() string {
 		return "✓"
 	case results.Contradicted:
 		return "✗"
+	case verdictSensitive:
+		return "!"
 	}
 	return "?"
 }
@@ -89,13 +93,21 @@ func PinCard(run *results.Run) Card {
 		o := observed[i]
 		add(d.N, d.Pin, d.Text, o.text, o.v, o.reason)
 	}
+	// The seventh line: unchecked content is not a pin left unverified
+	// (no figure claims to hold across content), so it is not named
+	// among them; a content-sensitive run says so on a line of its own.
+	declared, obs, v, reason := contentPin(run)
+	c.Rows = append(c.Rows, CardRow{len(c.Rows) + 1, "content", declared, obs, v, reason})
+	if v == verdictSensitive {
+		c.Sensitive = reason
+	}
 	return c
 }
 
 // WritePinCard renders c as text.
 func WritePinCard(w io.Writer, c Card) error {
 	p := &numfmt.Printer{W: w}
-	p.F("PIN CARD — headline figures from the %s; ✓ verified, ✗ contradicted, ? unverifiable\n", c.Window)
+	p.F("PIN CARD — headline figures from the %s; ✓ verified, ✗ contradicted, ? unverifiable, ! content-sensitive\n", c.Window)
 	for _, r := range c.Rows {
 		p.F("  %s %d %-12s declared  %s\n", r.Mark(), r.N, r.Pin, r.Declared)
 		p.F("    %-14s observed  %s\n", "", r.Observed)
@@ -103,6 +115,9 @@ func WritePinCard(w io.Writer, c Card) error {
 	}
 	if len(c.Unverified) > 0 {
 		p.F("  NOT VERIFIED: %s — figures are only as strong as these pins\n", strings.Join(c.Unverified, ", "))
+	}
+	if c.Sensitive != "" {
+		p.F("  %s\n", c.Sensitive)
 	}
 	return p.Err
 }

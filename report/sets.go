@@ -492,7 +492,7 @@ func sharedPins(set *results.Set) []sharedPin {
 			texts[j] = append(texts[j], d.Text)
 		}
 		card := PinCard(p.Run)
-		for j, r := range card.Rows {
+		for j, r := range card.Rows[:len(out)] { // the six; a set's members are not content-checked
 			out[j].Marks = append(out[j].Marks, r.Mark())
 			if r.Verdict != results.Verified {
 				out[j].Unverified = append(out[j].Unverified, p.Label+": "+r.Reason)

@@ -61,6 +61,7 @@ type SummarySection struct {
 var SummarySections = []SummarySection{
 	{"sessions", "Agentic sessions", writeSessions},
 	{"context", "By context depth", writeContext},
+	{"content-check", "Content check", writeContentCheck},
 	{"rate-limits", "Rate limits", writeRateLimits},
 	{"cost", "Cost", func(p *numfmt.Printer, run *results.Run) {
 		if run.Cost != nil {

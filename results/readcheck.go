@@ -149,6 +149,7 @@ func (c *fileCheck) check(run *Run) {
 	c.parity(run)
 	c.series(run)
 	c.histograms(run)
+	c.contentCheck(run)
 	if len(run.Histograms) == 0 {
 		run.Notes = append(run.Notes, NoteNoHistograms)
 	}

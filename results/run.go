@@ -97,6 +97,9 @@ type Run struct {
 	// `sixpin merge` made of shards.
 	Shard  *ShardInfo   `json:"shard,omitempty"`
 	Merged *Attestation `json:"merged,omitempty"`
+	// ContentCheck is `run --content-check`'s slices, one per content
+	// class, and whether the run is content-sensitive (nil: not checked).
+	ContentCheck *ContentCheck `json:"content_check,omitempty"`
 	// Notes are caveats a reader must see beside the figures.
 	Notes []string `json:"notes,omitempty"`
 }

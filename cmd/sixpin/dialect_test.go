@@ -58,7 +58,7 @@ func TestReportDialect(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("json: %v\n%s", err, out)
 	}
-	if got.Dialect != "mlperf" || len(got.Pins) != 6 || len(got.Figures) == 0 || got.Window == "" {
+	if got.Dialect != "mlperf" || len(got.Pins) != 7 || len(got.Figures) == 0 || got.Window == "" {
 		t.Errorf("json: %+v", got)
 	}
 	for _, f := range got.Figures {

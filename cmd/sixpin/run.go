@@ -14,6 +14,7 @@ import (
 	"github.com/sixpin/sixpin/cmd/sixpin/internal/kube"
 	"github.com/sixpin/sixpin/harness"
 	"github.com/sixpin/sixpin/internal/atomicfile"
+	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/scenario"
 )
 
@@ -64,6 +65,9 @@ func NewCmdRun(f *Factory, runF func(*cobra.Command, *RunOptions) error) *cobra.
 	fl.DurationVar(&c.Grace, "grace", harness.DefaultGrace, "after an interrupt, how long in-flight requests may finish")
 	addReadyFlag(fl, c)
 	fl.IntVar(&c.Repeat, "repeat", 0, "run N times (seeds seed, seed+1, …) and report means with 95% confidence intervals")
+	fl.BoolVar(&c.ContentCheck, "content-check", false, "after the run, run a short slice per content class of prompt (prose, code, json, tool-calls, repetitive) at the same pins and compare their decode tok/s: past --content-spread the card marks the run content-sensitive (a speculative drafter's speed depends on what the model writes)")
+	fl.DurationVar(&c.ContentCheckSlice, "content-check-slice", harness.DefaultContentCheckSlice, "how long each content class's slice runs (the scenario's duration when shorter)")
+	fl.Float64Var(&c.ContentSpreadPct, "content-spread", results.DefaultContentSpreadPct, "the spread of decode tok/s across content classes, in percent (fastest ÷ slowest − 1), past which a run is content-sensitive")
 	fl.BoolVar(&opts.NoProgress, "no-progress", false, "no progress bar")
 	fl.BoolVar(&c.AllowOverContext, "allow-over-context", false, "send planned prompts longer than the server's context on purpose, to measure how it refuses them (without it the prompt pin is ✗ and the run invalid)")
 	fl.StringSliceVar(&c.AllowPinMismatch, "allow-pin-mismatch", nil, "accept a contradicted pin knowingly (model, prompt, output, concurrency, kv_cache or mix; repeatable): it stays ✗ on the card and is recorded in the results, but the run is valid")
