@@ -183,6 +183,7 @@ func (r *call) stream(inflight context.Context, cut error, req record.Request, m
 		Session:               -1,
 		Index:                 req.Index,
 		Class:                 req.Class,
+		Content:               req.Content,
 		Scheduled:             scheduled,
 		RequestedPromptTokens: req.PromptTokens,
 		RequestedOutputTokens: req.OutputTokens,

@@ -52,7 +52,7 @@ func RecordsFormatOf(path string) (RecordsFormat, error) {
 // latencies are measured from its scheduled start, as the results file's
 // are. Token counts are the server's usage (absent when it sent none).
 var Columns = []string{
-	"request_id", "shard", "index", "session", "turn", "attempt", "class",
+	"request_id", "shard", "index", "session", "turn", "attempt", "class", "content",
 	"scheduled_ms", "sent_ms", "end_ms", "sent_at", "lag_ms",
 	"ttft_ms", "tpot_ms", "itl_mean_ms", "itl_p50_ms", "itl_max_ms", "e2e_ms", "chunks",
 	"requested_input_tokens", "requested_output_tokens",
@@ -70,6 +70,7 @@ const (
 	colTurn
 	colAttempt
 	colClass
+	colContent
 	colScheduled
 	colSent
 	colEnd
@@ -233,6 +234,7 @@ func (rw *RecordWriter) fill(r *record.Record) {
 		num(colAttempt, int64(r.Attempt))
 	}
 	str(colClass, r.Class)
+	str(colContent, r.Content)
 	sched, sent, end := r.Scheduled.Microseconds(), r.Sent.Microseconds(), r.End.Microseconds()
 	ms(colScheduled, float64(sched))
 	ms(colSent, float64(sent))

@@ -426,3 +426,30 @@ func TestBenchmarkReportsOfACapacitySearch(t *testing.T) {
 		}
 	}
 }
+
+// Each row names its prompt's content class, as the plan drew it: a
+// scenario drawing code and json by weight writes both, and nothing else.
+func TestRecordsNameContent(t *testing.T) {
+	t.Parallel()
+	path := scenarioFile(t, `name: content-rows
+seed: 5
+pins:
+  model: {name: m}
+  prompt: {tokens: 100, content: {code: 1, json: 1}}
+  output: {tokens: 8, exact: true}
+  concurrency: {mode: closed, streams: 2}
+duration: 10m
+`)
+	rowsPath := filepath.Join(t.TempDir(), "rows.csv")
+	simCfg := sim.Config{Model: "m", Timing: sim.TimingNone, Tokenizer: "words"}
+	if _, err := run(t, Config{ScenarioPath: path, Profile: "vllm", Endpoint: simServer(t, simCfg, nil), Model: "m", Tokenizer: "words", Requests: 40, Records: rowsPath}); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, r := range readRows(t, rowsPath) {
+		seen[r["content"]]++
+	}
+	if len(seen) != 2 || seen[scenario.ContentCode] == 0 || seen[scenario.ContentJSON] == 0 || seen[scenario.ContentCode]+seen[scenario.ContentJSON] != 40 {
+		t.Errorf("rows by content: %v, want code and json, 40 in all", seen)
+	}
+}
