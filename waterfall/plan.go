@@ -92,7 +92,7 @@ type Plan struct {
 	// Orders 0 and Exact false): Exact or Orders 2 is then that choice.
 	Auto bool
 	// fold names the pins the workload's move carries: those a trace
-	// gives, and the content when only one side has independent requests.
+	// gives, and the content when a side is not independent requests.
 	fold []string
 }
 
