@@ -309,3 +309,74 @@ func TestWaterfallCompressed(t *testing.T) {
 		t.Errorf("text lacks %q:\n%s", want, b.String())
 	}
 }
+
+// A content step (the brochure's prose → the production scenario's
+// code) is labelled with its pin and both contents wherever a step is
+// words: the plan, the terminal bars and steps table, the chart's bar
+// and the CSV row.
+func TestWaterfallContentStep(t *testing.T) {
+	to, err := scenario.Load("../scenarios/smoke.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	to.Pins.Prompt.Content = scenario.Content{scenario.ContentCode: 1}
+	p, err := waterfall.NewPlan(waterfall.NewBrochure(to), to, waterfall.Options{Orders: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := p.File(waterfall.Brochure, to.Path)
+	var plan strings.Builder
+	if err := WriteWaterfallPlan(&plan, f, p.Runs(), "8 requests"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "6 steps, in order: output, prompt, content, concurrency, window, metric"; !strings.Contains(plan.String(), want) {
+		t.Errorf("plan lacks %q:\n%s", want, plan.String())
+	}
+	// The drafter guesses code better: the content step gains ×1.6.
+	for i, c := range f.Configs {
+		v := 300.0
+		if slices.Contains(c.Moved, waterfall.PinContent) {
+			v *= 1.6
+		}
+		m := waterfall.Measure{}
+		for _, w := range []string{results.WindowBurst, results.WindowSteady, results.WindowAll} {
+			m[w] = map[string]float64{waterfall.MetricDecode: v, waterfall.MetricEffective: v / 2, waterfall.MetricAggregate: v, waterfall.MetricTTFT: 100}
+		}
+		f.Configs[i].Meas, f.Configs[i].Runs, f.Configs[i].Seeds = []waterfall.Measure{m}, []int{len(f.Runs)}, []int64{7}
+		f.Runs = append(f.Runs, &results.Run{Target: results.TargetInfo{Profile: "sim-spec-healthy", Simulated: true}, Valid: true})
+	}
+	if err := waterfall.Fill(f); err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	if err := WriteWaterfallText(&text, f, false); err != nil {
+		t.Fatal(err)
+	}
+	var bar, row string
+	for _, l := range strings.Split(text.String(), "\n") {
+		switch fs := strings.Fields(l); {
+		case len(fs) == 0 || fs[0] != waterfall.PinContent:
+		case strings.Contains(l, "→"):
+			row = l
+		default:
+			bar = l
+		}
+	}
+	if !strings.Contains(bar, "▓") || !strings.Contains(bar, "×1.60 (+60%)") || !strings.Contains(row, "prose → code") {
+		t.Errorf("the content step's bar %q, row %q:\n%s", bar, row, text.String())
+	}
+	var page strings.Builder
+	if err := WriteWaterfallHTML(&page, f); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), "content: prose → code") {
+		t.Error("the chart's content bar is not labelled \"content: prose → code\"")
+	}
+	var csv strings.Builder
+	if err := WriteWaterfallCSV(&csv, f); err != nil {
+		t.Fatal(err)
+	}
+	if want := `3,content,"prose","code","output+prompt+content"`; !strings.Contains(csv.String(), want) {
+		t.Errorf("CSV lacks %q:\n%s", want, csv.String())
+	}
+}

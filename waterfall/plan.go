@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -24,8 +25,8 @@ const (
 )
 
 // NewBrochure is the brochure preset for to: one stream (closed loop), a
-// 128-token prompt (no shared prefix), 32 tokens out, independent requests
-// of one class, everything else (model, KV-cache budget, output
+// 128-token prompt of prose (no shared prefix), 32 tokens out, independent
+// requests of one class, everything else (model, KV-cache budget, output
 // exactness, bounds, windows, SLO, seed) as in to. The waterfall reads it
 // in the burst window, as every start.
 func NewBrochure(to *scenario.Scenario) *scenario.Scenario {
@@ -90,12 +91,13 @@ type Plan struct {
 	// Auto is true when the attribution was chosen by default (Options
 	// Orders 0 and Exact false): Exact or Orders 2 is then that choice.
 	Auto bool
-	// fold names, for a trace's workload move, the pins it carries.
+	// fold names the pins the workload's move carries: those a trace
+	// gives, and the content when a side is not independent requests.
 	fold []string
 }
 
 // scenarioPins are the moves that need runs of their own.
-var scenarioPins = []string{PinModel, PinKVCache, PinMix, PinOutput, PinPrompt, PinConcurrency, PinWorkload}
+var scenarioPins = []string{PinModel, PinKVCache, PinMix, PinOutput, PinPrompt, PinContent, PinConcurrency, PinWorkload}
 
 // view reports whether pin is a view (window, metric): no run of its own.
 func view(pin string) bool { return pin == PinWindow || pin == PinMetric }
@@ -103,6 +105,28 @@ func view(pin string) bool { return pin == PinWindow || pin == PinMetric }
 // traceGiven are the pins a trace gives: with a trace on either side they
 // move with the workload.
 var traceGiven = []string{PinPrompt, PinOutput, PinConcurrency, PinMix}
+
+// contentFolds reports whether the content pin must move with the
+// workload: only independent requests have a content class (an agentic
+// session's or a trace's turns are prose, and Validate refuses a content
+// pin beside them), so when either side's workload is not independent
+// requests and either side sets a content, no configuration may hold
+// one side's workload with the other's content.
+func contentFolds(from, to *scenario.Scenario) bool {
+	return (!independent(from) || !independent(to)) && (len(from.Pins.Prompt.Content) > 0 || len(to.Pins.Prompt.Content) > 0)
+}
+
+// independent reports whether s's prompts are built per request
+// (workload kind requests): the only workload with a content pin.
+func independent(s *scenario.Scenario) bool { return !s.Workload.Agentic() && !s.Workload.Replay() }
+
+// foldReason is why a pin the workload carries is skipped.
+func foldReason(pin string) string {
+	if pin == PinContent {
+		return "only independent requests have a content class: it moves with the workload"
+	}
+	return "a trace gives it: it moves with the workload"
+}
 
 // NewPlan plans the waterfall from from to to. By default (o.Orders 0,
 // not o.Exact) the attribution is exact whenever its runs fit o.MaxRuns,
@@ -130,7 +154,11 @@ func NewPlan(from, to *scenario.Scenario, o Options) (*Plan, error) {
 	}
 	p := &Plan{From: from, To: to, Options: o}
 	if from.Workload.Replay() || to.Workload.Replay() {
-		p.fold = traceGiven
+		p.fold = slices.Clone(traceGiven)
+	}
+	if contentFolds(from, to) {
+		// After the prompt, whose move keeps the content.
+		p.fold = append(p.fold, PinContent)
 	}
 	for _, pin := range order {
 		switch {
@@ -139,8 +167,7 @@ func NewPlan(from, to *scenario.Scenario, o Options) (*Plan, error) {
 		case view(pin):
 			p.Order = append(p.Order, pin)
 		case slices.Contains(p.fold, pin):
-			p.Skipped = append(p.Skipped, Skipped{Pin: pin, Value: Value(pin, to),
-				Reason: "a trace gives it: it moves with the workload"})
+			p.Skipped = append(p.Skipped, Skipped{Pin: pin, Value: Value(pin, to), Reason: foldReason(pin)})
 		case equal(pin, from, to):
 			p.Skipped = append(p.Skipped, Skipped{Pin: pin, Value: Value(pin, to), Reason: "equal in both"})
 		default:
@@ -148,7 +175,9 @@ func NewPlan(from, to *scenario.Scenario, o Options) (*Plan, error) {
 		}
 	}
 	if p.fold != nil && !slices.Contains(p.Order, PinWorkload) {
-		// Equal workloads replaying one trace: nothing the trace gives moved.
+		// Equal workloads replaying one trace: nothing the trace gives
+		// moved. (Equal workloads are independent on both sides or on
+		// neither, so the content never folds without a workload move.)
 		p.fold = nil
 	}
 	switch fits := p.ExactRuns() <= o.MaxRuns; {
@@ -323,7 +352,13 @@ func move(s, to *scenario.Scenario, pin string) {
 	case PinOutput:
 		s.Pins.Output = to.Pins.Output
 	case PinPrompt:
+		// The prompt's shape; its content is a pin of its own.
+		content := s.Pins.Prompt.Content
 		s.Pins.Prompt = to.Pins.Prompt
+		s.Pins.Prompt.Content = content
+	case PinContent:
+		// The top-level content; a mix class's own moves with the mix.
+		s.Pins.Prompt.Content = to.Pins.Prompt.Content
 	case PinConcurrency:
 		s.Pins.Concurrency = to.Pins.Concurrency
 	case PinWorkload:
@@ -333,7 +368,7 @@ func move(s, to *scenario.Scenario, pin string) {
 		// A declared input:output ratio belongs to the pins it was
 		// declared with: to's once they all are to's, else derived.
 		s.Pins.Mix.InputOutputRatio = 0
-		if reflect.DeepEqual(s.Pins.Mix.Classes, to.Pins.Mix.Classes) && reflect.DeepEqual(s.Pins.Prompt, to.Pins.Prompt) && reflect.DeepEqual(s.Pins.Output, to.Pins.Output) {
+		if reflect.DeepEqual(s.Pins.Mix.Classes, to.Pins.Mix.Classes) && reflect.DeepEqual(shape(s.Pins.Prompt), shape(to.Pins.Prompt)) && reflect.DeepEqual(s.Pins.Output, to.Pins.Output) {
 			s.Pins.Mix.InputOutputRatio = to.Pins.Mix.InputOutputRatio
 		}
 	}
@@ -353,7 +388,9 @@ func equal(pin string, a, b *scenario.Scenario) bool {
 	case PinOutput:
 		return reflect.DeepEqual(a.Pins.Output, b.Pins.Output)
 	case PinPrompt:
-		return reflect.DeepEqual(a.Pins.Prompt, b.Pins.Prompt)
+		return reflect.DeepEqual(shape(a.Pins.Prompt), shape(b.Pins.Prompt))
+	case PinContent:
+		return maps.Equal(shares(a.Pins.Prompt.Content), shares(b.Pins.Prompt.Content))
 	case PinConcurrency:
 		return a.Pins.Concurrency == b.Pins.Concurrency
 	case PinWorkload:
@@ -364,13 +401,41 @@ func equal(pin string, a, b *scenario.Scenario) bool {
 	return false
 }
 
+// shape is p without its content: the prompt pin's own part.
+func shape(p scenario.PromptPin) scenario.PromptPin {
+	p.Content = nil
+	return p
+}
+
+// shares is each content class's share of c's requests (0–1): nil is
+// prose alone, and weights that differ only in scale are equal.
+func shares(c scenario.Content) map[string]float64 {
+	if len(c) == 0 {
+		return map[string]float64{scenario.ContentProse: 1}
+	}
+	var total float64
+	for _, w := range c {
+		total += max(w, 0)
+	}
+	out := map[string]float64{}
+	for k, w := range c {
+		if w > 0 {
+			out[k] = w / total
+		}
+	}
+	return out
+}
+
 // sameTrace reports whether a and b replay the same trace file (or none).
 func sameTrace(a, b *scenario.Scenario) bool {
 	return a.Workload.Trace == b.Workload.Trace || a.Workload.File == b.Workload.File && a.Workload.File != "" && a.Path == b.Path
 }
 
 // Value is pin's value in s, compactly ("uniform [9000, 13000] tokens",
-// "closed, 2 streams"; a view's name at the start or end for views).
+// "closed, 2 streams", "code 75%, prose 25%"; a view's name at the start
+// or end for views). A content pin is "prose" when unset, and "prose,
+// agentic turns" or "the trace's" for a workload that is not independent
+// requests.
 func Value(pin string, s *scenario.Scenario) string {
 	ps := s.Pins
 	switch pin {
@@ -432,6 +497,14 @@ func Value(pin string, s *scenario.Scenario) string {
 			v += fmt.Sprintf(", %d shared", ps.Prompt.SharedPrefixTokens)
 		}
 		return v
+	case PinContent:
+		switch {
+		case s.Workload.Agentic():
+			return scenario.ContentProse + ", agentic turns"
+		case s.Workload.Replay():
+			return "the trace's"
+		}
+		return ps.Prompt.Content.String()
 	case PinConcurrency:
 		c := ps.Concurrency
 		switch c.Mode {

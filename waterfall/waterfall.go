@@ -46,15 +46,20 @@ const (
 	WindowTo   = results.WindowSteady
 )
 
-// The moves of a waterfall (its "pins"), in DefaultOrder. Six are
+// The moves of a waterfall (its "pins"), in DefaultOrder. Eight are
 // scenario parts that need a run of their own; window and metric are
-// views of the same runs and need none.
+// views of the same runs and need none. PinPrompt is the prompt's shape
+// (its length and shared prefix); PinContent its content class
+// (pins.prompt.content: prose, code, …), which decides how well a
+// speculative drafter guesses. A mix class's own content moves with the
+// mix.
 const (
 	PinModel       = "model"
 	PinKVCache     = "kv_cache"
 	PinMix         = "mix"
 	PinOutput      = "output"
 	PinPrompt      = "prompt"
+	PinContent     = "content"
 	PinConcurrency = "concurrency"
 	PinWorkload    = "workload"
 	PinWindow      = "window"
@@ -64,11 +69,12 @@ const (
 // DefaultOrder is the order the waterfall moves pins in: the declared-only
 // pins first (model and KV-cache budget: sixpin cannot change the server,
 // so they cost only noise), then the request's shape (mix, output length,
-// prompt length), then the load (concurrency, then the workload: agentic
+// prompt length, then the prompt's content: what a speculative drafter
+// makes of it), then the load (concurrency, then the workload: agentic
 // sessions re-sending a growing history), then the window (burst →
 // steady), and the metric last, so that its step is what prefill costs at
 // the production pins.
-var DefaultOrder = []string{PinModel, PinKVCache, PinMix, PinOutput, PinPrompt, PinConcurrency, PinWorkload, PinWindow, PinMetric}
+var DefaultOrder = []string{PinModel, PinKVCache, PinMix, PinOutput, PinPrompt, PinContent, PinConcurrency, PinWorkload, PinWindow, PinMetric}
 
 // File is a waterfall file (schema sixpin/waterfall/v1): the plan, what
 // every configuration measured, the waterfall built from it, and every
@@ -121,7 +127,8 @@ type File struct {
 
 // Skipped is a pin that did not move: equal in both scenarios, held
 // (--metric), or folded into another move (a trace gives prompt, output,
-// concurrency and mix, so they move with the workload).
+// concurrency and mix, and only independent requests have a content
+// class, so they move with the workload).
 type Skipped struct {
 	Pin    string `json:"pin"`
 	Value  string `json:"value,omitempty"`

@@ -22,8 +22,9 @@ func load(t *testing.T, path string) *scenario.Scenario {
 }
 
 // From the brochure to agentic-120k, the pins that differ move in the
-// default order; the model, KV-cache and mix pins, equal in both, are
-// skipped and say so; every configuration is a valid scenario.
+// default order; the model, KV-cache, mix and content pins, equal in
+// both, are skipped and say so (the brochure's prose is an agentic
+// session's); every configuration is a valid scenario.
 func TestPlanBrochureToAgentic(t *testing.T) {
 	to := load(t, "../scenarios/agentic-120k.yaml")
 	p, err := NewPlan(NewBrochure(to), to, Options{Orders: 1})
@@ -41,8 +42,11 @@ func TestPlanBrochureToAgentic(t *testing.T) {
 			t.Errorf("skipped %s: %q", s.Pin, s.Reason)
 		}
 	}
-	if !slices.Equal(skipped, []string{PinModel, PinKVCache, PinMix}) {
+	if !slices.Equal(skipped, []string{PinModel, PinKVCache, PinMix, PinContent}) {
 		t.Errorf("skipped %v", skipped)
+	}
+	if c := p.Skipped[3]; c.Value != "prose, agentic turns" {
+		t.Errorf("skipped content %+v", c)
 	}
 	// One order: the start and one configuration per scenario pin; the
 	// views read the last one again.

@@ -30,7 +30,10 @@ func NewCmdWaterfall(f *Factory, runF func(*cobra.Command, *WaterfallOptions) er
 a 128-token prompt, 32 tokens out, read in the burst window), then move one
 pin at a time to its value in --to, each step a full run against the same
 target, ending at exactly the --to scenario. Pins equal in both are
-skipped and said so. The window (burst → steady) and the metric (decode
+skipped and said so. The content step moves the prompts' content class
+(pins.prompt.content, prose by default: prose → code), which decides how
+well a speculative drafter guesses; only independent requests have one,
+so beside an agentic or trace workload it moves with the workload. The window (burst → steady) and the metric (decode
 tok/s → effective tok/s, unless --metric holds one) are steps too; they
 read the runs again.
 
