@@ -125,10 +125,12 @@ type ServerWindow struct {
 	// is judged by).
 	KVRegime string `json:"kv_regime,omitempty"`
 	// SpecDecode is the rise of the server's speculative-decoding
-	// counters (vLLM's spec_decode series) over the scrapes that cover
-	// the window: from the last at or before its start to the first at or
-	// after its end, as vLLM's own benchmark brackets a run; nil when
-	// the server has none.
+	// counters (vLLM's spec_decode series, else SGLang's) over the
+	// scrapes that cover the window: from the last at or before its start
+	// to the first at or after its end, as vLLM's own benchmark brackets
+	// a run; for an SGLang with only its acceptance-length gauge, the
+	// gauge's mean over the scrapes inside the window. nil when the
+	// server has none.
 	SpecDecode *SpecDecode `json:"spec_decode,omitempty"`
 }
 
@@ -232,8 +234,11 @@ func serverWindow(samples []record.ServerSample, w *Window) *ServerWindow {
 	}
 	if a != nil {
 		if c := sampleAfter(samples, end); c.T > a.T {
-			sw.SpecDecode = serverSpec(a, c)
+			sw.SpecDecode = serverSpec(samples, a, c)
 		}
+	}
+	if sw.SpecDecode == nil {
+		sw.SpecDecode = sglangGaugeSpec(samples, start, end)
 	}
 	if sw.PrefixCacheHitPct == nil {
 		var g gauge
