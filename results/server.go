@@ -129,8 +129,9 @@ type ServerWindow struct {
 	// scrapes that cover the window: from the last at or before its start
 	// to the first at or after its end, as vLLM's own benchmark brackets
 	// a run; for an SGLang with only its acceptance-length gauge, the
-	// gauge's mean over the scrapes inside the window. nil when the
-	// server has none.
+	// gauge's mean over the scrapes after the window's start up to that
+	// first at or after its end (a reading is over the decode steps just
+	// before it). nil when the server has none.
 	SpecDecode *SpecDecode `json:"spec_decode,omitempty"`
 }
 
@@ -233,12 +234,13 @@ func serverWindow(samples []record.ServerSample, w *Window) *ServerWindow {
 		sw.PrefillMs = histDelta(a.Prefill, b.Prefill)
 	}
 	if a != nil {
-		if c := sampleAfter(samples, end); c.T > a.T {
+		c := sampleAfter(samples, end)
+		if c.T > a.T {
 			sw.SpecDecode = serverSpec(samples, a, c)
 		}
-	}
-	if sw.SpecDecode == nil {
-		sw.SpecDecode = sglangGaugeSpec(samples, start, end)
+		if sw.SpecDecode == nil {
+			sw.SpecDecode = sglangGaugeSpec(samples, start, c.T)
+		}
 	}
 	if sw.PrefixCacheHitPct == nil {
 		var g gauge

@@ -37,9 +37,10 @@ const (
 	// SpecSourceSGLangGauge is SGLang's gauge spec_accept_length (an
 	// SGLang without the counters, before May 2026): each scrape reads
 	// the mean over the server's last decode-log interval (40 decode
-	// batches by default), and a window's figure is the mean of the
-	// readings of the scrapes inside it, each scrape weighing the same
-	// (a mean over time, not over tokens).
+	// batches by default) before it, and a window's figure is the mean of
+	// the readings of the scrapes after its start up to the first at or
+	// after its end, each scrape weighing the same (a mean over time, not
+	// over tokens).
 	SpecSourceSGLangGauge = "sglang /metrics gauge"
 )
 
@@ -230,14 +231,15 @@ func sglangProposed(samples []record.ServerSample, t0, t1 time.Duration) float64
 }
 
 // sglangGaugeSpec is SGLang's spec_accept_length gauge over the scrapes
-// in [start, end]: the mean of the readings of at least 1 (SGLang logs 0
-// when it does not speculate), with the acceptance rate (L − 1) ÷ the
-// tokens a step proposes where the scrapes agree on them. nil when no
-// scrape in the window has a reading.
-func sglangGaugeSpec(samples []record.ServerSample, start, end time.Duration) *SpecDecode {
+// in (after, through] (a reading is over the decode steps before it):
+// the mean of the readings of at least 1 (SGLang logs 0 when it does not
+// speculate), with the acceptance rate (L − 1) ÷ the tokens a step
+// proposes where those scrapes agree on them. nil when none has a
+// reading.
+func sglangGaugeSpec(samples []record.ServerSample, after, through time.Duration) *SpecDecode {
 	var g gauge
 	for _, x := range samples {
-		if x.T >= start && x.T <= end && x.SpecAcceptLength != nil && *x.SpecAcceptLength >= 1 {
+		if x.T > after && x.T <= through && x.SpecAcceptLength != nil && *x.SpecAcceptLength >= 1 {
 			g.add(*x.SpecAcceptLength)
 		}
 	}
@@ -246,7 +248,7 @@ func sglangGaugeSpec(samples []record.ServerSample, start, end time.Duration) *S
 		return nil
 	}
 	s := &SpecDecode{State: SpecOn, Source: SpecSourceSGLangGauge, Scrapes: g.n, MeanAcceptanceLength: &m.Mean}
-	if k := sglangProposed(samples, start, end); k > 0 {
+	if k := sglangProposed(samples, after, through); k > 0 {
 		r := 100 * (m.Mean - 1) / k
 		s.AcceptanceRatePct = &r
 	}

@@ -154,14 +154,15 @@ func count(p *int64) int64 {
 // request and one per step, the draft tokens the steps times the tokens
 // each proposes (spec_num_draft_tokens − 1) while that gauge holds one
 // value. Without the counters, the acceptance-length gauge's mean over
-// the scrapes inside the window, its zeros (not speculating) left out.
+// the scrapes after the window's start up to the first at or after its
+// end, its zeros (not speculating) left out.
 func TestServerSpecDecodeSGLang(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	counted := func(s time.Duration, verify, gen, requests float64, width *float64) record.ServerSample {
 		return record.ServerSample{T: s * time.Second, SpecVerifySteps: f(verify), GenerationTokens: f(gen), FinishedRequests: f(requests), SpecDraftWidth: width}
 	}
-	gauged := func(s time.Duration, length float64, width *float64) record.ServerSample {
-		return record.ServerSample{T: s * time.Second, SpecAcceptLength: f(length), SpecDraftWidth: width}
+	gauged := func(s float64, length float64, width *float64) record.ServerSample {
+		return record.ServerSample{T: time.Duration(s * float64(time.Second)), SpecAcceptLength: f(length), SpecDraftWidth: width}
 	}
 	w := map[string]*Window{"w": {StartS: 1, EndS: 3}}
 	tests := []struct {
@@ -185,12 +186,14 @@ func TestServerSpecDecodeSGLang(t *testing.T) {
 		{"an SGLang before spec_num_draft_tokens", []record.ServerSample{
 			counted(1, 1000, 2560, 20, nil), counted(3, 3000, 7600, 60, nil)},
 			SpecSourceSGLang, 2000, -1, 3000, 40, 0, 2.5, 0},
+		// The reading at the start is of the steps before the window,
+		// the first after its end of its last steps.
 		{"gauge", []record.ServerSample{
-			gauged(0, 0, nil), gauged(1, 2.2, nil), gauged(2, 2.6, nil), gauged(3, 2.9, nil), gauged(4, 3.5, nil)},
-			SpecSourceSGLangGauge, -1, -1, -1, 0, 3, 2.5666666666666664, 0},
+			gauged(0, 0, nil), gauged(1, 2.2, nil), gauged(2, 2.6, nil), gauged(3.5, 2.9, nil), gauged(4, 3.5, nil)},
+			SpecSourceSGLangGauge, -1, -1, -1, 0, 2, 2.75, 0},
 		{"gauge with the draft width", []record.ServerSample{
 			gauged(1, 2.2, f(4)), gauged(2, 0, f(4)), gauged(3, 2.8, f(4))},
-			SpecSourceSGLangGauge, -1, -1, -1, 0, 2, 2.5, 50},
+			SpecSourceSGLangGauge, -1, -1, -1, 0, 1, 2.8, 60},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
