@@ -1,10 +1,17 @@
 package endpoint
 
 import (
+	"context"
 	"math"
+	"net/http/httptest"
 	"os"
 	"slices"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/sixpin/sixpin/record"
+	"github.com/sixpin/sixpin/sim"
 )
 
 // TestParseSpecMetrics reads vLLM's spec_decode counters summed over
@@ -106,4 +113,57 @@ func readFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestScrapeSimulatorSGLang scrapes the simulator serving SGLang's names
+// while it speculates: at the end, its counters are the requests,
+// their output tokens and their verification steps, and the output
+// tokens less one per request and one per step are exactly the draft
+// tokens the requests' own timings say were accepted; the draft width
+// is K + 1.
+func TestScrapeSimulatorSGLang(t *testing.T) {
+	const k = 4
+	srv, err := sim.New(sim.Config{Model: "m", Metrics: sim.MetricsSGLang, TimeScale: 0.05,
+		SpecDecode: &sim.SpecDecode{DraftTokens: k, Acceptance: map[string]float64{
+			sim.ClassProse: 0.6, sim.ClassCode: 0.7, sim.ClassJSON: 0.8, sim.ClassToolCalls: 0.8, sim.ClassRepetitive: 0.95}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(func() { ts.Close(); srv.Close() })
+	c := newClient(t, Target{BaseURL: ts.URL + "/v1", Model: "m"})
+	clk := Clock{Start: time.Now()}
+	sc := c.NewScraper(20 * time.Millisecond)
+	sc.Baseline(context.Background())
+	sc.Start(context.Background(), clk)
+	const n, out = 4, 64
+	accepted := 0
+	for i := range n {
+		rec := c.Stream(context.Background(), Call{Req: record.Request{Index: i, PromptTokens: 50, OutputTokens: out},
+			Msgs: UserMessage(strings.Repeat("tell me more ", 17)), Clock: clk, Cut: ErrCutAfterGrace})
+		if rec.Err != record.OK || !rec.Server.Has {
+			t.Fatalf("request %d: %s %s (timings %v)", i, rec.Err, rec.ErrMsg, rec.Server.Has)
+		}
+		accepted += rec.Server.DraftAccepted
+	}
+	got := sc.Stop()
+	if got.Source != "sglang GET /metrics" || got.Failures != 0 || len(got.Samples) < 2 {
+		t.Fatalf("source %q, %d samples, %d failures (%s)", got.Source, len(got.Samples), got.Failures, got.LastError)
+	}
+	// SGLang's counters, like every labelled series of its Prometheus
+	// client, appear at their first count: at the baseline, none yet.
+	first, last := got.Samples[0], got.Samples[len(got.Samples)-1]
+	if first.GenerationTokens != nil || first.SpecVerifySteps != nil {
+		t.Errorf("counters before any request finished: %+v", first)
+	}
+	gen, reqs, verify := val(last.GenerationTokens), val(last.FinishedRequests), val(last.SpecVerifySteps)
+	if gen != n*out || reqs != n || verify <= 0 {
+		t.Fatalf("rose by %v tokens, %v requests, %v verification steps; want %d, %d, > 0", gen, reqs, verify, n*out, n)
+	}
+	if int(gen-reqs-verify) != accepted || accepted == 0 {
+		t.Errorf("%v tokens − %v requests − %v steps = %v, the requests' timings accepted %d", gen, reqs, verify, gen-reqs-verify, accepted)
+	}
+	if val(last.SpecDraftWidth) != k+1 || last.SpecAcceptLength == nil {
+		t.Errorf("draft width %v, accept length %v; want %d and a reading", show(last.SpecDraftWidth), show(last.SpecAcceptLength), k+1)
+	}
 }
