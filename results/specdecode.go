@@ -214,7 +214,8 @@ func sglangSpec(samples []record.ServerSample, a, c *record.ServerSample) *SpecD
 // sglangProposed is the draft tokens each SGLang verification step
 // proposed over the scrapes from t0 to t1 (its spec_num_draft_tokens
 // gauge less the current token), or 0 when no scrape says or they
-// differ (adaptive speculative decoding changed it).
+// differ: adaptive speculative decoding changed it, or the schedulers
+// (averaged over) disagree.
 func sglangProposed(samples []record.ServerSample, t0, t1 time.Duration) float64 {
 	k := 0.0
 	for _, x := range samples {
@@ -222,7 +223,7 @@ func sglangProposed(samples []record.ServerSample, t0, t1 time.Duration) float64
 			continue
 		}
 		w := *x.SpecDraftWidth - 1
-		if k != 0 && w != k {
+		if w != math.Trunc(w) || k != 0 && w != k {
 			return 0
 		}
 		k = w

@@ -183,6 +183,9 @@ func TestServerSpecDecodeSGLang(t *testing.T) {
 		{"adaptive: the draft width changed", []record.ServerSample{
 			counted(1, 1000, 2560, 20, f(4)), counted(3, 3000, 7600, 60, f(6))},
 			SpecSourceSGLang, 2000, -1, 3000, 40, 0, 2.5, 0},
+		{"schedulers that disagree on the draft width", []record.ServerSample{
+			counted(1, 1000, 2560, 20, f(4.5)), counted(3, 3000, 7600, 60, f(4.5))},
+			SpecSourceSGLang, 2000, -1, 3000, 40, 0, 2.5, 0},
 		{"an SGLang before spec_num_draft_tokens", []record.ServerSample{
 			counted(1, 1000, 2560, 20, nil), counted(3, 3000, 7600, 60, nil)},
 			SpecSourceSGLang, 2000, -1, 3000, 40, 0, 2.5, 0},
