@@ -59,8 +59,9 @@ type sglangGauges struct {
 	seqSteps, tokens, accept int64
 }
 
-// observe counts one decode step: seqs sequence steps that yielded
-// tokens, accepted of them drafts, with k draft tokens proposed to each.
+// observe counts one decode step: seqs speculating sequences each
+// verified once, yielding tokens in all, accepted of them draft tokens,
+// with k draft tokens counted as proposed to each (SGLang's count).
 func (g *sglangGauges) observe(seqs, tokens, accepted int64, k int) {
 	g.batches++
 	g.seqSteps += seqs
