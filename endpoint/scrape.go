@@ -193,8 +193,11 @@ func parseServerMetrics(raw []byte) (x record.ServerSample, engine string, ok bo
 	x.PrefixQueries, x.PrefixHits = s.total(f.prefixQueries), s.total(f.prefixHits)
 	x.PrefixHitRate = s.mean(f.prefixHitRate)
 	x.TTFT, x.E2E, x.Queue, x.Prefill = s.hist(f.ttft), s.hist(f.e2e), s.hist(f.queue), s.hist(f.prefill)
-	if f.engine == SourceVLLM {
+	switch f.engine {
+	case SourceVLLM:
 		readSpec(&x, s, samples)
+	case SourceSGLang:
+		readSGLangSpec(&x, s)
 	}
 	return x, f.engine, true
 }

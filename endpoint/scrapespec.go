@@ -17,6 +17,37 @@ const (
 	specPerPos      = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
 )
 
+// SGLang's speculative-decoding series (python/sglang/srt/observability/
+// metrics_collector.py; earlier srt/metrics/collector.py). The gauges
+// are the scheduler's, set at every decode-log interval
+// (--decode-log-interval, 40 decode batches by default); the counters
+// the tokenizer manager's, counted when a request finishes:
+//
+//	sglang:spec_accept_length      gauge    tokens per verification step over the last interval's decode batches, the bonus token included; 0 when it does not speculate
+//	sglang:spec_num_draft_tokens   gauge    tokens each step verifies, the current one included (from sgl-project/sglang#25940, May 2026)
+//	sglang:spec_verify_calls_total counter  verification steps of the finished requests (from sgl-project/sglang#25689, May 2026)
+//	sglang:num_requests_total      counter  requests finished
+//
+// sglang:spec_accept_rate is not read: it counted the bonus token until
+// sgl-project/sglang#23530 (April 2026) and does not since, and a scrape
+// does not say which SGLang it is.
+const (
+	sglangAcceptLength = "sglang:spec_accept_length"
+	sglangDraftWidth   = "sglang:spec_num_draft_tokens"
+	sglangVerifySteps  = "sglang:spec_verify_calls_total"
+	sglangRequests     = "sglang:num_requests_total"
+)
+
+// readSGLangSpec sets x's SGLang speculative-decoding series from one
+// scrape's sums: counters summed over label sets, gauges averaged (one
+// per scheduler); nil where the server has none.
+func readSGLangSpec(x *record.ServerSample, s promSums) {
+	x.SpecVerifySteps = s.total([]string{sglangVerifySteps})
+	x.FinishedRequests = s.total([]string{sglangRequests})
+	x.SpecAcceptLength = s.mean([]string{sglangAcceptLength})
+	x.SpecDraftWidth = s.mean([]string{sglangDraftWidth})
+}
+
 // maxSpecPositions bounds the per-position vector (vLLM's K is a few
 // tokens; a label beyond this is ignored).
 const maxSpecPositions = 64

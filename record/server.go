@@ -34,6 +34,19 @@ type ServerSample struct {
 	// K−1; _num_accepted_tokens_per_pos). nil when the server has none.
 	SpecDrafts, SpecDraftTokens, SpecAccepted *float64
 	SpecAcceptedPerPos                        []float64
+	// SpecVerifySteps and FinishedRequests are SGLang's counters
+	// spec_verify_calls_total (verification steps of the requests it
+	// finished, each request's summed) and num_requests_total (requests
+	// finished); SGLang counts both, and GenerationTokens, when a request
+	// finishes. nil when the server has none.
+	SpecVerifySteps, FinishedRequests *float64
+	// SpecAcceptLength and SpecDraftWidth are SGLang's gauges
+	// spec_accept_length (tokens per verification step over its last
+	// decode-log interval, the target's own included; 0 when it does not
+	// speculate) and spec_num_draft_tokens (tokens each step verifies,
+	// the current one included), averaged over label sets. nil when the
+	// server has none.
+	SpecAcceptLength, SpecDraftWidth *float64
 }
 
 // ServerHist is a cumulative Prometheus histogram: Bounds are the bucket

@@ -14,9 +14,9 @@ import (
 // window.
 
 // specOf is a window's speculative decoding as the server counted it:
-// vLLM's counters (the server's window: they count steps and positions)
-// before llama.cpp's per-request counts (the window's); nil when the
-// server said nothing.
+// the server's (vLLM's counters, which count steps and positions, or
+// SGLang's) before llama.cpp's per-request counts (the window's); nil
+// when the server said nothing.
 func specOf(run *results.Run, name string) *results.SpecDecode {
 	if sw := serverWindow(run, name); sw != nil && sw.SpecDecode != nil && sw.SpecDecode.State == results.SpecOn {
 		return sw.SpecDecode
@@ -54,23 +54,46 @@ func specFigures(s *results.SpecDecode) string {
 	if s.MeanAcceptanceLength != nil {
 		parts = append(parts, numfmt.Sig(*s.MeanAcceptanceLength)+" tokens per step")
 	}
-	if s.AcceptanceRatePct != nil {
+	switch {
+	case s.AcceptanceRatePct != nil:
 		parts = append(parts, "acceptance "+wholePct(*s.AcceptanceRatePct))
-	} else {
+	case s.DraftTokens != nil && *s.DraftTokens == 0, s.Drafts != nil && *s.Drafts == 0:
 		parts = append(parts, "nothing drafted")
+	default:
+		parts = append(parts, "acceptance unknown")
 	}
 	return strings.Join(parts, ", ")
 }
 
-// specDetail adds the counts behind the figures: "1,234 of 3,000 draft
-// tokens accepted in 750 drafts; by position 70% 45% 30% 15%".
+// specDetail adds what the figures come from: "1,234 of 3,000 draft
+// tokens accepted in 750 drafts; by position 70% 45% 30% 15%", or for
+// SGLang's gauge "mean of 12 scrapes of its spec_accept_length".
 func specDetail(s *results.SpecDecode) string {
-	d := fmt.Sprintf("%s of %s draft tokens accepted", numfmt.Int(s.AcceptedTokens), numfmt.Int(s.DraftTokens))
+	if s.Source == results.SpecSourceSGLangGauge {
+		return fmt.Sprintf("mean of %s of its spec_accept_length (each over its last decode-log interval)", numfmt.Count(s.Scrapes, "scrape", ""))
+	}
+	var d string
+	switch {
+	case s.AcceptedTokens != nil && s.DraftTokens != nil:
+		d = fmt.Sprintf("%s of %s draft tokens accepted", numfmt.Int(*s.AcceptedTokens), numfmt.Int(*s.DraftTokens))
+	case s.AcceptedTokens != nil:
+		d = fmt.Sprintf("%s draft tokens accepted", numfmt.Int(*s.AcceptedTokens))
+	default:
+		d = "accepted draft tokens unknown"
+	}
 	if s.Drafts != nil {
-		d += " in " + numfmt.Count(*s.Drafts, "draft", "")
+		if s.Source == results.SpecSourceSGLang {
+			d += " in " + numfmt.Count(*s.Drafts, "verification step", "")
+		} else {
+			d += " in " + numfmt.Count(*s.Drafts, "draft", "")
+		}
 	}
 	if s.Requests > 0 {
-		d += " over " + numfmt.Count(s.Requests, "request", "")
+		if s.Source == results.SpecSourceSGLang {
+			d += " of " + numfmt.Count(s.Requests, "request", "") + " finished"
+		} else {
+			d += " over " + numfmt.Count(s.Requests, "request", "")
+		}
 	}
 	if len(s.PerPositionAcceptancePct) > 0 {
 		ps := make([]string, len(s.PerPositionAcceptancePct))

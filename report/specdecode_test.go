@@ -14,10 +14,15 @@ import (
 // it said nothing.
 func TestSpecObserved(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
-	drafts := int64(400)
-	vllm := &results.SpecDecode{State: results.SpecOn, Source: results.SpecSourceVLLM, Drafts: &drafts, DraftTokens: 1600,
-		AcceptedTokens: 656, AcceptanceRatePct: f(41), MeanAcceptanceLength: f(2.64), PerPositionAcceptancePct: []float64{70, 45, 30, 19}}
-	llama := &results.SpecDecode{State: results.SpecOn, Source: results.SpecSourceLlamaCpp, Requests: 12, DraftTokens: 840, AcceptedTokens: 462, AcceptanceRatePct: f(55)}
+	n := func(v int64) *int64 { return &v }
+	vllm := &results.SpecDecode{State: results.SpecOn, Source: results.SpecSourceVLLM, Drafts: n(400), DraftTokens: n(1600),
+		AcceptedTokens: n(656), AcceptanceRatePct: f(41), MeanAcceptanceLength: f(2.64), PerPositionAcceptancePct: []float64{70, 45, 30, 19}}
+	llama := &results.SpecDecode{State: results.SpecOn, Source: results.SpecSourceLlamaCpp, Requests: 12, DraftTokens: n(840), AcceptedTokens: n(462), AcceptanceRatePct: f(55)}
+	sglang := &results.SpecDecode{State: results.SpecOn, Source: results.SpecSourceSGLang, Requests: 64, Drafts: n(3000), DraftTokens: n(9000),
+		AcceptedTokens: n(4200), AcceptanceRatePct: f(46.7), MeanAcceptanceLength: f(2.4)}
+	sglangNoWidth := &results.SpecDecode{State: results.SpecOn, Source: results.SpecSourceSGLang, Requests: 64, Drafts: n(3000),
+		AcceptedTokens: n(4200), MeanAcceptanceLength: f(2.4)}
+	sglangGauge := &results.SpecDecode{State: results.SpecOn, Source: results.SpecSourceSGLangGauge, Scrapes: 12, MeanAcceptanceLength: f(2.5)}
 	unknown := &results.SpecDecode{State: results.SpecUnknown}
 	run := func(client *results.SpecDecode, server *results.SpecDecode, scraped bool) *results.Run {
 		r := &results.Run{Headline: results.WindowSteady, Windows: map[string]*results.Window{results.WindowSteady: {SpecDecode: client}}}
@@ -39,6 +44,15 @@ func TestSpecObserved(t *testing.T) {
 		{"llama.cpp", run(llama, nil, true),
 			"speculative decoding: on, acceptance 55% (steady window, llama.cpp timings)",
 			"Speculative decoding (steady window, llama.cpp timings): on, acceptance 55%; 462 of 840 draft tokens accepted over 12 requests"},
+		{"sglang", run(llama, sglang, true),
+			"speculative decoding: on, 2.40 tokens per step, acceptance 47% (steady window, sglang /metrics)",
+			"Speculative decoding (steady window, sglang /metrics): on, 2.40 tokens per step, acceptance 47%; 4,200 of 9,000 draft tokens accepted in 3,000 verification steps of 64 requests finished"},
+		{"sglang, draft width unknown", run(unknown, sglangNoWidth, true),
+			"speculative decoding: on, 2.40 tokens per step, acceptance unknown (steady window, sglang /metrics)",
+			"4,200 draft tokens accepted in 3,000 verification steps of 64 requests finished"},
+		{"sglang's gauge", run(unknown, sglangGauge, true),
+			"speculative decoding: on, 2.50 tokens per step, acceptance unknown (steady window, sglang /metrics gauge)",
+			"Speculative decoding (steady window, sglang /metrics gauge): on, 2.50 tokens per step, acceptance unknown; mean of 12 scrapes of its spec_accept_length (each over its last decode-log interval)"},
 		{"says nothing", run(unknown, nil, true),
 			"speculative decoding: unknown (the server exposes no counters)", "Speculative decoding: unknown (the server exposes no counters)"},
 		{"not scraped", run(unknown, nil, false),

@@ -125,10 +125,13 @@ type ServerWindow struct {
 	// is judged by).
 	KVRegime string `json:"kv_regime,omitempty"`
 	// SpecDecode is the rise of the server's speculative-decoding
-	// counters (vLLM's spec_decode series) over the scrapes that cover
-	// the window: from the last at or before its start to the first at or
-	// after its end, as vLLM's own benchmark brackets a run; nil when
-	// the server has none.
+	// counters (vLLM's spec_decode series, else SGLang's) over the
+	// scrapes that cover the window: from the last at or before its start
+	// to the first at or after its end, as vLLM's own benchmark brackets
+	// a run; for an SGLang with only its acceptance-length gauge, the
+	// gauge's mean over the scrapes after the window's start up to that
+	// first at or after its end (a reading is over the decode steps just
+	// before it). nil when the server has none.
 	SpecDecode *SpecDecode `json:"spec_decode,omitempty"`
 }
 
@@ -231,8 +234,12 @@ func serverWindow(samples []record.ServerSample, w *Window) *ServerWindow {
 		sw.PrefillMs = histDelta(a.Prefill, b.Prefill)
 	}
 	if a != nil {
-		if c := sampleAfter(samples, end); c.T > a.T {
-			sw.SpecDecode = serverSpec(a, c)
+		c := sampleAfter(samples, end)
+		if c.T > a.T {
+			sw.SpecDecode = serverSpec(samples, a, c)
+		}
+		if sw.SpecDecode == nil {
+			sw.SpecDecode = sglangGaugeSpec(samples, start, c.T)
 		}
 	}
 	if sw.PrefixCacheHitPct == nil {

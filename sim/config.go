@@ -70,6 +70,15 @@ const (
 	DefaultTimeScale              = 1
 )
 
+// Metrics dialects (Config.Metrics): whose names /metrics serves.
+const (
+	// MetricsVLLM serves vLLM V1's names (vllm:…).
+	MetricsVLLM = "vllm"
+	// MetricsSGLang serves SGLang's names (sglang:…), counting its
+	// tokenizer's counters when a request finishes, as SGLang does.
+	MetricsSGLang = "sglang"
+)
+
 // Timing models.
 const (
 	// TimingRoofline derives every delay from the Roofline model and a
@@ -197,6 +206,9 @@ type Config struct {
 	// SpecDecode models speculative decoding (default: none, every
 	// decode step yields one token per sequence). See SpecDecode.
 	SpecDecode *SpecDecode `yaml:"spec_decode"`
+	// Metrics is whose names GET /metrics serves: MetricsVLLM (default)
+	// or MetricsSGLang. See handleMetrics and handleSGLangMetrics.
+	Metrics string `yaml:"metrics"`
 	// LoopPastEOS makes a request whose length is forced (ignore_eos or
 	// min_tokens) beyond its natural length (see NaturalOutputTokens)
 	// repeat, past that length, its last LoopPhraseTokens tokens over and
@@ -378,6 +390,9 @@ func Defaults(c Config) Config {
 	if c.Batching == "" {
 		c.Batching = BatchingContinuous
 	}
+	if c.Metrics == "" {
+		c.Metrics = MetricsVLLM
+	}
 	if c.MaxBatchedTokens == 0 {
 		c.MaxBatchedTokens = DefaultMaxBatchedTokens
 	}
@@ -419,6 +434,11 @@ func (c Config) Validate() error {
 	case BatchingContinuous, BatchingStatic:
 	default:
 		bad("batching", "must be %q or %q, got %q", BatchingContinuous, BatchingStatic, c.Batching)
+	}
+	switch c.Metrics {
+	case MetricsVLLM, MetricsSGLang:
+	default:
+		bad("metrics", "must be %q or %q, got %q", MetricsVLLM, MetricsSGLang, c.Metrics)
 	}
 	positive := func(field string, v int) {
 		if v <= 0 {

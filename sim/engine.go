@@ -84,6 +84,7 @@ type sched struct {
 	running     []*seq // admitted, in admission order
 	preemptions int64
 	spec        specStats
+	sglang      sglangGauges
 	stepTokens  int // tokens the last apply generated
 
 	st      step   // reused by plan
@@ -222,11 +223,19 @@ func (s *sched) apply(st *step) []*seq {
 			s.touched = append(s.touched, q)
 		}
 	}
+	var seqs, tokens int64
 	for _, q := range st.decode {
 		n := s.verify(q)
 		q.generated += n
 		s.stepTokens += n
 		s.touched = append(s.touched, q)
+		if q.spec != nil {
+			seqs++
+			tokens += int64(n)
+		}
+	}
+	if seqs > 0 {
+		s.sglang.observe(seqs, tokens, tokens-seqs, s.k)
 	}
 	kept := s.running[:0]
 	for _, q := range s.running {
@@ -317,6 +326,9 @@ type engineStats struct {
 	// vLLM's spec-decode counters (see specStats); perPos has K entries.
 	drafts, draftTokens, accepted atomic.Int64
 	perPos                        []atomic.Int64
+	// SGLang's spec_accept_length and spec_accept_rate gauges
+	// (sglangGauges), as float64 bits.
+	sglangLength, sglangRate atomic.Uint64
 }
 
 // startEngine starts an engine for c that stops when done is closed and
@@ -387,6 +399,8 @@ func (e *engine) publish() {
 	st.queries.Store(e.s.kv.queries)
 	st.hits.Store(e.s.kv.hits)
 	st.blocksUsed.Store(int64(e.s.kv.used))
+	st.sglangLength.Store(math.Float64bits(e.s.sglang.length))
+	st.sglangRate.Store(math.Float64bits(e.s.sglang.rate))
 	st.drafts.Store(e.s.spec.drafts)
 	st.draftTokens.Store(e.s.spec.draftTokens)
 	st.accepted.Store(e.s.spec.accepted)

@@ -585,8 +585,9 @@ type timings struct {
 	prompt  int           // prompt tokens computed: the prompt less cached
 	out     int           // output tokens, reasoning included
 	// Speculative decoding: tokens drafted and accepted (llama.cpp's
-	// draft_n and draft_n_accepted); 0 without.
-	drafted, accepted int
+	// draft_n and draft_n_accepted) and decode steps, each a
+	// verification (SGLang's spec_verify_ct); 0 without.
+	drafted, accepted, verifies int
 }
 
 // timings computes the response's timings once its output is complete.
@@ -615,6 +616,7 @@ func (rp *reply) timings() timings {
 	}
 	if rp.q != nil && rp.q.spec != nil {
 		t.drafted, t.accepted = int(rp.q.spec.drafted.Load()), int(rp.q.spec.accepted.Load())
+		t.verifies = int(rp.q.spec.steps.Load())
 	}
 	return t
 }

@@ -19,6 +19,11 @@ type serverMetrics struct {
 	generationTokens atomic.Int64 // output tokens produced
 	success          [len(finishedReasons)]atomic.Int64
 
+	// SGLang's tokenizer counters, counted when a request finishes:
+	// requests, their prompt tokens (cached ones included), cached
+	// prompt tokens, output tokens and verification steps.
+	sgRequests, sgPrompt, sgCached, sgGeneration, sgVerify atomic.Int64
+
 	ttft, e2e, queue, prefill, decode, itl *histogram
 }
 
@@ -65,6 +70,11 @@ func (m *serverMetrics) finished(reason string, t *timings) {
 		i = 1
 	}
 	m.success[i].Add(1)
+	m.sgRequests.Add(1)
+	m.sgPrompt.Add(int64(t.prompt + t.cached))
+	m.sgCached.Add(int64(t.cached))
+	m.sgGeneration.Add(int64(t.out))
+	m.sgVerify.Add(int64(t.verifies))
 	m.e2e.observe(t.e2e)
 	m.queue.observe(t.queue)
 	m.prefill.observe(t.prefill)
@@ -138,23 +148,11 @@ func promFloat(v float64) string {
 // budget in tokens, gpu_memory_utilization, prefix caching) for sixpin's
 // discovery.
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
-	var running, waiting, preemptions, queries, hits, used int64
-	blocks := int64(max(1, s.cfg.KVBudgetTokens/s.cfg.BlockSize))
-	switch {
-	case s.eng != nil:
-		st := &s.eng.stats
-		running, waiting = st.running.Load(), int64(s.eng.queued())
-		preemptions, queries, hits = st.preemptions.Load(), st.queries.Load(), st.hits.Load()
-		used = st.blocksUsed.Load()
-	case s.kv != nil:
-		running = s.m.inflight.Load()
-		s.kvMu.Lock()
-		queries, hits, used = s.kv.queries, s.kv.hits, int64(s.kv.used)
-		s.kvMu.Unlock()
-	default:
-		running = s.m.inflight.Load()
+	if s.cfg.Metrics == MetricsSGLang {
+		s.handleSGLangMetrics(w, r)
+		return
 	}
-	usage := min(1, float64(used)/float64(blocks))
+	running, waiting, preemptions, queries, hits, usage := s.gauges()
 	m := s.m
 	labels := `engine="0",model_name=` + promQuote(s.cfg.Model)
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
@@ -190,6 +188,30 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(bw, "vllm:cache_config_info{%s} 1.0\n", s.metricsLabels())
 	fmt.Fprintf(bw, "# HELP %s The simulator's scheduler (not a vLLM metric).\n# TYPE %[1]s gauge\n", SchedulerConfigInfo)
 	fmt.Fprintf(bw, "%s{batching=\"%s\",max_num_seqs=\"%d\"} 1.0\n", SchedulerConfigInfo, s.cfg.Batching, s.cfg.MaxNumSeqs)
+}
+
+// gauges are the server's state now for /metrics, live from the engine
+// (or, without it, from the requests being served): requests running and
+// waiting, preemptions, prefix-cache queries and hits (tokens) and the
+// KV cache's usage (0–1).
+func (s *Server) gauges() (running, waiting, preemptions, queries, hits int64, usage float64) {
+	var used int64
+	switch {
+	case s.eng != nil:
+		st := &s.eng.stats
+		running, waiting = st.running.Load(), int64(s.eng.queued())
+		preemptions, queries, hits = st.preemptions.Load(), st.queries.Load(), st.hits.Load()
+		used = st.blocksUsed.Load()
+	case s.kv != nil:
+		running = s.m.inflight.Load()
+		s.kvMu.Lock()
+		queries, hits, used = s.kv.queries, s.kv.hits, int64(s.kv.used)
+		s.kvMu.Unlock()
+	default:
+		running = s.m.inflight.Load()
+	}
+	blocks := int64(max(1, s.cfg.KVBudgetTokens/s.cfg.BlockSize))
+	return running, waiting, preemptions, queries, hits, min(1, float64(used)/float64(blocks))
 }
 
 // SchedulerConfigInfo is the simulator's own info metric in /metrics: its

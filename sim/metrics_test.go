@@ -12,7 +12,8 @@ import (
 )
 
 // scrape reads /metrics into sample → value, a sample named as written
-// (name{labels}); it fails on a line that is not a comment or a sample.
+// (name{labels}); it fails on a line that is not a comment or a sample
+// (vLLM's, SGLang's or the simulator's own).
 func scrape(t *testing.T, url string) map[string]float64 {
 	t.Helper()
 	code, b := do(t, http.MethodGet, url+"/metrics", nil)
@@ -26,7 +27,7 @@ func scrape(t *testing.T, url string) map[string]float64 {
 		}
 		i := strings.LastIndexByte(line, ' ')
 		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if i < 0 || err != nil || !strings.HasPrefix(line, "vllm:") && !strings.HasPrefix(line, SchedulerConfigInfo+"{") {
+		if i < 0 || err != nil || !strings.HasPrefix(line, "vllm:") && !strings.HasPrefix(line, "sglang:") && !strings.HasPrefix(line, SchedulerConfigInfo+"{") {
 			t.Fatalf("not a sample: %q", line)
 		}
 		m[line[:i]] = v
