@@ -194,8 +194,9 @@ func parseServerMetrics(raw []byte) (x record.ServerSample, engine string, ok bo
 	x.PrefixHitRate = s.mean(f.prefixHitRate)
 	x.TTFT, x.E2E, x.Queue, x.Prefill = s.hist(f.ttft), s.hist(f.e2e), s.hist(f.queue), s.hist(f.prefill)
 	switch f.engine {
-	case SourceVLLM:
-		readSpec(&x, s, samples)
+	case SourceVLLM, SourceLlamaCpp:
+		readSpec(&x, s, samples, f.prefix)
+		x.SpecEngine = f.engine
 	case SourceSGLang:
 		readSGLangSpec(&x, s)
 	}

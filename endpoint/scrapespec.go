@@ -9,12 +9,15 @@ import (
 // vLLM's speculative-decoding counters (V1, vllm/v1/spec_decode/metrics.py;
 // V0 has the draft and accepted tokens but not the drafts), each summed
 // over its label sets (engine, model_name); the per-position series also
-// by its position label.
+// by its position label. llama.cpp's llama-server (--metrics) exposes the
+// same four under its own prefix (tools/server/server-task.cpp: drafts
+// are its verification steps), added to when a request's slot is
+// released, not at each step.
 const (
-	specDrafts      = "vllm:spec_decode_num_drafts_total"
-	specDraftTokens = "vllm:spec_decode_num_draft_tokens_total"
-	specAccepted    = "vllm:spec_decode_num_accepted_tokens_total"
-	specPerPos      = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
+	specDrafts      = "spec_decode_num_drafts_total"
+	specDraftTokens = "spec_decode_num_draft_tokens_total"
+	specAccepted    = "spec_decode_num_accepted_tokens_total"
+	specPerPos      = "spec_decode_num_accepted_tokens_per_pos_total"
 )
 
 // SGLang's speculative-decoding series (python/sglang/srt/observability/
@@ -53,16 +56,19 @@ func readSGLangSpec(x *record.ServerSample, s promSums) {
 const maxSpecPositions = 64
 
 // readSpec sets x's speculative-decoding counters from one scrape's
-// samples and their sums; it leaves them nil when the server has none.
-func readSpec(x *record.ServerSample, s promSums, samples []promSample) {
-	x.SpecDrafts = s.total([]string{specDrafts})
-	x.SpecDraftTokens = s.total([]string{specDraftTokens})
-	x.SpecAccepted = s.total([]string{specAccepted})
-	if s.n[specPerPos] == 0 {
+// samples and their sums, the series named prefix (vLLM's "vllm:",
+// llama.cpp's "llamacpp:") + the vLLM names; it leaves them nil when the
+// server has none.
+func readSpec(x *record.ServerSample, s promSums, samples []promSample, prefix string) {
+	x.SpecDrafts = s.total([]string{prefix + specDrafts})
+	x.SpecDraftTokens = s.total([]string{prefix + specDraftTokens})
+	x.SpecAccepted = s.total([]string{prefix + specAccepted})
+	perPos := prefix + specPerPos
+	if s.n[perPos] == 0 {
 		return
 	}
 	for _, v := range samples {
-		if v.name != specPerPos {
+		if v.name != perPos {
 			continue
 		}
 		i, err := strconv.Atoi(v.labels["position"])

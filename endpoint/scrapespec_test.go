@@ -52,6 +52,34 @@ vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="m",pos
 	}
 }
 
+// A real llama-server speculating with a draft model exposes vLLM's four
+// counters under its llamacpp: prefix; they are read as vLLM's are and
+// marked llama.cpp's. Without a draft model it exposes them at 0.
+func TestParseLlamaCppSpecMetrics(t *testing.T) {
+	data, err := os.ReadFile("testdata/metrics/llamacpp_spec.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, engine, ok := parseServerMetrics(data)
+	if !ok || engine != SourceLlamaCpp || x.SpecEngine != SourceLlamaCpp {
+		t.Fatalf("engine %q (spec %q) ok %v", engine, x.SpecEngine, ok)
+	}
+	if val(x.SpecDrafts) != 4204 || val(x.SpecDraftTokens) != 16631 || val(x.SpecAccepted) != 6052 {
+		t.Errorf("drafts %v, draft tokens %v, accepted %v; want the server's 4204, 16631, 6052", val(x.SpecDrafts), val(x.SpecDraftTokens), val(x.SpecAccepted))
+	}
+	if want := []float64{2679, 1678, 1059, 636}; !slices.Equal(x.SpecAcceptedPerPos, want) {
+		t.Errorf("per position %v, want %v", x.SpecAcceptedPerPos, want)
+	}
+	plain, err := os.ReadFile("testdata/metrics/llamacpp.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _, _ = parseServerMetrics(plain)
+	if val(x.SpecDraftTokens) != 0 || x.SpecAcceptedPerPos != nil {
+		t.Errorf("a llama-server without a draft model: %+v", x)
+	}
+}
+
 // TestParseSGLangSpecMetrics reads SGLang's speculative-decoding series:
 // its counters summed over label sets, its gauges averaged over the
 // schedulers; an SGLang without them leaves them nil, and one that does

@@ -34,6 +34,10 @@ type ServerSample struct {
 	// K−1; _num_accepted_tokens_per_pos). nil when the server has none.
 	SpecDrafts, SpecDraftTokens, SpecAccepted *float64
 	SpecAcceptedPerPos                        []float64
+	// SpecEngine is whose counters those are: "vllm", or "llama.cpp"
+	// (llama-server's, under the same names, added to as each request
+	// ends); "" when none.
+	SpecEngine string
 	// SpecVerifySteps and FinishedRequests are SGLang's counters
 	// spec_verify_calls_total (verification steps of the requests it
 	// finished, each request's summed) and num_requests_total (requests

@@ -13,19 +13,9 @@ import (
 // card's model row, in the server section of the summary and under each
 // window.
 
-// specOf is a window's speculative decoding as the server counted it:
-// the server's (vLLM's counters, which count steps and positions, or
-// SGLang's) before llama.cpp's per-request counts (the window's); nil
-// when the server said nothing.
-func specOf(run *results.Run, name string) *results.SpecDecode {
-	if sw := serverWindow(run, name); sw != nil && sw.SpecDecode != nil && sw.SpecDecode.State == results.SpecOn {
-		return sw.SpecDecode
-	}
-	if w := run.Windows[name]; w != nil && w.SpecDecode != nil && w.SpecDecode.State == results.SpecOn {
-		return w.SpecDecode
-	}
-	return nil
-}
+// specOf is a window's speculative decoding as the server counted it
+// (results.Run.SpecDecodeIn); nil when the server said nothing.
+func specOf(run *results.Run, name string) *results.SpecDecode { return run.SpecDecodeIn(name) }
 
 // specUnknown says why speculative decoding is unknown: never "off", as
 // a server that says nothing may speculate all the same.

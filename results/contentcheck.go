@@ -87,9 +87,9 @@ type ContentSlice struct {
 }
 
 // SpecDecodeIn is a window's speculative decoding as the server counted
-// it: vLLM's counters (the server's window: they count steps and
-// positions) before llama.cpp's per-request counts (the window's); nil
-// when the server said nothing.
+// it: its /metrics (the server's window: vLLM's and llama.cpp's counters
+// count steps and positions, SGLang's steps) before llama.cpp's
+// per-request counts (the window's); nil when the server said nothing.
 func (r *Run) SpecDecodeIn(window string) *SpecDecode {
 	if r.Server != nil {
 		if sw := r.Server.Windows[window]; sw != nil && sw.SpecDecode != nil && sw.SpecDecode.State == SpecOn {

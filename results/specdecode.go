@@ -27,8 +27,12 @@ const (
 
 // Sources of speculative-decoding counts (SpecDecode.Source).
 const (
-	SpecSourceVLLM     = "vllm /metrics"
-	SpecSourceLlamaCpp = "llama.cpp timings"
+	SpecSourceVLLM = "vllm /metrics"
+	// SpecSourceLlamaCppMetrics is llama-server's /metrics (--metrics):
+	// vLLM's counters under its llamacpp: prefix, added to as each
+	// request ends.
+	SpecSourceLlamaCppMetrics = "llama.cpp /metrics"
+	SpecSourceLlamaCpp        = "llama.cpp timings"
 	// SpecSourceSGLang is SGLang's counters (spec_verify_calls_total,
 	// generation_tokens_total, num_requests_total), which it counts when
 	// a request finishes: a window's figures are those of the requests
@@ -156,6 +160,10 @@ func (a *specAcc) result() *SpecDecode {
 // when c has neither.
 func serverSpec(samples []record.ServerSample, a, c *record.ServerSample) *SpecDecode {
 	switch {
+	case c.SpecEngine == llamaCpp && c.SpecDraftTokens != nil && *c.SpecDraftTokens == 0:
+		// llama-server exposes the counters with or without a draft
+		// model: never a draft token since it started says nothing.
+		return nil
 	case c.SpecDraftTokens != nil && c.SpecAccepted != nil:
 		return vllmSpec(a, c)
 	case c.SpecVerifySteps != nil:
@@ -173,7 +181,12 @@ func rise(v, base *float64) int64 {
 	return int64(math.Round(*d))
 }
 
-// vllmSpec is vLLM's spec_decode counters' rise from a to c.
+// llamaCpp is record.ServerSample.SpecEngine for llama-server's counters
+// (endpoint.SourceLlamaCpp).
+const llamaCpp = "llama.cpp"
+
+// vllmSpec is vLLM's spec_decode counters' rise from a to c (or
+// llama.cpp's, which it names alike).
 func vllmSpec(a, c *record.ServerSample) *SpecDecode {
 	var perPos []int64
 	for i, v := range c.SpecAcceptedPerPos {
@@ -183,7 +196,11 @@ func vllmSpec(a, c *record.ServerSample) *SpecDecode {
 		}
 		perPos = append(perPos, rise(&v, base))
 	}
-	return newSpecDecode(SpecSourceVLLM, rise(c.SpecDrafts, a.SpecDrafts), rise(c.SpecDraftTokens, a.SpecDraftTokens),
+	source := SpecSourceVLLM
+	if c.SpecEngine == llamaCpp {
+		source = SpecSourceLlamaCppMetrics
+	}
+	return newSpecDecode(source, rise(c.SpecDrafts, a.SpecDrafts), rise(c.SpecDraftTokens, a.SpecDraftTokens),
 		rise(c.SpecAccepted, a.SpecAccepted), perPos)
 }
 

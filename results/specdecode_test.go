@@ -98,6 +98,28 @@ func TestServerSpecDecode(t *testing.T) {
 	}
 }
 
+// llama-server's counters are vLLM's under its own prefix: their rise is
+// read alike and named llama.cpp's /metrics; the same counters at zero
+// since the server started (it exposes them without a draft model) say
+// nothing.
+func TestServerSpecDecodeLlamaCpp(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	sample := func(s time.Duration, drafts, tokens, accepted float64) record.ServerSample {
+		return record.ServerSample{T: s * time.Second, SpecDrafts: f(drafts), SpecDraftTokens: f(tokens), SpecAccepted: f(accepted), SpecEngine: llamaCpp}
+	}
+	srv := BuildServer("llama.cpp GET /metrics", time.Second, []record.ServerSample{sample(0, 48, 185, 78), sample(1, 4204, 16631, 6052)}, 0, "",
+		map[string]*Window{"w": {StartS: 0, EndS: 1}})
+	s := srv.Windows["w"].SpecDecode
+	if s == nil || s.Source != SpecSourceLlamaCppMetrics || *s.Drafts != 4156 || count(s.DraftTokens) != 16446 || count(s.AcceptedTokens) != 5974 {
+		t.Fatalf("got %+v, want llama.cpp's rise: 4156 drafts, 16446 draft tokens, 5974 accepted", s)
+	}
+	idle := BuildServer("llama.cpp GET /metrics", time.Second, []record.ServerSample{sample(0, 0, 0, 0), sample(1, 0, 0, 0)}, 0, "",
+		map[string]*Window{"w": {StartS: 0, EndS: 1}})
+	if s := idle.Windows["w"].SpecDecode; s != nil {
+		t.Errorf("a llama-server that never drafted: %+v, want nothing said", s)
+	}
+}
+
 // TestMergeSpecDecode: a merged window's llama.cpp draft counts are its
 // shards' sums; a shard that said nothing (or an older sixpin's, without
 // the field) adds nothing, and none said anything leaves it unknown.
