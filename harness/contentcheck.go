@@ -9,8 +9,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sixpin/sixpin/internal/stats"
 	"github.com/sixpin/sixpin/results"
 	"github.com/sixpin/sixpin/scenario"
+	verdicts "github.com/sixpin/sixpin/verdict"
 )
 
 // DefaultContentCheckSlice bounds each content class's slice of `run
@@ -116,6 +118,9 @@ func contentCheck(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, 
 			cc.Base = k
 		}
 	}
+	// Each slice's decode median with its sampling model, for the
+	// spread's interval.
+	medians := map[string]stats.Estimate{}
 	one := cfg
 	one.Out = cfg.ErrOut
 	one.Records = ""
@@ -142,8 +147,21 @@ func contentCheck(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, 
 			continue
 		}
 		cc.Classes = append(cc.Classes, results.NewContentSlice(class, run))
+		if ref, err := verdicts.ParseFigure(run.Headline + "." + results.ContentCheckMetric); err == nil {
+			if e, ok, _ := ref.Estimate(run); ok {
+				medians[class] = e
+			}
+		}
 	}
 	cc.Incomplete = len(cc.Missing) > 0
-	cc.Judge()
+	cc.Judge(func(fastest, slowest string) (lo, hi float64, ok bool) {
+		f, okf := medians[fastest]
+		s, oks := medians[slowest]
+		if !okf || !oks {
+			return 0, 0, false
+		}
+		i := stats.Default().RatioInterval("content "+fastest+"/"+slowest, s, f)
+		return i.Lo, i.Hi, i.Known
+	})
 	return cc, nil
 }

@@ -78,8 +78,9 @@ func TestContentCheckMatchesAcceptance(t *testing.T) {
 				t.Errorf("%s: no speculative decoding counted", s.Class)
 			}
 		}
-		if !cc.Sensitive || cc.Fastest != scenario.ContentRepetitive || cc.Slowest != scenario.ContentProse {
-			t.Errorf("sensitive %v, fastest %s, slowest %s, spread %v", cc.Sensitive, cc.Fastest, cc.Slowest, cc.SpreadPct)
+		if !cc.Sensitive || cc.Fastest != scenario.ContentRepetitive || cc.Slowest != scenario.ContentProse ||
+			cc.SpreadLowPct == nil || cc.SpreadHighPct == nil || *cc.SpreadLowPct > *cc.SpreadPct || *cc.SpreadHighPct < *cc.SpreadPct {
+			t.Errorf("sensitive %v, fastest %s, slowest %s, spread %v (interval %v to %v)", cc.Sensitive, cc.Fastest, cc.Slowest, cc.SpreadPct, cc.SpreadLowPct, cc.SpreadHighPct)
 		}
 		card := report.PinCard(r)
 		row := card.Rows[len(card.Rows)-1]

@@ -34,6 +34,9 @@ func contentPin(run *results.Run) (declared, observed string, v results.Verdict,
 	switch {
 	case cc.SpreadPct == nil:
 		return declared, observed, results.Unverifiable, "fewer than two content classes measured decode: no spread to judge"
+	case cc.WithinNoise:
+		return declared, observed, results.Unverifiable, fmt.Sprintf("the spread passes %s%%, but its 95%% interval reaches below it: within the slices' noise (longer slices, --content-check-slice, would tell)",
+			numfmt.Short(cc.ThresholdPct))
 	case cc.Sensitive:
 		return declared, observed, verdictSensitive, fmt.Sprintf("CONTENT-SENSITIVE: decode tok/s spreads %s across content classes, past %s%%: the server's speed depends on what the model writes (a speculative drafter guesses %s better than %s); these figures hold for %s prompts only",
 			pctShort(*cc.SpreadPct), numfmt.Short(cc.ThresholdPct), cc.Fastest, cc.Slowest, declared)
@@ -55,7 +58,11 @@ func contentSpread(cc *results.ContentCheck) string {
 	}
 	s := fmt.Sprintf("decode tok/s p50 per stream (%s): %s", sliceWords(cc), strings.Join(parts, ", "))
 	if cc.SpreadPct != nil {
-		s += fmt.Sprintf("; spread %s (%s ÷ %s)", pctShort(*cc.SpreadPct), cc.Fastest, cc.Slowest)
+		s += fmt.Sprintf("; spread %s (%s ÷ %s", pctShort(*cc.SpreadPct), cc.Fastest, cc.Slowest)
+		if cc.SpreadLowPct != nil && cc.SpreadHighPct != nil {
+			s += fmt.Sprintf("; 95%% interval %s to %s", pctShort(*cc.SpreadLowPct), pctShort(*cc.SpreadHighPct))
+		}
+		s += ")"
 	}
 	if len(cc.Missing) > 0 {
 		s += "; not measured: " + strings.Join(cc.Missing, ", ")

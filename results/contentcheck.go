@@ -48,8 +48,17 @@ type ContentCheck struct {
 	Fastest   string   `json:"fastest,omitempty"`
 	Slowest   string   `json:"slowest,omitempty"`
 	SpreadPct *float64 `json:"spread_pct,omitempty"`
-	// Sensitive: SpreadPct passed ThresholdPct.
-	Sensitive bool `json:"sensitive"`
+	// SpreadLowPct and SpreadHighPct bound SpreadPct's 95% confidence
+	// interval (the bootstrap of the two slices' medians; nil when either
+	// has too few requests for one).
+	SpreadLowPct  *float64 `json:"spread_low_pct,omitempty"`
+	SpreadHighPct *float64 `json:"spread_high_pct,omitempty"`
+	// Sensitive: the spread passed ThresholdPct beyond the slices' noise
+	// (its interval's low end past it; without an interval, the spread
+	// itself). WithinNoise: the spread passed it, its interval's low end
+	// did not — longer slices would tell.
+	Sensitive   bool `json:"sensitive"`
+	WithinNoise bool `json:"within_noise,omitempty"`
 	// Incomplete: an interrupt or a failure left classes unmeasured
 	// (Missing).
 	Incomplete bool     `json:"incomplete,omitempty"`
@@ -125,9 +134,12 @@ func NewContentSlice(class string, run *Run) ContentSlice {
 }
 
 // Judge fills the ratios to Base, the spread and whether it passes
-// ThresholdPct, from the slices' decode medians.
-func (c *ContentCheck) Judge() {
-	c.Fastest, c.Slowest, c.SpreadPct, c.Sensitive = "", "", nil, false
+// ThresholdPct, from the slices' decode medians; interval, when not nil,
+// gives the 95% confidence interval of the fastest class's median over
+// the slowest's (ok false: none).
+func (c *ContentCheck) Judge(interval func(fastest, slowest string) (lo, hi float64, ok bool)) {
+	c.Fastest, c.Slowest, c.SpreadPct, c.SpreadLowPct, c.SpreadHighPct = "", "", nil, nil, nil
+	c.Sensitive, c.WithinNoise = false, false
 	base := slices.IndexFunc(c.Classes, func(s ContentSlice) bool { return s.Class == c.Base })
 	var fast, slow *ContentSlice
 	for i := range c.Classes {
@@ -152,7 +164,15 @@ func (c *ContentCheck) Judge() {
 	}
 	spread := 100 * (fast.DecodeTokS.P50/slow.DecodeTokS.P50 - 1)
 	c.Fastest, c.Slowest, c.SpreadPct = fast.Class, slow.Class, &spread
-	c.Sensitive = spread > c.ThresholdPct
+	low := spread
+	if interval != nil {
+		if lo, hi, ok := interval(fast.Class, slow.Class); ok {
+			l, h := 100*(lo-1), 100*(hi-1)
+			c.SpreadLowPct, c.SpreadHighPct, low = &l, &h, l
+		}
+	}
+	c.Sensitive = low > c.ThresholdPct
+	c.WithinNoise = spread > c.ThresholdPct && !c.Sensitive
 }
 
 // contentCheck checks a content check read from a file: a threshold and

@@ -27,6 +27,10 @@ func TestBadResultsCorpus(t *testing.T) {
 		"completed-contradicts.json": {
 			"testdata/bad/completed-contradicts.json:666:17: windows.steady.e2e_ms: counts 20 requests, but the window completed 17: the file contradicts itself",
 		},
+		"content-check.json": {
+			"testdata/bad/content-check.json:1075:22: content_check.threshold_pct: must be ≥ 0 (got -1)",
+			"testdata/bad/content-check.json:1078:27: content_check.classes[0].class: must name a content class",
+		},
 		"dist-order.json": {
 			"testdata/bad/dist-order.json:623:16: windows.steady.ttft_ms.p99: must be ≥ p95 (got 0.254 < 2.321)",
 			"testdata/bad/dist-order.json:1058:18: histograms.steady.ttft_ms: puts p99 at 2.751, but windows.steady.ttft_ms.p99 is 0.254: the file contradicts itself",
