@@ -174,7 +174,7 @@ func (v *validator) content() {
 				v.errorf(path+"."+k, "weight must be ≥ 0 (got %s)", num(w))
 			default:
 				total += w
-				if k == ContentFromLogs && fromLogs == "" {
+				if k == ContentFromLogs && w > 0 && fromLogs == "" {
 					fromLogs = path
 					if len(c) > 1 {
 						fromLogs += "." + k

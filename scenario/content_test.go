@@ -52,6 +52,9 @@ func TestContentErrors(t *testing.T) {
 		{"logs without from-logs", strings.Replace(valid, "{tokens: 100}", "{tokens: 100, content: code, logs: "+logsDir+"}", 1), []string{
 			`t.yaml:3:46: pins.prompt.logs: only with content from-logs (the prompts are built from the logs' lines)`,
 		}},
+		{"logs with from-logs at weight 0", strings.Replace(valid, "{tokens: 100}", "{tokens: 100, content: {code: 1, from-logs: 0}, logs: "+logsDir+"}", 1), []string{
+			`t.yaml:3:65: pins.prompt.logs: only with content from-logs (the prompts are built from the logs' lines)`,
+		}},
 		{"logs that are not there", strings.Replace(valid, "{tokens: 100}", "{tokens: 100, content: from-logs, logs: no/such/logs}", 1), []string{
 			`t.yaml:3:51: pins.prompt.logs: cannot read no/such/logs: no such file or directory`,
 		}},
