@@ -65,6 +65,9 @@ type ccLine struct {
 	// toolUse: an assistant line with a tool_use block; toolResult: a
 	// user line with a tool_result block.
 	toolUse, toolResult bool
+	// content is message.content as raw JSON (aliasing the line): only
+	// Texts reads it.
+	content []byte
 }
 
 func parseCCLine(b []byte) (ccLine, error) {
@@ -124,6 +127,7 @@ func (l *ccLine) message(key, val []byte) error {
 			return nil
 		})
 	case "content":
+		l.content = val
 		if len(val) == 0 || val[0] != '[' {
 			return nil
 		}

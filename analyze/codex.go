@@ -89,6 +89,10 @@ type cxLine struct {
 	hasInfo      bool   // token_count
 	total, last  usage
 	limits       []ReportedLimit
+	// text is the payload's text as raw JSON (aliasing the line): a
+	// message's content, a tool call's arguments or input, a tool's
+	// output. Only Texts reads it.
+	text []byte
 }
 
 func parseCXLine(b []byte) (cxLine, error) {
@@ -123,6 +127,8 @@ func parseCXLine(b []byte) (cxLine, error) {
 			l.model, _ = str(val)
 		case "role":
 			l.role, _ = str(val)
+		case "content", "arguments", "input", "output":
+			l.text = val
 		case "info":
 			l.hasInfo = len(val) > 0 && val[0] == '{'
 			return subfields(val, func(k, v []byte) error {

@@ -67,6 +67,7 @@ func contentSlice(sc *scenario.Scenario, class string, d time.Duration) (*scenar
 	s := *sc
 	s.Name = sc.Name + "+content-" + class
 	s.Pins.Prompt.Content = scenario.Content{class: 1}
+	s.Pins.Prompt.Logs = "" // the slices' classes are sixpin's own
 	s.Pins.Mix.Classes = slices.Clone(sc.Pins.Mix.Classes)
 	for i, c := range s.Pins.Mix.Classes {
 		if c.Prompt == nil || len(c.Prompt.Content) == 0 {
@@ -115,7 +116,9 @@ func contentCheck(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, 
 	}
 	if c := sc.Pins.Prompt.Content; len(c) == 1 && len(sc.Pins.Mix.Classes) == 0 {
 		for k := range c {
-			cc.Base = k
+			if slices.Contains(scenario.ContentClasses, k) { // from-logs has no slice: prose is the base
+				cc.Base = k
+			}
 		}
 	}
 	// Each slice's decode median with its sampling model, for the

@@ -360,6 +360,10 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 		fmt.Fprintf(cfg.Out, "sixpin: running %s against %s (model %q, profile %s)\n", sc.Path, redact.URL(tg.BaseURL), tg.Model, tg.profile.Name)
 	}
 
+	logs, err := logLines(ctx, sc)
+	if err != nil {
+		return nil, err
+	}
 	whole := scenario.NewPlan(sc, scenario.PromptSalt(salt))
 	plan, err := shardPlan(cfg, whole)
 	if err != nil {
@@ -387,7 +391,7 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 	}
 
 	var notes []string
-	prompts, tok, err := promptBuilder(ctx, cfg, tg)
+	prompts, tok, err := promptBuilder(ctx, cfg, tg, logs)
 	if err != nil {
 		return nil, err
 	}

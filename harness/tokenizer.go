@@ -28,10 +28,15 @@ type tokenizerChoice struct {
 }
 
 // promptBuilder resolves the tokenizer (--tokenizer, else the profile's,
-// else the fallback) and builds the prompt builder with it. The server's
-// /tokenize is asked once per vocabulary item; if it has none, the
+// else the fallback) and builds the prompt builder with it, and with the
+// from-logs class's lines when logs is not nil. The server's /tokenize is
+// asked once per vocabulary item and log line; if it has none, the
 // fallback is used, with a warning.
-func promptBuilder(ctx context.Context, cfg Config, tg *target) (*prompt.Builder, tokenizerChoice, error) {
+func promptBuilder(ctx context.Context, cfg Config, tg *target, logs *prompt.LogLines) (*prompt.Builder, tokenizerChoice, error) {
+	var opts []prompt.Option
+	if logs != nil {
+		opts = append(opts, prompt.WithLogs(logs))
+	}
 	name := cfg.Tokenizer
 	if name == "" {
 		name = tg.profile.Tokenizer
@@ -48,7 +53,7 @@ func promptBuilder(ctx context.Context, cfg Config, tg *target) (*prompt.Builder
 	}
 	if name == profiles.TokenizerServer {
 		st := endpoint.NewServerTokenizer(tg.Target)
-		b, err := prompt.NewBuilder(st.Counter(ctx))
+		b, err := prompt.NewBuilder(st.Counter(ctx), opts...)
 		if err == nil {
 			return b, tokenizerChoice{label: "server (/tokenize)"}, nil
 		}
@@ -60,7 +65,7 @@ func promptBuilder(ctx context.Context, cfg Config, tg *target) (*prompt.Builder
 	if err != nil {
 		return nil, ch, fmt.Errorf("%w: tokenizer: %w", ErrBadInput, err)
 	}
-	b, err := prompt.NewBuilder(func(s string) (int, error) { return tok.Count(s), nil })
+	b, err := prompt.NewBuilder(func(s string) (int, error) { return tok.Count(s), nil }, opts...)
 	if err != nil {
 		return nil, ch, fmt.Errorf("tokenizer %s: %w", name, err)
 	}

@@ -26,6 +26,10 @@ const (
 	// Repetitive is one sentence, drawn from the seed, repeated to the
 	// length.
 	Repetitive Content = "repetitive"
+	// FromLogs is lines of the user's own agent logs, in a seeded
+	// shuffle like Code's: a Builder builds it only when made WithLogs.
+	// It is not in Contents, which lists the synthetic classes.
+	FromLogs Content = "from-logs"
 )
 
 // Contents lists every content class, Prose first.

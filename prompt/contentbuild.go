@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -55,7 +56,10 @@ func (b *Builder) Supports(c Content) error {
 		return nil
 	}
 	p := b.pools[c]
-	if p == nil {
+	switch {
+	case p == nil && c == FromLogs:
+		return errors.New("no log lines were given to the prompt builder")
+	case p == nil:
 		_, err := ParseContent(string(c))
 		return err
 	}
@@ -160,21 +164,31 @@ func countPools(c func(string) (item, error)) (map[Content]*linePool, error) {
 		{JSON, jsonOpener, jsonPool()},
 		{ToolCalls, jsonOpener, toolCallPool()},
 	}
-	pools := make(map[Content]*linePool, len(specs))
+	pools := make(map[Content]*linePool, len(specs)+1)
 	for _, s := range specs {
-		counted := make([]item, len(s.lines))
-		var opener item
-		g := newGroup()
-		if s.opener != "" {
-			g.Go(func() (err error) { opener, err = c(s.opener); return err })
-		}
-		for i, l := range s.lines {
-			g.Go(func() (err error) { counted[i], err = c(l); return err })
-		}
-		if err := g.Wait(); err != nil {
+		p, err := countLines(c, s.opener, s.lines)
+		if err != nil {
 			return nil, fmt.Errorf("content %s: %w", s.content, err)
 		}
-		pools[s.content] = newLinePool(opener, counted)
+		pools[s.content] = p
 	}
 	return pools, nil
+}
+
+// countLines counts a pool's opener ("": none) and lines with c, up to
+// 16 at once.
+func countLines(c func(string) (item, error), opener string, lines []string) (*linePool, error) {
+	counted := make([]item, len(lines))
+	var op item
+	g := newGroup()
+	if opener != "" {
+		g.Go(func() (err error) { op, err = c(opener); return err })
+	}
+	for i, l := range lines {
+		g.Go(func() (err error) { counted[i], err = c(l); return err })
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return newLinePool(op, counted), nil
 }

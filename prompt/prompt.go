@@ -15,7 +15,9 @@
 // That is prose, Build's text. BuildContent builds the other content
 // classes (Code, JSON, ToolCalls, Repetitive) the same way: from lines
 // that start with whitespace and end with a newline, which no such
-// pre-tokenizer joins either, each counted once (see content.go).
+// pre-tokenizer joins either, each counted once (see content.go); and
+// FromLogs, lines of the user's own agent logs made the same shape
+// (LogLines, WithLogs).
 package prompt
 
 import (
@@ -72,12 +74,26 @@ func newGroup() *errgroup.Group {
 	return g
 }
 
+// Option configures NewBuilder.
+type Option func(*options)
+
+type options struct{ logs *LogLines }
+
+// WithLogs gives the builder the from-logs class's lines: NewBuilder
+// counts each once, like the other classes' lines. Without it (or with no
+// lines) FromLogs is not supported.
+func WithLogs(l *LogLines) Option { return func(o *options) { o.logs = l } }
+
 // NewBuilder counts every item with count (a tokenizer's Count, or a
 // server's /tokenize; about 1,800 calls, up to 16 at once, so count must be
 // safe for concurrent use) and verifies on samples up to 2,000 tokens that
 // the count of the whole equals the sum of its items. It fails when the tokenizer
 // breaks that property or has no one-token word.
-func NewBuilder(count func(text string) (int, error)) (*Builder, error) {
+func NewBuilder(count func(text string) (int, error), opts ...Option) (*Builder, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	b := &Builder{}
 	// Items are counted in context, after an anchor word: what an item adds
 	// to a text is what matters (a word-level count gives "," one token
@@ -144,9 +160,21 @@ func NewBuilder(count func(text string) (int, error)) (*Builder, error) {
 	if b.pools, err = countPools(c); err != nil {
 		return nil, err
 	}
+	classes := Contents()
+	if o.logs != nil {
+		p, err := countLines(c, "", o.logs.Lines())
+		if err != nil {
+			return nil, fmt.Errorf("content %s: %w", FromLogs, err)
+		}
+		b.pools[FromLogs] = p
+		classes = append(classes, FromLogs)
+	}
 	// The sum property, checked on a sample of each class: prose's failure
 	// fails the builder; another class's only that class (see Supports).
-	for _, class := range Contents() {
+	for _, class := range classes {
+		if p := b.pools[class]; p != nil && p.err != nil {
+			continue
+		}
 		for _, n := range []int{1, 37, 2000} {
 			text := b.BuildContent(class, 0x5eed, n)
 			got, err := count(text)

@@ -10,8 +10,8 @@ type Request struct {
 	// Class is the mix class's name; empty when the mix has no classes.
 	Class string
 	// Content is the class of the prompt's text ("prose", "code", "json",
-	// "tool-calls", "repetitive"; see scenario.ContentClasses); empty is
-	// prose.
+	// "tool-calls", "repetitive", "from-logs"; see scenario.ContentClasses
+	// and scenario.ContentFromLogs); empty is prose.
 	Content string
 	// PromptTokens and OutputTokens are the pinned lengths in tokens.
 	PromptTokens int

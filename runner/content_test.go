@@ -147,3 +147,37 @@ func TestNewRefusesContentTheTokenizerCannotBuild(t *testing.T) {
 		t.Errorf("New: %v", err)
 	}
 }
+
+// A from-logs plan needs a builder made with the logs' lines: without
+// them New refuses it, naming the class; with them a request's prompt is
+// the logs' lines, shared prefix included, at its exact length.
+func TestFromLogsNeedsLogLines(t *testing.T) {
+	p := mustPlan(t, `pins:
+  model: {name: m}
+  prompt: {tokens: 600, shared_prefix_tokens: 40, content: from-logs, logs: ../analyze/testdata/claude-code}
+  output: {tokens: 24, exact: true}
+  concurrency: {mode: closed, streams: 1}
+requests: 10
+`)
+	tg := endpoint.Target{BaseURL: "http://127.0.0.1:1/v1", Model: "m"}
+	if _, err := New(p, newClient(t, p, tg, nil)); err == nil || !strings.Contains(err.Error(), "pins.prompt.content from-logs: no log lines") {
+		t.Fatalf("New without log lines: err = %v", err)
+	}
+	logs := prompt.NewLogLines()
+	logs.Add("the parser test fails, fix it\nLet me run the tests.\n--- FAIL: TestParse (0.00s)\nThe split is off by one.")
+	wordsCount := func(s string) (int, error) { return len(strings.Fields(s)), nil }
+	b, err := prompt.NewBuilder(wordsCount, prompt.WithLogs(logs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(p, newClient(t, p, tg, nil), WithPrompts(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		text := r.promptText(p.Request(i))
+		if n, _ := wordsCount(text); n != 600 || !strings.Contains(text, " Let me run the tests.\n") {
+			t.Fatalf("request %d: %d words, want 600 of the logs' lines: %.200q", i, n, text)
+		}
+	}
+}

@@ -2,8 +2,12 @@ package scenario
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -22,9 +26,18 @@ const (
 	ContentRepetitive = "repetitive"
 )
 
-// ContentClasses lists the content classes, the default (ContentProse)
-// first.
+// ContentClasses lists the synthetic content classes, the default
+// (ContentProse) first.
 var ContentClasses = []string{ContentProse, ContentCode, ContentJSON, ContentToolCalls, ContentRepetitive}
+
+// ContentFromLogs is prompt text built from the lines of the user's own
+// agent logs (pins.prompt.logs): a content class like the others, but not
+// in ContentClasses, which are the classes sixpin makes up (a content
+// check runs each of them).
+const ContentFromLogs = "from-logs"
+
+// contentNames are every value pins.prompt.content accepts.
+var contentNames = append(slices.Clip(ContentClasses), ContentFromLogs)
 
 // Content is pins.prompt.content: the class of the prompts' text, one
 // class or weights over classes, drawn per request. In YAML it is a class
@@ -105,32 +118,43 @@ type contentShare struct {
 	share float64
 }
 
-// contentRank is a class's position in ContentClasses (unknown ones last).
+// contentRank is a class's position in ContentClasses, then
+// ContentFromLogs (unknown ones last).
 func contentRank(c string) int {
-	if i := slices.Index(ContentClasses, c); i >= 0 {
+	if i := slices.Index(contentNames, c); i >= 0 {
 		return i
 	}
-	return len(ContentClasses)
+	return len(contentNames)
 }
 
 // String words the content: "code", or "code 75%, prose 25%".
-func (c Content) String() string { return sharesWords(c.classes()) }
+func (c Content) String() string { return sharesWords(c.classes(), "") }
 
-func sharesWords(cs []contentShare) string {
+// sharesWords words classes and their shares; logs, when set, follows
+// from-logs in parentheses ("from-logs (logs/)").
+func sharesWords(cs []contentShare, logs string) string {
+	name := func(c string) string {
+		if c == ContentFromLogs && logs != "" {
+			return c + " (" + logs + ")"
+		}
+		return c
+	}
 	if len(cs) == 1 {
-		return cs[0].class
+		return name(cs[0].class)
 	}
 	parts := make([]string, len(cs))
 	for i, x := range cs {
-		parts[i] = fmt.Sprintf("%s %s%%", x.class, numfmt.Short(100*x.share))
+		parts[i] = fmt.Sprintf("%s %s%%", name(x.class), numfmt.Short(100*x.share))
 	}
 	return strings.Join(parts, ", ")
 }
 
 // content checks pins.prompt.content and each mix class's: known classes,
 // weights ≥ 0 and not all 0, and only where prompts are built for
-// independent requests.
+// independent requests; and pins.prompt.logs: the logs from-logs needs,
+// set only with from-logs, at the top level, and a path that exists.
 func (v *validator) content() {
+	fromLogs := ""
 	check := func(path string, c Content) {
 		if len(c) == 0 {
 			return
@@ -142,14 +166,20 @@ func (v *validator) content() {
 		var total float64
 		for _, k := range slices.Sorted(maps.Keys(c)) {
 			switch w := c[k]; {
-			case !slices.Contains(ContentClasses, k) && len(c) == 1:
-				v.errorf(path, "must be one of %s (got %q)", strings.Join(ContentClasses, ", "), k)
-			case !slices.Contains(ContentClasses, k):
-				v.errorf(path+"."+k, "not a content class (want %s)", strings.Join(ContentClasses, ", "))
+			case !slices.Contains(contentNames, k) && len(c) == 1:
+				v.errorf(path, "must be one of %s (got %q)", strings.Join(contentNames, ", "), k)
+			case !slices.Contains(contentNames, k):
+				v.errorf(path+"."+k, "not a content class (want %s)", strings.Join(contentNames, ", "))
 			case w < 0:
 				v.errorf(path+"."+k, "weight must be ≥ 0 (got %s)", num(w))
 			default:
 				total += w
+				if k == ContentFromLogs && w > 0 && fromLogs == "" {
+					fromLogs = path
+					if len(c) > 1 {
+						fromLogs += "." + k
+					}
+				}
 			}
 		}
 		if total == 0 && len(c) > 1 {
@@ -160,8 +190,47 @@ func (v *validator) content() {
 	for i, c := range v.s.Pins.Mix.Classes {
 		if c.Prompt != nil {
 			check(fmt.Sprintf("pins.mix.classes[%d].prompt.content", i), c.Prompt.Content)
+			if c.Prompt.Logs != "" {
+				v.errorf(fmt.Sprintf("pins.mix.classes[%d].prompt.logs", i), "only at the top-level prompt pin (pins.prompt)")
+			}
 		}
 	}
+	logs := v.s.Pins.Prompt.Logs
+	switch {
+	case fromLogs != "" && logs == "":
+		v.errorf(fromLogs, "from-logs needs pins.prompt.logs: the agent logs to build prompts from (Claude Code transcripts or Codex rollouts, a .jsonl file or a directory of them)")
+	case logs == "":
+	case !independent(v.s.Workload):
+		v.errorf("pins.prompt.logs", "only for workload kind requests, with content from-logs")
+	case fromLogs == "":
+		v.errorf("pins.prompt.logs", "only with content from-logs (the prompts are built from the logs' lines)")
+	default:
+		if _, err := os.Stat(v.s.LogsPath()); err != nil {
+			v.errorf("pins.prompt.logs", "cannot read %s: %s", logs, statWords(err))
+		}
+	}
+}
+
+// statWords words a failed stat in a few words.
+func statWords(err error) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		return "no such file or directory"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// LogsPath is pins.prompt.logs resolved: relative to the scenario file's
+// directory unless absolute ("" when unset).
+func (s *Scenario) LogsPath() string {
+	p := s.Pins.Prompt.Logs
+	if p == "" || filepath.IsAbs(p) || s.Path == "" {
+		return p
+	}
+	return filepath.Join(filepath.Dir(s.Path), p)
 }
 
 // ownsPromptTokens reports whether the class pins its own prompt length:
@@ -195,11 +264,11 @@ func (s *Scenario) contentDeclared() string {
 			share[x.class] += c.weight / total * x.share
 		}
 	}
-	return share.String()
+	return sharesWords(share.classes(), s.Pins.Prompt.Logs)
 }
 
 // Contents returns the content classes the plan's requests use, in
-// ContentClasses order.
+// ContentClasses order, then ContentFromLogs.
 func (p *Plan) Contents() []string {
 	used := map[string]bool{}
 	for _, c := range p.classes {
@@ -208,7 +277,7 @@ func (p *Plan) Contents() []string {
 		}
 	}
 	var out []string
-	for _, c := range ContentClasses {
+	for _, c := range contentNames {
 		if used[c] {
 			out = append(out, c)
 		}

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -8,19 +9,23 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// logsDir is a directory of agent logs, relative to a scenario in this
+// directory ("t.yaml").
+const logsDir = "../analyze/testdata/claude-code"
+
 func TestContentErrors(t *testing.T) {
 	for _, tt := range []struct {
 		name, src string
 		want      []string
 	}{
 		{"unknown class", strings.Replace(valid, "{tokens: 100}", "{tokens: 100, content: poetry}", 1), []string{
-			`t.yaml:3:34: pins.prompt.content: must be one of prose, code, json, tool-calls, repetitive (got "poetry")`,
+			`t.yaml:3:34: pins.prompt.content: must be one of prose, code, json, tool-calls, repetitive, from-logs (got "poetry")`,
 		}},
 		{"a mix class's unknown class", strings.Replace(valid, "  concurrency:", "  mix: {classes: [{name: a, weight: 1, prompt: {content: yaml}}]}\n  concurrency:", 1), []string{
-			`t.yaml:5:58: pins.mix.classes[0].prompt.content: must be one of prose, code, json, tool-calls, repetitive (got "yaml")`,
+			`t.yaml:5:58: pins.mix.classes[0].prompt.content: must be one of prose, code, json, tool-calls, repetitive, from-logs (got "yaml")`,
 		}},
 		{"a mapping's unknown class", strings.Replace(valid, "{tokens: 100}", "{tokens: 100, content: {code: 1, poetry: 2}}", 1), []string{
-			`t.yaml:3:52: pins.prompt.content.poetry: not a content class (want prose, code, json, tool-calls, repetitive)`,
+			`t.yaml:3:52: pins.prompt.content.poetry: not a content class (want prose, code, json, tool-calls, repetitive, from-logs)`,
 		}},
 		{"a negative weight", strings.Replace(valid, "{tokens: 100}", "{tokens: 100, content: {code: -1, json: 2}}", 1), []string{
 			`t.yaml:3:41: pins.prompt.content.code: weight must be ≥ 0 (got -1)`,
@@ -34,6 +39,33 @@ func TestContentErrors(t *testing.T) {
 		{"agentic sessions", strings.Replace(strings.Replace(valid, "{tokens: 100}", "{tokens: 100, content: code}", 1),
 			"requests: 10", "duration: 1m\nworkload: {kind: agentic, turns: 3, growth_tokens: 50, think_seconds: 1}", 1), []string{
 			`t.yaml:3:34: pins.prompt.content: only for workload kind requests: an agentic session's or a trace's turns are prose`,
+		}},
+		{"from-logs without logs", strings.Replace(valid, "{tokens: 100}", "{tokens: 100, content: from-logs}", 1), []string{
+			`t.yaml:3:34: pins.prompt.content: from-logs needs pins.prompt.logs: the agent logs to build prompts from (Claude Code transcripts or Codex rollouts, a .jsonl file or a directory of them)`,
+		}},
+		{"from-logs weighted without logs", strings.Replace(valid, "{tokens: 100}", "{tokens: 100, content: {code: 1, from-logs: 1}}", 1), []string{
+			`t.yaml:3:55: pins.prompt.content.from-logs: from-logs needs pins.prompt.logs: the agent logs to build prompts from (Claude Code transcripts or Codex rollouts, a .jsonl file or a directory of them)`,
+		}},
+		{"a mix class's from-logs without logs", strings.Replace(valid, "  concurrency:", "  mix: {classes: [{name: a, weight: 1, prompt: {content: from-logs}}]}\n  concurrency:", 1), []string{
+			`t.yaml:5:58: pins.mix.classes[0].prompt.content: from-logs needs pins.prompt.logs: the agent logs to build prompts from (Claude Code transcripts or Codex rollouts, a .jsonl file or a directory of them)`,
+		}},
+		{"logs without from-logs", strings.Replace(valid, "{tokens: 100}", "{tokens: 100, content: code, logs: "+logsDir+"}", 1), []string{
+			`t.yaml:3:46: pins.prompt.logs: only with content from-logs (the prompts are built from the logs' lines)`,
+		}},
+		{"logs with from-logs at weight 0", strings.Replace(valid, "{tokens: 100}", "{tokens: 100, content: {code: 1, from-logs: 0}, logs: "+logsDir+"}", 1), []string{
+			`t.yaml:3:65: pins.prompt.logs: only with content from-logs (the prompts are built from the logs' lines)`,
+		}},
+		{"logs that are not there", strings.Replace(valid, "{tokens: 100}", "{tokens: 100, content: from-logs, logs: no/such/logs}", 1), []string{
+			`t.yaml:3:51: pins.prompt.logs: cannot read no/such/logs: no such file or directory`,
+		}},
+		{"logs in a mix class", strings.Replace(strings.Replace(valid, "{tokens: 100}", "{tokens: 100, content: from-logs, logs: "+logsDir+"}", 1),
+			"  concurrency:", "  mix: {classes: [{name: a, weight: 1, prompt: {tokens: 100, logs: x}}]}\n  concurrency:", 1), []string{
+			`t.yaml:5:68: pins.mix.classes[0].prompt.logs: only at the top-level prompt pin (pins.prompt)`,
+		}},
+		{"from-logs in agentic sessions", strings.Replace(strings.Replace(valid, "{tokens: 100}", "{tokens: 100, content: from-logs, logs: "+logsDir+"}", 1),
+			"requests: 10", "duration: 1m\nworkload: {kind: agentic, turns: 3, growth_tokens: 50, think_seconds: 1}", 1), []string{
+			`t.yaml:3:34: pins.prompt.content: only for workload kind requests: an agentic session's or a trace's turns are prose`,
+			`t.yaml:3:51: pins.prompt.logs: only for workload kind requests, with content from-logs`,
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,6 +100,10 @@ func TestContentDeclaredAndPlanned(t *testing.T) {
 			nil, []string{"prose", "code", "json"}},
 		{"mix inheriting json", strings.Replace(mix, "{tokens: 100}", "{tokens: 100, content: json}", 1), "code 75%, json 25%",
 			map[string]string{"a": "code", "b": "json"}, []string{"code", "json"}},
+		{"from logs", strings.Replace(valid, "{tokens: 100}", "{tokens: 100, content: from-logs, logs: "+logsDir+"}", 1), "from-logs (" + logsDir + ")",
+			map[string]string{"": "from-logs"}, []string{"from-logs"}},
+		{"from logs in a mix", strings.Replace(mix, "{tokens: 100}", "{tokens: 100, content: {from-logs: 1, json: 1}, logs: "+logsDir+"}", 1),
+			"code 75%, json 12.5%, from-logs (" + logsDir + ") 12.5%", nil, []string{"code", "json", "from-logs"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := Parse("t.yaml", []byte(tt.src))
@@ -139,6 +175,28 @@ func TestContentYAML(t *testing.T) {
 		}
 		if err := yaml.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back.C, c) {
 			t.Errorf("%v: %s read back as %v (%v)", c, b, back.C, err)
+		}
+	}
+}
+
+// pins.prompt.logs is relative to the scenario file, like workload.file.
+func TestLogsPath(t *testing.T) {
+	abs, err := filepath.Abs(filepath.Join("..", "analyze", "testdata", "codex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ file, logs, want string }{
+		{"testdata/t.yaml", "../" + logsDir, filepath.Join("..", "analyze", "testdata", "claude-code")},
+		{"t.yaml", logsDir, filepath.Join("..", "analyze", "testdata", "claude-code")},
+		{"testdata/t.yaml", abs, abs},
+	} {
+		src := strings.Replace(valid, "{tokens: 100}", "{tokens: 100, content: from-logs, logs: "+tt.logs+"}", 1)
+		s, err := Parse(tt.file, []byte(src))
+		if err != nil {
+			t.Fatalf("%s, logs %s: %v", tt.file, tt.logs, err)
+		}
+		if got := s.LogsPath(); got != tt.want {
+			t.Errorf("%s, logs %s: LogsPath %q, want %q", tt.file, tt.logs, got, tt.want)
 		}
 	}
 }

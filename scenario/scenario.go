@@ -92,11 +92,16 @@ type PromptPin struct {
 	// the pinned length, per request, in percent (default 2; at least one
 	// token). Beyond it the run is invalid. Top-level pin only.
 	TolerancePct *float64 `yaml:"tolerance_pct"`
-	// Content is the class of the prompts' text: one of ContentClasses,
-	// or weights over them drawn per request (nil: a mix class inherits
-	// the top-level one, which defaults to ContentProse). Independent
-	// requests only (workload kind requests).
+	// Content is the class of the prompts' text: one of ContentClasses
+	// or ContentFromLogs, or weights over them drawn per request (nil: a
+	// mix class inherits the top-level one, which defaults to
+	// ContentProse). Independent requests only (workload kind requests).
 	Content Content `yaml:"content"`
+	// Logs is the agent logs the from-logs content is built from (Claude
+	// Code transcripts or Codex rollouts: a .jsonl file or a directory of
+	// them), relative to the scenario file unless absolute; required with
+	// from-logs and only with it (Scenario.LogsPath). Top-level pin only.
+	Logs string `yaml:"logs"`
 }
 
 // DefaultPromptTolerancePct and DefaultOutputTolerancePct are the drift

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/sixpin/sixpin/prompt"
@@ -39,6 +40,37 @@ func TestBuiltPromptsClassified(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// A from-logs prompt (an agent log's lines) is classified by its text like
+// any other, as one of the classes, at every length.
+func TestFromLogsPromptsClassified(t *testing.T) {
+	logs := prompt.NewLogLines()
+	for _, text := range []string{
+		"the parser test fails, fix it",
+		"Let me run the tests.\n```go\nfunc split(s string) []string {\n\treturn strings.Split(s, \",\")[1:]\n}\n```",
+		`{"command":"go test ./parser/","description":"Run the tests"}`,
+		"--- FAIL: TestParse (0.00s)\n    parse_test.go:12: got 1, want 2\nFAIL",
+		"Fixed: the parser now splits on every separator.",
+	} {
+		logs.Add(text)
+	}
+	tok, err := tokenizer.Get(tokenizer.Words)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := prompt.NewBuilder(func(s string) (int, error) { return tok.Count(s), nil }, prompt.WithLogs(logs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := []string{ClassProse, ClassCode, ClassJSON, ClassToolCalls, ClassRepetitive}
+	for _, n := range []int{1, 48, 1000, 8000} {
+		for seed := uint64(0); seed < 10; seed++ {
+			if got := classifyText(b.BuildContent(prompt.FromLogs, seed, n)); !slices.Contains(classes, got) {
+				t.Fatalf("%d tokens, seed %d: classified %q", n, seed, got)
+			}
 		}
 	}
 }
