@@ -41,7 +41,7 @@ func checkContentCheck(cfg Config, sc *scenario.Scenario) error {
 	case cfg.ContentSpreadPct < 0:
 		return fmt.Errorf("%w: --content-spread %g: must be ≥ 0 (a percentage)", ErrBadInput, cfg.ContentSpreadPct)
 	}
-	for _, class := range scenario.ContentClasses {
+	for _, class := range contentClassesOf(sc) {
 		if _, err := contentSlice(sc, class, sliceBound(cfg)); err != nil {
 			return fmt.Errorf("%w: --content-check: %w", ErrBadInput, err)
 		}
@@ -67,7 +67,9 @@ func contentSlice(sc *scenario.Scenario, class string, d time.Duration) (*scenar
 	s := *sc
 	s.Name = sc.Name + "+content-" + class
 	s.Pins.Prompt.Content = scenario.Content{class: 1}
-	s.Pins.Prompt.Logs = "" // the slices' classes are sixpin's own
+	if class != scenario.ContentFromLogs {
+		s.Pins.Prompt.Logs = "" // sixpin's own classes read no logs
+	}
 	s.Pins.Mix.Classes = slices.Clone(sc.Pins.Mix.Classes)
 	for i, c := range s.Pins.Mix.Classes {
 		if c.Prompt == nil || len(c.Prompt.Content) == 0 {
@@ -98,6 +100,16 @@ func contentSlice(sc *scenario.Scenario, class string, d time.Duration) (*scenar
 	return &s, nil
 }
 
+// contentClassesOf are the classes the content check slices sc into:
+// sixpin's own, and the user's logs when sc builds prompts from them.
+func contentClassesOf(sc *scenario.Scenario) []string {
+	classes := slices.Clone(scenario.ContentClasses)
+	if sc.Pins.Prompt.Logs != "" {
+		classes = append(classes, scenario.ContentFromLogs)
+	}
+	return classes
+}
+
 // contentCheck runs, after the run, one slice per content class against
 // the same target, one after another, and judges how far apart their
 // decode speeds are. An interrupt stops it between slices (the slice
@@ -116,18 +128,17 @@ func contentCheck(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, 
 	}
 	if c := sc.Pins.Prompt.Content; len(c) == 1 && len(sc.Pins.Mix.Classes) == 0 {
 		for k := range c {
-			if slices.Contains(scenario.ContentClasses, k) { // from-logs has no slice: prose is the base
-				cc.Base = k
-			}
+			cc.Base = k
 		}
 	}
+	classes := contentClassesOf(sc)
 	// Each slice's decode median with its sampling model, for the
 	// spread's interval.
 	medians := map[string]stats.Estimate{}
 	one := cfg
 	one.Out = cfg.ErrOut
 	one.Records = ""
-	for i, class := range scenario.ContentClasses {
+	for i, class := range classes {
 		if ctx.Err() != nil {
 			cc.Missing = append(cc.Missing, class)
 			continue
@@ -136,8 +147,8 @@ func contentCheck(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, 
 		if err != nil {
 			return nil, fmt.Errorf("%w: --content-check: %w", ErrBadInput, err)
 		}
-		fmt.Fprintf(cfg.ErrOut, "sixpin: content check %d of %d: prompts of class %s, %s\n", i+1, len(scenario.ContentClasses), class, stepBound(s))
-		one.step = stepLabel(i, len(scenario.ContentClasses), "content "+class)
+		fmt.Fprintf(cfg.ErrOut, "sixpin: content check %d of %d: prompts of class %s, %s\n", i+1, len(classes), class, stepBound(s))
+		one.step = stepLabel(i, len(classes), "content "+class)
 		run, sp, err := execute(ctx, hard, one, s, "", spillBeside(path, ".content-"+class), 0)
 		if err != nil {
 			fmt.Fprintf(cfg.ErrOut, "sixpin: content check: the %s slice failed: %v\n", class, err)

@@ -182,8 +182,10 @@ func TestFromLogsWithoutText(t *testing.T) {
 	}
 }
 
-// A content check of a from-logs scenario runs sixpin's own classes: its
-// slices drop the logs, and prose is the base.
+// A content check of a from-logs scenario runs sixpin's own classes,
+// which drop the logs, and a slice of the user's own logs, which keeps
+// them and is the base the others are compared with; on a speculating
+// simulator every slice measures decode.
 func TestFromLogsContentCheckSlices(t *testing.T) {
 	sc, err := scenario.Load("testdata/from-logs.yaml")
 	if err != nil {
@@ -192,10 +194,23 @@ func TestFromLogsContentCheckSlices(t *testing.T) {
 	if err := checkContentCheck(Config{ContentCheck: true}, sc); err != nil {
 		t.Fatal(err)
 	}
-	for _, class := range scenario.ContentClasses {
+	for _, class := range contentClassesOf(sc) {
 		s, err := contentSlice(sc, class, time.Minute)
-		if err != nil || s.Pins.Prompt.Logs != "" || s.LogsPath() != "" {
+		if keeps := class == scenario.ContentFromLogs; err != nil || (s.LogsPath() != "") != keeps {
 			t.Errorf("%s slice: %v, logs %q", class, err, s.Pins.Prompt.Logs)
 		}
+	}
+	o, err := run(t, Config{ScenarioPath: "testdata/from-logs.yaml", Profile: "sim-spec-healthy", TimeScale: 0.1, Requests: 24,
+		ContentCheck: true, ContentCheckSlice: 5 * time.Second, AllowPinMismatch: []string{"model"}})
+	if o == nil || o.Run == nil || o.Run.ContentCheck == nil {
+		t.Fatalf("no content check: %v", err)
+	}
+	cc := o.Run.ContentCheck
+	if cc.Base != scenario.ContentFromLogs || len(cc.Classes) != len(scenario.ContentClasses)+1 || cc.Incomplete {
+		t.Fatalf("content check: base %q, %d slices, missing %v", cc.Base, len(cc.Classes), cc.Missing)
+	}
+	last := cc.Classes[len(cc.Classes)-1]
+	if last.Class != scenario.ContentFromLogs || last.DecodeTokS == nil || last.Ratio == nil || *last.Ratio != 1 {
+		t.Errorf("the logs' slice: %+v", last)
 	}
 }
