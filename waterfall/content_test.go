@@ -163,11 +163,9 @@ func TestPlanContentStep(t *testing.T) {
 // content, which Validate refuses.
 func TestContentMovesWithTheWorkload(t *testing.T) {
 	smoke := load(t, "../scenarios/smoke.yaml")
+	// smoke declares its requests' input:output ratio, which moves with
+	// the workload (TestDeclaredRatioMovesWithTheWorkload).
 	code := withContent(smoke, scenario.Content{scenario.ContentCode: 1})
-	// smoke's declared input:output ratio is its requests', not an
-	// agentic session's: a configuration with the one and the other is
-	// invalid whatever the content.
-	code.Pins.Mix.InputOutputRatio = 0
 	agentic := load(t, "../scenarios/agentic-120k.yaml")
 	trace := load(t, "../scenarios/mlperf-agentic-sample.yaml")
 	traceStart := withContent(NewBrochure(trace), scenario.Content{scenario.ContentJSON: 1})

@@ -364,11 +364,13 @@ func move(s, to *scenario.Scenario, pin string) {
 	case PinWorkload:
 		s.Workload = to.Workload
 	}
-	if pin == PinPrompt || pin == PinOutput || pin == PinMix {
+	if pin == PinPrompt || pin == PinOutput || pin == PinMix || pin == PinWorkload {
 		// A declared input:output ratio belongs to the pins it was
-		// declared with: to's once they all are to's, else derived.
+		// declared with — the workload's too: an agentic session's
+		// context snowballs — to's once they all are to's, else derived.
 		s.Pins.Mix.InputOutputRatio = 0
-		if reflect.DeepEqual(s.Pins.Mix.Classes, to.Pins.Mix.Classes) && reflect.DeepEqual(shape(s.Pins.Prompt), shape(to.Pins.Prompt)) && reflect.DeepEqual(s.Pins.Output, to.Pins.Output) {
+		if reflect.DeepEqual(s.Pins.Mix.Classes, to.Pins.Mix.Classes) && reflect.DeepEqual(shape(s.Pins.Prompt), shape(to.Pins.Prompt)) &&
+			reflect.DeepEqual(s.Pins.Output, to.Pins.Output) && equal(PinWorkload, s, to) {
 			s.Pins.Mix.InputOutputRatio = to.Pins.Mix.InputOutputRatio
 		}
 	}

@@ -97,6 +97,33 @@ func TestPlanDeclaredRatioIsNoStep(t *testing.T) {
 	}
 }
 
+// A declared input:output ratio is of the workload it was declared
+// with: from smoke.yaml (requests, ratio 7.8) to agentic-120k, whose
+// contexts snowball, a configuration with the agentic workload and
+// smoke's prompt and output derives its ratio instead of keeping 7.8,
+// which Validate would refuse; every configuration validates.
+func TestDeclaredRatioMovesWithTheWorkload(t *testing.T) {
+	from, to := load(t, "../scenarios/smoke.yaml"), load(t, "../scenarios/agentic-120k.yaml")
+	if from.Pins.Mix.InputOutputRatio == 0 {
+		t.Fatal("smoke.yaml declares no input:output ratio: the test wants one")
+	}
+	p, err := NewPlan(from, to, Options{Exact: true, MaxRuns: 1 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Configs {
+		sc, err := p.Scenario(c, 0)
+		if err != nil {
+			t.Errorf("configuration %q: %v", c.Key, err)
+			continue
+		}
+		moved := slices.Contains(c.Moved, PinWorkload)
+		if r := sc.Pins.Mix.InputOutputRatio; moved && r != 0 && r != to.Pins.Mix.InputOutputRatio {
+			t.Errorf("configuration %q keeps the ratio %v declared for requests", c.Key, r)
+		}
+	}
+}
+
 // --order moves the named pins first; the rest follow in the default
 // order. Unknown or repeated names are refused; --metric holds one metric
 // and skips the metric step.
