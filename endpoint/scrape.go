@@ -60,6 +60,9 @@ var families = []metricFamily{
 		kvUsage: []string{"sglang:token_usage"},
 		running: []string{"sglang:num_running_reqs"}, waiting: []string{"sglang:num_queue_reqs"},
 		prompt: []string{"sglang:prompt_tokens_total"}, generation: []string{"sglang:generation_tokens_total"},
+		// prompt_tokens_total counts whole prompts, cached part included:
+		// it is what the prefix cache was queried with.
+		prefixQueries: []string{"sglang:prompt_tokens_total"},
 		prefixHits:    []string{"sglang:cached_tokens_total"},
 		prefixHitRate: []string{"sglang:cache_hit_rate"},
 		ttft:          "sglang:time_to_first_token_seconds", e2e: "sglang:e2e_request_latency_seconds",

@@ -74,6 +74,23 @@ func TestParseServerMetricsFixtures(t *testing.T) {
 			}
 		})
 	}
+	// SGLang counts a request's whole prompt in prompt_tokens_total,
+	// its cached part too (TokenizerMetricsCollector.
+	// observe_one_finished_request): the prefix cache's hit rate is
+	// cached ÷ prompt, so the prompt counter is its queries. llama.cpp
+	// counts only the computed part: it has no queries counter.
+	sg := `sglang:prompt_tokens_total{model_name="m"} 1000
+sglang:cached_tokens_total{model_name="m"} 250
+sglang:num_running_reqs{model_name="m"} 1
+`
+	x, _, _ := parseServerMetrics([]byte(sg))
+	if val(x.PrefixQueries) != 1000 || val(x.PrefixHits) != 250 {
+		t.Errorf("SGLang's prefix cache: queries %v, hits %v; want 1000 (its prompt tokens), 250", val(x.PrefixQueries), val(x.PrefixHits))
+	}
+	raw, _ := os.ReadFile(filepath.Join("testdata", "metrics", "llamacpp.txt"))
+	if x, _, _ := parseServerMetrics(raw); x.PrefixQueries != nil {
+		t.Errorf("llama.cpp's prefix-cache queries %v, want none (its prompt counter is the computed part)", val(x.PrefixQueries))
+	}
 	if _, _, ok := parseServerMetrics([]byte("# nothing\nprocess_cpu_seconds_total 3\n")); ok {
 		t.Error("a /metrics with no engine's names was taken")
 	}
