@@ -97,6 +97,21 @@ sglang:num_running_reqs{model_name="m"} 1
 }
 
 // TestScrapeSimulator scrapes the simulator's live vLLM metrics over HTTP
+// scrapedSim serves the simulator srv over HTTP and returns a client of
+// it, a scraper of its /metrics every 20 ms, started, and the clock both
+// run on.
+func scrapedSim(t *testing.T, srv *sim.Server) (*Client, *Scraper, Clock) {
+	t.Helper()
+	ts := httptest.NewServer(srv)
+	t.Cleanup(func() { ts.Close(); srv.Close() })
+	c := newClient(t, Target{BaseURL: ts.URL + "/v1", Model: "m"})
+	sc := c.NewScraper(20 * time.Millisecond)
+	sc.Baseline(context.Background())
+	clk := Clock{Start: time.Now()}
+	sc.Start(context.Background(), clk)
+	return c, sc, clk
+}
+
 // while requests run: counters rise by what was served, gauges are read,
 // histograms are there.
 func TestScrapeSimulator(t *testing.T) {
@@ -106,13 +121,7 @@ func TestScrapeSimulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(func() { ts.Close(); srv.Close() })
-	c := newClient(t, Target{BaseURL: ts.URL + "/v1", Model: "m"})
-	clk := Clock{Start: time.Now()}
-	sc := c.NewScraper(20 * time.Millisecond)
-	sc.Baseline(context.Background())
-	sc.Start(context.Background(), clk)
+	c, sc, clk := scrapedSim(t, srv)
 	const n, out = 4, 16
 	for i := range n {
 		rec := c.Stream(context.Background(), Call{Req: record.Request{Index: i, PromptTokens: 50, OutputTokens: out},

@@ -3,12 +3,10 @@ package endpoint
 import (
 	"context"
 	"math"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/sim"
@@ -157,13 +155,7 @@ func TestScrapeSimulatorSGLang(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(func() { ts.Close(); srv.Close() })
-	c := newClient(t, Target{BaseURL: ts.URL + "/v1", Model: "m"})
-	clk := Clock{Start: time.Now()}
-	sc := c.NewScraper(20 * time.Millisecond)
-	sc.Baseline(context.Background())
-	sc.Start(context.Background(), clk)
+	c, sc, clk := scrapedSim(t, srv)
 	const n, out = 4, 64
 	accepted := 0
 	for i := range n {

@@ -66,6 +66,19 @@ func specSim(t *testing.T, name string) sim.Config {
 	return cfg
 }
 
+// specScenario is the speculative-decoding tests' scenario: four
+// streams of 200-token prompts and 128 tokens out on sim-spec-healthy.
+const specScenario = `name: spec
+seed: 1
+pins:
+  model: {name: sim-spec-healthy}
+  prompt: {tokens: 200}
+  output: {tokens: 128, exact: true}
+  concurrency: {mode: closed, streams: 4}
+duration: 10m
+windows: {warmup: 0s, burst: 1s, steady: {start: 0s}}
+`
+
 // within1Pct reports whether got is within 1% of want (the issue's bar).
 func within1Pct(got, want float64) bool { return want > 0 && math.Abs(got-want) <= 0.01*want }
 
@@ -83,16 +96,7 @@ func countWithin1Pct(count *int64, want float64) bool {
 // speculate leaves both unknown, and the card says that.
 func TestSpecDecodeMatchesServer(t *testing.T) {
 	t.Parallel()
-	path := scenarioFile(t, `name: spec
-seed: 1
-pins:
-  model: {name: sim-spec-healthy}
-  prompt: {tokens: 200}
-  output: {tokens: 128, exact: true}
-  concurrency: {mode: closed, streams: 4}
-duration: 10m
-windows: {warmup: 0s, burst: 1s, steady: {start: 0s}}
-`)
+	path := scenarioFile(t, specScenario)
 	t.Run("speculating", func(t *testing.T) {
 		t.Parallel()
 		base := simServer(t, specSim(t, "sim-spec-healthy"), nil)
@@ -210,16 +214,7 @@ func withoutVerifyCounter(next http.Handler) http.Handler {
 // that does not speculate leaves it unknown.
 func TestSpecDecodeSGLang(t *testing.T) {
 	t.Parallel()
-	path := scenarioFile(t, `name: spec
-seed: 1
-pins:
-  model: {name: sim-spec-healthy}
-  prompt: {tokens: 200}
-  output: {tokens: 128, exact: true}
-  concurrency: {mode: closed, streams: 4}
-duration: 10m
-windows: {warmup: 0s, burst: 1s, steady: {start: 0s}}
-`)
+	path := scenarioFile(t, specScenario)
 	sglangSim := func(t *testing.T, spec bool, wrap func(http.Handler) http.Handler) (base string, s http.Handler) {
 		cfg := specSim(t, "sim-spec-healthy")
 		cfg.Metrics = sim.MetricsSGLang
