@@ -442,7 +442,8 @@ duration: 10m
 `)
 	rowsPath := filepath.Join(t.TempDir(), "rows.csv")
 	simCfg := sim.Config{Model: "m", Timing: sim.TimingNone, Tokenizer: "words"}
-	if _, err := run(t, Config{ScenarioPath: path, Profile: "vllm", Endpoint: simServer(t, simCfg, nil), Model: "m", Tokenizer: "words", Requests: 40, Records: rowsPath}); err != nil {
+	if _, err := run(t, Config{ScenarioPath: path, Profile: "vllm", Endpoint: simServer(t, simCfg, nil), Model: "m", Tokenizer: "words",
+		Requests: 40, Records: rowsPath}); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]int{}

@@ -77,8 +77,8 @@ type Record struct {
 	// Class is the request's mix class ("" for a single-class scenario).
 	Class string
 	// Content is the prompt's content class (Request.Content; "" is
-	// prose). The per-request rows carry it; the spill does not (no
-	// figure of the results is by content).
+	// prose), for the per-request rows (no figure of the results is by
+	// content).
 	Content string
 	// Scheduled is when the request was due: its arrival time in open
 	// loop, its issue time in closed loop. Latencies are measured from it.

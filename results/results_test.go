@@ -317,6 +317,8 @@ func TestSpillRoundTrip(t *testing.T) {
 	in[1].RequestID, in[1].ErrMsg = "sixpin-0a1b2c3d-2", "HTTP 429: Tokens per minute limit exceeded"
 	// A sampled answer's score, after the failure's message: its own bit.
 	in[1].Output = &record.OutputScore{Words: 300, RepeatShare: 0.912345, Distinct2: 0.04, Compression: 17.25}
+	// The prompt's content class, last: its own bit (prose's "" none).
+	in[0].Content = "code"
 	for _, r := range in {
 		assignChunkTokens(r)
 		s.put(r)
@@ -331,7 +333,7 @@ func TestSpillRoundTrip(t *testing.T) {
 			r.RequestedPromptTokens != want.RequestedPromptTokens || len(r.Chunks) != len(want.Chunks) ||
 			r.ToolCalls != want.ToolCalls || r.Reconnects != want.Reconnects || r.Server != want.Server ||
 			r.TokenReads != want.TokenReads || r.Backoff != want.Backoff || r.Withheld != want.Withheld ||
-			r.RequestID != want.RequestID || r.ErrMsg != want.ErrMsg ||
+			r.RequestID != want.RequestID || r.ErrMsg != want.ErrMsg || r.Content != want.Content ||
 			(r.Output == nil) != (want.Output == nil) || (r.Output != nil && *r.Output != *want.Output) {
 			t.Fatalf("record %d: got %+v, want %+v", i, r, want)
 		}

@@ -251,7 +251,12 @@ func (s *spill) put(r *record.Record) {
 		flags |= 512 // the answer's score follows the failure's message
 	}
 	if r.Server.Has && (r.Server.DraftTokens > 0 || r.Server.DraftAccepted > 0) {
-		flags |= 1024 // the server's draft counts come last
+		flags |= 1024 // the server's draft counts follow the answer's score
+	}
+	var content uint64
+	if r.Content != "" {
+		flags |= 2048 // the prompt's content class comes last
+		content = s.intern(r.Content)
 	}
 	b = binary.AppendUvarint(b, uint64(r.Index))
 	b = binary.AppendUvarint(b, ids[0])
@@ -323,6 +328,9 @@ func (s *spill) put(r *record.Record) {
 	if flags&1024 != 0 {
 		b = binary.AppendUvarint(b, uint64(max(r.Server.DraftTokens, 0)))
 		b = binary.AppendUvarint(b, uint64(max(r.Server.DraftAccepted, 0)))
+	}
+	if flags&2048 != 0 {
+		b = binary.AppendUvarint(b, content)
 	}
 	s.buf = b
 	s.n++
@@ -583,6 +591,9 @@ func (s *spillReader) decode(b []byte, r *record.Record) error {
 	}
 	if flags&1024 != 0 {
 		r.Server.DraftTokens, r.Server.DraftAccepted = int(d.u()), int(d.u())
+	}
+	if flags&2048 != 0 {
+		r.Content = s.str(d.u())
 	}
 	if d.err != nil {
 		return errSpillCorrupt

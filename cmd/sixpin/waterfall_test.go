@@ -42,7 +42,10 @@ func TestWaterfallCommand(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	prof := filepath.Join(dir, "fixed.yaml")
-	src := "name: fixed\nkind: simulator\noutput_control: ignore_eos\ntokenizer: words\nsim: {model: m, timing: fixed, fixed: {ttft: 4ms, itl: 400us}}\n"
+	// Requests of about 80 ms: long beside the client's own time between
+	// an agent's turns, which a loaded machine stretches (at 16 ms, an
+	// agentic step was once judged to have kept too few in flight).
+	src := "name: fixed\nkind: simulator\noutput_control: ignore_eos\ntokenizer: words\nsim: {model: m, timing: fixed, fixed: {ttft: 20ms, itl: 2ms}}\n"
 	if err := os.WriteFile(prof, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
