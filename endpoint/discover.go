@@ -223,6 +223,7 @@ func merge(info *record.Discovery, p *partial) {
 	info.Notes = append(info.Notes, p.notes...)
 	f, from := &p.info, p.info.From
 	mergeVal(info, "version", &info.Version, f.Version, from)
+	mergeVal(info, "speculative", &info.Speculative, f.Speculative, from)
 
 	mergeVal(info, "model.id", &info.Model.ID, f.Model.ID, from)
 	mergeVal(info, "model.path", &info.Model.Path, f.Model.Path, from)

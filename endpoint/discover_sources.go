@@ -262,7 +262,13 @@ func labelBool(l map[string]string, k string) (bool, bool) {
 // propsResponse is llama.cpp's GET /props.
 type propsResponse struct {
 	DefaultGenerationSettings *struct {
-		NCtx int `json:"n_ctx"`
+		NCtx   int `json:"n_ctx"`
+		Params *struct {
+			// SpecTypes is the speculative decoding the server was
+			// started with (--spec-type): "none", or the drafters'
+			// names joined with commas ("draft-simple").
+			SpecTypes *string `json:"speculative.types"`
+		} `json:"params"`
 	} `json:"default_generation_settings"`
 	NCtx         int     `json:"n_ctx"`
 	TotalSlots   *int    `json:"total_slots"`
@@ -290,6 +296,10 @@ func parseLlamaProps(p *partial, raw []byte, ep string) error {
 	case pr.NCtx > 0:
 		f.KV.MaxModelLen = pr.NCtx
 		p.set("kv_cache.max_model_len", ep+" n_ctx")
+	}
+	if g := pr.DefaultGenerationSettings; g != nil && g.Params != nil && g.Params.SpecTypes != nil && *g.Params.SpecTypes != "" {
+		f.Speculative = *g.Params.SpecTypes
+		p.set("speculative", ep+" default_generation_settings.params.speculative.types")
 	}
 	if pr.TotalSlots != nil && *pr.TotalSlots > 0 {
 		f.KV.MaxNumSeqs = *pr.TotalSlots

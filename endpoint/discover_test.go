@@ -456,6 +456,20 @@ func TestDiscoverOddShapes(t *testing.T) {
 			},
 		},
 		{
+			// As llama-server b1-de3ff81 answers, started with -md and
+			// --spec-type draft-simple (trimmed to the fields read).
+			name: "llama.cpp says how it speculates", model: "m",
+			routes: map[string]string{
+				"GET /v1/models": `{"data":[{"id":"m","owned_by":"llamacpp"}]}`,
+				"GET /props":     `{"default_generation_settings":{"params":{"temperature":0.8,"speculative.types":"draft-simple","timings_per_token":false},"n_ctx":2048},"total_slots":2}`,
+			},
+			check: func(t *testing.T, d record.Discovery, info record.Discovery) {
+				if info.Speculative != "draft-simple" || info.From["speculative"] != "/props default_generation_settings.params.speculative.types" {
+					t.Errorf("speculative %q from %q", info.Speculative, info.From["speculative"])
+				}
+			},
+		},
+		{
 			name: "sources disagree: the first is kept, the other noted", model: "m",
 			routes: map[string]string{
 				"GET /v1/models": `{"data":[{"id":"m","max_model_len":32768}]}`,

@@ -13,9 +13,13 @@ type Discovery struct {
 	// the one engine source that answered).
 	Engine string `json:"engine,omitempty"`
 	// Version is the engine's build (llama.cpp build_info, SGLang version).
-	Version string     `json:"version,omitempty"`
-	Model   ModelFacts `json:"model"`
-	KV      KVFacts    `json:"kv_cache"`
+	Version string `json:"version,omitempty"`
+	// Speculative is the speculative decoding the server says it was
+	// started with: SpeculativeNone, or its drafters' names (llama.cpp's
+	// /props speculative.types, "draft-simple"); "" when it does not say.
+	Speculative string     `json:"speculative,omitempty"`
+	Model       ModelFacts `json:"model"`
+	KV          KVFacts    `json:"kv_cache"`
 	// RequestsRunning and RequestsWaiting are vLLM's gauges at discovery
 	// time, summed over engines (nil: not reported). A server already busy
 	// before the run skews it.
@@ -107,3 +111,7 @@ type SourceResult struct {
 	// another engine.
 	Err string `json:"error,omitempty"`
 }
+
+// SpeculativeNone is Discovery.Speculative for a server that says it
+// does not speculate (llama.cpp's --spec-type none, its default).
+const SpeculativeNone = "none"

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/numfmt"
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -17,9 +18,18 @@ import (
 // (results.Run.SpecDecodeIn); nil when the server said nothing.
 func specOf(run *results.Run, name string) *results.SpecDecode { return run.SpecDecodeIn(name) }
 
-// specUnknown says why speculative decoding is unknown: never "off", as
-// a server that says nothing may speculate all the same.
+// specUnknown says why the server counted no speculative decoding:
+// "off" only when the server says it was started without it (llama.cpp's
+// /props), else unknown, as a server that says nothing may speculate all
+// the same.
 func specUnknown(run *results.Run) string {
+	if d := run.Discovery; d != nil && d.Speculative != "" {
+		from := d.From["speculative"]
+		if d.Speculative == record.SpeculativeNone {
+			return fmt.Sprintf("off (%s: %s)", from, d.Speculative)
+		}
+		return fmt.Sprintf("unknown (%s: %s, but no draft counts arrived)", from, d.Speculative)
+	}
 	if run.Server == nil {
 		return "unknown (no draft counts in the server's timings; its /metrics was not scraped)"
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/results"
 )
 
@@ -59,6 +60,28 @@ func TestSpecObserved(t *testing.T) {
 			"speculative decoding: unknown (no draft counts in the server's timings; its /metrics was not scraped)", "Speculative decoding: unknown"},
 		{"an older results file", run(nil, nil, true),
 			"speculative decoding: unknown (the server exposes no counters)", "Speculative decoding: unknown"},
+	}
+	// "off" only where the server says so: llama.cpp's /props names the
+	// speculative decoding it was started with.
+	said := func(types string) *results.Run {
+		r := run(unknown, nil, true)
+		r.Discovery = &record.Discovery{Speculative: types, From: map[string]string{"speculative": "/props default_generation_settings.params.speculative.types"}}
+		return r
+	}
+	for _, c := range []struct{ types, want string }{
+		{"none", "speculative decoding: off (/props default_generation_settings.params.speculative.types: none)"},
+		{"draft-simple", "speculative decoding: unknown (/props default_generation_settings.params.speculative.types: draft-simple, but no draft counts arrived)"},
+	} {
+		if got := specObserved(said(c.types)); got != c.want {
+			t.Errorf("the server says %s:\n got %s\nwant %s", c.types, got, c.want)
+		}
+	}
+	if got := specObserved(func() *results.Run {
+		r := said("none")
+		r.Server.Windows[results.WindowSteady].SpecDecode = vllm
+		return r
+	}()); !strings.HasPrefix(got, "speculative decoding: on,") {
+		t.Errorf("counts beside a server that says none: %s", got)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
