@@ -116,12 +116,13 @@ func contentClassesOf(sc *scenario.Scenario) []string {
 // under way ends as a run ends), leaving the rest missing.
 func contentCheck(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, path string) (*results.ContentCheck, error) {
 	d := sliceBound(cfg)
-	cc := &results.ContentCheck{
-		SliceS: min(d, max(sc.Duration.D(), 0)).Seconds(), SliceRequests: sc.Requests,
-		ThresholdPct: cfg.ContentSpreadPct, Metric: results.ContentCheckMetric, Base: scenario.ContentProse,
+	slice := d
+	if sc.Duration > 0 {
+		slice = min(d, sc.Duration.D())
 	}
-	if sc.Duration == 0 {
-		cc.SliceS = d.Seconds()
+	cc := &results.ContentCheck{
+		SliceS: slice.Seconds(), SliceRequests: sc.Requests,
+		ThresholdPct: cfg.ContentSpreadPct, Metric: results.ContentCheckMetric, Base: scenario.ContentProse,
 	}
 	if cfg.ContentSpreadPct == 0 {
 		cc.ThresholdPct = results.DefaultContentSpreadPct
