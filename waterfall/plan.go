@@ -92,7 +92,8 @@ type Plan struct {
 	// Orders 0 and Exact false): Exact or Orders 2 is then that choice.
 	Auto bool
 	// fold names the pins the workload's move carries: those a trace
-	// gives, and the content when a side is not independent requests.
+	// gives, those agentic sessions take none of, and the content when a
+	// side is not independent requests.
 	fold []string
 }
 
@@ -120,12 +121,44 @@ func contentFolds(from, to *scenario.Scenario) bool {
 // (workload kind requests): the only workload with a content pin.
 func independent(s *scenario.Scenario) bool { return !s.Workload.Agentic() && !s.Workload.Replay() }
 
-// foldReason is why a pin the workload carries is skipped.
-func foldReason(pin string) string {
-	if pin == PinContent {
-		return "only independent requests have a content class: it moves with the workload"
+// agenticFolds are the pins that must move with the workload between
+// independent requests and agentic sessions because the requests' side
+// sets them where agentic sessions take none (Validate refuses them
+// beside agentic sessions): mix classes, an open loop, a shared prefix.
+func agenticFolds(from, to *scenario.Scenario) []string {
+	req := from
+	switch {
+	case from.Workload.Agentic() && independent(to):
+		req = to
+	case !(to.Workload.Agentic() && independent(from)):
+		return nil
 	}
-	return "a trace gives it: it moves with the workload"
+	var out []string
+	if req.Pins.Prompt.SharedPrefixTokens > 0 {
+		out = append(out, PinPrompt)
+	}
+	if req.Pins.Concurrency.Mode != scenario.ModeClosed {
+		out = append(out, PinConcurrency)
+	}
+	if len(req.Pins.Mix.Classes) > 0 {
+		out = append(out, PinMix)
+	}
+	return out
+}
+
+// foldReason is why a pin the workload carries is skipped.
+func foldReason(pin string, trace bool) string {
+	switch {
+	case pin == PinContent:
+		return "only independent requests have a content class: it moves with the workload"
+	case trace:
+		return "a trace gives it: it moves with the workload"
+	case pin == PinPrompt:
+		return "agentic sessions share no prefix across sessions: it moves with the workload"
+	case pin == PinConcurrency:
+		return "agentic sessions run in closed loop: it moves with the workload"
+	}
+	return "an agentic session's turns are its mix: it moves with the workload"
 }
 
 // NewPlan plans the waterfall from from to to. By default (o.Orders 0,
@@ -156,6 +189,8 @@ func NewPlan(from, to *scenario.Scenario, o Options) (*Plan, error) {
 	if from.Workload.Replay() || to.Workload.Replay() {
 		p.fold = slices.Clone(traceGiven)
 	}
+	trace := p.fold != nil
+	p.fold = append(p.fold, agenticFolds(from, to)...)
 	if contentFolds(from, to) {
 		// After the prompt, whose move keeps the content.
 		p.fold = append(p.fold, PinContent)
@@ -167,7 +202,7 @@ func NewPlan(from, to *scenario.Scenario, o Options) (*Plan, error) {
 		case view(pin):
 			p.Order = append(p.Order, pin)
 		case slices.Contains(p.fold, pin):
-			p.Skipped = append(p.Skipped, Skipped{Pin: pin, Value: Value(pin, to), Reason: foldReason(pin)})
+			p.Skipped = append(p.Skipped, Skipped{Pin: pin, Value: Value(pin, to), Reason: foldReason(pin, trace)})
 		case equal(pin, from, to):
 			p.Skipped = append(p.Skipped, Skipped{Pin: pin, Value: Value(pin, to), Reason: "equal in both"})
 		default:

@@ -124,6 +124,43 @@ func TestDeclaredRatioMovesWithTheWorkload(t *testing.T) {
 	}
 }
 
+// What agentic sessions take none of moves with the workload: from
+// requests in open loop, of two mix classes sharing a prefix, to
+// agentic-120k (and back), the prompt, concurrency and mix pins are
+// skipped, each saying why, and every configuration validates.
+func TestAgenticRefusalsMoveWithTheWorkload(t *testing.T) {
+	req := *load(t, "../scenarios/smoke.yaml")
+	req.Pins.Concurrency = scenario.ConcurrencyPin{Mode: scenario.ModeOpen, Rate: 2, Arrival: scenario.ArrivalPoisson}
+	req.Pins.Prompt.SharedPrefixTokens = 100
+	req.Pins.Mix = scenario.MixPin{Classes: []scenario.Class{{Name: "a", Weight: 1}, {Name: "b", Weight: 3}}}
+	if err := req.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	agentic := load(t, "../scenarios/agentic-120k.yaml")
+	for _, c := range []struct {
+		name     string
+		from, to *scenario.Scenario
+	}{{"requests to agentic", &req, agentic}, {"agentic to requests", agentic, &req}} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := NewPlan(c.from, c.to, Options{Exact: true, MaxRuns: 1 << 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, pin := range []string{PinPrompt, PinConcurrency, PinMix} {
+				i := slices.IndexFunc(p.Skipped, func(s Skipped) bool { return s.Pin == pin })
+				if i < 0 || !strings.Contains(p.Skipped[i].Reason, "agentic") || !strings.Contains(p.Skipped[i].Reason, "moves with the workload") {
+					t.Errorf("%s: skipped %+v", pin, p.Skipped)
+				}
+			}
+			for _, cf := range p.Configs {
+				if _, err := p.Scenario(cf, 0); err != nil {
+					t.Errorf("configuration %q: %v", cf.Key, err)
+				}
+			}
+		})
+	}
+}
+
 // --order moves the named pins first; the rest follow in the default
 // order. Unknown or repeated names are refused; --metric holds one metric
 // and skips the metric step.
