@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sixpin/sixpin/internal/clip"
@@ -38,7 +39,11 @@ func contentPin(run *results.Run) (declared, observed string, v results.Verdict,
 		return declared, observed, results.Unverifiable, fmt.Sprintf("the spread passes %s%%, but its 95%% interval reaches below it: within the slices' noise (longer slices, --content-check-slice, would tell)",
 			numfmt.Short(cc.ThresholdPct))
 	case cc.Sensitive:
-		return declared, observed, verdictSensitive, fmt.Sprintf("CONTENT-SENSITIVE: decode tok/s spreads %s across content classes, past %s%%: the server's speed depends on what the model writes (a speculative drafter guesses %s better than %s); these figures hold for %s prompts only",
+		why := "a speculative drafter guesses %s better than %s"
+		if !slices.ContainsFunc(cc.Classes, func(s results.ContentSlice) bool { return s.SpecDecode != nil }) {
+			why = "the server counted no speculative decoding; a drafter would guess %s better than %s"
+		}
+		return declared, observed, verdictSensitive, fmt.Sprintf("CONTENT-SENSITIVE: decode tok/s spreads %s across content classes, past %s%%: the server's speed depends on what the model writes ("+why+"); these figures hold for %s prompts only",
 			pctShort(*cc.SpreadPct), numfmt.Short(cc.ThresholdPct), cc.Fastest, cc.Slowest, declared)
 	}
 	return declared, observed, results.Verified, fmt.Sprintf("content-insensitive: decode tok/s within %s%% across content classes (spread %s)", numfmt.Short(cc.ThresholdPct), pctShort(*cc.SpreadPct))
