@@ -36,13 +36,13 @@ func (p *parser) timingsMember(key []byte, c *chunk) bool {
 			t.cacheN = int(v)
 		}
 		return ok
-	case "draft_n", "draft_n_accepted":
+	case "draft_n":
 		v, ok := p.integer()
-		if len(key) == len("draft_n") {
-			t.draftN = int(v)
-		} else {
-			t.draftAccepted = int(v)
-		}
+		t.draftN = int(v)
+		return ok
+	case "draft_n_accepted":
+		v, ok := p.integer()
+		t.draftAccepted = int(v)
 		return ok
 	case "prompt_ms", "predicted_ms", "queue_ms":
 		if p.isNull() {

@@ -28,7 +28,7 @@ func checkContentCheck(cfg Config, sc *scenario.Scenario) error {
 		return nil
 	}
 	switch {
-	case sc.Workload.Agentic() || sc.Workload.Replay():
+	case !sc.Workload.Independent():
 		return fmt.Errorf("%w: --content-check needs workload kind requests: an agentic session's or a trace's turns are prose, not a content class (check the content on a requests scenario with the same pins)", ErrBadInput)
 	case sc.Sweep != nil:
 		return fmt.Errorf("%w: --content-check with a sweep: check one point's content as its own scenario", ErrBadInput)

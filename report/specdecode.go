@@ -14,10 +14,6 @@ import (
 // card's model row, in the server section of the summary and under each
 // window.
 
-// specOf is a window's speculative decoding as the server counted it
-// (results.Run.SpecDecodeIn); nil when the server said nothing.
-func specOf(run *results.Run, name string) *results.SpecDecode { return run.SpecDecodeIn(name) }
-
 // specUnknown says why the server counted no speculative decoding:
 // "off" only when the server says it was started without it (llama.cpp's
 // /props), else unknown, as a server that says nothing may speculate all
@@ -40,7 +36,7 @@ func specUnknown(run *results.Run) string {
 // "speculative decoding: on, 2.6 tokens per step, acceptance 41%
 // (steady window, vllm /metrics)".
 func specObserved(run *results.Run) string {
-	s := specOf(run, run.Headline)
+	s := run.SpecDecodeIn(run.Headline)
 	if s == nil {
 		return "speculative decoding: " + specUnknown(run)
 	}
@@ -126,7 +122,7 @@ func writeSpecWindow(p *numfmt.Printer, run *results.Run, name string) {
 // writeSpecSummary writes the headline window's speculative decoding,
 // or why it is unknown, for the server section.
 func writeSpecSummary(p *numfmt.Printer, run *results.Run) {
-	s := specOf(run, run.Headline)
+	s := run.SpecDecodeIn(run.Headline)
 	if s == nil {
 		p.F("Speculative decoding: %s\n", specUnknown(run))
 		return

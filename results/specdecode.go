@@ -272,3 +272,19 @@ func sglangGaugeSpec(samples []record.ServerSample, after, through time.Duration
 	}
 	return s
 }
+
+// SpecDecodeIn is a window's speculative decoding as the server counted
+// it: its /metrics (the server's window: vLLM's and llama.cpp's counters
+// count steps and positions, SGLang's steps) before llama.cpp's
+// per-request counts (the window's); nil when the server said nothing.
+func (r *Run) SpecDecodeIn(window string) *SpecDecode {
+	if r.Server != nil {
+		if sw := r.Server.Windows[window]; sw != nil && sw.SpecDecode != nil && sw.SpecDecode.State == SpecOn {
+			return sw.SpecDecode
+		}
+	}
+	if w := r.Windows[window]; w != nil && w.SpecDecode != nil && w.SpecDecode.State == SpecOn {
+		return w.SpecDecode
+	}
+	return nil
+}

@@ -127,6 +127,17 @@ func contentRank(c string) int {
 	return len(contentNames)
 }
 
+// Shares is each class's share of requests (0–1), classes of no weight
+// left out: nil c is prose alone, and weights that differ only in scale
+// give the same shares.
+func (c Content) Shares() map[string]float64 {
+	out := map[string]float64{}
+	for _, x := range c.classes() {
+		out[x.class] = x.share
+	}
+	return out
+}
+
 // String words the content: "code", or "code 75%, prose 25%".
 func (c Content) String() string { return sharesWords(c.classes(), "") }
 
@@ -159,7 +170,7 @@ func (v *validator) content() {
 		if len(c) == 0 {
 			return
 		}
-		if !independent(v.s.Workload) {
+		if !v.s.Workload.Independent() {
 			v.errorf(path, "only for workload kind requests: an agentic session's or a trace's turns are prose")
 			return
 		}
@@ -200,7 +211,7 @@ func (v *validator) content() {
 	case fromLogs != "" && logs == "":
 		v.errorf(fromLogs, "from-logs needs pins.prompt.logs: the agent logs to build prompts from (Claude Code transcripts or Codex rollouts, a .jsonl file or a directory of them)")
 	case logs == "":
-	case !independent(v.s.Workload):
+	case !v.s.Workload.Independent():
 		v.errorf("pins.prompt.logs", "only for workload kind requests, with content from-logs")
 	case fromLogs == "":
 		v.errorf("pins.prompt.logs", "only with content from-logs (the prompts are built from the logs' lines)")
@@ -239,16 +250,16 @@ func (c Class) ownsPromptTokens() bool {
 	return c.Prompt != nil && (len(c.Prompt.Content) == 0 || !c.Prompt.Tokens.IsZero())
 }
 
-// independent reports whether w's prompts are built per request (kind
-// requests, or unset).
-func independent(w Workload) bool { return !w.Agentic() && !w.Replay() }
+// Independent reports whether w's prompts are built per request (kind
+// requests, or unset): not agentic sessions, not a trace.
+func (w Workload) Independent() bool { return !w.Agentic() && !w.Replay() }
 
 // contentDeclared is the prompt's declared content: the one class every
 // request's prompt is, or each class's share of requests over the mix's
 // classes and their contents ("code 75%, prose 25%"). Empty for
 // workloads that are not independent requests.
 func (s *Scenario) contentDeclared() string {
-	if !independent(s.Workload) {
+	if !s.Workload.Independent() {
 		return ""
 	}
 	share := Content{}

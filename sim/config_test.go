@@ -71,21 +71,28 @@ func TestValidate(t *testing.T) {
 			if tc.c.KVBudgetTokens == 0 && err != nil && strings.Contains(err.Error(), "kv_budget_tokens") {
 				t.Errorf("error %q names kv_budget_tokens, which the config does not set", err)
 			}
-			if len(tc.want) == 0 {
-				if err != nil {
-					t.Fatalf("Validate() = %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatal("Validate() = nil")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q lacks %q", err, w)
-				}
-			}
+			wantErrs(t, err, tc.want)
 		})
+	}
+}
+
+// wantErrs checks a Validate error: none when want is empty, else one
+// holding every string of want.
+func wantErrs(t *testing.T, err error, want []string) {
+	t.Helper()
+	if len(want) == 0 {
+		if err != nil {
+			t.Fatalf("Validate() = %v", err)
+		}
+		return
+	}
+	if err == nil {
+		t.Fatal("Validate() = nil")
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("Validate() = %q, want it to contain %q", err, w)
+		}
 	}
 }
 
@@ -166,21 +173,7 @@ func TestValidateSpecDecode(t *testing.T) {
 			[]string{"spec_decode.acceptance.poetry: unknown content class", "spec_decode.acceptance.repetitive: missing"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.c.Validate()
-			if len(tc.want) == 0 {
-				if err != nil {
-					t.Fatalf("Validate() = %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatal("Validate() = nil")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("Validate() = %q, want it to contain %q", err, w)
-				}
-			}
+			wantErrs(t, tc.c.Validate(), tc.want)
 		})
 	}
 }

@@ -114,12 +114,8 @@ var traceGiven = []string{PinPrompt, PinOutput, PinConcurrency, PinMix}
 // requests and either side sets a content, no configuration may hold
 // one side's workload with the other's content.
 func contentFolds(from, to *scenario.Scenario) bool {
-	return (!independent(from) || !independent(to)) && (len(from.Pins.Prompt.Content) > 0 || len(to.Pins.Prompt.Content) > 0)
+	return (!from.Workload.Independent() || !to.Workload.Independent()) && (len(from.Pins.Prompt.Content) > 0 || len(to.Pins.Prompt.Content) > 0)
 }
-
-// independent reports whether s's prompts are built per request
-// (workload kind requests): the only workload with a content pin.
-func independent(s *scenario.Scenario) bool { return !s.Workload.Agentic() && !s.Workload.Replay() }
 
 // agenticFolds are the pins that must move with the workload between
 // independent requests and agentic sessions because the requests' side
@@ -128,9 +124,9 @@ func independent(s *scenario.Scenario) bool { return !s.Workload.Agentic() && !s
 func agenticFolds(from, to *scenario.Scenario) []string {
 	req := from
 	switch {
-	case from.Workload.Agentic() && independent(to):
+	case from.Workload.Agentic() && to.Workload.Independent():
 		req = to
-	case !(to.Workload.Agentic() && independent(from)):
+	case !(to.Workload.Agentic() && from.Workload.Independent()):
 		return nil
 	}
 	var out []string
@@ -427,7 +423,7 @@ func equal(pin string, a, b *scenario.Scenario) bool {
 	case PinPrompt:
 		return reflect.DeepEqual(shape(a.Pins.Prompt), shape(b.Pins.Prompt))
 	case PinContent:
-		return maps.Equal(shares(a.Pins.Prompt.Content), shares(b.Pins.Prompt.Content))
+		return maps.Equal(a.Pins.Prompt.Content.Shares(), b.Pins.Prompt.Content.Shares())
 	case PinConcurrency:
 		return a.Pins.Concurrency == b.Pins.Concurrency
 	case PinWorkload:
@@ -442,25 +438,6 @@ func equal(pin string, a, b *scenario.Scenario) bool {
 func shape(p scenario.PromptPin) scenario.PromptPin {
 	p.Content = nil
 	return p
-}
-
-// shares is each content class's share of c's requests (0–1): nil is
-// prose alone, and weights that differ only in scale are equal.
-func shares(c scenario.Content) map[string]float64 {
-	if len(c) == 0 {
-		return map[string]float64{scenario.ContentProse: 1}
-	}
-	var total float64
-	for _, w := range c {
-		total += max(w, 0)
-	}
-	out := map[string]float64{}
-	for k, w := range c {
-		if w > 0 {
-			out[k] = w / total
-		}
-	}
-	return out
 }
 
 // sameTrace reports whether a and b replay the same trace file (or none).
