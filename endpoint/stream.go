@@ -417,8 +417,11 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 		start    = clk.Start
 		stall    = r.stallTimeout
 		publish  time.Duration // when the next chunk's time goes to the stall watch
-		// lastRead is the stream read the last token-bearing chunk came in.
-		lastRead uint32
+		// lastRead is the stream read the last token-bearing chunk came
+		// in; tokenReads counts those reads (Record.TokenReads).
+		lastRead   uint32
+		tokenReads = rec.TokenReads
+		keep       = r.keepText
 		// Chunks not yet added to the live count, and when they go.
 		pending int64
 		flushAt time.Duration
@@ -429,7 +432,7 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 		startUnix = start.UnixNano()
 	)
 	defer func() {
-		rec.Chunks = chunks
+		rec.Chunks, rec.TokenReads = chunks, tokenReads
 		if watch != nil {
 			watch.stop()
 		}
@@ -486,7 +489,7 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 		if c.timings.has {
 			rec.Server = c.timings.results(clk)
 		}
-		if r.keepText && len(c.content) > 0 {
+		if keep && len(c.content) > 0 {
 			rec.Text = keepText(rec.Text, c.content)
 		}
 		n := c.contentBytes + c.reasoningBytes + c.toolBytes
@@ -508,7 +511,7 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 			r.first.Store(int64(at) + 1)
 		}
 		if rd := sr.reads(); rd != lastRead {
-			rec.TokenReads, lastRead = rec.TokenReads+1, rd
+			tokenReads, lastRead = tokenReads+1, rd
 		}
 		if pending++; elapsed >= flushAt {
 			live.Add(pending)
