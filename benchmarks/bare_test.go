@@ -74,11 +74,13 @@ func cpuNow(b *testing.B) time.Duration {
 // the whole `sixpin run` process: discovery, the probe, prompts, records,
 // the results file — as a ratio to two yardsticks, at 64, 256 and 1,024
 // streams: the floor client (floor_test.go: raw sockets, counting events)
-// and a bare net/http client scanning lines. Each client runs alone,
-// the three interleaved over five rounds (the machine's state drifts;
-// interleaving spreads the drift over all three), and the ratios are of
-// the medians; min/median/max are logged. Claim: ≤ cpuFloorClaim× the
-// floor at each concurrency; the ratio to the bare client is reported.
+// and a bare net/http client scanning lines; on Linux, a fourth, the
+// event-loop client (eventloop_linux_test.go: the floor's work on one
+// thread over epoll), is reported beside them. Each client runs alone,
+// all interleaved over five rounds (the machine's state drifts;
+// interleaving spreads the drift over all of them), and the ratios are
+// of the medians; min/median/max are logged. Claim: ≤ cpuFloorClaim× the
+// floor at each concurrency; the ratios to the others are reported.
 func BenchmarkCPUPerToken(b *testing.B) {
 	const tokens, words, rounds = 256, 128, 5
 	bin := binary(b)
@@ -89,9 +91,12 @@ func BenchmarkCPUPerToken(b *testing.B) {
 			scenario := cpuScenario(b, streams, requests, words, tokens)
 			body := bareRequest("sim-peer", words, tokens)
 			for b.Loop() {
-				var floor, six, bare []float64
+				var floor, six, bare, loop []float64
 				for range rounds {
-					floor = append(floor, floorCPUPerToken(b, url, streams, requests, body, tokens, nil))
+					floor = append(floor, floorCPUPerToken(b, url, streams, requests, body, tokens, nil, nil))
+					if l := eventLoopCPUPerToken(b, url, streams, requests, body, tokens, nil); l > 0 {
+						loop = append(loop, l)
+					}
 					res, u := run(b, bin, scenario, "--profile", "llamacpp", "--endpoint", url, "--model", "sim-peer", "--tokenizer", "words")
 					if res.Errors.Failed > 0 {
 						b.Fatalf("%d of %d requests failed: %v", res.Errors.Failed, res.Errors.Requests, res.Errors.ByClass)
@@ -106,6 +111,12 @@ func BenchmarkCPUPerToken(b *testing.B) {
 				b.ReportMetric(n.med, "bare_cpu_ns/token")
 				b.ReportMetric(s.med/f.med, "x_floor")
 				b.ReportMetric(s.med/n.med, "x_bare")
+				if len(loop) > 0 {
+					l := spreadOf(loop)
+					b.Logf("the event-loop client (one thread, epoll; not a claim's yardstick): %s ns per token, %.2f× the floor's median; sixpin %.2f× it", l, l.med/f.med, s.med/l.med)
+					b.ReportMetric(l.med, "eventloop_cpu_ns/token")
+					b.ReportMetric(s.med/l.med, "x_eventloop")
+				}
 				if s.med > cpuFloorClaim*f.med {
 					b.Errorf("sixpin used %.0f ns of CPU per token, %.2f× the floor's %.0f ns (claim ≤ %.2f×)", s.med, s.med/f.med, f.med, cpuFloorClaim)
 				}

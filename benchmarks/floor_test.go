@@ -9,6 +9,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/sixpin/sixpin/internal/stats"
 )
@@ -43,37 +46,79 @@ var (
 
 // floorStream writes req on conn and reads its answer to the end of the
 // chunked body after `data: [DONE]`, into buf. It returns the number of
-// SSE data lines. A pattern split across two reads is found at the seam:
-// the previous read's last bytes (tail) and the next read's first.
-func floorStream(conn net.Conn, req, buf []byte) (int, error) {
+// SSE data lines. ec counts them (its lag sample, if any, kept).
+func floorStream(conn net.Conn, req, buf []byte, ec *eventCount) (int, error) {
 	if _, err := conn.Write(req); err != nil {
 		return 0, err
 	}
-	events, done := 0, false
-	var tail [16]byte
-	nt := 0
+	*ec = eventCount{lags: ec.lags}
 	for {
 		n, err := conn.Read(buf)
-		if n > 0 {
-			p := buf[:n]
-			events += bytes.Count(p, sseData) + seam(tail[:nt], p, sseData)
-			done = done || bytes.Contains(p, sseDone) || seam(tail[:nt], p, sseDone) > 0
-			// The rolling last bytes of the answer, for the seam and its end.
-			if len(p) >= len(tail) {
-				nt = copy(tail[:], p[len(p)-len(tail):])
-			} else {
-				keep := min(nt, len(tail)-len(p))
-				copy(tail[:], tail[nt-keep:nt])
-				nt = keep + copy(tail[keep:], p)
-			}
-			if done && bytes.HasSuffix(tail[:nt], chunkedEnd) {
-				return events, nil
-			}
+		if n > 0 && ec.feed(buf[:n]) {
+			return ec.events, nil
 		}
 		if err != nil {
-			return events, err
+			return ec.events, err
 		}
 	}
+}
+
+// eventCount counts an answer's SSE data lines over the reads that bring
+// it, and finds its end: the end of the chunked body after
+// `data: [DONE]`. A pattern split across two reads is found at the seam:
+// the previous read's last bytes (tail) and the next read's first.
+type eventCount struct {
+	events int
+	done   bool
+	tail   [16]byte
+	nt     int
+	// lags, when set, takes the client-added latency of every read that
+	// brought a whole stamped event: the read's time minus the server's
+	// send stamp of its last event, in µs (the yardsticks' CPU
+	// benchmarks leave it unset: no clock is read).
+	lags *hdrhistogram.Histogram
+}
+
+// feed counts what one read brought, and reports whether the answer
+// ended with it.
+func (ec *eventCount) feed(p []byte) bool {
+	if ec.lags != nil {
+		if sent := lastStamp(p); sent > 0 {
+			_ = ec.lags.RecordValue(max((time.Now().UnixNano()-sent)/1e3, 1))
+		}
+	}
+	ec.events += bytes.Count(p, sseData) + seam(ec.tail[:ec.nt], p, sseData)
+	ec.done = ec.done || bytes.Contains(p, sseDone) || seam(ec.tail[:ec.nt], p, sseDone) > 0
+	// The rolling last bytes of the answer, for the seam and its end.
+	if len(p) >= len(ec.tail) {
+		ec.nt = copy(ec.tail[:], p[len(p)-len(ec.tail):])
+	} else {
+		keep := min(ec.nt, len(ec.tail)-len(p))
+		copy(ec.tail[:], ec.tail[ec.nt-keep:ec.nt])
+		ec.nt = keep + copy(ec.tail[keep:], p)
+	}
+	return ec.done && bytes.HasSuffix(ec.tail[:ec.nt], chunkedEnd)
+}
+
+// stampKey is the simulator's send stamp, the last member of a chunk.
+var stampKey = []byte(`"sixpin_sent_unix_ns":`)
+
+// lastStamp returns the send stamp, in ns since the epoch, of the last
+// whole stamped event in p, or 0.
+func lastStamp(p []byte) int64 {
+	i := bytes.LastIndex(p, stampKey)
+	if i < 0 {
+		return 0
+	}
+	var v int64
+	j := i + len(stampKey)
+	for ; j < len(p) && '0' <= p[j] && p[j] <= '9'; j++ {
+		v = v*10 + int64(p[j]-'0')
+	}
+	if j == len(p) || p[j] != '}' {
+		return 0 // cut by the read's end
+	}
+	return v
 }
 
 // seam counts pattern's occurrences that begin in prev's last bytes and
@@ -90,8 +135,9 @@ func seam(prev, next, pattern []byte) int {
 // floorCPUPerToken runs requests requests of body on streams connections
 // with the floor client and returns this process's CPU time per streamed
 // token, in ns (cpuPerToken); the connections are opened with dial (nil:
-// TCP) before the clock starts.
-func floorCPUPerToken(b *testing.B, base string, streams, requests int, body string, tokens int, dial func(host string) (net.Conn, error)) float64 {
+// TCP) before the clock starts. lags, if not nil, holds a histogram per
+// stream for its client-added latency (eventCount.lags).
+func floorCPUPerToken(b *testing.B, base string, streams, requests int, body string, tokens int, dial func(host string) (net.Conn, error), lags []*hdrhistogram.Histogram) float64 {
 	host, req := floorRequest(b, base, body)
 	if dial == nil {
 		dial = func(host string) (net.Conn, error) { return net.Dial("tcp", host) }
@@ -109,9 +155,15 @@ func floorCPUPerToken(b *testing.B, base string, streams, requests int, body str
 			c.Close()
 		}
 	}()
+	lagsOf := func(i int) *hdrhistogram.Histogram {
+		if lags == nil {
+			return nil
+		}
+		return lags[i]
+	}
 	return cpuPerToken(b, "the floor client", streams, requests, tokens, func(i int) func() (int, error) {
-		conn, buf := conns[i], make([]byte, 4096)
-		return func() (int, error) { return floorStream(conn, req, buf) }
+		conn, buf, ec := conns[i], make([]byte, 4096), &eventCount{lags: lagsOf(i)}
+		return func() (int, error) { return floorStream(conn, req, buf, ec) }
 	})
 }
 
@@ -173,7 +225,7 @@ func TestFloorStreamCounts(t *testing.T) {
 				s = s[n:]
 			}
 		}()
-		n, err := floorStream(client, []byte("req"), make([]byte, cut))
+		n, err := floorStream(client, []byte("req"), make([]byte, cut), &eventCount{})
 		if err != nil || n != 3 {
 			t.Errorf("reads of %d bytes: %d events, %v", cut, n, err)
 		}

@@ -142,7 +142,7 @@ func rawOpenLoop(b *testing.B, url, body string, rate int, d time.Duration) (lag
 			}
 		}
 		lag := time.Since(at)
-		n, err := floorStream(c, req, make([]byte, 4096))
+		n, err := floorStream(c, req, make([]byte, 4096), &eventCount{})
 		mu.Lock()
 		_ = lags.RecordValue(max(lag.Microseconds(), 1))
 		if err == nil && n == 2+4 {

@@ -61,7 +61,7 @@ func BenchmarkCPUPerTokenTLS(b *testing.B) {
 			for b.Loop() {
 				var floor, bare1, bare2, six1, six2, sixPlain, lat1, lat2, latPlain []float64
 				for range rounds {
-					floor = append(floor, floorCPUPerToken(b, secure, streams, requests, body, tokens, tlsDialer(roots, streams)))
+					floor = append(floor, floorCPUPerToken(b, secure, streams, requests, body, tokens, tlsDialer(roots, streams), nil))
 					v, res := sixpin(secure, "llamacpp")
 					six1, lat1 = append(six1, v), append(lat1, clientLagP99(b, res, "HTTP/1.1 over TLS 1.3"))
 					bare1 = append(bare1, clientCPUPerToken(b, tlsClient(roots, streams, false), secure, streams, requests, body, tokens))
