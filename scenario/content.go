@@ -252,7 +252,7 @@ func (c Class) ownsPromptTokens() bool {
 
 // Independent reports whether w's prompts are built per request (kind
 // requests, or unset): not agentic sessions, not a trace.
-func (w Workload) Independent() bool { return !w.Agentic() && !w.Replay() }
+func (w *Workload) Independent() bool { return !w.Agentic() && !w.Replay() }
 
 // contentDeclared is the prompt's declared content: the one class every
 // request's prompt is, or each class's share of requests over the mix's

@@ -341,6 +341,11 @@ const (
 // before the next turn. pins.prompt is then the first turn's prompt,
 // pins.output each turn's output, and pins.concurrency.streams the number
 // of concurrent sessions.
+//
+// Its methods take a pointer: a Workload is over 500 bytes, and a method
+// on the value copies it into the caller's frame, inlined or not — one
+// such call per request made the runner's request frame 2 KiB, on every
+// stream's stack.
 type Workload struct {
 	// Kind is "requests" (default) or "agentic".
 	Kind string `yaml:"kind"`
@@ -450,18 +455,18 @@ type SessionAffinity struct {
 const MaxAffinityHeaders = 8
 
 // Replay reports whether the workload replays a trace.
-func (w Workload) Replay() bool { return w.Kind == WorkloadTrace }
+func (w *Workload) Replay() bool { return w.Kind == WorkloadTrace }
 
 // FormatMLPerfAgentic is workload.format for MLPerf's agentic dataset.
 const FormatMLPerfAgentic = trace.FormatMLPerfAgentic
 
 // MLPerfReplay reports whether the workload replays MLPerf's agentic
 // dataset.
-func (w Workload) MLPerfReplay() bool { return w.Replay() && w.Format == FormatMLPerfAgentic }
+func (w *Workload) MLPerfReplay() bool { return w.Replay() && w.Format == FormatMLPerfAgentic }
 
 // KeepsReasoning reports whether later turns re-send earlier answers'
 // reasoning (PreserveReasoning, or its default).
-func (w Workload) KeepsReasoning() bool {
+func (w *Workload) KeepsReasoning() bool {
 	if w.PreserveReasoning != nil {
 		return *w.PreserveReasoning
 	}
@@ -469,11 +474,11 @@ func (w Workload) KeepsReasoning() bool {
 }
 
 // Agentic reports whether the workload is agentic sessions.
-func (w Workload) Agentic() bool { return w.Kind == WorkloadAgentic }
+func (w *Workload) Agentic() bool { return w.Kind == WorkloadAgentic }
 
 // Stationary reports whether agentic sessions start at random phases of
 // their lives (Start).
-func (w Workload) Stationary() bool { return w.Agentic() && w.Start == StartStationary }
+func (w *Workload) Stationary() bool { return w.Agentic() && w.Start == StartStationary }
 
 // Target optionally names the endpoint in the scenario itself.
 type Target struct {
