@@ -233,3 +233,20 @@ func TestFloorStreamCounts(t *testing.T) {
 		server.Close()
 	}
 }
+
+// lastStamp takes the last whole send stamp of a read, and none that the
+// read's end cut.
+func TestLastStamp(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+	}{
+		{`data: {"a":1,"sixpin_sent_unix_ns":17}` + "\n\ndata: {\"sixpin_sent_unix_ns\":42}\n\n", 42},
+		{`data: {"sixpin_sent_unix_ns":17}` + "\n\ndata: {\"sixpin_sent_unix_ns\":4", 0},
+		{"data: [DONE]\n\n", 0},
+	} {
+		if got := lastStamp([]byte(c.in)); got != c.want {
+			t.Errorf("lastStamp(%q) = %d, want %d", c.in, got, c.want)
+		}
+	}
+}
