@@ -72,9 +72,9 @@ type eventCount struct {
 	done   bool
 	tail   [16]byte
 	nt     int
-	// lags, when set, takes the client-added latency of every read that
-	// brought a whole stamped event: the read's time minus the server's
-	// send stamp of its last event, in µs (the yardsticks' CPU
+	// lags, when set, takes the client-added latency of every read whose
+	// last stamp arrived whole: the read's time minus that send stamp,
+	// in µs (the yardsticks' CPU
 	// benchmarks leave it unset: no clock is read).
 	lags *hdrhistogram.Histogram
 }
@@ -103,8 +103,8 @@ func (ec *eventCount) feed(p []byte) bool {
 // stampKey is the simulator's send stamp, the last member of a chunk.
 var stampKey = []byte(`"sixpin_sent_unix_ns":`)
 
-// lastStamp returns the send stamp, in ns since the epoch, of the last
-// whole stamped event in p, or 0.
+// lastStamp returns the send stamp, in ns since the epoch, of p's last
+// stamped event, or 0 when there is none or the read's end cut it.
 func lastStamp(p []byte) int64 {
 	i := bytes.LastIndex(p, stampKey)
 	if i < 0 {
@@ -234,8 +234,8 @@ func TestFloorStreamCounts(t *testing.T) {
 	}
 }
 
-// lastStamp takes the last whole send stamp of a read, and none that the
-// read's end cut.
+// lastStamp takes a read's last send stamp, and none when the read's end
+// cut it.
 func TestLastStamp(t *testing.T) {
 	for _, c := range []struct {
 		in   string
