@@ -407,7 +407,7 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 	// stack, warm when it wakes for the next chunk), not in the Runner
 	// or the record, whose cache lines other streams have evicted by then.
 	var (
-		c        chunk
+		c        = &sr.ev
 		finished bool
 		model    bool
 		watch    *stallWatch
@@ -463,7 +463,7 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 			ended(rec, finished)
 			return true
 		}
-		if perr := proto.event(data, &c); perr != nil {
+		if perr := proto.event(data, c); perr != nil {
 			rec.End = at
 			rec.Err = record.ErrMalformed
 			rec.ErrMsg = fmt.Sprintf("chunk is not valid JSON: %q", data[:min(len(data), maxErrorBody)])
