@@ -138,6 +138,8 @@ type conn struct {
 	br *bufio.Reader
 	// idleSince is when it was returned to the pool.
 	idleSince time.Time
+	// pk looks at it while it is idle (peek); made at the first look.
+	pk *peeker
 	// slot: it holds one of MaxConns' slots, freed once (released) when
 	// it is closed.
 	slot     bool

@@ -20,20 +20,17 @@ const (
 	peekData                     // bytes no request asked for
 )
 
-func peek(raw syscall.RawConn) peekState {
-	st := peekNothing
-	err := raw.Control(func(fd uintptr) {
-		var b [1]byte
-		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		switch {
-		case n == 0 && err == nil || err == syscall.ECONNRESET:
-			st = peekClosed
-		case n > 0:
-			st = peekData
-		}
-	})
-	if err != nil { // closed here already
+func peek(raw syscall.RawConn) peekState { return newPeeker(raw).peek() }
+
+// peekFD peeks at the socket fd without blocking and without consuming.
+func peekFD(fd uintptr) peekState {
+	var b [1]byte
+	n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	switch {
+	case n == 0 && err == nil || err == syscall.ECONNRESET:
 		return peekClosed
+	case n > 0:
+		return peekData
 	}
-	return st
+	return peekNothing
 }

@@ -301,7 +301,7 @@ func (t *Transport) takeIdle() *conn {
 			t.closeConn(c)
 			continue
 		}
-		switch peekConn(c.nc) {
+		switch c.peek() {
 		case peekNothing:
 			return c
 		case peekClosed:
@@ -313,28 +313,63 @@ func (t *Transport) takeIdle() *conn {
 	}
 }
 
-// peekConn looks at what is queued on an idle connection: nothing, an
-// end of stream or a reset, or bytes no request asked for. On a TLS
+// peek looks at what is queued on c's idle connection: nothing, an end
+// of stream or a reset, or bytes no request asked for. On a TLS
 // connection it looks at the socket under it, where a server closing the
 // connection sends close_notify first: bytes queued there are taken as
 // the server closing it (a server sends nothing else unasked once a
 // response has been read, its session tickets having come before it).
-func peekConn(nc net.Conn) peekState {
-	if tc, ok := nc.(*tls.Conn); ok {
-		if st := peekConn(tc.NetConn()); st != peekNothing {
+// The socket's RawConn and the function that peeks are made at the
+// connection's first look, not at every request's.
+func (c *conn) peek() peekState {
+	if c.pk == nil {
+		nc, tlsConn := c.nc, false
+		if tc, ok := nc.(*tls.Conn); ok {
+			nc, tlsConn = tc.NetConn(), true
+		}
+		sc, ok := nc.(syscall.Conn)
+		if !ok {
+			return peekNothing
+		}
+		raw, err := sc.SyscallConn()
+		if err != nil {
 			return peekClosed
 		}
-		return peekNothing
+		c.pk = newPeeker(raw)
+		c.pk.tls = tlsConn
 	}
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return peekNothing
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
+	st := c.pk.peek()
+	if c.pk.tls && st != peekNothing {
 		return peekClosed
 	}
-	return peek(raw)
+	return st
+}
+
+// peeker peeks at one socket (peekFD) through its RawConn, with the
+// function RawConn.Control runs made once: a closure made per look, and
+// the variable it sets, were two allocations per request.
+type peeker struct {
+	raw syscall.RawConn
+	fn  func(fd uintptr)
+	st  peekState
+	// tls: the socket is under a TLS connection.
+	tls bool
+}
+
+func newPeeker(raw syscall.RawConn) *peeker {
+	p := &peeker{raw: raw}
+	p.fn = func(fd uintptr) { p.st = peekFD(fd) }
+	return p
+}
+
+// peek returns what is queued on the socket; peekClosed when it is
+// closed here already.
+func (p *peeker) peek() peekState {
+	p.st = peekNothing
+	if err := p.raw.Control(p.fn); err != nil {
+		return peekClosed
+	}
+	return p.st
 }
 
 // put hands c to a request that cannot dial (MaxConns reached), else to
