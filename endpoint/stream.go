@@ -403,9 +403,11 @@ func errorMessage(raw []byte) string {
 // an append. It reports whether the stream ended as it should ([DONE]),
 // so that the rest of the response may be drained.
 func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sseReader, rec *record.Record) bool {
-	// What the loop touches per chunk lives in locals (the goroutine's
-	// stack, warm when it wakes for the next chunk), not in the Runner
-	// or the record, whose cache lines other streams have evicted by then.
+	// What the loop reads per chunk is copied into locals once, not
+	// loaded from the call or the record each time: at a thousand streams
+	// every line a waking stream touches has been evicted, and one more
+	// line is one more miss (a load of r.keepText was 28% of this loop's
+	// own time). The event's parse (c) lives in the pooled reader.
 	var (
 		c        = &sr.ev
 		finished bool

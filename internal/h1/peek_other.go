@@ -9,14 +9,5 @@ import "syscall"
 // fails as it would without the check.
 func PeerClosed(syscall.RawConn) bool { return false }
 
-type peekState uint8
-
-const (
-	peekNothing peekState = iota
-	peekClosed
-	peekData
-)
-
-func peek(syscall.RawConn) peekState { return peekNothing }
-
+// peekFD cannot look without reading here: it finds nothing queued.
 func peekFD(uintptr) peekState { return peekNothing }

@@ -8,19 +8,8 @@ import "syscall"
 // queued, by a non-blocking peek that consumes nothing, or is closed
 // already.
 func PeerClosed(raw syscall.RawConn) bool {
-	return peek(raw) == peekClosed
+	return newPeeker(raw).peek() == peekClosed
 }
-
-// peekState is what a non-blocking peek at an idle socket found.
-type peekState uint8
-
-const (
-	peekNothing peekState = iota // nothing queued: the connection is idle
-	peekClosed                   // an end of stream or a reset
-	peekData                     // bytes no request asked for
-)
-
-func peek(raw syscall.RawConn) peekState { return newPeeker(raw).peek() }
 
 // peekFD peeks at the socket fd without blocking and without consuming.
 func peekFD(fd uintptr) peekState {

@@ -345,6 +345,15 @@ func (c *conn) peek() peekState {
 	return st
 }
 
+// peekState is what a non-blocking peek at an idle socket found.
+type peekState uint8
+
+const (
+	peekNothing peekState = iota // nothing queued: the connection is idle
+	peekClosed                   // an end of stream or a reset
+	peekData                     // bytes no request asked for
+)
+
 // peeker peeks at one socket (peekFD) through its RawConn, with the
 // function RawConn.Control runs made once: a closure made per look, and
 // the variable it sets, were two allocations per request.
