@@ -162,8 +162,9 @@ func BenchmarkEventLoopLatency(b *testing.B) {
 			lP50, lP99 = append(lP50, float64(l.ValueAtQuantile(50))), append(lP99, float64(l.ValueAtQuantile(99)))
 		}
 		fc, lc := spreadOf(fCPU), spreadOf(lCPU)
-		b.Logf("CPU ns per token (min / median / max): floor %s, event loop %s (%.2f×)", fc, lc, lc.med/fc.med)
-		b.Logf("client-added latency µs, p50 / p99 (median over rounds): floor %.0f / %.0f, event loop %.0f / %.0f",
+		b.Logf("%d streams, %d tokens an answer, %d requests, %d rounds: CPU ns per token (min / median / max): floor %s, event loop %s (%.2f×)",
+			streams, tokens, requests, rounds, fc, lc, lc.med/fc.med)
+		b.Logf("client-added latency µs (receive − the simulator's send stamp, every stamped read), p50 / p99 (median over rounds): floor %.0f / %.0f, event loop %.0f / %.0f",
 			spreadOf(fP50).med, spreadOf(fP99).med, spreadOf(lP50).med, spreadOf(lP99).med)
 		b.ReportMetric(lc.med/fc.med, "x_floor_cpu")
 		b.ReportMetric(spreadOf(fP99).med, "floor_lag_p99_us")
