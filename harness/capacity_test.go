@@ -405,14 +405,18 @@ func (c *cancelOn) Write(p []byte) (int, error) {
 
 // Ctrl-C during a point: the search stops, the file is written with what
 // was measured, marked incomplete, the point cut short counting for
-// nothing, and the command ends interrupted.
+// nothing, and the command ends interrupted. The tier is one every point
+// passes, so that the search always reaches point 2, where the test
+// interrupts it: with a bound a loaded machine can miss (TTFT p90 ≤
+// 150 ms, once in CI under -race), point 1 could fail, the search end
+// answered, and nothing be left to interrupt.
 func TestCapacityInterrupted(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cc := CapacityConfig{Config: Config{ScenarioPath: "testdata/capacity.yaml", Profile: twoSeqProfile(t), TimeScale: 0.2,
 		Output: filepath.Join(t.TempDir(), "c.json"), Grace: time.Second},
-		Tiers: []string{"tight: ttft_ms.p90 <= 150"}, MinSteady: 3 * time.Second}
+		Tiers: []string{"loose: ttft_ms.p90 <= 100000"}, MinSteady: 3 * time.Second}
 	cc.Config = quiet(t, cc.Config)
 	errOut := &cancelOn{marker: "capacity point 2 (", cancel: cancel}
 	cc.ErrOut = errOut
