@@ -215,10 +215,11 @@ func TestCapacityRate(t *testing.T) {
 }
 
 // --max-runs honoured: the answer is the interval the points reached,
-// never a guess.
+// never a guess. (The tier passes at every point, as in
+// TestCapacityInterrupted: the test is about the budget.)
 func TestCapacityBudget(t *testing.T) {
 	t.Parallel()
-	o, out, _, err := runCapacity(t, CapacityConfig{Tiers: []string{"tight: ttft_ms.p90 <= 150"}, MaxRuns: 2})
+	o, out, _, err := runCapacity(t, CapacityConfig{Tiers: []string{"loose: ttft_ms.p90 <= 100000"}, MaxRuns: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +227,7 @@ func TestCapacityBudget(t *testing.T) {
 	if len(o.File.Points) != 2 || a.Kind != capacity.Interval || a.Lo != 2 || a.HasHi || o.File.Stop != capacity.StopMaxRuns {
 		t.Fatalf("%d points, %+v, stop %s", len(o.File.Points), a, o.File.Stop)
 	}
-	if !strings.Contains(out, "tight: N* ≥ 2 streams (--max-runs ran out first)") {
+	if !strings.Contains(out, "loose: N* ≥ 2 streams (--max-runs ran out first)") {
 		t.Errorf("output:\n%s", out)
 	}
 }
@@ -251,10 +252,11 @@ func TestCapacityBudgetTooSmall(t *testing.T) {
 
 // A point that cannot run (here the KV-fit preflight refuses 4 streams
 // on a server of two sequences) stops the search with its error, and the
-// points before it are kept in the file, marked incomplete.
+// points before it are kept in the file, marked incomplete. (The tier
+// passes at every point: the test is about the error.)
 func TestCapacityErrorKeepsPoints(t *testing.T) {
 	t.Parallel()
-	o, _, _, err := runCapacity(t, CapacityConfig{Config: Config{KVFit: KVFitStrict}, Tiers: []string{"tight: ttft_ms.p90 <= 150"}, Max: 4})
+	o, _, _, err := runCapacity(t, CapacityConfig{Config: Config{KVFit: KVFitStrict}, Tiers: []string{"loose: ttft_ms.p90 <= 100000"}, Max: 4})
 	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "capacity point 3 (4 streams)") || o == nil {
 		t.Fatalf("%v", err)
 	}
