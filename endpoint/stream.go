@@ -403,130 +403,172 @@ func errorMessage(raw []byte) string {
 // an append. It reports whether the stream ended as it should ([DONE]),
 // so that the rest of the response may be drained.
 func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sseReader, rec *record.Record) bool {
-	// What the loop reads per chunk is copied into locals once, not
-	// loaded from the call or the record each time: at a thousand streams
-	// every line a waking stream touches has been evicted, and one more
-	// line is one more miss (a load of r.keepText was 28% of this loop's
-	// own time). The event's parse (c) lives in the pooled reader.
-	var (
-		c        = &sr.ev
-		finished bool
-		model    bool
-		watch    *stallWatch
-		chunks   = rec.Chunks
-		proto    = r.proto // the Client's, shared by every stream: read once
-		clk      = r.clk
-		start    = clk.Start
-		stall    = r.stallTimeout
-		publish  time.Duration // when the next chunk's time goes to the stall watch
-		// lastRead is the stream read the last token-bearing chunk came
-		// in; tokenReads counts those reads (Record.TokenReads).
-		lastRead   uint32
-		tokenReads = rec.TokenReads
-		keep       = r.keepText
-		// Chunks not yet added to the live count, and when they go.
-		pending int64
-		flushAt time.Duration
-		live    = r.live.stripe(rec.Index)
-		// The server's send stamps are wall-clock times; the receive time
-		// they are set against is the run's wall-clock start plus the
-		// monotonic time since (one clock read per chunk, not two).
-		startUnix = start.UnixNano()
-	)
-	defer func() {
-		rec.Chunks, rec.TokenReads = chunks, tokenReads
-		if watch != nil {
-			watch.stop()
-		}
-		live.Add(pending)
-	}()
+	var st reading
+	st.init(r, ctx, cancel, sr, rec)
+	defer st.close()
 	for {
 		data, err := sr.next()
-		elapsed := time.Since(start)
-		at := clk.Run(elapsed) // run time (inlined)
+		elapsed := time.Since(st.start)
 		if err != nil {
-			rec.End = at
-			rec.Chunks = chunks
-			switch {
-			case err == io.EOF && ctx.Err() == nil:
-				ended(rec, finished)
-				r.cutInEvent = sr.cut
-			case errors.Is(err, errLineTooLong):
-				rec.Err = record.ErrOversizedLine
-				rec.ErrMsg = fmt.Sprintf("a line of the stream is longer than the limit of %d bytes (Options.MaxLineBytes); the stream was not read further", r.maxLine)
-			default:
-				r.fail(rec, ctx, err, nil)
-			}
+			st.stop(err, elapsed)
 			return false
 		}
-		if proto.done(data) {
-			rec.End = at
-			rec.Chunks = chunks
-			ended(rec, finished)
-			return true
-		}
-		if perr := proto.event(data, c); perr != nil {
-			rec.End = at
-			rec.Err = record.ErrMalformed
-			rec.ErrMsg = fmt.Sprintf("chunk is not valid JSON: %q", data[:min(len(data), maxErrorBody)])
-			return false
-		}
-		if c.hasError {
-			rec.End = at
-			rec.Err = record.ErrStreamError
-			rec.ErrMsg = "error event in the stream: " + c.errorText(data)
-			return false
-		}
-		if !model && len(c.model) > 0 {
-			model, rec.Model = true, string(c.model)
-		}
-		if c.finished && !finished {
-			finished = true
-			rec.FinishReason = string(c.finishReason)
-		}
-		if c.hasUsage {
-			rec.HasUsage = true
-			rec.Usage = c.usage.into(rec.Usage)
-		}
-		if c.timings.has {
-			rec.Server = c.timings.results(clk)
-		}
-		if keep && len(c.content) > 0 {
-			rec.Text = keepText(rec.Text, c.content)
-		}
-		n := c.contentBytes + c.reasoningBytes + c.toolBytes
-		if c.toolCall {
-			rec.ToolCalls = true
-			n = max(n, 1) // a tool call's delta is output, whatever it carries
-		}
-		if n == 0 {
-			continue
-		}
-		lag := int32(-1)
-		if c.sentUnixNS > 0 {
-			lag = int32(min(max(startUnix+int64(elapsed)-c.sentUnixNS, 0)/1e3, math.MaxInt32))
-		}
-		chunks = append(chunks, record.Chunk{
-			At: at, Bytes: int32(n), Reasoning: c.contentBytes == 0 && !c.toolCall, ClientLagUS: lag,
-		})
-		if len(chunks) == 1 && r.first != nil {
-			r.first.Store(int64(at) + 1)
-		}
-		if rd := sr.reads(); rd != lastRead {
-			tokenReads, lastRead = tokenReads+1, rd
-		}
-		if pending++; elapsed >= flushAt {
-			live.Add(pending)
-			pending, flushAt = 0, elapsed+LiveStep
-		}
-		if stall > 0 && at >= publish {
-			if watch == nil {
-				watch = newStallWatch(stall, r.since, func() { cancel(errStalled) })
-			}
-			watch.last.Store(int64(at))
-			publish = at + watch.step
+		if end, done := st.event(data, elapsed, sr.reads()); end {
+			return done
 		}
 	}
+}
+
+// reading is one answer's event stream being read: what its reader
+// keeps from one event to the next, so that events may come from a loop
+// that reads the stream (call.read) or from an event loop that reads many
+// (loopStream). It is used by one goroutine at a time.
+//
+// What an event reads is copied here once, not loaded from the call or
+// the record each time: at a thousand streams every line a waking stream
+// touches has been evicted, and one more line is one more miss (a load
+// of r.keepText was 28% of the read loop's own time). The event's parse
+// (c) lives in the pooled reader.
+type reading struct {
+	c        *chunk
+	rec      *record.Record
+	chunks   []record.Chunk
+	proto    protocol // the Client's, shared by every stream: read once
+	clk      Clock
+	start    time.Time
+	finished bool
+	model    bool
+	keep     bool
+	// lastRead is the stream read the last token-bearing chunk came in;
+	// tokenReads counts those reads (Record.TokenReads).
+	lastRead   uint32
+	tokenReads int
+	// Chunks not yet added to the live count, and when they go.
+	pending int64
+	flushAt time.Duration
+	live    *atomic.Int64
+	stall   time.Duration
+	publish time.Duration // when the next chunk's time goes to the stall watch
+	watch   *stallWatch
+	// The server's send stamps are wall-clock times; the receive time
+	// they are set against is the run's wall-clock start plus the
+	// monotonic time since (one clock read per chunk, not two).
+	startUnix int64
+	r         *call
+	sr        *sseReader
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+}
+
+func (st *reading) init(r *call, ctx context.Context, cancel context.CancelCauseFunc, sr *sseReader, rec *record.Record) {
+	*st = reading{c: &sr.ev, rec: rec, chunks: rec.Chunks, proto: r.proto, clk: r.clk, start: r.clk.Start,
+		keep: r.keepText, tokenReads: rec.TokenReads, live: r.live.stripe(rec.Index), stall: r.stallTimeout,
+		startUnix: r.clk.Start.UnixNano(), r: r, sr: sr, ctx: ctx, cancel: cancel}
+}
+
+// close gives the record what the reading kept, and stops its watch.
+func (st *reading) close() {
+	st.rec.Chunks, st.rec.TokenReads = st.chunks, st.tokenReads
+	if st.watch != nil {
+		st.watch.stop()
+	}
+	st.live.Add(st.pending)
+	st.pending = 0
+}
+
+// stop ends the stream on its reader's error (io.EOF: its end), which
+// came elapsed (wall time) after the run's start.
+func (st *reading) stop(err error, elapsed time.Duration) {
+	rec, r := st.rec, st.r
+	rec.End = st.clk.Run(elapsed)
+	rec.Chunks = st.chunks
+	switch {
+	case err == io.EOF && st.ctx.Err() == nil:
+		ended(rec, st.finished)
+		r.cutInEvent = st.sr.cut
+	case errors.Is(err, errLineTooLong):
+		rec.Err = record.ErrOversizedLine
+		rec.ErrMsg = fmt.Sprintf("a line of the stream is longer than the limit of %d bytes (Options.MaxLineBytes); the stream was not read further", r.maxLine)
+	default:
+		r.fail(rec, st.ctx, err, nil)
+	}
+}
+
+// event takes one event's data, which arrived elapsed (wall time) after
+// the run's start in the stream's reads-th arrival. It reports whether
+// the stream ended with it, and whether as it should ([DONE]).
+func (st *reading) event(data []byte, elapsed time.Duration, reads uint32) (end, done bool) {
+	at := st.clk.Run(elapsed) // run time (inlined)
+	rec, c := st.rec, st.c
+	if st.proto.done(data) {
+		rec.End = at
+		rec.Chunks = st.chunks
+		ended(rec, st.finished)
+		return true, true
+	}
+	if perr := st.proto.event(data, c); perr != nil {
+		rec.End = at
+		rec.Err = record.ErrMalformed
+		rec.ErrMsg = fmt.Sprintf("chunk is not valid JSON: %q", data[:min(len(data), maxErrorBody)])
+		return true, false
+	}
+	if c.hasError {
+		rec.End = at
+		rec.Err = record.ErrStreamError
+		rec.ErrMsg = "error event in the stream: " + c.errorText(data)
+		return true, false
+	}
+	if !st.model && len(c.model) > 0 {
+		st.model, rec.Model = true, string(c.model)
+	}
+	if c.finished && !st.finished {
+		st.finished = true
+		rec.FinishReason = string(c.finishReason)
+	}
+	if c.hasUsage {
+		rec.HasUsage = true
+		rec.Usage = c.usage.into(rec.Usage)
+	}
+	if c.timings.has {
+		rec.Server = c.timings.results(st.clk)
+	}
+	if st.keep && len(c.content) > 0 {
+		rec.Text = keepText(rec.Text, c.content)
+	}
+	n := c.contentBytes + c.reasoningBytes + c.toolBytes
+	if c.toolCall {
+		rec.ToolCalls = true
+		n = max(n, 1) // a tool call's delta is output, whatever it carries
+	}
+	if n == 0 {
+		return false, false
+	}
+	lag := int32(-1)
+	if c.sentUnixNS > 0 {
+		lag = int32(min(max(st.startUnix+int64(elapsed)-c.sentUnixNS, 0)/1e3, math.MaxInt32))
+	}
+	st.chunks = append(st.chunks, record.Chunk{
+		At: at, Bytes: int32(n), Reasoning: c.contentBytes == 0 && !c.toolCall, ClientLagUS: lag,
+	})
+	if len(st.chunks) == 1 && st.r.first != nil {
+		st.r.first.Store(int64(at) + 1)
+	}
+	if reads != st.lastRead {
+		st.tokenReads, st.lastRead = st.tokenReads+1, reads
+	}
+	if st.pending++; elapsed >= st.flushAt {
+		st.live.Add(st.pending)
+		st.pending, st.flushAt = 0, elapsed+LiveStep
+	}
+	if st.stall > 0 && at >= st.publish {
+		if st.watch == nil {
+			cancel := st.cancel
+			st.watch = newStallWatch(st.stall, st.r.since, func() { cancel(errStalled) })
+		}
+		st.watch.last.Store(int64(at))
+		st.publish = at + st.watch.step
+	}
+	return false, false
 }
 
 func trimSpace(b []byte) []byte {
