@@ -1,0 +1,164 @@
+//go:build linux
+
+package h1
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"syscall"
+)
+
+// Detached is a response body's connection taken out of the transport
+// (Detach) for an event loop to read: its socket, non-blocking, and the
+// body's framing, which finds the body's data and its end in what is
+// read from the socket. It is used by one goroutine at a time.
+type Detached struct {
+	// FD is the socket: a duplicate of the connection's, which Go's
+	// poller no longer watches.
+	FD int
+	b  *body
+	// buffered are the body's bytes the head's reader had read, framed
+	// as on the wire (TakeBuffered).
+	buffered []byte
+	// extra: the body ended before what was read did (the server sent
+	// more than it framed); the connection's state is then unknown.
+	extra bool
+	ended bool
+	// Set when the data is read, for the errors of reads on FD.
+	local, remote net.Addr
+}
+
+// Detach takes body, a response body of this transport that nothing has
+// been read from, off its connection: the connection leaves Go's poller
+// (its socket duplicated, the net.Conn closed) and the request's
+// cancellation hook, and the body is closed. It reports false, and
+// changes nothing, for any other body: another transport's, one over TLS,
+// one already ended, or one whose request was cut off. The caller reads
+// FD (Decode), and gives the socket back once done (Finish).
+func Detach(rb io.ReadCloser) (*Detached, bool) {
+	b, ok := rb.(*body)
+	if !ok || b.read || b.done || b.err != nil || b.closed {
+		return nil, false
+	}
+	tc, ok := b.nc.(*net.TCPConn)
+	if !ok {
+		return nil, false
+	}
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		return nil, false
+	}
+	fd := -1
+	if raw.Control(func(s uintptr) { fd, err = dupCloseOnExec(int(s)) }) != nil || err != nil {
+		return nil, false
+	}
+	if !b.stop() { // the hook ran: the connection is closed already
+		syscall.Close(fd)
+		return nil, false
+	}
+	d := &Detached{FD: fd, b: b, local: tc.LocalAddr(), remote: tc.RemoteAddr()}
+	if n := b.c.buffered(); n > 0 {
+		p, _ := b.c.br.Peek(n)
+		d.buffered = append([]byte(nil), p...)
+		b.c.br.Discard(n)
+	}
+	b.c.unread()
+	b.closed = true
+	b.err = http.ErrBodyReadAfterClose
+	tc.Close() // Go's poller lets go of the socket; FD keeps it open
+	return d, true
+}
+
+// TakeBuffered moves into p the body's bytes read with the head (raw,
+// to be decoded as if read from FD), as many as fit, and returns how
+// many it moved.
+func (d *Detached) TakeBuffered(p []byte) int {
+	n := copy(p, d.buffered)
+	d.buffered = d.buffered[n:]
+	return n
+}
+
+// Ended reports whether the body has ended, as its framing says.
+func (d *Detached) Ended() bool { return d.ended }
+
+// Buffered reports whether bytes read with the head are still to be
+// taken (TakeBuffered).
+func (d *Detached) Buffered() bool { return len(d.buffered) > 0 }
+
+// Decode squeezes the framing out of p's raw bytes, read from FD, in
+// place. It returns how many data bytes are now at p's start, whether the
+// body ended with them, and a framing error.
+func (d *Detached) Decode(p []byte) (data int, end bool, err error) {
+	b := d.b
+	if d.ended {
+		d.extra = d.extra || len(p) > 0
+		return 0, true, nil
+	}
+	switch {
+	case b.chunked:
+		n, extra, err := b.dc.decode(p)
+		if err != nil {
+			return n, false, err
+		}
+		d.ended = b.dc.state == ended
+		d.extra = extra > 0
+		return n, d.ended, nil
+	case b.left < 0: // until the server closes
+		return len(p), false, nil
+	default:
+		n := int(min(int64(len(p)), b.left))
+		b.left -= int64(n)
+		d.ended, d.extra = b.left == 0, n < len(p)
+		return n, d.ended, nil
+	}
+}
+
+// EOF is the error of the end of FD's stream before the body ended: none
+// for a body that lasts until the server closes, else an unexpected end.
+func (d *Detached) EOF() error {
+	if d.ended || d.b.left < 0 && !d.b.chunked {
+		d.ended = true
+		return io.EOF
+	}
+	return io.ErrUnexpectedEOF
+}
+
+// ReadError is a failed read of FD as a net.Conn's Read reports it.
+func (d *Detached) ReadError(errno error) error {
+	return &net.OpError{Op: "read", Net: "tcp", Source: d.local, Addr: d.remote, Err: os.NewSyscallError("read", errno)}
+}
+
+// Finish gives FD back: to the transport's pool, as a connection of its
+// own, when reuse is asked and the body ended as framed on a connection
+// that may be kept; else it is closed. Call it once, when nothing reads
+// FD any more.
+func (d *Detached) Finish(reuse bool) {
+	b, t := d.b, d.b.t
+	if reuse && d.ended && !d.extra && b.keep {
+		f := os.NewFile(uintptr(d.FD), "")
+		nc, err := net.FileConn(f)
+		f.Close()
+		if err == nil {
+			c := t.newConn(nc)
+			c.slot = b.c.slot // the slot passes to the new connection
+			t.put(c)
+			return
+		}
+	} else {
+		syscall.Close(d.FD)
+	}
+	if c := b.c; c.slot && c.released.CompareAndSwap(false, true) {
+		<-t.room()
+	}
+}
+
+// dupCloseOnExec duplicates fd, close-on-exec.
+func dupCloseOnExec(fd int) (int, error) {
+	r, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 0)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(r), nil
+}

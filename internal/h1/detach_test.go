@@ -1,0 +1,178 @@
+//go:build linux
+
+package h1
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// readDetached reads d's socket to the body's end (blocking on it with
+// poll), the bytes read with the head first, and returns the body.
+func readDetached(t *testing.T, d *Detached) (string, error) {
+	t.Helper()
+	var body []byte
+	p := make([]byte, 64)
+	for d.Buffered() {
+		k := d.TakeBuffered(p)
+		n, end, err := d.Decode(p[:k])
+		body = append(body, p[:n]...)
+		if err != nil || end {
+			return string(body), err
+		}
+	}
+	for {
+		fds := []pollFd{{fd: int32(d.FD), events: pollIn}}
+		poll(fds, 5000)
+		k, err := syscall.Read(d.FD, p)
+		if err == syscall.EAGAIN {
+			continue
+		}
+		if err != nil {
+			return string(body), d.ReadError(err)
+		}
+		if k == 0 {
+			return string(body), d.EOF()
+		}
+		n, end, err := d.Decode(p[:k])
+		body = append(body, p[:n]...)
+		if err != nil || end {
+			return string(body), err
+		}
+	}
+}
+
+type pollFd struct {
+	fd      int32
+	events  int16
+	revents int16
+}
+
+const pollIn = 0x1
+
+func poll(fds []pollFd, ms int) {
+	syscall.Syscall(syscall.SYS_POLL, uintptr(unsafe.Pointer(&fds[0])), uintptr(len(fds)), uintptr(ms))
+}
+
+// A streamed answer taken off its connection reads whole from the
+// socket, and the connection, given back, carries the next requests: a
+// chunked answer and one of a Content-Length, over one connection.
+func TestDetachReadsAndGivesBack(t *testing.T) {
+	srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/length" {
+			w.Header().Set("Content-Length", "11")
+			io.WriteString(w, "hello world")
+			return
+		}
+		for i := range 3 {
+			fmt.Fprintf(w, "data: %d\n\n", i)
+			w.(http.Flusher).Flush()
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+	tr := newTransport(nil)
+	tr.MaxConns = 1
+	for i, path := range []string{"/sse", "/length", "/sse", "/sse"} {
+		var reused bool
+		trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodGet, srv.URL+path, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, ok := Detach(resp.Body)
+		if !ok {
+			t.Fatalf("request %d: not detached", i)
+		}
+		if _, err := resp.Body.Read(make([]byte, 1)); err == nil {
+			t.Error("the body reads after it was detached")
+		}
+		resp.Body.Close()
+		got, err := readDetached(t, d)
+		want := "data: 0\n\ndata: 1\n\ndata: 2\n\n"
+		if path == "/length" {
+			want = "hello world"
+		}
+		if err != nil || got != want {
+			t.Fatalf("request %d: %q, %v; want %q", i, got, err, want)
+		}
+		d.Finish(true)
+		if reused != (i > 0) {
+			t.Errorf("request %d: reused %v", i, reused)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for 4 requests, want 1", n)
+	}
+}
+
+// A body cut short (the server closes mid-chunk) reads as an unexpected
+// end, and its socket is closed, not pooled; its MaxConns slot is freed,
+// so that the next request can dial.
+func TestDetachCutShort(t *testing.T) {
+	u := rawServer(t, func(c net.Conn) {
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel")
+	}, true)
+	tr := newTransport(nil)
+	tr.MaxConns = 1
+	for range 2 {
+		req, _ := http.NewRequest(http.MethodGet, u, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, ok := Detach(resp.Body)
+		if !ok {
+			t.Fatal("not detached")
+		}
+		got, err := readDetached(t, d)
+		if !errors.Is(err, io.ErrUnexpectedEOF) || got != "hel" {
+			t.Fatalf("%q, %v", got, err)
+		}
+		d.Finish(true)
+		if len(tr.idle) != 0 {
+			t.Fatal("a connection cut short was pooled")
+		}
+	}
+}
+
+// A body that something read already, and one whose request was cut off,
+// are not taken.
+func TestDetachRefuses(t *testing.T) {
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "data: x\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	tr := newTransport(nil)
+	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Read(make([]byte, 4))
+	if _, ok := Detach(resp.Body); ok {
+		t.Error("a body already read from was taken")
+	}
+	resp.Body.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ = http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	if resp, err = tr.RoundTrip(req); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	time.Sleep(10 * time.Millisecond) // the hook closes the connection
+	if _, ok := Detach(resp.Body); ok {
+		t.Error("a body whose request was cut off was taken")
+	}
+	resp.Body.Close()
+}
