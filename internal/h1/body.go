@@ -39,8 +39,6 @@ type body struct {
 	// drained is set when the last read from the connection took less
 	// than it asked for: all the connection had at the time (Drained).
 	drained bool
-	// read: Read was called (Detach takes only a body never read).
-	read bool
 }
 
 // Drained reports whether the body's last read from the connection
@@ -110,7 +108,6 @@ func lastToken(values []string) string {
 // Read reads the body. Once the request's context is done it returns the
 // context's cause.
 func (b *body) Read(p []byte) (int, error) {
-	b.read = true
 	if b.err != nil {
 		return 0, b.err
 	}

@@ -19,9 +19,6 @@ type Detached struct {
 	// poller no longer watches.
 	FD int
 	b  *body
-	// buffered are the body's bytes the head's reader had read, framed
-	// as on the wire (TakeBuffered).
-	buffered []byte
 	// extra: the body ended before what was read did (the server sent
 	// more than it framed); the connection's state is then unknown.
 	extra bool
@@ -30,16 +27,19 @@ type Detached struct {
 	local, remote net.Addr
 }
 
-// Detach takes body, a response body of this transport that nothing has
-// been read from, off its connection: the connection leaves Go's poller
-// (its socket duplicated, the net.Conn closed) and the request's
-// cancellation hook, and the body is closed. It reports false, and
-// changes nothing, for any other body: another transport's, one over TLS,
-// one already ended, or one whose request was cut off. The caller reads
-// FD (Decode), and gives the socket back once done (Finish).
+// Detach takes body, a response body of this transport, off its
+// connection: the connection leaves Go's poller (its socket duplicated,
+// the net.Conn closed) and the request's cancellation hook, and the body
+// is closed. The body may have been read from, as long as its
+// connection's reader holds none of it: what Decode is given then
+// follows what Read returned. It reports false, and changes nothing, for
+// any other body: another transport's, one over TLS, one ended or
+// failed, one whose request was cut off, or one with bytes read ahead
+// with its head still buffered. The caller reads FD (Decode), and gives
+// the socket back once done (Finish).
 func Detach(rb io.ReadCloser) (*Detached, bool) {
 	b, ok := rb.(*body)
-	if !ok || b.read || b.done || b.err != nil || b.closed {
+	if !ok || b.done || b.err != nil || b.closed || b.c.buffered() > 0 {
 		return nil, false
 	}
 	tc, ok := b.nc.(*net.TCPConn)
@@ -58,34 +58,14 @@ func Detach(rb io.ReadCloser) (*Detached, bool) {
 		syscall.Close(fd)
 		return nil, false
 	}
-	d := &Detached{FD: fd, b: b, local: tc.LocalAddr(), remote: tc.RemoteAddr()}
-	if n := b.c.buffered(); n > 0 {
-		p, _ := b.c.br.Peek(n)
-		d.buffered = append([]byte(nil), p...)
-		b.c.br.Discard(n)
-	}
 	b.c.unread()
-	b.closed = true
-	b.err = http.ErrBodyReadAfterClose
+	b.closed, b.err = true, http.ErrBodyReadAfterClose
 	tc.Close() // Go's poller lets go of the socket; FD keeps it open
-	return d, true
-}
-
-// TakeBuffered moves into p the body's bytes read with the head (raw,
-// to be decoded as if read from FD), as many as fit, and returns how
-// many it moved.
-func (d *Detached) TakeBuffered(p []byte) int {
-	n := copy(p, d.buffered)
-	d.buffered = d.buffered[n:]
-	return n
+	return &Detached{FD: fd, b: b, local: tc.LocalAddr(), remote: tc.RemoteAddr()}, true
 }
 
 // Ended reports whether the body has ended, as its framing says.
 func (d *Detached) Ended() bool { return d.ended }
-
-// Buffered reports whether bytes read with the head are still to be
-// taken (TakeBuffered).
-func (d *Detached) Buffered() bool { return len(d.buffered) > 0 }
 
 // Decode squeezes the framing out of p's raw bytes, read from FD, in
 // place. It returns how many data bytes are now at p's start, whether the
