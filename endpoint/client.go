@@ -58,6 +58,12 @@ type Options struct {
 	// that are not the run's (the readiness check, the template probe)
 	// are PREFIX-probe-N, so a server's log can tell them apart.
 	RequestIDPrefix string
+	// NoEventLoop reads every answer on its own goroutine. By default,
+	// on Linux, a long answer over plain HTTP/1.1 is read on the
+	// process's event loop (internal/evloop), which spends less CPU per
+	// chunk and reads no later (docs/speed.md); this is the way back, to
+	// compare the two.
+	NoEventLoop bool
 }
 
 // ProbeIDInfix is what stands between RequestIDPrefix and the counter in
@@ -91,6 +97,10 @@ type Client struct {
 	maxLine        int
 	requestTimeout time.Duration
 	stallTimeout   time.Duration
+	// noLoop reads every answer on its goroutine (Options.NoEventLoop);
+	// loopStreams counts the answers read on the event loop.
+	noLoop      bool
+	loopStreams atomic.Int64
 
 	// health records the endpoint's outages.
 	health health
@@ -116,6 +126,7 @@ func New(t Target, o Options) (*Client, error) {
 		requestTimeout: DefaultRequestTimeout,
 		stallTimeout:   DefaultStallTimeout,
 		idPrefix:       o.RequestIDPrefix,
+		noLoop:         o.NoEventLoop,
 	}
 	if o.MaxLineBytes > 0 {
 		c.maxLine = o.MaxLineBytes
@@ -178,6 +189,11 @@ func (c *Client) Outages() []record.Outage { return c.health.list() }
 
 // Connections returns how many TCP connections the client has opened.
 func (c *Client) Connections() int64 { return c.dials.Load() }
+
+// EventLoopStreams is how many answers the client has read on the
+// process's event loop (Options.NoEventLoop); the others were read on
+// their own goroutine.
+func (c *Client) EventLoopStreams() int64 { return c.loopStreams.Load() }
 
 // Wire is the HTTP the first answer to a request of the client's came
 // over, as negotiated: "HTTP/1.1", "HTTP/1.1 over TLS 1.3", "HTTP/2.0

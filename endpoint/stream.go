@@ -275,7 +275,11 @@ func (r *call) readResponse(ctx context.Context, cancel context.CancelCauseFunc,
 		// spares the per-chunk path the growing appends.
 		rec.Chunks = make([]record.Chunk, 0, min(max(rec.RequestedOutputTokens, 1), maxChunksUpFront))
 		sr := getSSEReader(body, r.maxLine)
-		if r.read(ctx, cancel, sr, rec) {
+		var lb io.ReadCloser // the body the event loop may take (loopable)
+		if body == resp.Body && r.loopable(rec) {
+			lb = resp.Body
+		}
+		if r.read(ctx, cancel, sr, rec, lb) {
 			drain(cancel, resp.Body)
 		}
 		putSSEReader(sr)
@@ -402,7 +406,12 @@ func errorMessage(raw []byte) string {
 // per-chunk hot path: one clock read, an allocation-free read and parse,
 // an append. It reports whether the stream ended as it should ([DONE]),
 // so that the rest of the response may be drained.
-func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sseReader, rec *record.Record) bool {
+//
+// lb, if not nil, is the stream's body, which the event loop may take
+// once the stream has shown itself long: loopAfterReads arrivals (an
+// answer sent at once, however long, is read here to its end). The
+// stream then ends on the loop (onLoop), which drains it too.
+func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sseReader, rec *record.Record, lb io.ReadCloser) bool {
 	var st reading
 	st.init(r, ctx, cancel, sr, rec)
 	defer st.close()
@@ -415,6 +424,12 @@ func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sse
 		}
 		if end, done := st.event(data, elapsed, sr.reads()); end {
 			return done
+		}
+		if lb != nil && sr.reads() >= loopAfterReads {
+			if onLoop(&st, lb) {
+				return false
+			}
+			lb = nil
 		}
 	}
 }

@@ -74,6 +74,9 @@ type Config struct {
 	Grace time.Duration
 	// StallTimeout overrides the runner's stall timeout when > 0.
 	StallTimeout time.Duration
+	// NoEventLoop reads every answer on its own goroutine
+	// (endpoint.Options.NoEventLoop).
+	NoEventLoop bool
 	// ReadyTimeout is how long a run waits, before load, for a server
 	// still starting (not listening yet, or answering 503 Loading model)
 	// to be ready; 0: it does not wait (the CLI's default is
@@ -376,7 +379,7 @@ func prepare(ctx context.Context, cfg Config, sc *scenario.Scenario) (_ *prepare
 		return nil, err
 	}
 	co := runner.ClientOptions(plan)
-	co.StallTimeout = cfg.StallTimeout
+	co.StallTimeout, co.NoEventLoop = cfg.StallTimeout, cfg.NoEventLoop
 	ids := &results.RequestIDs{Prefix: fmt.Sprintf("sixpin-%08x", salt>>32)}
 	co.RequestIDPrefix = ids.Prefix
 	client, err := endpoint.New(tg.Target, co)
@@ -625,6 +628,7 @@ func execute(ctx, hard context.Context, cfg Config, sc *scenario.Scenario, out, 
 	run.Client = clientInfo()
 	run.Client.Connections = client.Connections()
 	run.Client.Wire = client.Wire()
+	run.Client.EventLoopStreams = client.EventLoopStreams()
 	if off, at, why := client.KeepAliveOff(); off {
 		run.Client.KeepAliveOff = &results.KeepAliveOff{AtS: rn.Clock().Run(at.Sub(rn.Start())).Seconds(), Reason: why}
 	}

@@ -216,6 +216,11 @@ type ClientInfo struct {
 	// "HTTP/1.1", "HTTP/1.1 over TLS 1.3", "HTTP/2.0 over TLS 1.3"
 	// (empty: no answer, or a file from before it was recorded).
 	Wire string `json:"wire,omitempty"`
+	// EventLoopStreams is how many answers were read on the client's
+	// event loop (Linux, plain HTTP/1.1, answers the server paces: one
+	// thread reads every such stream's socket), the others on a
+	// goroutine each; absent when none was, or in a file from before.
+	EventLoopStreams int64 `json:"event_loop_streams,omitempty"`
 	// KeepAliveOff is set when the client stopped reusing connections
 	// because the server hangs up on kept-alive ones without saying so.
 	KeepAliveOff *KeepAliveOff `json:"keep_alive_off,omitempty"`

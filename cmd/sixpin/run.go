@@ -81,6 +81,7 @@ func NewCmdRun(f *Factory, runF func(*cobra.Command, *RunOptions) error) *cobra.
 	fl.BoolVar(&c.Calibrate, "calibrate", false, "before the run, measure sixpin's own floor (TTFT, ITL) at the run's concurrency against an in-process loopback server; a run whose floor exceeds 5% of its TTFT p50 is flagged")
 	fl.StringVar(&opts.ServerMetrics, "server-metrics", "1s", "scrape the server's own Prometheus /metrics (vLLM, SGLang, llama.cpp --metrics, TGI) this often during the run, or off")
 	addLiveFlags(fl, c)
+	fl.BoolVar(&c.NoEventLoop, "no-event-loop", false, "read every answer on its own goroutine; by default, on Linux, an answer over plain HTTP/1.1 that the server paces is read, after its first reads, on one event-loop thread with all such streams, which costs less CPU per token (docs/speed.md): this is the way to compare")
 	fl.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a Go CPU profile of sixpin itself to FILE")
 	_ = fl.MarkHidden("cpuprofile")
 	fl.StringVar(&opts.MemProfile, "memprofile", "", "write a Go heap profile of sixpin itself to FILE at its largest live heap (looked at every second)")
