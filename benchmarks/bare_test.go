@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,7 +77,9 @@ func cpuNow(b *testing.B) time.Duration {
 // streams: the floor client (floor_test.go: raw sockets, counting events)
 // and a bare net/http client scanning lines; on Linux, a fourth, the
 // event-loop client (eventloop_linux_test.go: the floor's work on one
-// thread over epoll), is reported beside them. Each client runs alone,
+// thread over epoll), is reported beside them, and so is sixpin with
+// --no-event-loop (every stream on its own goroutine, as sixpin reads
+// elsewhere and over TLS). Each client runs alone,
 // all interleaved over five rounds (the machine's state drifts;
 // interleaving spreads the drift over all of them), and the ratios are
 // of the medians; min/median/max are logged. Claim: ≤ cpuFloorClaim× the
@@ -91,17 +94,23 @@ func BenchmarkCPUPerToken(b *testing.B) {
 			scenario := cpuScenario(b, streams, requests, words, tokens)
 			body := bareRequest("sim-peer", words, tokens)
 			for b.Loop() {
-				var floor, six, bare, loop []float64
+				var floor, six, bare, loop, gor []float64
+				sixpin := func(flags ...string) float64 {
+					res, u := run(b, bin, append([]string{scenario, "--profile", "llamacpp", "--endpoint", url, "--model", "sim-peer", "--tokenizer", "words"}, flags...)...)
+					if res.Errors.Failed > 0 {
+						b.Fatalf("%d of %d requests failed: %v", res.Errors.Failed, res.Errors.Requests, res.Errors.ByClass)
+					}
+					return float64(u.cpu.Nanoseconds()) / float64(res.Windows[results.WindowAll].OutputTokens)
+				}
 				for range rounds {
 					floor = append(floor, floorCPUPerToken(b, url, streams, requests, body, tokens, nil, nil))
 					if l := eventLoopCPUPerToken(b, url, streams, requests, body, tokens, nil); l > 0 {
 						loop = append(loop, l)
 					}
-					res, u := run(b, bin, scenario, "--profile", "llamacpp", "--endpoint", url, "--model", "sim-peer", "--tokenizer", "words")
-					if res.Errors.Failed > 0 {
-						b.Fatalf("%d of %d requests failed: %v", res.Errors.Failed, res.Errors.Requests, res.Errors.ByClass)
+					six = append(six, sixpin())
+					if runtime.GOOS == "linux" {
+						gor = append(gor, sixpin("--no-event-loop"))
 					}
-					six = append(six, float64(u.cpu.Nanoseconds())/float64(res.Windows[results.WindowAll].OutputTokens))
 					bare = append(bare, bareCPUPerToken(b, url, streams, requests, body, tokens))
 				}
 				f, s, n := spreadOf(floor), spreadOf(six), spreadOf(bare)
@@ -116,6 +125,12 @@ func BenchmarkCPUPerToken(b *testing.B) {
 					b.Logf("the event-loop client (one thread, epoll; not a claim's yardstick): %s ns per token, %.2f× the floor's median; sixpin %.2f× it", l, l.med/f.med, s.med/l.med)
 					b.ReportMetric(l.med, "eventloop_cpu_ns/token")
 					b.ReportMetric(s.med/l.med, "x_eventloop")
+				}
+				if len(gor) > 0 {
+					g := spreadOf(gor)
+					b.Logf("sixpin --no-event-loop (every stream read on its goroutine): %s ns per token, %.2f× the floor's median; sixpin on its event loop %.2f× it", g, g.med/f.med, s.med/g.med)
+					b.ReportMetric(g.med, "sixpin_goroutines_cpu_ns/token")
+					b.ReportMetric(g.med/f.med, "goroutines_x_floor")
 				}
 				if s.med > cpuFloorClaim*f.med {
 					b.Errorf("sixpin used %.0f ns of CPU per token, %.2f× the floor's %.0f ns (claim ≤ %.2f×)", s.med, s.med/f.med, f.med, cpuFloorClaim)
