@@ -23,7 +23,7 @@ type Detached struct {
 	// more than it framed); the connection's state is then unknown.
 	extra bool
 	ended bool
-	// Set when the data is read, for the errors of reads on FD.
+	// The connection's addresses, for the errors of reads on FD.
 	local, remote net.Addr
 }
 
