@@ -117,30 +117,23 @@ func (b *body) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var err error
-	switch {
-	case b.chunked:
+	if b.chunked {
 		return b.readChunked(p)
-	case b.left < 0:
-		n, err = b.c.br.Read(p)
-		b.drained = n < len(p)
-	default:
-		ask := p[:min(int64(len(p)), b.left)]
-		n, err = b.c.br.Read(ask)
-		b.drained = n < len(ask)
-		b.left -= int64(n)
-		switch {
-		case b.left == 0:
-			b.done = true
-		case err == io.EOF:
-			err = io.ErrUnexpectedEOF
-		}
 	}
+	ask := p // a body of a length is asked no more than is left of it
+	if b.left >= 0 {
+		ask = p[:min(int64(len(p)), b.left)]
+	}
+	n, err := b.c.br.Read(ask)
+	b.drained = n < len(ask)
+	n, _ = b.squeeze(ask[:n]) // a length's framing finds no error
 	switch {
 	case err == io.EOF:
-		b.done = true
-	case err != nil:
+		err = b.atEOF()
+	case b.done:
+		err = io.EOF
+	}
+	if err != nil && err != io.EOF {
 		b.fail(err)
 	}
 	return n, err
@@ -148,8 +141,8 @@ func (b *body) Read(p []byte) (int, error) {
 
 // readChunked reads a chunked body into p: what the connection's reader
 // holds (read with the head), then straight from the connection, the
-// framing squeezed out in place (dechunker). It reads on while a read
-// brought only framing.
+// framing squeezed out in place. It reads on while a read brought only
+// framing.
 func (b *body) readChunked(p []byte) (int, error) {
 	for {
 		var n int
@@ -168,24 +161,61 @@ func (b *body) readChunked(p []byte) (int, error) {
 			n, err = b.nc.Read(p)
 			b.drained = n < len(p)
 		}
-		data, extra, derr := b.dc.decode(p[:n])
+		data, derr := b.squeeze(p[:n])
 		switch {
 		case derr != nil:
 			return data, b.fail(derr)
-		case b.dc.state == ended:
-			b.done = true
-			if extra > 0 {
-				b.keep = false // more than it framed: the connection's state is unknown
-			}
+		case b.done:
 			return data, io.EOF
 		case err == io.EOF:
-			return data, b.fail(io.ErrUnexpectedEOF)
+			return data, b.fail(b.atEOF())
 		case err != nil:
 			return data, b.fail(err)
 		case data > 0:
 			return data, nil
 		}
 	}
+}
+
+// squeeze is the body's framing (RFC 9112 §6.3), the one place it is
+// applied: it takes p, the bytes read next from the connection, and
+// squeezes the framing out of them in place. It returns how many data
+// bytes are now at p's start, and sets done when the body ended with
+// them. Bytes past the end leave the connection's state unknown: keep is
+// cleared. Both a body's Read and a detached body's Decode call it.
+func (b *body) squeeze(p []byte) (data int, err error) {
+	switch {
+	case b.done:
+	case b.chunked:
+		data, extra, err := b.dc.decode(p)
+		if err != nil {
+			return data, err
+		}
+		if b.dc.state == ended {
+			b.done = true
+			b.keep = b.keep && extra == 0
+		}
+		return data, nil
+	case b.left < 0: // until the server closes
+		return len(p), nil
+	default:
+		data = int(min(int64(len(p)), b.left))
+		b.left -= int64(data)
+		b.done = b.left == 0
+	}
+	b.keep = b.keep && data == len(p)
+	return data, nil
+}
+
+// atEOF is the error of the connection's end as the framing reads it: a
+// body that lasts until the server closes ends there (done is set); any
+// other that has not ended ends unexpectedly.
+func (b *body) atEOF() error {
+	if !b.done && (b.chunked || b.left >= 0) {
+		return io.ErrUnexpectedEOF
+	}
+	b.done = true
+	return io.EOF
 }
 
 // fail makes err the body's sticky error (the request context's cause

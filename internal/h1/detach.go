@@ -19,10 +19,6 @@ type Detached struct {
 	// poller no longer watches.
 	FD int
 	b  *body
-	// extra: the body ended before what was read did (the server sent
-	// more than it framed); the connection's state is then unknown.
-	extra bool
-	ended bool
 	// The connection's addresses, for the errors of reads on FD.
 	local, remote net.Addr
 }
@@ -65,45 +61,21 @@ func Detach(rb io.ReadCloser) (*Detached, bool) {
 }
 
 // Ended reports whether the body has ended, as its framing says.
-func (d *Detached) Ended() bool { return d.ended }
+func (d *Detached) Ended() bool { return d.b.done }
 
 // Decode squeezes the framing out of p's raw bytes, read from FD, in
-// place. It returns how many data bytes are now at p's start, whether the
-// body ended with them, and a framing error.
+// place (the body's own framing, as its Read applies it). It returns how
+// many data bytes are now at p's start, whether the body has ended, and
+// a framing error.
 func (d *Detached) Decode(p []byte) (data int, end bool, err error) {
-	b := d.b
-	if d.ended {
-		d.extra = d.extra || len(p) > 0
-		return 0, true, nil
-	}
-	switch {
-	case b.chunked:
-		n, extra, err := b.dc.decode(p)
-		if err != nil {
-			return n, false, err
-		}
-		d.ended = b.dc.state == ended
-		d.extra = extra > 0
-		return n, d.ended, nil
-	case b.left < 0: // until the server closes
-		return len(p), false, nil
-	default:
-		n := int(min(int64(len(p)), b.left))
-		b.left -= int64(n)
-		d.ended, d.extra = b.left == 0, n < len(p)
-		return n, d.ended, nil
-	}
+	data, err = d.b.squeeze(p)
+	return data, d.b.done, err
 }
 
-// EOF is the error of the end of FD's stream before the body ended: none
-// for a body that lasts until the server closes, else an unexpected end.
-func (d *Detached) EOF() error {
-	if d.ended || d.b.left < 0 && !d.b.chunked {
-		d.ended = true
-		return io.EOF
-	}
-	return io.ErrUnexpectedEOF
-}
+// EOF is the error of the end of FD's stream: io.EOF where the body has
+// ended or lasts until the server closes (it ends there), else an
+// unexpected end.
+func (d *Detached) EOF() error { return d.b.atEOF() }
 
 // ReadError is a failed read of FD as a net.Conn's Read reports it.
 func (d *Detached) ReadError(errno error) error {
@@ -116,7 +88,7 @@ func (d *Detached) ReadError(errno error) error {
 // FD any more.
 func (d *Detached) Finish(reuse bool) {
 	b, t := d.b, d.b.t
-	if reuse && d.ended && !d.extra && b.keep {
+	if reuse && b.done && b.keep {
 		f := os.NewFile(uintptr(d.FD), "")
 		nc, err := net.FileConn(f)
 		f.Close()

@@ -154,6 +154,44 @@ func TestDetachCutShort(t *testing.T) {
 	}
 }
 
+// A detached body's end is its framing's, as Read finds it: a body of a
+// Content-Length ends at its length, and the bytes the server sent past
+// it keep its connection out of the pool; a body that lasts until the
+// server closes ends there, whole, and its connection is not pooled
+// either.
+func TestDetachFramingEnds(t *testing.T) {
+	for _, tc := range []struct {
+		name, head, later, want string
+		closeAfter              bool
+	}{
+		{"length with bytes past it", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhel", "loEXTRA", "hello", false},
+		{"until the close", "HTTP/1.1 200 OK\r\n\r\nab", "c", "abc", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := rawServer(t, func(c net.Conn) {
+				io.WriteString(c, tc.head)
+				time.Sleep(20 * time.Millisecond)
+				io.WriteString(c, tc.later)
+			}, tc.closeAfter)
+			tr := newTransport(nil)
+			req, _ := http.NewRequest(http.MethodGet, u, nil)
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, before := detach(t, resp.Body)
+			got, err := readDetached(t, d)
+			if got = before + got; (err != nil && err != io.EOF) || got != tc.want || !d.Ended() {
+				t.Fatalf("%q, %v, ended %v; want %q", got, err, d.Ended(), tc.want)
+			}
+			d.Finish(true)
+			if len(tr.idle) != 0 {
+				t.Fatal("a connection whose state is unknown was pooled")
+			}
+		})
+	}
+}
+
 // A body whose connection's reader holds some of it (read ahead with the
 // head), and one whose request was cut off, are not taken.
 func TestDetachRefuses(t *testing.T) {
