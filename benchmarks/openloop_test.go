@@ -21,8 +21,8 @@ import (
 // machine's state drifts; stepping both together spreads the drift over
 // both), each until it no longer holds one: the rate is held when
 // every arrival was sent, and sent at most openLagBound after its
-// scheduled time at the 99th percentile (sixpin: its schedule report is
-// not behind and its send lag p99 within the bound). The raw client
+// scheduled time at the 99th percentile — for both clients the bound
+// sixpin holds itself to (its schedule report not behind). The raw client
 // (rawOpenLoop) sends prepared bytes on pooled raw TCP connections and
 // counts SSE events, as the floor client does; what it holds is the
 // machine's ceiling. Claim: sixpin's ceiling ≥ openLoopClaim × the raw
@@ -60,10 +60,14 @@ func BenchmarkOpenLoopCeiling(b *testing.B) {
 }
 
 // The open-loop ceiling's steps and bounds, and its claim: measured
-// 0.50–1.00× over six runs (README, Speed); the goal is 0.9×.
+// 0.50–1.00× over eight runs (docs/speed.md); the goal is 0.9×. The lag
+// bound is sixpin's own (results.BuildSchedule: a p99 send lag over 10 ms
+// is behind), which the raw client is held to as well: until
+// 2026-12-03 it was held to 20 ms while sixpin held itself to 10, and two
+// of sixpin's steps failed between the two (11.4 and 20.6 ms).
 const (
 	openStepSeconds = 8
-	openLagBound    = 20 * time.Millisecond
+	openLagBound    = 10 * time.Millisecond
 	openLoopClaim   = 0.5
 )
 
