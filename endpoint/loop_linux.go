@@ -77,8 +77,8 @@ func onLoop(st *reading, lb io.ReadCloser) bool {
 			<-s.detached
 		}
 	}
-	if s.drainTimer != nil {
-		s.drainTimer.Stop()
+	if s.draining {
+		s.st.wd.endDrain()
 	}
 	if !s.end {
 		// Cut off before its end: by the request's context (an
@@ -108,10 +108,9 @@ type loopStream struct {
 	end, done bool
 	// draining: after [DONE], the rest of the body is read to find its
 	// end (so that the connection is reused), within maxDrain bytes and
-	// drainTimeout (drainTimer).
-	draining   bool
-	drained    int
-	drainTimer *time.Timer
+	// drainTimeout (the request's watch).
+	draining bool
+	drained  int
 }
 
 // Ready reads what arrived on the socket: one read, stamped.
@@ -182,8 +181,8 @@ func (s *loopStream) events(elapsed time.Duration) bool {
 			if !done || s.d.Ended() {
 				return true
 			}
-			cancel := s.st.cancel
-			s.draining, s.drainTimer = true, time.AfterFunc(drainTimeout, func() { cancel(errDrained) })
+			s.draining = true
+			s.st.wd.drain()
 			return false
 		}
 	}

@@ -189,13 +189,14 @@ func (r *call) stream(inflight context.Context, cut error, req record.Request, m
 		RequestedOutputTokens: req.OutputTokens,
 	}
 	// The request's context: cut off by an interrupt (inflight, whose
-	// cause fail translates), by the request timeout (a timer, not a
-	// context of its own: one context and one registration with its
-	// parent per request), or by the stall watchdog.
+	// cause fail translates), or by its watchdog — the request timeout, a
+	// stall, a drain that takes too long (one timer, not a context of its
+	// own: one context and one registration with its parent per request).
 	ctx, cancel := context.WithCancelCause(inflight)
 	defer cancel(nil)
-	timeout := time.AfterFunc(r.requestTimeout, func() { cancel(context.DeadlineExceeded) })
-	defer timeout.Stop()
+	var wd watchdog
+	wd.start(r.clk, r.requestTimeout, cancel)
+	defer wd.stop()
 	r.inflight, r.cut = inflight, cut
 
 	minTokens := 0
@@ -235,7 +236,7 @@ func (r *call) stream(inflight context.Context, cut error, req record.Request, m
 			r.echo.take(s.resp.Header)
 		}
 		r.health.answered(rec.Sent, r.since(), s.freshConn, code != http.StatusServiceUnavailable && code != 529)
-		r.readResponse(ctx, cancel, s.resp, rec)
+		r.readResponse(ctx, &wd, s.resp, rec)
 	}
 	// Everything the record keeps of the server's text, redacted in one
 	// place, before it is shortened, so that no part of a secret survives.
@@ -250,7 +251,7 @@ func (r *call) stream(inflight context.Context, cut error, req record.Request, m
 
 // readResponse reads an answer: an error status, a stream, or a JSON
 // body; anything else is bad_content_type.
-func (r *call) readResponse(ctx context.Context, cancel context.CancelCauseFunc, resp *http.Response, rec *record.Record) {
+func (r *call) readResponse(ctx context.Context, wd *watchdog, resp *http.Response, rec *record.Record) {
 	defer resp.Body.Close()
 	rec.HTTPStatus = resp.StatusCode
 	if rec.RequestID != "" {
@@ -262,7 +263,7 @@ func (r *call) readResponse(ctx context.Context, cancel context.CancelCauseFunc,
 		if err != nil {
 			body = resp.Body
 		}
-		r.httpError(cancel, resp, body, rec)
+		r.httpError(wd, resp, body, rec)
 		return
 	case err != nil:
 		rec.End = r.since()
@@ -279,8 +280,8 @@ func (r *call) readResponse(ctx context.Context, cancel context.CancelCauseFunc,
 		if body == resp.Body && r.loopable(rec) {
 			lb = resp.Body
 		}
-		if r.read(ctx, cancel, sr, rec, lb) {
-			drain(cancel, resp.Body)
+		if r.read(ctx, wd, sr, rec, lb) {
+			drain(wd, resp.Body)
 		}
 		putSSEReader(sr)
 	case "application/json":
@@ -327,18 +328,19 @@ func decoded(resp *http.Response) (io.Reader, error) {
 	}
 }
 
-// drain reads what is left of a response after its end, within bounds,
-// so that its connection goes back to the pool.
-func drain(cancel context.CancelCauseFunc, body io.Reader) {
-	t := time.AfterFunc(drainTimeout, func() { cancel(errDrained) })
+// drain reads what is left of a response after its end, within bounds
+// (maxDrain; drainTimeout, which wd keeps), so that its connection goes
+// back to the pool.
+func drain(wd *watchdog, body io.Reader) {
+	wd.drain()
 	_, _ = io.CopyN(io.Discard, body, maxDrain)
-	t.Stop()
+	wd.endDrain()
 }
 
 // httpError records an error status with the message its body gives.
-func (r *call) httpError(cancel context.CancelCauseFunc, resp *http.Response, body io.Reader, rec *record.Record) {
+func (r *call) httpError(wd *watchdog, resp *http.Response, body io.Reader, rec *record.Record) {
 	raw, _ := io.ReadAll(io.LimitReader(body, maxErrorBody))
-	drain(cancel, resp.Body)
+	drain(wd, resp.Body)
 	rec.End = r.since()
 	raw = r.rd.Bytes(raw)
 	rec.ErrMsg = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, errorMessage(raw))
@@ -411,9 +413,9 @@ func errorMessage(raw []byte) string {
 // once the stream has shown itself long: loopAfterReads arrivals (an
 // answer sent at once, however long, is read here to its end). The
 // stream then ends on the loop (onLoop), which drains it too.
-func (r *call) read(ctx context.Context, cancel context.CancelCauseFunc, sr *sseReader, rec *record.Record, lb io.ReadCloser) bool {
+func (r *call) read(ctx context.Context, wd *watchdog, sr *sseReader, rec *record.Record, lb io.ReadCloser) bool {
 	var st reading
-	st.init(r, ctx, cancel, sr, rec)
+	st.init(r, ctx, wd, sr, rec)
 	defer st.close()
 	for {
 		data, err := sr.next()
@@ -459,12 +461,13 @@ type reading struct {
 	lastRead   uint32
 	tokenReads int
 	// Chunks not yet added to the live count, and when they go.
-	pending int64
-	flushAt time.Duration
-	live    *atomic.Int64
-	stall   time.Duration
-	publish time.Duration // when the next chunk's time goes to the stall watch
-	watch   *stallWatch
+	pending  int64
+	flushAt  time.Duration
+	live     *atomic.Int64
+	stall    time.Duration
+	publish  time.Duration // when the next chunk's time goes to the stall watch
+	watching bool          // the watch looks for a stall
+	wd       *watchdog
 	// The server's send stamps are wall-clock times; the receive time
 	// they are set against is the run's wall-clock start plus the
 	// monotonic time since (one clock read per chunk, not two).
@@ -472,20 +475,19 @@ type reading struct {
 	r         *call
 	sr        *sseReader
 	ctx       context.Context
-	cancel    context.CancelCauseFunc
 }
 
-func (st *reading) init(r *call, ctx context.Context, cancel context.CancelCauseFunc, sr *sseReader, rec *record.Record) {
+func (st *reading) init(r *call, ctx context.Context, wd *watchdog, sr *sseReader, rec *record.Record) {
 	*st = reading{c: &sr.ev, rec: rec, chunks: rec.Chunks, proto: r.proto, clk: r.clk, start: r.clk.Start,
 		keep: r.keepText, tokenReads: rec.TokenReads, live: r.live.stripe(rec.Index), stall: r.stallTimeout,
-		startUnix: r.clk.Start.UnixNano(), r: r, sr: sr, ctx: ctx, cancel: cancel}
+		startUnix: r.clk.Start.UnixNano(), r: r, sr: sr, ctx: ctx, wd: wd}
 }
 
-// close gives the record what the reading kept, and stops its watch.
+// close gives the record what the reading kept, and ends its stall watch.
 func (st *reading) close() {
 	st.rec.Chunks, st.rec.TokenReads = st.chunks, st.tokenReads
-	if st.watch != nil {
-		st.watch.stop()
+	if st.watching {
+		st.wd.endStall()
 	}
 	st.live.Add(st.pending)
 	st.pending = 0
@@ -576,12 +578,13 @@ func (st *reading) event(data []byte, elapsed time.Duration, reads uint32) (end,
 		st.pending, st.flushAt = 0, elapsed+LiveStep
 	}
 	if st.stall > 0 && at >= st.publish {
-		if st.watch == nil {
-			cancel := st.cancel
-			st.watch = newStallWatch(st.stall, st.r.since, func() { cancel(errStalled) })
+		if st.watching {
+			st.wd.last.Store(int64(at))
+		} else {
+			st.wd.watchStall(st.stall, at)
+			st.watching = true
 		}
-		st.watch.last.Store(int64(at))
-		st.publish = at + st.watch.step
+		st.publish = at + stallStep(st.stall)
 	}
 	return false, false
 }
@@ -652,39 +655,6 @@ func keepText(text, add []byte) []byte {
 	}
 	return append(text, add[:min(len(add), record.MaxTextBytes-len(text))]...)
 }
-
-// stallWatch cancels a stream that has sent no chunk for a timeout. A
-// timer reset per chunk would touch the runtime's timer heap millions of
-// times, and even an atomic store per chunk is a full barrier: the reading
-// goroutine publishes a chunk's time in last only when it has moved on by
-// step, a sixty-fourth of the timeout, since the last one it published,
-// so a stall is found at most that much late. The timer fires at most
-// once per timeout and re-arms for what remains.
-type stallWatch struct {
-	last    atomic.Int64 // offset of the last published chunk from the run start, ns
-	step    time.Duration
-	timeout time.Duration
-	since   func() time.Duration // the current offset from the run start
-	timer   *time.Timer
-	onStall func()
-}
-
-func newStallWatch(timeout time.Duration, since func() time.Duration, onStall func()) *stallWatch {
-	w := &stallWatch{timeout: timeout, step: timeout / 64, since: since, onStall: onStall}
-	w.timer = time.AfterFunc(timeout, w.check)
-	return w
-}
-
-func (w *stallWatch) check() {
-	idle := w.since() - time.Duration(w.last.Load())
-	if idle >= w.timeout {
-		w.onStall()
-		return
-	}
-	w.timer.Reset(w.timeout - idle)
-}
-
-func (w *stallWatch) stop() { w.timer.Stop() }
 
 // fail classifies err (with the request context's cause) onto rec; s is
 // the send that failed, nil for a failure while reading the answer.
