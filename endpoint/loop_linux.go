@@ -108,7 +108,7 @@ type loopStream struct {
 	end, done bool
 	// draining: after [DONE], the rest of the body is read to find its
 	// end (so that the connection is reused), within maxDrain bytes and
-	// drainTimeout (the request's watch).
+	// drainTimeout (the request's watchdog).
 	draining bool
 	drained  int
 }
