@@ -36,13 +36,14 @@ func TestWatchdogEnds(t *testing.T) {
 	if err := run(50*time.Millisecond, 5*time.Second, idle); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("deadline: cut off with %v, want the request timeout", err)
 	}
-	// Chunks every 20 ms against a stall timeout of 100 ms for half a
-	// second: never a stall; then none: a stall.
+	// Chunks every 10 ms against a stall timeout of 250 ms for two of
+	// them (room for a loaded machine's late wake-ups): never a stall;
+	// then none: a stall.
 	moving := func(wd *watchdog, clk Clock) {
-		stall := 100 * time.Millisecond
+		stall := 250 * time.Millisecond
 		wd.watchStall(stall, clk.Since())
-		for range 25 {
-			time.Sleep(20 * time.Millisecond)
+		for range 50 {
+			time.Sleep(10 * time.Millisecond)
 			wd.last.Store(int64(clk.Since()))
 		}
 	}
