@@ -253,7 +253,9 @@ func contentFactor(t *testing.T, f *waterfall.File) float64 {
 // prose to JSON is a step measured by runs of its own, and its
 // attributed factor in decode tok/s is a gain (the model says about
 // ×1.6; ×1.8 measured). On one that does not speculate (sim-local-27b)
-// the same move costs about nothing (×1.00 measured). Not repetitive
+// the same move costs about nothing (×1.00 measured; ×1.17 once, in a
+// `.ci/run` under -race, so the bound is ×1.25 — still far from the
+// speculating simulator's ×1.6). Not repetitive
 // content: its answers repeat themselves, and the runs are rightly
 // invalid (degenerate answers measure the drafter).
 func TestWaterfallContent(t *testing.T) {
@@ -268,7 +270,7 @@ func TestWaterfallContent(t *testing.T) {
 	t.Run("not speculating", func(t *testing.T) {
 		t.Parallel()
 		f := contentWaterfall(t, "sim-local-27b", scenario.ContentJSON, 0.1)
-		if x := contentFactor(t, f); math.Abs(math.Log(x)) > math.Log(1.15) {
+		if x := contentFactor(t, f); math.Abs(math.Log(x)) > math.Log(1.25) {
 			t.Errorf("content prose → json attributed ×%.3f without a drafter, want about ×1", x)
 		}
 	})

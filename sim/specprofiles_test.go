@@ -30,7 +30,15 @@ func TestSpecTwinProfiles(t *testing.T) {
 		c := loadProfileSim(t, name)
 		c.TimeScale = 0.1
 		_, ts := start(t, c)
-		_, s := stream(t, ts.URL, body())
+		// The fastest of three streams: at a tenth of real time a loaded
+		// machine's late timer wake-ups slow a stream's stamps (one
+		// `.ci/run` measured 1.37× for one stream), and they only ever
+		// slow it.
+		tokS := 0.0
+		for range 3 {
+			_, s := stream(t, ts.URL, body())
+			tokS = max(tokS, decodeTokS(t, s))
+		}
 		_, cm := nonStream(t, ts.URL, body())
 		tm := cm.Timings
 		if tm == nil || tm.DraftN == 0 || tm.DraftNAccepted == nil {
@@ -38,7 +46,7 @@ func TestSpecTwinProfiles(t *testing.T) {
 		}
 		text := cm.Choices[0].Message.Content
 		twins[name] = twin{
-			tokS:           decodeTokS(t, s),
+			tokS:           tokS,
 			serverTokS:     tm.PredictedPerSecond,
 			acceptance:     float64(*tm.DraftNAccepted) / float64(tm.DraftN),
 			perStep:        float64(tm.PredictedN-1) / float64(tm.PredictedN-1-*tm.DraftNAccepted),
