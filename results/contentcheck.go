@@ -139,7 +139,10 @@ func (c *ContentCheck) Judge(interval func(fastest, slowest string) (lo, hi floa
 		if fast == nil || s.DecodeTokS.P50 > fast.DecodeTokS.P50 {
 			fast = s
 		}
-		if slow == nil || s.DecodeTokS.P50 < slow.DecodeTokS.P50 {
+		// Ties go to the later slice, so two slices with one median (a
+		// server without a drafter, its medians in one histogram bucket)
+		// spread 0%, measured, rather than not at all.
+		if slow == nil || s.DecodeTokS.P50 <= slow.DecodeTokS.P50 {
 			slow = s
 		}
 	}

@@ -62,4 +62,12 @@ func TestContentCheckJudge(t *testing.T) {
 	if one.SpreadPct != nil || one.Sensitive {
 		t.Errorf("one measured slice: spread %v, sensitive %v", one.SpreadPct, one.Sensitive)
 	}
+	// Two slices that measured the same median (a server without a
+	// drafter, whose medians fall in one histogram bucket) spread 0%:
+	// measured, and insensitive.
+	same := &ContentCheck{ThresholdPct: 15, Base: "prose", Classes: []ContentSlice{slice("prose", 100), slice("code", 100), slice("json", 0)}}
+	same.Judge(nil)
+	if same.SpreadPct == nil || *same.SpreadPct != 0 || same.Fastest == "" || same.Slowest == "" || same.Sensitive || same.WithinNoise {
+		t.Errorf("two equal slices: spread %v, fastest %q, slowest %q, sensitive %v", same.SpreadPct, same.Fastest, same.Slowest, same.Sensitive)
+	}
 }
