@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -59,15 +58,6 @@ func bareStream(client *http.Client, url, body string, line func([]byte)) (int, 
 			line(l)
 		}
 	}
-}
-
-// cpuNow is this process's user + system CPU time so far.
-func cpuNow(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkCPUPerToken: against the peer harnesses' kind of fake server

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/sixpin/sixpin/internal/rusage"
 )
 
 // The event-loop client: the floor's work (prepared bytes, events
@@ -86,7 +88,7 @@ func eventLoopCPUPerToken(b *testing.B, base string, streams, requests int, body
 		}
 		return true
 	}
-	cpu0 := cpuNow(b)
+	cpu0 := rusage.CPU()
 	for i := range conns {
 		if send(conns[i].fd) {
 			active++
@@ -124,7 +126,7 @@ func eventLoopCPUPerToken(b *testing.B, base string, streams, requests int, body
 			}
 		}
 	}
-	cpu := cpuNow(b) - cpu0
+	cpu := rusage.CPU() - cpu0
 	if failed > 0 {
 		b.Fatalf("the event-loop client failed %d of %d requests", failed, requests)
 	}

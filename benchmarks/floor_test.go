@@ -13,6 +13,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/sixpin/sixpin/internal/rusage"
 	"github.com/sixpin/sixpin/internal/stats"
 )
 
@@ -179,7 +180,7 @@ func cpuPerToken(b *testing.B, who string, streams, requests, tokens int, stream
 	}
 	var next, lines, failed atomic.Int64
 	var wg sync.WaitGroup
-	cpu0 := cpuNow(b)
+	cpu0 := rusage.CPU()
 	for _, one := range workers {
 		wg.Go(func() {
 			for next.Add(1) <= int64(requests) {
@@ -193,7 +194,7 @@ func cpuPerToken(b *testing.B, who string, streams, requests, tokens int, stream
 		})
 	}
 	wg.Wait()
-	cpu := cpuNow(b) - cpu0
+	cpu := rusage.CPU() - cpu0
 	if failed.Load() > 0 {
 		b.Fatalf("%s failed %d of %d requests", who, failed.Load(), requests)
 	}

@@ -13,10 +13,10 @@ import (
 	"net/http/httputil"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sixpin/sixpin/internal/rusage"
 	"github.com/sixpin/sixpin/record"
 )
 
@@ -101,11 +101,11 @@ func BenchmarkRequest(b *testing.B) {
 		}{{six, &sixCPU, &sixAllocs}, {raw, &rawCPU, &rawAllocs}} {
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
-			t0 := processCPU(b)
+			t0 := rusage.CPU()
 			for range round {
 				k.do()
 			}
-			*k.cpu += processCPU(b) - t0
+			*k.cpu += rusage.CPU() - t0
 			runtime.ReadMemStats(&m1)
 			*k.allocs += m1.Mallocs - m0.Mallocs
 		}
@@ -116,13 +116,4 @@ func BenchmarkRequest(b *testing.B) {
 	b.ReportMetric(float64(sixCPU)/float64(max(rawCPU, 1)), "x_raw")
 	// The server's allocations are in both; the raw client makes none.
 	b.ReportMetric(float64(sixAllocs-rawAllocs)/float64(n), "client_allocs/request")
-}
-
-// processCPU is the process's user and system CPU time so far.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -15,12 +15,12 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/sixpin/sixpin/endpoint"
 	"github.com/sixpin/sixpin/export"
 	"github.com/sixpin/sixpin/internal/redact"
+	"github.com/sixpin/sixpin/internal/rusage"
 	"github.com/sixpin/sixpin/profiles"
 	"github.com/sixpin/sixpin/record"
 	"github.com/sixpin/sixpin/report"
@@ -906,10 +906,8 @@ func scenarioInfo(sc *scenario.Scenario) results.ScenarioInfo {
 
 func clientInfo() results.ClientInfo {
 	ci := results.ClientInfo{GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU()}
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
-		ci.MaxRSSBytes = ru.Maxrss * 1024 // Linux reports KiB
-		ci.CPUSeconds = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	if cpu, rss, ok := rusage.Self(); ok {
+		ci.MaxRSSBytes, ci.CPUSeconds = rss, cpu.Seconds()
 	}
 	return ci
 }

@@ -6,10 +6,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/sixpin/sixpin/internal/rusage"
 	"github.com/sixpin/sixpin/internal/stats"
 )
 
@@ -40,7 +39,7 @@ func BenchmarkStream(b *testing.B) {
 		var per [2][]float64 // CPU ns per event: net/http, h1
 		for range rounds {
 			for i, client := range clients {
-				cpu0 := cpuTime(b)
+				cpu0 := rusage.CPU()
 				for range batches {
 					var wg sync.WaitGroup
 					for range streams {
@@ -52,7 +51,7 @@ func BenchmarkStream(b *testing.B) {
 					}
 					wg.Wait()
 				}
-				per[i] = append(per[i], float64((cpuTime(b)-cpu0).Nanoseconds())/float64(batches*streams*events))
+				per[i] = append(per[i], float64((rusage.CPU()-cpu0).Nanoseconds())/float64(batches*streams*events))
 			}
 		}
 		sLo, sMed, sHi := stats.Spread(per[0])
@@ -83,15 +82,6 @@ func stream(client *http.Client, url string) int {
 			n++
 		}
 	}
-}
-
-// cpuTime is this process's user + system CPU time so far.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkReuse sends requests one after another on one kept-alive
