@@ -61,6 +61,25 @@ func readDetached(t *testing.T, d *Detached) (string, error) {
 	}
 }
 
+// readAllDetached sends req, takes its answer's body off the connection
+// and reads it to its end from the socket: the body whole (what was
+// read before the detach and after), and the socket's end. The body
+// must not read once detached.
+func readAllDetached(t *testing.T, tr *Transport, req *http.Request) (*Detached, string, error) {
+	t.Helper()
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, before := detach(t, resp.Body)
+	if _, err := resp.Body.Read(make([]byte, 1)); err == nil {
+		t.Error("the body reads after it was detached")
+	}
+	resp.Body.Close()
+	got, err := readDetached(t, d)
+	return d, before + got, err
+}
+
 type pollFd struct {
 	fd      int32
 	events  int16
@@ -98,17 +117,7 @@ func TestDetachReadsAndGivesBack(t *testing.T) {
 		var reused bool
 		trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}
 		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodGet, srv.URL+path, nil)
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, before := detach(t, resp.Body)
-		if _, err := resp.Body.Read(make([]byte, 1)); err == nil {
-			t.Error("the body reads after it was detached")
-		}
-		resp.Body.Close()
-		got, err := readDetached(t, d)
-		got = before + got
+		d, got, err := readAllDetached(t, tr, req)
 		want := "data: 0\n\ndata: 1\n\ndata: 2\n\n"
 		if path == "/length" {
 			want = "hello world"
@@ -137,13 +146,7 @@ func TestDetachCutShort(t *testing.T) {
 	tr.MaxConns = 1
 	for range 2 {
 		req, _ := http.NewRequest(http.MethodGet, u, nil)
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, before := detach(t, resp.Body)
-		got, err := readDetached(t, d)
-		got = before + got
+		d, got, err := readAllDetached(t, tr, req)
 		if !errors.Is(err, io.ErrUnexpectedEOF) || got != "hel" {
 			t.Fatalf("%q, %v", got, err)
 		}
@@ -175,13 +178,8 @@ func TestDetachFramingEnds(t *testing.T) {
 			}, tc.closeAfter)
 			tr := newTransport(nil)
 			req, _ := http.NewRequest(http.MethodGet, u, nil)
-			resp, err := tr.RoundTrip(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, before := detach(t, resp.Body)
-			got, err := readDetached(t, d)
-			if got = before + got; (err != nil && err != io.EOF) || got != tc.want || !d.Ended() {
+			d, got, err := readAllDetached(t, tr, req)
+			if (err != nil && err != io.EOF) || got != tc.want || !d.Ended() {
 				t.Fatalf("%q, %v, ended %v; want %q", got, err, d.Ended(), tc.want)
 			}
 			d.Finish(true)
