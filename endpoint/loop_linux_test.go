@@ -36,6 +36,19 @@ func pieces(body string, at ...int) http.HandlerFunc {
 	}
 }
 
+// paced answers with the given parts as pieces does, 2 ms apart: a
+// short answer sent at once comes whole with its head, in the first
+// read, and is never the loop's to take.
+func paced(parts ...string) http.HandlerFunc {
+	var at []int
+	n := 0
+	for _, p := range parts[:len(parts)-1] {
+		n += len(p)
+		at = append(at, n)
+	}
+	return pieces(strings.Join(parts, ""), at...)
+}
+
 // raw answers with the given parts, the first starting with the status
 // line and header, over the hijacked connection, a moment apart, then
 // closes it: a server's framing exactly as written (a length, a cut
@@ -85,19 +98,19 @@ func TestLoopAgreesWithGoroutine(t *testing.T) {
 		co   Options
 		stay bool
 	}{
-		{name: "40 tokens, an event a flush", h: sse(strings.SplitAfter(long, "\n\n")...)},
+		{name: "40 tokens, an event a flush", h: paced(strings.SplitAfter(long, "\n\n")...)},
 		{name: "40 tokens at once", h: sse(long), stay: true},
 		{name: "split inside lines and events", h: pieces(long, 7, 200, 201, 350, 900, 901, 902, 1500, len(long)-3)},
 		{name: "CRLF, split between CR and LF", h: pieces(crlf, strings.Index(crlf, "\r\n")+1, 500, 1001)},
 		{name: "CR alone", h: pieces(cr, 300, 301, 1200)},
-		{name: "multi-line data and comments", h: sse(roleEvent, ": ping\n\n", "data: {\"choices\":[{\"index\":0,\n",
+		{name: "multi-line data and comments", h: paced(roleEvent, ": ping\n\n", "data: {\"choices\":[{\"index\":0,\n",
 			"data: \"delta\":{\"content\":\" a\"}}]}\n\n", "retry: 5\nevent: x\n"+contentEvent(" b"), finishEvent("stop"), doneEvent)},
 		{name: "byte-order mark, split", h: pieces("\xef\xbb\xbf"+long, 1, 2, 600)},
-		{name: "no [DONE]", h: sse(roleEvent, contentEvent(" a"), contentEvent(" b"), finishEvent("stop"))},
-		{name: "no finish_reason", h: sse(roleEvent, contentEvent(" a"), contentEvent(" b"), doneEvent)},
+		{name: "no [DONE]", h: paced(roleEvent, contentEvent(" a"), contentEvent(" b"), finishEvent("stop"))},
+		{name: "no finish_reason", h: paced(roleEvent, contentEvent(" a"), contentEvent(" b"), doneEvent)},
 		{name: "only [DONE]", h: sse(doneEvent), stay: true},
-		{name: "malformed JSON", h: sse(roleEvent, contentEvent(" a"), contentEvent(" b"), "data: {\"choices\":[\n\n")},
-		{name: "an error event", h: sse(roleEvent, contentEvent(" a"), `data: {"error":{"message":"over capacity","type":"server_error"}}`+"\n\n")},
+		{name: "malformed JSON", h: paced(roleEvent, contentEvent(" a"), contentEvent(" b"), "data: {\"choices\":[\n\n")},
+		{name: "an error event", h: paced(roleEvent, contentEvent(" a"), `data: {"error":{"message":"over capacity","type":"server_error"}}`+"\n\n")},
 		{name: "a line over the limit", h: pieces(roleEvent+contentEvent(" a")+`data: {"choices":[{"delta":{"content":"`+strings.Repeat("x", 5000)+`"}}]}`+"\n\n", 100, 3000),
 			co: Options{MaxLineBytes: 4096}},
 		{name: "a Content-Length body", h: raw(head+fmt.Sprintf("Content-Length: %d\r\n\r\n", len(long))+long[:500], long[500:1000], long[1000:])},

@@ -49,12 +49,19 @@ const (
 	// MaxHeadBytes bounds a response's status line and header (and any
 	// 1xx responses before it).
 	MaxHeadBytes = 1 << 20
-	// headBytes is the reader of a response's head, held by a request
-	// from the moment it is sent until its head is read: at thousands of
-	// streams waiting for their first byte, every KiB is megabytes. A
-	// head is a few hundred bytes; a longer line is read in pieces
-	// (textproto), and a body goes straight to the connection.
+	// headBytes is the reader of a response's head over TLS, held by a
+	// request from the moment it is sent until its head is read: at
+	// thousands of streams waiting for their first byte, every KiB is
+	// megabytes. A head is a few hundred bytes; a longer line is read in
+	// pieces (textproto), and a body goes straight to the connection.
+	// (TLS reads whole records into its own buffer: a small reader
+	// costs it copies, not system calls.)
 	headBytes = 512
+	// waitedHeadBytes is the reader of a response's head over plain
+	// TCP, taken only once the socket has something to read (wait): a
+	// stream waiting for its first byte holds none, and the head comes
+	// with the first events in one read where 512 bytes took two.
+	waitedHeadBytes = 4 << 10
 	// bufferBytes is a request's write buffer, held while it is written:
 	// the 4 KiB net/http uses.
 	bufferBytes = 4 << 10
@@ -300,6 +307,13 @@ func (c *conn) write(req *http.Request, closing bool) error {
 // readHead reads the response's status line and header, past any 1xx
 // responses.
 func (c *conn) readHead(req *http.Request, trace *httptrace.ClientTrace) (*http.Response, error) {
+	if c.br == nil && c.waits() {
+		if err := c.pk.wait(); err != nil {
+			return nil, err
+		}
+		c.br = waitedReaders.Get().(*bufio.Reader)
+		c.br.Reset(&c.src)
+	}
 	c.reader()
 	c.src.limit, c.src.left = true, MaxHeadBytes-c.br.Buffered()
 	defer func() { c.src.limit = false }()
@@ -334,8 +348,9 @@ func (c *conn) readHead(req *http.Request, trace *httptrace.ClientTrace) (*http.
 // The buffers connections share: a request's writer while it is written,
 // a connection's reader while it holds anything (conn.br).
 var (
-	writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, bufferBytes) }}
-	readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, headBytes) }}
+	writers       = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, bufferBytes) }}
+	readers       = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, headBytes) }}
+	waitedReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, waitedHeadBytes) }}
 )
 
 // reader gives c a reader, if it gave its own back.
@@ -350,7 +365,11 @@ func (c *conn) reader() {
 func (c *conn) unread() {
 	if c.br != nil && c.br.Buffered() == 0 {
 		c.br.Reset(nil)
-		readers.Put(c.br)
+		if c.br.Size() == waitedHeadBytes {
+			waitedReaders.Put(c.br)
+		} else {
+			readers.Put(c.br)
+		}
 		c.br = nil
 	}
 }

@@ -4,6 +4,9 @@ package h1
 
 import "syscall"
 
+// canPeek: peekFD looks at a socket without reading it.
+const canPeek = false
+
 // PeerClosed cannot look without reading here: it never finds a
 // connection closed, and a request sent on one the server has just closed
 // fails as it would without the check.

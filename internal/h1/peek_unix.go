@@ -4,6 +4,9 @@ package h1
 
 import "syscall"
 
+// canPeek: peekFD looks at a socket without reading it.
+const canPeek = true
+
 // PeerClosed reports whether the socket has an end of stream or a reset
 // queued, by a non-blocking peek that consumes nothing, or is closed
 // already.

@@ -322,6 +322,25 @@ func (t *Transport) takeIdle() *conn {
 // The socket's RawConn and the function that peeks are made at the
 // connection's first look, not at every request's.
 func (c *conn) peek() peekState {
+	if !c.peeks() {
+		return peekNothing
+	}
+	st := c.pk.peek()
+	if c.pk.tls && st != peekNothing {
+		return peekClosed
+	}
+	return st
+}
+
+// waits reports whether c's reads can wait for the socket to have
+// something (peeker.wait): a plain TCP connection on a system that can
+// peek at it. A TLS connection may hold decrypted bytes its socket no
+// longer has.
+func (c *conn) waits() bool { return canPeek && c.peeks() && !c.pk.tls }
+
+// peeks makes c's peeker, at the first look (false: its connection has
+// no socket to look at).
+func (c *conn) peeks() bool {
 	if c.pk == nil {
 		nc, tlsConn := c.nc, false
 		if tc, ok := nc.(*tls.Conn); ok {
@@ -329,20 +348,16 @@ func (c *conn) peek() peekState {
 		}
 		sc, ok := nc.(syscall.Conn)
 		if !ok {
-			return peekNothing
+			return false
 		}
 		raw, err := sc.SyscallConn()
 		if err != nil {
-			return peekClosed
+			return false
 		}
 		c.pk = newPeeker(raw)
 		c.pk.tls = tlsConn
 	}
-	st := c.pk.peek()
-	if c.pk.tls && st != peekNothing {
-		return peekClosed
-	}
-	return st
+	return true
 }
 
 // peekState is what a non-blocking peek at an idle socket found.
@@ -363,12 +378,33 @@ type peeker struct {
 	st  peekState
 	// tls: the socket is under a TLS connection.
 	tls bool
+	// waitFn is wait's, woken whether the poller has been waited on.
+	waitFn func(fd uintptr) bool
+	woken  bool
 }
 
 func newPeeker(raw syscall.RawConn) *peeker {
 	p := &peeker{raw: raw}
 	p.fn = func(fd uintptr) { p.st = peekFD(fd) }
+	p.waitFn = func(fd uintptr) bool {
+		if p.woken {
+			return true
+		}
+		p.woken = true
+		return peekFD(fd) != peekNothing
+	}
 	return p
+}
+
+// wait returns once the socket has something to read — bytes, an end of
+// stream, a reset — or has been closed here (an error), holding no
+// buffer while it waits: a peek, and when it finds nothing, the
+// runtime's poller. It may return early (the poller's readiness is
+// edge-triggered and may be left over from bytes already read), which
+// costs the read after it a wait of its own, nothing more.
+func (p *peeker) wait() error {
+	p.woken = false
+	return p.raw.Read(p.waitFn)
 }
 
 // peek returns what is queued on the socket; peekClosed when it is
