@@ -138,7 +138,8 @@ type conn struct {
 	src limitedConn
 	dst countedConn
 	// br holds what was read and not yet consumed: taken from readers
-	// for a response's head, given back once a streamed body reads
+	// (waitedReaders, once the socket has something) for a response's
+	// head, given back once a streamed body reads
 	// straight from the connection (nil then), so that a connection
 	// streaming an answer holds no buffer of its own — at 10,000
 	// streams, 40 MB.

@@ -322,11 +322,15 @@ func (t *Transport) takeIdle() *conn {
 // The socket's RawConn and the function that peeks are made at the
 // connection's first look, not at every request's.
 func (c *conn) peek() peekState {
-	if !c.peeks() {
+	p, err := c.socket()
+	switch {
+	case err != nil:
+		return peekClosed
+	case p == nil:
 		return peekNothing
 	}
-	st := c.pk.peek()
-	if c.pk.tls && st != peekNothing {
+	st := p.peek()
+	if p.tls && st != peekNothing {
 		return peekClosed
 	}
 	return st
@@ -336,11 +340,14 @@ func (c *conn) peek() peekState {
 // something (peeker.wait): a plain TCP connection on a system that can
 // peek at it. A TLS connection may hold decrypted bytes its socket no
 // longer has.
-func (c *conn) waits() bool { return canPeek && c.peeks() && !c.pk.tls }
+func (c *conn) waits() bool {
+	p, _ := c.socket()
+	return canPeek && p != nil && !p.tls
+}
 
-// peeks makes c's peeker, at the first look (false: its connection has
-// no socket to look at).
-func (c *conn) peeks() bool {
+// socket is c's peeker, made at the first look: nil when its connection has no
+// socket to look at, an error when the socket is gone.
+func (c *conn) socket() (*peeker, error) {
 	if c.pk == nil {
 		nc, tlsConn := c.nc, false
 		if tc, ok := nc.(*tls.Conn); ok {
@@ -348,16 +355,16 @@ func (c *conn) peeks() bool {
 		}
 		sc, ok := nc.(syscall.Conn)
 		if !ok {
-			return false
+			return nil, nil
 		}
 		raw, err := sc.SyscallConn()
 		if err != nil {
-			return false
+			return nil, err
 		}
 		c.pk = newPeeker(raw)
 		c.pk.tls = tlsConn
 	}
-	return true
+	return c.pk, nil
 }
 
 // peekState is what a non-blocking peek at an idle socket found.
@@ -378,7 +385,7 @@ type peeker struct {
 	st  peekState
 	// tls: the socket is under a TLS connection.
 	tls bool
-	// waitFn is wait's, woken whether the poller has been waited on.
+	// waitFn is wait's function; woken: it has waited on the poller.
 	waitFn func(fd uintptr) bool
 	woken  bool
 }
