@@ -345,8 +345,8 @@ func (c *conn) waits() bool {
 	return canPeek && p != nil && !p.tls
 }
 
-// socket is c's peeker, made at the first look: nil when its connection has no
-// socket to look at, an error when the socket is gone.
+// socket is c's peeker, made at the first look: nil when its
+// connection has no socket to look at, an error when the socket is gone.
 func (c *conn) socket() (*peeker, error) {
 	if c.pk == nil {
 		nc, tlsConn := c.nc, false
