@@ -64,7 +64,7 @@ func BenchmarkOpenLoopCeiling(b *testing.B) {
 }
 
 // The open-loop ceiling's steps and bounds, and its claim: measured
-// 0.50–1.00× over twelve runs (docs/speed.md); the goal is 0.9×. The lag
+// 0.50–1.00× over thirteen runs (docs/speed.md); the goal is 0.9×. The lag
 // bound is sixpin's own (results.BuildSchedule: a p99 send lag over 10 ms
 // is behind), which the raw client is held to as well: until
 // 2026-12-03 it was held to 20 ms while sixpin held itself to 10, and two
