@@ -47,7 +47,7 @@ bench-go:
 
 ## bench-load: whole runs of bin/sixpin against `sixpin sim` in a second process
 bench-load: build
-	cd benchmarks && SIXPIN_BIN=$(CURDIR)/bin/sixpin $(GO) test -run '^$$' -bench . -skip GateNoise -benchtime 1x -timeout 30m .
+	cd benchmarks && SIXPIN_BIN=$(CURDIR)/bin/sixpin $(GO) test -run '^$$' -bench . -skip GateNoise -benchtime 1x -timeout 45m .
 
 ## gate-check: the gate's A/A and A/B experiment (about fifty 20-second runs): its default rules
 ## against the noise between unchanged runs, and a decode 10% slower; the runs stay in bench-results/gate-check
